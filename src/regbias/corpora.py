@@ -1,0 +1,89 @@
+"""From configuration to a corpus: where the data lives and which reader reads it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from regbias.data.corpus import Corpus
+from regbias.errors import ConfigError, DataError
+
+__all__ = ["DATA_DIR_ENV", "DATASETS", "resolve_data_dir", "load_corpus", "select_groups"]
+
+DATA_DIR_ENV = "REGBIAS_DATA_DIR"
+DATASETS = ("sentiment140", "reuters21578", "csv")
+
+
+def resolve_data_dir(configured: str | os.PathLike[str] | None) -> Path:
+    """The data directory: ``$REGBIAS_DATA_DIR`` if set, else the configured path.
+
+    Raises:
+        DataError: the directory does not exist.
+    """
+    env = os.environ.get(DATA_DIR_ENV)
+    chosen = Path(env) if env else Path(configured or "data")
+    source = f"${DATA_DIR_ENV}" if env else "paths.data_dir"
+    if not chosen.is_dir():
+        raise DataError(
+            f"data directory '{chosen}' (from {source}) does not exist: set {DATA_DIR_ENV} or "
+            f"paths.data_dir=DIR, or download the data with "
+            f"`python -m regbias.data.fetch sentiment140|reuters21578 --data-dir {chosen}`"
+        )
+    return chosen.resolve()
+
+
+def load_corpus(dataset: Mapping[str, Any], data_dir: Path) -> Corpus:
+    """Read the corpus that ``dataset`` (the ``dataset`` config group) names."""
+    name = dataset.get("name")
+    if name == "sentiment140":
+        from regbias.data.sentiment140 import read_sentiment140
+
+        return read_sentiment140(data_dir, clean_regional=bool(dataset.get("clean_regional")))
+    if name == "reuters21578":
+        from regbias.data.reuters import read_reuters21578
+
+        return read_reuters21578(data_dir)
+    if name == "csv":
+        return _load_csv(dataset, data_dir)
+    raise ConfigError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}")
+
+
+def _load_csv(dataset: Mapping[str, Any], data_dir: Path) -> Corpus:
+    from regbias.data.csv_corpus import read_csv_corpus
+
+    path = Path(str(dataset["path"]))
+    if not path.is_absolute() and not path.exists():
+        path = data_dir / path
+    return read_csv_corpus(
+        path,
+        text_column=dataset["text_column"],
+        label_column=dataset["label_column"],
+        group_column=dataset["group_column"],
+        train_group=dataset.get("train_group"),
+        positive_label=dataset.get("positive_label"),
+        clean=bool(dataset.get("clean", False)),
+    )
+
+
+def select_groups(corpus: Corpus, wanted: list[str] | None, *, with_baseline: bool) -> list[str]:
+    """Validate the configured group names against the corpus.
+
+    ``baseline`` is not in the corpus (it is a held-out fold of the training sample) but is a
+    valid name for corpora whose task is binary.
+
+    Raises:
+        ConfigError: a name the corpus does not have.
+    """
+    known = [*corpus.group_names, *(["baseline"] if with_baseline else [])]
+    names = list(wanted) if wanted is not None else known
+    unknown = [g for g in names if g not in known]
+    if unknown:
+        raise ConfigError(
+            f"unknown group(s) {', '.join(unknown)} for dataset '{corpus.name}': "
+            f"choose from {', '.join(known)} (dataset.groups=[...])"
+        )
+    if len(set(names)) != len(names):
+        raise ConfigError(f"dataset.groups lists a group twice: {names}")
+    return names

@@ -1,0 +1,41 @@
+"""``task=describe``: one row per group, so a user sees what a dataset config selects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from regbias.corpora import load_corpus, resolve_data_dir, select_groups
+from regbias.study import group_table
+
+__all__ = ["describe", "render"]
+
+
+def describe(cfg: Mapping[str, Any]) -> pd.DataFrame:
+    """The group table of the configured dataset, with the training split as a last row.
+
+    For binary corpora a ``baseline`` row gives the size of one model's held-out fold.
+    """
+    corpus = load_corpus(cfg["dataset"], resolve_data_dir(cfg["paths"]["data_dir"]))
+    select_groups(corpus, cfg["dataset"].get("groups"), with_baseline=corpus.task == "binary")
+    table = group_table(corpus, {"train": corpus.train})
+    if corpus.task == "binary":
+        size, k = cfg["finetune"].get("sample_size"), int(cfg["finetune"]["k_folds"])
+        size = min(int(size), len(corpus.train)) if size else len(corpus.train)
+        row = {"group": "baseline", "n_texts": size // k}
+        table = pd.concat([table, pd.DataFrame([row])], ignore_index=True)
+    return table
+
+
+def render(table: pd.DataFrame, title: str, console: Console | None = None) -> None:
+    """Print ``table`` as a rich table (plain text when not a terminal)."""
+    view = Table(title=title)
+    for column in table.columns:
+        view.add_column(column, justify="left" if column == "group" else "right")
+    for _, row in table.iterrows():
+        view.add_row(*("" if pd.isna(v) else str(v) for v in row))
+    (console or Console(width=120)).print(view)

@@ -1,0 +1,105 @@
+"""A labelled, symmetric matrix of distances between groups, averaged over repetitions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["DistanceMatrix"]
+
+
+@dataclass(frozen=True)
+class DistanceMatrix:
+    """Mean and standard deviation over repetitions of a pairwise group distance.
+
+    Attributes:
+        name: what was measured (``sinkhorn_short``, ``sinkhorn_long``, ``lda``).
+        groups: group names, the order of rows and columns.
+        mean: ``(K, K)`` mean over repetitions, zero diagonal.
+        sd: ``(K, K)`` sample standard deviation over repetitions (ddof=1; 0 when R == 1).
+        n_repetitions: how many repetitions the statistics cover.
+        config: the settings that produced the values (epsilon, sizes, ...).
+    """
+
+    name: str
+    groups: list[str]
+    mean: np.ndarray
+    sd: np.ndarray
+    n_repetitions: int
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_repetitions(
+        cls, name: str, groups: list[str], values: np.ndarray, config: dict[str, Any] | None = None
+    ) -> DistanceMatrix:
+        """Summarise an ``(R, K, K)`` stack of per-repetition matrices."""
+        values = np.asarray(values, dtype=np.float64)
+        n = values.shape[0]
+        sd = values.std(axis=0, ddof=1) if n > 1 else np.zeros(values.shape[1:])
+        return cls(name, list(groups), values.mean(axis=0), sd, n, dict(config or {}))
+
+    @classmethod
+    def pooled(cls, matrices: list[DistanceMatrix]) -> DistanceMatrix:
+        """Combine matrices of the same groups measured in separate jobs (weights = repetitions)."""
+        first = matrices[0]
+        for other in matrices[1:]:
+            if other.groups != first.groups:
+                raise ValueError(f"cannot pool {first.groups} with {other.groups}")
+        counts = np.array([m.n_repetitions for m in matrices], dtype=np.float64)
+        total = counts.sum()
+        mean = sum(c * m.mean for c, m in zip(counts, matrices)) / total
+        # Pooled variance: within-job sums of squares plus between-job spread of the means.
+        ss = sum((c - 1) * m.sd**2 + c * (m.mean - mean) ** 2 for c, m in zip(counts, matrices))
+        sd = np.sqrt(ss / (total - 1)) if total > 1 else np.zeros_like(mean)
+        return cls(first.name, first.groups, mean, sd, int(total), first.config)
+
+    def value(self, group_a: str, group_b: str) -> float:
+        i, j = self.groups.index(group_a), self.groups.index(group_b)
+        return float(self.mean[i, j])
+
+    def pairs(self) -> pd.DataFrame:
+        """One row per unordered pair: ``group_a, group_b, mean, sd``."""
+        rows = []
+        for i, a in enumerate(self.groups):
+            for j in range(i + 1, len(self.groups)):
+                rows.append((a, self.groups[j], self.mean[i, j], self.sd[i, j]))
+        return pd.DataFrame(rows, columns=["group_a", "group_b", "mean", "sd"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "groups": self.groups,
+            "mean": self.mean.tolist(),
+            "sd": self.sd.tolist(),
+            "n_repetitions": self.n_repetitions,
+            "config": self.config,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DistanceMatrix:
+        return cls(
+            name=data.get("name", "distance"),
+            groups=list(data["groups"]),
+            mean=np.asarray(data["mean"], dtype=np.float64),
+            sd=np.asarray(data["sd"], dtype=np.float64),
+            n_repetitions=int(data["n_repetitions"]),
+            config=dict(data.get("config", {})),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The mean matrix as a labelled frame (rows and columns = groups)."""
+        return pd.DataFrame(self.mean, index=self.groups, columns=self.groups)
+
+    def save(self, directory: Path) -> list[Path]:
+        """Write ``<name>.json`` and ``<name>.csv`` (the mean, labelled) into ``directory``."""
+        directory.mkdir(parents=True, exist_ok=True)
+        json_path = directory / f"{self.name}.json"
+        json_path.write_text(json.dumps(self.to_dict(), indent=2))
+        csv_path = directory / f"{self.name}.csv"
+        self.to_frame().to_csv(csv_path)
+        return [json_path, csv_path]

@@ -1,0 +1,178 @@
+"""One Hydra job: dispatch on ``task``, wrap the work in an MLflow run, report user errors.
+
+A mistake a user can make (``RegbiasError``) prints one line and exits non-zero. In a sweep a
+failed job is recorded in the sweep directory instead, so the remaining jobs run and the sweep's
+end can aggregate the finished ones and close the parent run; the sweep then exits non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from regbias.errors import ConfigError, RegbiasError
+from regbias.provenance import config_hash, provenance_tags
+from regbias.tracking import (
+    JOB_FILE,
+    PARENT_FILE,
+    RunLog,
+    TrackingSettings,
+    connect,
+    find_finished_run,
+    log_config,
+    start_run,
+    tracked_run,
+)
+
+__all__ = ["JobContext", "job_context", "main", "TASKS"]
+
+log = logging.getLogger(__name__)
+
+TASKS = ("run", "describe", "analyze")
+# Keys that do not change results: a rerun with other values of these is the same job.
+HASH_IGNORES = ("tracking", "resume", "task", "trainer")
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """Where Hydra put this job."""
+
+    output_dir: Path
+    sweep_dir: Path | None
+    job_num: int | None
+    overrides: list[str]
+
+    @property
+    def hydra_dir(self) -> Path:
+        return self.output_dir / ".hydra"
+
+    def write_record(self, **record: Any) -> None:
+        """The job's outcome, read by the sweep's end (works across launcher processes)."""
+        path = self.output_dir / JOB_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"job_num": self.job_num, **record}, indent=2))
+        tmp.replace(path)
+
+
+def job_context() -> JobContext:
+    """The running job's directories (a plain temp-like context outside Hydra)."""
+    if not HydraConfig.initialized():
+        return JobContext(Path("outputs") / "standalone", None, None, [])
+    hydra = HydraConfig.get()
+    multirun = hydra.mode == RunMode.MULTIRUN
+    return JobContext(
+        output_dir=Path(hydra.runtime.output_dir),
+        sweep_dir=Path(hydra.sweep.dir) if multirun else None,
+        job_num=int(hydra.job.num) if multirun else None,
+        overrides=list(hydra.overrides.task),
+    )
+
+
+def read_parent(sweep_dir: Path | None) -> dict[str, str] | None:
+    """The sweep's parent run, as the sweep's start wrote it into the sweep directory."""
+    if sweep_dir is None or not (sweep_dir / PARENT_FILE).exists():
+        return None
+    return json.loads((sweep_dir / PARENT_FILE).read_text())
+
+
+def main(cfg: DictConfig) -> Any:
+    """The Hydra task function behind ``run.py``."""
+    context = job_context()
+    try:
+        return _dispatch(cfg, context)
+    except RegbiasError as error:
+        print(f"regbias: error: {error}", file=sys.stderr)
+        if context.sweep_dir is None:
+            raise SystemExit(2) from None
+        context.write_record(status="FAILED", error=str(error))
+    except Exception as error:
+        if context.sweep_dir is None:
+            raise
+        log.exception("job %s failed", context.job_num)
+        context.write_record(status="FAILED", error=f"{type(error).__name__}: {error}")
+    return None
+
+
+def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
+    task = cfg.get("task")
+    if task == "describe":
+        from regbias.describe import describe, render
+
+        table = describe(cfg)
+        render(table, f"{cfg.dataset.name}: groups")
+        return table
+    if task == "run":
+        from regbias.pipeline import run_pipeline
+
+        return _tracked(cfg, context, run_pipeline)
+    if task == "analyze":
+        from regbias.reanalysis import run_analysis
+
+        return _tracked(cfg, context, run_analysis)
+    raise ConfigError(f"unknown task '{task}': use one of {', '.join(TASKS)} (task=...)")
+
+
+def _tracked(cfg: DictConfig, context: JobContext, work: Any) -> Any:
+    """Run ``work(cfg, run)`` inside a child (sweep) or standalone MLflow run."""
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(resolved, dict)
+    parent = read_parent(context.sweep_dir)
+    client, experiment_id = connect(TrackingSettings.from_mapping(cfg.tracking))
+    if parent is not None:
+        experiment_id = parent["experiment_id"]
+    digest = config_hash(resolved, HASH_IGNORES)
+    if cfg.get("resume", True) and cfg.task == "run":
+        previous = find_finished_run(client, experiment_id, digest)
+        if previous is not None:
+            log.info("job already FINISHED as run %s (resume=false reruns it)", previous)
+            context.write_record(status="REUSED", run_id=previous)
+            return previous
+    run = start_run(client, experiment_id, _run_name(cfg, context), _tags(cfg, context, digest),
+                    parent["run_id"] if parent else None)  # fmt: skip
+    context.write_record(status="RUNNING", run_id=run.run_id)
+    on_abort = (lambda: _abort_parent(client, parent)) if parent else None
+    with tracked_run(run, on_abort=on_abort):
+        log_config(run, resolved, context.hydra_dir)
+        work(cfg, run)
+    context.write_record(status="FINISHED", run_id=run.run_id)
+    return run.run_id
+
+
+def _run_name(cfg: DictConfig, context: JobContext) -> str:
+    prefix = f"job{context.job_num}-" if context.job_num is not None else ""
+    if cfg.task == "analyze":
+        return f"{prefix}analyze"
+    return f"{prefix}{cfg.dataset.name}-{cfg.encoder.name}-seed{cfg.seed}"
+
+
+def _tags(cfg: DictConfig, context: JobContext, digest: str) -> dict[str, str]:
+    tags = {
+        "regbias.task": str(cfg.task),
+        "regbias.config_hash": digest,
+        "seed": str(cfg.seed),
+        "dataset": str(cfg.dataset.name),
+        "encoder": str(cfg.encoder.name),
+        "overrides": " ".join(context.overrides),
+        **provenance_tags(),
+    }
+    if context.job_num is not None:
+        tags["job_num"] = str(context.job_num)
+    return tags
+
+
+def _abort_parent(client: Any, parent: dict[str, str]) -> None:
+    """Ctrl-C or SIGTERM stops the whole sweep: its parent run ends FAILED too."""
+    try:
+        RunLog(client, parent["run_id"]).tags({"error.type": "interrupted"})
+        client.set_terminated(parent["run_id"], status="FAILED")
+    except Exception:
+        log.exception("could not end the sweep's parent run")

@@ -1,0 +1,76 @@
+"""The texts one job studies: its groups and its seeded training sample."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from regbias.corpora import select_groups
+from regbias.data.corpus import Corpus, TextSet
+from regbias.data.sampling import SizePolicy, draw_indices, rng_for
+
+__all__ = ["StudyData", "build_study", "group_table"]
+
+
+@dataclass(frozen=True)
+class StudyData:
+    """What one job works on.
+
+    Attributes:
+        corpus: the corpus as read.
+        groups: the studied groups by name, in configured order. For binary corpora ``baseline``
+            is the job's whole training sample: every text of it is the held-out fold of one
+            model, so as a group of texts (for distances) it is the union of the held-out folds.
+        training: the job's training sample (Sentiment140: drawn from the general pool with the
+            job's seed; Reuters: the whole ModApte train split).
+        training_index: positions of ``training`` in ``corpus.train``.
+    """
+
+    corpus: Corpus
+    groups: dict[str, TextSet]
+    training: TextSet
+    training_index: np.ndarray
+
+
+def build_study(
+    corpus: Corpus,
+    group_names: list[str] | None,
+    sample_size: int | None,
+    seed: int,
+    policy: SizePolicy = "error",
+) -> StudyData:
+    """Validate the group names and draw the job's training sample.
+
+    ``sample_size`` None (or a multilabel corpus) uses the whole training split.
+    """
+    binary = corpus.task == "binary"
+    names = select_groups(corpus, group_names, with_baseline=binary)
+    if sample_size is None or not binary:
+        index = np.arange(len(corpus.train))
+    else:
+        rng = rng_for(seed, "training-sample")
+        index = np.sort(draw_indices("training pool", len(corpus.train), sample_size, rng, policy).indices)
+    training = corpus.train.subset(index)
+    groups = {name: training if name == "baseline" else corpus.groups[name] for name in names}
+    return StudyData(corpus, groups, training, index)
+
+
+def _label_summary(corpus: Corpus, labels: np.ndarray) -> dict[str, int]:
+    if corpus.task == "binary":
+        counts = np.bincount(np.asarray(labels, dtype=np.int64), minlength=2)
+        return {f"n_{corpus.label_names[i]}": int(counts[i]) for i in range(2)}
+    present = labels.sum(axis=0) if len(labels) else np.zeros(len(corpus.label_names))
+    return {"n_topics": int((present > 0).sum()), "n_labels": int(labels.sum())}
+
+
+def group_table(corpus: Corpus, extra: dict[str, TextSet] | None = None) -> pd.DataFrame:
+    """One row per group: name, number of texts, label counts (topics for multilabel).
+
+    ``extra`` rows (the training split, a baseline fold) are appended after the groups.
+    """
+    rows = []
+    for name, texts in {**corpus.groups, **(extra or {})}.items():
+        rows.append({"group": name, "n_texts": len(texts), **_label_summary(corpus, texts.labels)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,243 @@
+"""MLflow runs: the store, one child run per job, one parent run per sweep.
+
+Stages never import MLflow; they return results and :class:`RunLog` writes them. Every run this
+module starts ends FINISHED or FAILED, including on exceptions, Ctrl-C and SIGTERM.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import tempfile
+import traceback
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.tracking import MlflowClient
+
+from regbias.errors import ConfigError
+from regbias.provenance import flatten
+
+__all__ = [
+    "TrackingSettings",
+    "RunLog",
+    "connect",
+    "start_run",
+    "tracked_run",
+    "find_finished_run",
+    "log_config",
+    "PARENT_FILE",
+    "JOB_FILE",
+]
+
+log = logging.getLogger(__name__)
+
+PARENT_FILE = "regbias_parent.json"
+JOB_FILE = "regbias_job.json"
+_BATCH = 100  # MLflow's limit of params per log_batch call.
+
+
+@dataclass(frozen=True)
+class TrackingSettings:
+    """Where runs go: ``uri`` of the store, ``artifact_root`` for new experiments, ``experiment``."""
+
+    uri: str
+    artifact_root: str
+    experiment: str
+
+    @classmethod
+    def from_mapping(cls, tracking: Mapping[str, Any]) -> TrackingSettings:
+        return cls(str(tracking["uri"]), str(tracking["artifact_root"]), str(tracking["experiment"]))
+
+
+def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
+    """A client for the store and the id of the experiment (created when missing).
+
+    Raises:
+        ConfigError: the store cannot be reached; the message names the URI.
+    """
+    client = MlflowClient(tracking_uri=settings.uri)
+    try:
+        _probe(settings.uri)
+        experiment = client.get_experiment_by_name(settings.experiment)
+        if experiment is not None:
+            return client, experiment.experiment_id
+        location = None
+        if not settings.uri.startswith(("http://", "https://", "databricks")):
+            location = Path(settings.artifact_root).resolve().as_uri()
+        return client, client.create_experiment(settings.experiment, artifact_location=location)
+    except Exception as error:  # MLflow raises many types for an unreachable store.
+        raise ConfigError(
+            f"cannot reach the MLflow store at '{settings.uri}' ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''}); check tracking.uri or "
+            f"MLFLOW_TRACKING_URI"
+        ) from error
+
+
+def _probe(uri: str) -> None:
+    """Fail in seconds, not after MLflow's minutes of retries, when a server is not there."""
+    if not uri.startswith(("http://", "https://")):
+        return
+    import urllib.error
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=10).close()
+    except urllib.error.HTTPError:
+        pass  # the server answered; MLflow's own calls will tell what is wrong
+    except OSError as error:
+        raise ConnectionError(f"no answer ({error})") from error
+
+
+class RunLog:
+    """Writes results into one MLflow run (params, metrics, tables, JSON, figures, files)."""
+
+    def __init__(self, client: MlflowClient, run_id: str) -> None:
+        self.client = client
+        self.run_id = run_id
+
+    @property
+    def tracking_uri(self) -> str:
+        return self.client._tracking_client.tracking_uri
+
+    def params(self, values: Mapping[str, Any]) -> None:
+        items = [Param(k, str(v)[:6000]) for k, v in values.items()]
+        for start in range(0, len(items), _BATCH):
+            self.client.log_batch(self.run_id, params=items[start : start + _BATCH])
+
+    def tags(self, values: Mapping[str, Any]) -> None:
+        items = [RunTag(k, str(v)[:8000]) for k, v in values.items()]
+        for start in range(0, len(items), _BATCH):
+            self.client.log_batch(self.run_id, tags=items[start : start + _BATCH])
+
+    def metrics(self, values: Mapping[str, float], step: int = 0) -> None:
+        import time
+
+        now = int(time.time() * 1000)
+        items = [Metric(_metric_key(k), float(v), now, step) for k, v in values.items()]
+        for start in range(0, len(items), 1000):
+            self.client.log_batch(self.run_id, metrics=items[start : start + 1000])
+
+    def json(self, data: Any, path: str) -> None:
+        self.client.log_dict(self.run_id, data, path)
+
+    def text(self, text: str, path: str) -> None:
+        self.client.log_text(self.run_id, text, path)
+
+    def table(self, frame: pd.DataFrame, path: str, index: bool = False) -> None:
+        self.client.log_text(self.run_id, frame.to_csv(index=index), path)
+
+    def figure(self, figure: Any, path: str) -> None:
+        import matplotlib.pyplot as plt
+
+        self.client.log_figure(self.run_id, figure, path)
+        plt.close(figure)
+
+    def file(self, local: Path, directory: str | None = None) -> None:
+        self.client.log_artifact(self.run_id, str(local), directory)
+
+    def directory(self, local: Path, directory: str | None = None) -> None:
+        self.client.log_artifacts(self.run_id, str(local), directory)
+
+
+def _metric_key(name: str) -> str:
+    # MLflow keys allow alphanumerics, _ - . space / only.
+    return "".join(c if c.isalnum() or c in "_-. /" else "_" for c in name)
+
+
+def start_run(
+    client: MlflowClient,
+    experiment_id: str,
+    name: str,
+    tags: Mapping[str, str],
+    parent_run_id: str | None = None,
+) -> RunLog:
+    """Create a RUNNING run (a child when ``parent_run_id`` is given)."""
+    all_tags = dict(tags)
+    if parent_run_id:
+        all_tags["mlflow.parentRunId"] = parent_run_id
+    run = client.create_run(experiment_id, run_name=name, tags=all_tags)
+    return RunLog(client, run.info.run_id)
+
+
+class _Terminated(SystemExit):
+    """SIGTERM (a scheduler's kill) turned into an exception so runs are closed."""
+
+
+@contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (some launchers): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
+    """End ``run`` FINISHED when the block completes, FAILED on any exception or interrupt.
+
+    ``on_abort`` (a callable) runs on Ctrl-C/SIGTERM, e.g. to close the sweep's parent run too.
+    The traceback of an unexpected error is logged as ``error.txt``.
+    """
+    status = "FAILED"
+    try:
+        with _sigterm_as_exit():
+            yield run
+        status = "FINISHED"
+    except BaseException as error:
+        _record_error(run, error)
+        if isinstance(error, KeyboardInterrupt | _Terminated) and on_abort is not None:
+            on_abort()
+        raise
+    finally:
+        try:
+            run.client.set_terminated(run.run_id, status=status)
+        except Exception:  # never hide the original error behind a logging failure
+            log.exception("could not end MLflow run %s", run.run_id)
+
+
+def _record_error(run: RunLog, error: BaseException) -> None:
+    try:
+        run.tags({"error.type": type(error).__name__, "error.message": str(error)[:1000]})
+        run.text("".join(traceback.format_exception(error)), "error.txt")
+    except Exception:
+        log.exception("could not record the error in MLflow run %s", run.run_id)
+
+
+def find_finished_run(client: MlflowClient, experiment_id: str, config_hash: str) -> str | None:
+    """The newest FINISHED job run whose config hash equals ``config_hash``, if any."""
+    runs = client.search_runs(
+        [experiment_id],
+        filter_string=(
+            f"tags.`regbias.config_hash` = '{config_hash}' and attributes.status = 'FINISHED'"
+        ),
+        order_by=["attributes.start_time DESC"],
+        max_results=1,
+    )
+    return runs[0].info.run_id if runs else None
+
+
+def log_config(run: RunLog, config: Mapping[str, Any], hydra_dir: Path | None) -> None:
+    """The resolved config flattened into params, and the composed ``.hydra/`` files."""
+    run.params(flatten(config))
+    if hydra_dir is not None and hydra_dir.is_dir():
+        run.directory(hydra_dir, ".hydra")
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "config.json"
+            path.write_text(json.dumps(config, indent=2, default=str))
+            run.file(path, ".hydra")

@@ -1,0 +1,78 @@
+"""Every config group composes with Hydra's compose API and holds the keys the code reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+def composed(*overrides: str):
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+def test_default_config_is_sentiment140_laptop_minilm():
+    cfg = composed()
+    assert cfg.dataset.name == "sentiment140"
+    assert cfg.encoder.name == "minilm_l6"
+    assert cfg.finetune.mode == "head"  # laptop preset
+    assert cfg.seed == 0 and cfg.task == "run"
+    OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+
+
+@pytest.mark.parametrize("group", ["dataset", "encoder", "distance", "trainer", "tracking",
+                                   "analysis", "experiment"])  # fmt: skip
+def test_every_option_of_every_group_composes(group):
+    for option in options(group):
+        cfg = composed(f"{group}={option}")
+        container = OmegaConf.to_container(cfg, resolve=False)
+        assert container, (group, option)
+
+
+@pytest.mark.parametrize("dataset", ["sentiment140", "reuters21578", "csv"])
+def test_finetune_follows_dataset(dataset):
+    cfg = composed(f"dataset={dataset}")
+    assert cfg.finetune.optimizer == ("AdamW" if dataset == "reuters21578" else "Adagrad")
+
+
+def test_paper_preset_sizes():
+    cfg = composed("experiment=paper")
+    assert cfg.finetune.mode == "full" and cfg.finetune.sample_size == 16000
+    assert cfg.distance.sinkhorn.epsilon == 0.005 and cfg.distance.tokens == "all"
+    assert cfg.distance.short.texts_per_draw == 100
+    assert cfg.finetune.evaluation.repetitions == 30
+
+
+def test_smoke_preset_uses_tiny_encoder():
+    cfg = composed("experiment=smoke")
+    assert cfg.encoder.source == "random"
+    assert cfg.distance.repetitions == 1
+
+
+def test_reuters_paper_settings():
+    cfg = composed("dataset=reuters21578", "experiment=paper")
+    ft = cfg.finetune
+    assert (ft.optimizer, ft.lr, ft.batch_size, ft.max_length) == ("AdamW", 2e-5, 16, 256)
+    assert (ft.warmup_fraction, ft.weight_decay, ft.patience) == (0.1, 0.01, 5)
+
+
+def test_unknown_option_is_a_clear_hydra_error():
+    with pytest.raises(ConfigCompositionException, match="nosuch"):
+        composed("dataset=nosuch")
+
+
+def test_tracking_defaults_to_sqlite(monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    cfg = composed()
+    assert cfg.tracking.uri == "sqlite:///mlruns.db"
+    assert cfg.tracking.experiment == "regbias-sentiment140"
