@@ -30,8 +30,9 @@ def test_default_config_is_sentiment140_laptop_minilm():
     OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
 
 
-@pytest.mark.parametrize("group", ["dataset", "encoder", "distance", "trainer", "tracking",
-                                   "analysis", "experiment"])  # fmt: skip
+@pytest.mark.parametrize(
+    "group", ["dataset", "encoder", "distance", "trainer", "tracking", "analysis", "experiment"]
+)
 def test_every_option_of_every_group_composes(group):
     for option in options(group):
         cfg = composed(f"{group}={option}")

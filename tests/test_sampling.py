@@ -45,7 +45,7 @@ def test_policy_all_takes_whole_group_and_says_so():
 
 
 def test_unknown_policy():
-    with pytest.raises(ConfigError, match="sampling.policy"):
+    with pytest.raises(ConfigError, match=r"sampling\.policy"):
         draw_indices("g", 10, 5, rng_for(0), "some")
 
 
@@ -61,7 +61,7 @@ def test_long_text_passages_join_distinct_texts_of_one_group():
     texts = [f"w{i}" for i in range(30)]
     passages, members = long_text_passages(texts, 50, 10, rng_for(0, "long"))
     assert len(passages) == 50
-    for passage, m in zip(passages, members):
+    for passage, m in zip(passages, members, strict=False):
         assert len(set(m.tolist())) == 10
         assert passage == " ".join(texts[i] for i in m)
 

@@ -44,7 +44,8 @@ def load_corpus(dataset: Mapping[str, Any], data_dir: Path) -> Corpus:
     if name == "reuters21578":
         from regbias.data.reuters import read_reuters21578
 
-        return read_reuters21578(data_dir)
+        places = dataset.get("multiple_places")
+        return read_reuters21578(data_dir, multiple_places=None if places is None else list(places))
     if name == "csv":
         return _load_csv(dataset, data_dir)
     raise ConfigError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}")

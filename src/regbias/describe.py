@@ -28,7 +28,8 @@ def describe(cfg: Mapping[str, Any]) -> pd.DataFrame:
         size = min(int(size), len(corpus.train)) if size else len(corpus.train)
         row = {"group": "baseline", "n_texts": size // k}
         table = pd.concat([table, pd.DataFrame([row])], ignore_index=True)
-    return table
+    counts = [c for c in table.columns if c != "group"]
+    return table.astype({c: "Int64" for c in counts})
 
 
 def render(table: pd.DataFrame, title: str, console: Console | None = None) -> None:

@@ -72,8 +72,11 @@ def distance_draws(
             long = _long(groups, sizes.long_passages, sizes, unit, seed, f"long/{r}", policy)
             _add(draws, "long", r, long)
         if sizes.lda_passages:
-            n = common_size(groups, sizes.lda_passages, policy) if unit == "document" else (
-                sizes.lda_passages)  # fmt: skip
+            n = (
+                common_size(groups, sizes.lda_passages, policy)
+                if unit == "document"
+                else (sizes.lda_passages)
+            )
             _add(draws, "lda", r, _long(groups, n, sizes, unit, seed, f"lda/{r}", policy))
     return draws
 
@@ -84,11 +87,21 @@ _Drawn = dict[str, tuple[list[str], int, bool]]
 def _add(draws: DistanceDraws, kind: str, repetition: int, drawn: _Drawn) -> None:
     draws.texts.setdefault(kind, []).append({g: texts for g, (texts, _, _) in drawn.items()})
     for group, (texts, requested, whole) in drawn.items():
-        draws.records.append({"kind": kind, "repetition": repetition, "group": group,
-                              "requested": requested, "size": len(texts), "whole_group": whole})  # fmt: skip
+        draws.records.append(
+            {
+                "kind": kind,
+                "repetition": repetition,
+                "group": group,
+                "requested": requested,
+                "size": len(texts),
+                "whole_group": whole,
+            }
+        )
 
 
-def _plain(groups: dict[str, TextSet], size: int, seed: int, purpose: str, policy: SizePolicy) -> _Drawn:
+def _plain(
+    groups: dict[str, TextSet], size: int, seed: int, purpose: str, policy: SizePolicy
+) -> _Drawn:
     out: _Drawn = {}
     for name, texts in groups.items():
         draw = draw_indices(name, len(texts), size, rng_for(seed, purpose, name), policy)
@@ -96,8 +109,15 @@ def _plain(groups: dict[str, TextSet], size: int, seed: int, purpose: str, polic
     return out
 
 
-def _long(groups: dict[str, TextSet], n: int, sizes: DrawSizes, unit: Unit, seed: int,
-          purpose: str, policy: SizePolicy) -> _Drawn:  # fmt: skip
+def _long(
+    groups: dict[str, TextSet],
+    n: int,
+    sizes: DrawSizes,
+    unit: Unit,
+    seed: int,
+    purpose: str,
+    policy: SizePolicy,
+) -> _Drawn:
     if unit == "document":
         return _plain(groups, n, seed, purpose, policy)
     out: _Drawn = {}

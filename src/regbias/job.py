@@ -136,8 +136,13 @@ def _tracked(cfg: DictConfig, context: JobContext, work: Any) -> Any:
             log.info("job already FINISHED as run %s (resume=false reruns it)", previous)
             context.write_record(status="REUSED", run_id=previous)
             return previous
-    run = start_run(client, experiment_id, _run_name(cfg, context), _tags(cfg, context, digest),
-                    parent["run_id"] if parent else None)  # fmt: skip
+    run = start_run(
+        client,
+        experiment_id,
+        _run_name(cfg, context),
+        _tags(cfg, context, digest),
+        parent["run_id"] if parent else None,
+    )
     context.write_record(status="RUNNING", run_id=run.run_id)
     on_abort = (lambda: _abort_parent(client, parent)) if parent else None
     with tracked_run(run, on_abort=on_abort):

@@ -21,9 +21,13 @@ def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
     """Read the corpus, build the job's groups and training sample, draw the distance texts."""
     corpus = load_corpus(cfg.dataset, resolve_data_dir(cfg.paths.data_dir))
     binary = corpus.task == "binary"
-    study = build_study(corpus, _list(cfg.dataset.get("groups")),
-                        cfg.finetune.get("sample_size") if binary else None,
-                        int(cfg.seed), cfg.sampling.policy)  # fmt: skip
+    study = build_study(
+        corpus,
+        _list(cfg.dataset.get("groups")),
+        cfg.finetune.get("sample_size") if binary else None,
+        int(cfg.seed),
+        cfg.sampling.policy,
+    )
     d = cfg.distance
     sizes = DrawSizes(
         repetitions=int(d.repetitions) if d.enabled else 0,
@@ -32,7 +36,9 @@ def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
         texts_per_passage=int(d.long.texts_per_passage),
         lda_passages=int(d.lda.passages_per_group) if d.lda.enabled else None,
     )
-    draws = distance_draws(study.groups, sizes, cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy)
+    draws = distance_draws(
+        study.groups, sizes, cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
+    )
     return study, draws
 
 
@@ -42,7 +48,9 @@ def _list(value: Any) -> list[str] | None:
 
 def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
     """Group sizes, the training sample and every draw's size, as metrics and tables."""
-    table = group_table(study.corpus, {"train_pool": study.corpus.train, "train_sample": study.training})
+    table = group_table(
+        study.corpus, {"train_pool": study.corpus.train, "train_sample": study.training}
+    )
     run.table(table, "data/groups.csv")
     run.json(study.corpus.dropped, "data/dropped.json")
     metrics = {f"data/size/{g}": len(t) for g, t in study.groups.items()}

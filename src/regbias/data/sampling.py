@@ -47,7 +47,8 @@ class Draw:
         indices: positions in the group's TextSet, without repetition.
         requested: the size asked for.
         available: the group's size.
-        whole_group: True when the group was smaller than asked and the ``all`` policy took it whole.
+        whole_group: True when the group was smaller than asked and the ``all`` policy took
+            it whole.
     """
 
     group: str
@@ -134,5 +135,7 @@ def long_text_passages(
             f"a passage joins {texts_per_passage} texts but the group has only {len(texts)}: "
             f"lower distance.long.texts_per_passage"
         )
-    members = [rng.choice(len(texts), size=texts_per_passage, replace=False) for _ in range(n_passages)]
+    members = [
+        rng.choice(len(texts), size=texts_per_passage, replace=False) for _ in range(n_passages)
+    ]
     return [" ".join(texts[i] for i in m) for m in members], members

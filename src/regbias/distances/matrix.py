@@ -52,9 +52,12 @@ class DistanceMatrix:
                 raise ValueError(f"cannot pool {first.groups} with {other.groups}")
         counts = np.array([m.n_repetitions for m in matrices], dtype=np.float64)
         total = counts.sum()
-        mean = sum(c * m.mean for c, m in zip(counts, matrices)) / total
+        mean = sum(c * m.mean for c, m in zip(counts, matrices, strict=False)) / total
         # Pooled variance: within-job sums of squares plus between-job spread of the means.
-        ss = sum((c - 1) * m.sd**2 + c * (m.mean - mean) ** 2 for c, m in zip(counts, matrices))
+        ss = sum(
+            (c - 1) * m.sd**2 + c * (m.mean - mean) ** 2
+            for c, m in zip(counts, matrices, strict=True)
+        )
         sd = np.sqrt(ss / (total - 1)) if total > 1 else np.zeros_like(mean)
         return cls(first.name, first.groups, mean, sd, int(total), first.config)
 

@@ -1,0 +1,84 @@
+"""The end of a sweep: pool every finished job's measurements into the parent run."""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from regbias.distances.matrix import DistanceMatrix
+from regbias.report import log_analysis, log_distances
+from regbias.results import AnalysisSettings, StudyResults, analyse
+from regbias.tracking import RunLog
+
+__all__ = ["aggregate_sweep", "load_job_results", "pool_results"]
+
+log = logging.getLogger(__name__)
+DONE = ("FINISHED", "REUSED")
+
+
+def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
+    """A finished job's measurements, read back from its run's artifacts."""
+    study = run.download("results/study.json", workdir)
+    if study is None:
+        log.warning("run %s has no results/study.json: left out of the aggregation", run.run_id)
+        return None
+    meta = json.loads(study.read_text())
+    distances = {}
+    folder = run.download("distances", workdir)
+    if folder is not None:
+        for path in sorted(folder.glob("*.json")):
+            matrix = DistanceMatrix.from_dict(json.loads(path.read_text()))
+            distances[matrix.name] = matrix
+    per_model_path = run.download("performance/per_model.csv", workdir)
+    per_model = pd.read_csv(per_model_path) if per_model_path is not None else None
+    return StudyResults(meta["groups"], distances, per_model, meta["group_sizes"], meta["meta"])
+
+
+def pool_results(jobs: list[StudyResults]) -> StudyResults:
+    """All jobs together: matrices pooled over repetitions, per-model tables concatenated."""
+    first = jobs[0]
+    names = [n for n in first.distances if all(n in j.distances for j in jobs)]
+    distances = {n: DistanceMatrix.pooled([j.distances[n] for j in jobs]) for n in names}
+    tables = [j.per_model for j in jobs if j.per_model is not None]
+    per_model = pd.concat(tables, ignore_index=True) if tables else None
+    meta = {**first.meta, "jobs": len(jobs)}
+    meta.pop("seed", None)
+    return StudyResults(first.groups, distances, per_model, first.group_sizes, meta)
+
+
+def aggregate_sweep(config: DictConfig, parent: RunLog, records: list[dict[str, Any]]) -> None:
+    """Analyse the finished jobs of ``records`` together and log it all to ``parent``."""
+    done = [r for r in records if r.get("status") in DONE and r.get("run_id")]
+    if not done:
+        log.warning("no finished job to aggregate")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = []
+        for i, record in enumerate(done):
+            results = load_job_results(RunLog(parent.client, record["run_id"]), Path(tmp) / str(i))
+            if results is not None:
+                jobs.append(results)
+    if not jobs:
+        return
+    pooled = pool_results(jobs)
+    settings = AnalysisSettings.from_mapping(config.analysis, seed=0)
+    analysis = analyse(pooled, settings)
+    if pooled.per_model is not None:
+        parent.table(pooled.per_model, "performance/per_model.csv")
+    log_distances(parent, pooled.distances)
+    log_analysis(parent, pooled, analysis, settings)
+    parent.json(
+        {
+            "groups": pooled.groups,
+            "group_sizes": pooled.group_sizes,
+            "meta": pooled.meta,
+            "runs": [r["run_id"] for r in done],
+        },
+        "results/study.json",
+    )

@@ -1,0 +1,158 @@
+"""A generic corpus: any CSV file with a text, a binary label and a group column."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from regbias.data.cleaning import clean_tweet
+from regbias.data.corpus import Corpus, TextSet
+from regbias.errors import DataError
+
+__all__ = ["read_csv_corpus"]
+
+
+@dataclass
+class _Rows:
+    """The file's rows, column by column, with the line each row ends on."""
+
+    texts: list[str]
+    labels: list[str]
+    groups: list[str]
+    lines: list[int]
+
+
+def read_csv_corpus(
+    path: Path,
+    *,
+    text_column: str,
+    label_column: str,
+    group_column: str,
+    train_group: str | None = None,
+    positive_label: object = None,
+    clean: bool = False,
+) -> Corpus:
+    """Read a CSV file (UTF-8, header row) as a binary-labelled corpus with groups.
+
+    Rows whose group is ``train_group`` form the training pool; every other group value is an
+    evaluation group, in order of first appearance. With ``train_group=None`` the rows whose
+    group cell is empty form the training pool (which may be empty: the distance stages need no
+    training pool, the performance stage does). Texts are whitespace-normalised (and cleaned
+    with :func:`clean_tweet` when ``clean``); rows with an empty text are dropped and counted as
+    ``empty_after_cleaning``.
+
+    Args:
+        path: the CSV file.
+        text_column: the column holding the texts.
+        label_column: the column holding the labels; exactly two distinct values.
+        group_column: the column holding each row's group.
+        train_group: the group value of the training rows; ``None``: rows with an empty group.
+        positive_label: the label value that counts as positive (1), compared as text; ``None``:
+            the larger of the two values (numerically when both are numbers).
+        clean: apply the study's tweet cleaning to the texts.
+
+    Returns:
+        A ``binary`` corpus named ``csv``; ``label_names`` are the negative and positive label
+        values as written in the file; ids are the rows' line numbers in the file.
+
+    Raises:
+        DataError: missing file, missing column, malformed CSV (file and line named), not exactly
+            two label values, an unknown ``positive_label``, or no evaluation group.
+    """
+    path = Path(path)
+    rows = _read_rows(path, (text_column, label_column, group_column))
+    texts = [clean_tweet(t) if clean else " ".join(t.split()) for t in rows.texts]
+    keep = [i for i, text in enumerate(texts) if text]
+    negative, positive = _label_values([rows.labels[i] for i in keep], positive_label, path)
+    train_value = "" if train_group is None else train_group
+    by_group: dict[str, list[int]] = {}
+    for i in keep:
+        by_group.setdefault(rows.groups[i], []).append(i)
+    train_index = by_group.pop(train_value, [])
+    by_group.pop("", None)  # rows without a group belong to no evaluation group
+
+    def text_set(index: list[int]) -> TextSet:
+        labels = np.asarray([rows.labels[i] == positive for i in index], dtype=np.int64)
+        ids = [str(rows.lines[i]) for i in index]
+        return TextSet(texts=[texts[i] for i in index], labels=labels, ids=ids)
+
+    if not by_group:
+        raise DataError(
+            f"{path}: no evaluation group: every row with a text is in the training group "
+            f"{train_value!r} or has an empty {group_column!r}; fill the {group_column!r} column"
+        )
+    return Corpus(
+        name="csv",
+        task="binary",
+        label_names=[negative, positive],
+        train=text_set(train_index),
+        groups={name: text_set(index) for name, index in by_group.items()},
+        dropped={"empty_after_cleaning": len(texts) - len(keep)},
+    )
+
+
+def _read_rows(path: Path, columns: tuple[str, str, str]) -> _Rows:
+    if not path.is_file():
+        raise DataError(f"{path} is missing: check the dataset.path setting")
+    rows = _Rows([], [], [], [])
+    with path.open(encoding="utf-8-sig", newline="") as stream:
+        reader = csv.reader(stream, strict=True)
+        try:
+            header = next(reader, None) or []
+            missing = [name for name in columns if name not in header]
+            if missing:
+                raise DataError(
+                    f"{path}: no column named {', '.join(map(repr, missing))}; the header has "
+                    f"{', '.join(map(repr, header)) or 'no columns'}"
+                )
+            where = [header.index(name) for name in columns]
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise DataError(
+                        f"{path}, line {reader.line_num}: expected {len(header)} fields, "
+                        f"found {len(row)}"
+                    )
+                text, label, group = (row[j] for j in where)
+                if not label.strip():
+                    raise DataError(f"{path}, line {reader.line_num}: empty {columns[1]!r}")
+                rows.texts.append(text)
+                rows.labels.append(label.strip())
+                rows.groups.append(group.strip())
+                rows.lines.append(reader.line_num)
+        except csv.Error as error:
+            raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
+        except UnicodeDecodeError as error:
+            raise DataError(f"{path} is not UTF-8 text ({error})") from None
+    return rows
+
+
+def _label_values(labels: list[str], positive_label: object, path: Path) -> tuple[str, str]:
+    values = sorted(set(labels), key=_number_first)
+    if len(values) != 2:
+        shown = ", ".join(map(repr, values[:10])) + (", ..." if len(values) > 10 else "")
+        raise DataError(
+            f"{path}: the label column must hold exactly two values (binary task), found "
+            f"{len(values)}: {shown}; multiclass labels are not supported"
+        )
+    if positive_label is None:
+        return values[0], values[1]
+    positive = str(positive_label).strip()
+    if positive not in values:
+        raise DataError(
+            f"{path}: positive_label {positive!r} is not a label value; the labels are "
+            f"{values[0]!r} and {values[1]!r}"
+        )
+    return next(v for v in values if v != positive), positive
+
+
+def _number_first(value: str) -> tuple[int, float, str]:
+    # Numbers sort by value ("4" before "10"), words by text, numbers before words.
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0.0, value)

@@ -1,0 +1,277 @@
+"""Sentiment140 reader: the six regional tweet files and the general training pool."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from regbias.data.cleaning import clean_tweet
+from regbias.data.corpus import Corpus, TextSet
+from regbias.data.fetch import fetch_command
+from regbias.errors import DataError
+
+__all__ = [
+    "FULL_TRAINING_FILE",
+    "LABEL_NAMES",
+    "POOL_FILES",
+    "REGIONS",
+    "SENTIMENT140_GROUPS",
+    "read_regional_tweets",
+    "read_sentiment140",
+    "read_training_pool",
+]
+
+#: The six inner-circle English regions, in display order.
+REGIONS: tuple[str, ...] = ("au", "ca", "nz", "uk", "us", "za")
+#: The groups the reader builds; ``baseline`` is the pipeline's held-out training fold.
+SENTIMENT140_GROUPS: tuple[str, ...] = (*REGIONS, "mixed")
+LABEL_NAMES: list[str] = ["negative", "positive"]
+#: The general training pool, one tweet per line, label from the file name.
+POOL_FILES: dict[str, int] = {
+    "sentiment140_pool/negative.txt": 0,
+    "sentiment140_pool/positive.txt": 1,
+}
+#: The original Sentiment140 training file; used instead of the pool when present.
+FULL_TRAINING_FILE = "sentiment140/training.1600000.processed.noemoticon.csv"
+
+# Sentiment140 polarity -> binary label.
+_POLARITY = {0: 0, 4: 1}
+_FULL_FIELDS = ("polarity", "id", "date", "query", "user", "text")
+
+
+def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus:
+    """Read the regional tweets and the general training pool.
+
+    Groups are the six regions and ``mixed`` (all regional tweets pooled, in region order).
+    The training pool is the original 1.6M-row training file when
+    ``<data_dir>/sentiment140/training.1600000.processed.noemoticon.csv`` exists, else the
+    100k-tweet pool; either way tweets are cleaned, empty ones and duplicates dropped, and so is
+    any tweet whose cleaned text also occurs among the regional tweets.
+
+    Args:
+        data_dir: the data directory (``regional_sentiment140/``, ``sentiment140_pool/``).
+        clean_regional: clean the regional texts with :func:`clean_tweet` too (for raw copies;
+            the shared files are already cleaned, so only whitespace is normalised by default).
+
+    Returns:
+        A ``binary`` corpus; ``dropped`` counts regional tweets empty after cleaning
+        (``empty_after_cleaning``, and per region ``empty_after_cleaning/<region>``) and
+        pool tweets dropped as ``train/empty_after_cleaning``, ``train/duplicate`` and
+        ``train/in_regional``.
+
+    Raises:
+        DataError: the data directory or a file is missing, or a file is malformed.
+    """
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise DataError(
+            f"data directory {data_dir} does not exist: {_fetch_hint(data_dir)}, "
+            "or set REGBIAS_DATA_DIR to the folder that holds regional_sentiment140/"
+        )
+    groups: dict[str, TextSet] = {}
+    dropped: dict[str, int] = {"empty_after_cleaning": 0}
+    for region in REGIONS:
+        path = data_dir / "regional_sentiment140" / f"{region}.csv"
+        groups[region], empty = read_regional_tweets(path, region, clean=clean_regional)
+        dropped[f"empty_after_cleaning/{region}"] = empty
+        dropped["empty_after_cleaning"] += empty
+    groups["mixed"] = _concatenate([groups[region] for region in REGIONS])
+    train, pool_dropped = read_training_pool(data_dir, exclude=set(groups["mixed"].texts))
+    return Corpus(
+        name="sentiment140",
+        task="binary",
+        label_names=list(LABEL_NAMES),
+        train=train,
+        groups=groups,
+        dropped=dropped | pool_dropped,
+    )
+
+
+def read_regional_tweets(path: Path, region: str, *, clean: bool = False) -> tuple[TextSet, int]:
+    """Read one regional tweet file (columns: unnamed index, ``text``, ``labels`` 0/4).
+
+    Args:
+        path: the region's CSV file.
+        region: the region's name; ids are ``<region>:<index>``.
+        clean: apply :func:`clean_tweet`; otherwise only whitespace is normalised.
+
+    Returns:
+        The region's non-empty tweets (labels 0 negative, 1 positive) and the number of tweets
+        dropped because they were empty.
+
+    Raises:
+        DataError: the file is missing or malformed (the message names file and line).
+    """
+    texts: list[str] = []
+    labels: list[int] = []
+    ids: list[str] = []
+    empty = 0
+    for line, row in _csv_rows(path, required=("text", "labels")):
+        text = clean_tweet(row["text"]) if clean else " ".join(row["text"].split())
+        if not text:
+            empty += 1
+            continue
+        texts.append(text)
+        labels.append(_binary_label(row["labels"], path, line))
+        ids.append(f"{region}:{row.get('', line)}")
+    return TextSet(texts=texts, labels=np.asarray(labels, dtype=np.int64), ids=ids), empty
+
+
+def read_training_pool(
+    data_dir: Path, *, exclude: set[str] | None = None
+) -> tuple[TextSet, dict[str, int]]:
+    """Read the general training pool: the full Sentiment140 file if present, else the 100k pool.
+
+    Tweets are cleaned with :func:`clean_tweet`; empty ones are dropped, then repeated ones
+    (the first is kept), then those whose cleaned text is in ``exclude``.
+
+    Args:
+        data_dir: the data directory.
+        exclude: cleaned texts that must not be trained on (the regional tweets).
+
+    Returns:
+        The pool (ids ``<file stem>:<row>``) and the drop counts ``train/empty_after_cleaning``,
+        ``train/duplicate`` and ``train/in_regional``.
+
+    Raises:
+        DataError: a pool file is missing or malformed.
+    """
+    full = Path(data_dir) / FULL_TRAINING_FILE
+    raw_texts, labels, ids = _read_full_file(full) if full.is_file() else _read_pool(data_dir)
+    return _filter_pool([clean_tweet(t) for t in raw_texts], labels, ids, exclude or set())
+
+
+def _read_pool(data_dir: Path) -> tuple[list[str], list[int], list[str]]:
+    texts: list[str] = []
+    labels: list[int] = []
+    ids: list[str] = []
+    for name, label in POOL_FILES.items():
+        path = Path(data_dir) / name
+        _require_file(path)
+        try:
+            content = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DataError(
+                f"{path} is not UTF-8 text ({error}); {_fetch_hint(data_dir)}"
+            ) from None
+        # Split on '\n' only: some tweets hold U+0085, which str.splitlines() would break on.
+        lines = content.split("\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        texts += lines
+        labels += [label] * len(lines)
+        ids += [f"{path.stem}:{i}" for i in range(len(lines))]
+    return texts, labels, ids
+
+
+def _read_full_file(path: Path) -> tuple[list[str], list[int], list[str]]:
+    texts: list[str] = []
+    labels: list[int] = []
+    ids: list[str] = []
+    with path.open(encoding="latin-1", newline="") as stream:
+        # Lenient quoting, as pandas reads this file: a stray quote in a tweet is kept as text.
+        reader = csv.reader(stream)
+        try:
+            for row in reader:
+                if len(row) != len(_FULL_FIELDS):
+                    raise DataError(
+                        f"{path}, line {reader.line_num}: expected {len(_FULL_FIELDS)} fields "
+                        f"({','.join(_FULL_FIELDS)}), found {len(row)}"
+                    )
+                labels.append(_binary_label(row[0], path, reader.line_num))
+                texts.append(row[5])
+                ids.append(f"training:{reader.line_num}")
+        except csv.Error as error:
+            raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
+    return texts, labels, ids
+
+
+def _filter_pool(
+    texts: list[str], labels: list[int], ids: list[str], exclude: set[str]
+) -> tuple[TextSet, dict[str, int]]:
+    seen: set[str] = set()
+    keep: list[int] = []
+    dropped = {"train/empty_after_cleaning": 0, "train/duplicate": 0, "train/in_regional": 0}
+    for i, text in enumerate(texts):
+        if not text:
+            dropped["train/empty_after_cleaning"] += 1
+        elif text in seen:
+            dropped["train/duplicate"] += 1
+        elif text in exclude:
+            seen.add(text)
+            dropped["train/in_regional"] += 1
+        else:
+            seen.add(text)
+            keep.append(i)
+    pool = TextSet(
+        texts=[texts[i] for i in keep],
+        labels=np.asarray(labels, dtype=np.int64)[keep],
+        ids=[ids[i] for i in keep],
+    )
+    return pool, dropped
+
+
+def _csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(line number, row by column name)``; raise DataError on any malformation."""
+    _require_file(path)
+    with path.open(encoding="utf-8", newline="") as stream:
+        reader = csv.reader(stream, strict=True)
+        try:
+            header = next(reader, None)
+            missing = [name for name in required if name not in (header or [])]
+            if header is None or missing:
+                raise DataError(
+                    f"{path}, line 1: the header must name the columns {', '.join(required)}; "
+                    f"missing {', '.join(missing)} (found: {', '.join(header or []) or 'nothing'})"
+                )
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise DataError(
+                        f"{path}, line {reader.line_num}: expected {len(header)} fields "
+                        f"({','.join(header)}), found {len(row)}"
+                    )
+                yield reader.line_num, dict(zip(header, row, strict=True))
+        except csv.Error as error:
+            raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
+        except UnicodeDecodeError as error:
+            raise DataError(f"{path} is not UTF-8 text ({error})") from None
+
+
+def _binary_label(value: str, path: Path, line: int) -> int:
+    try:
+        polarity = int(value)
+    except ValueError:
+        raise DataError(
+            f"{path}, line {line}: label {value!r} is not an integer (expected 0 or 4)"
+        ) from None
+    if polarity not in _POLARITY:
+        raise DataError(
+            f"{path}, line {line}: label {polarity} is neither 0 (negative) nor 4 (positive)"
+        )
+    return _POLARITY[polarity]
+
+
+def _concatenate(parts: list[TextSet]) -> TextSet:
+    return TextSet(
+        texts=[text for part in parts for text in part.texts],
+        labels=np.concatenate([part.labels for part in parts]),
+        ids=[i for part in parts for i in part.ids],
+    )
+
+
+def _require_file(path: Path) -> None:
+    if not path.is_file():
+        data_dir = path.parent.parent
+        raise DataError(
+            f"{path} is missing: {_fetch_hint(data_dir)}, "
+            "or set REGBIAS_DATA_DIR to a folder that holds it"
+        )
+
+
+def _fetch_hint(data_dir: Path) -> str:
+    return f"run `{fetch_command('sentiment140', data_dir)}` to download it"

@@ -1,0 +1,338 @@
+"""The paper's figures: distance heatmaps, correlation heatmaps, scatters, distributions.
+
+Figures are built on the Agg canvas directly, without pyplot, so that importing this module
+changes no global backend and figures made in a long sweep are never kept alive by pyplot.
+Each function returns the ``Figure``; :func:`save_figure` writes it as PNG.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import Normalize, TwoSlopeNorm
+from matplotlib.figure import Figure
+
+from regbias.analysis import PairTable
+from regbias.distances.matrix import DistanceMatrix
+from regbias.errors import ConfigError, DataError
+
+__all__ = [
+    "correlation_heatmap",
+    "distance_heatmap",
+    "pair_scatter",
+    "performance_distributions",
+    "representation_plot",
+    "save_figure",
+]
+
+DPI = 150
+ALPHA = 0.05
+# Below this many groups a cell has room for the standard deviation under the mean.
+_SD_ROOM = 10
+_LIGHT_TEXT_BELOW = 0.5  # luminance of the cell colour under which text turns white
+
+
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save_figure(fig: Figure, path: Path | str) -> Path:
+    """Write ``fig`` as a PNG at 150 dpi (folders created) and close it.
+
+    Args:
+        fig: the figure to write.
+        path: the file to write; a missing ``.png`` suffix is added.
+
+    Returns:
+        The path written.
+    """
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        path = path.with_name(path.name + ".png")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, format="png")
+    # Our figures are unknown to pyplot and freed with their last reference; a caller's pyplot
+    # figure would otherwise stay open for the rest of a long sweep.
+    from matplotlib import pyplot
+
+    pyplot.close(fig)
+    return path
+
+
+def _label(group: str) -> str:
+    return str(group).upper()
+
+
+def _format(value: float) -> str:
+    if not np.isfinite(value):
+        return ""
+    if value == 0 or 0.01 <= abs(value) < 1000:
+        return f"{value:.2f}"
+    return f"{value:.2g}"
+
+
+def _text_colour(rgba: tuple[float, ...]) -> str:
+    luminance = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
+    return "white" if luminance < _LIGHT_TEXT_BELOW else "black"
+
+
+def distance_heatmap(
+    matrix: DistanceMatrix, title: str | None = None, *, triangle: bool = True
+) -> Figure:
+    """Heatmap of a group distance matrix with annotated cells (the paper's Fig. 6).
+
+    Args:
+        matrix: the distances; the mean colours and labels each cell, the standard deviation
+            is added in smaller text when there are several repetitions and room.
+        title: the figure title; defaults to the matrix name.
+        triangle: show each pair once (strict lower triangle) instead of the full matrix.
+
+    Returns:
+        The figure; one mean annotation per shown cell, an extra ``±sd`` text per cell when
+        shown.
+    """
+    k = len(matrix.groups)
+    rows = list(range(1, k)) if triangle else list(range(k))
+    cols = list(range(k - 1)) if triangle else list(range(k))
+    values = matrix.mean[np.ix_(rows, cols)].astype(np.float64)
+    shown = np.array([[not triangle or r > c for c in cols] for r in rows], dtype=bool)
+    masked = np.ma.masked_array(values, mask=~shown)
+    fig = _figure(1.0 + 0.8 * len(cols), 0.6 + 0.7 * len(rows))
+    ax = fig.add_subplot()
+    cmap = colormaps["viridis"]
+    finite = values[shown & np.isfinite(values)]
+    norm = Normalize(*(finite.min(), finite.max()) if finite.size else (0, 1))
+    image = ax.imshow(masked, cmap=cmap, norm=norm)
+    fig.colorbar(image, ax=ax, shrink=0.8, label=matrix.name)
+    with_sd = matrix.n_repetitions > 1 and k <= _SD_ROOM
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            if not shown[i, j]:
+                continue
+            colour = _text_colour(cmap(norm(values[i, j])))
+            offset = -0.12 if with_sd else 0.0
+            ax.text(j, i + offset, _format(values[i, j]), ha="center", va="center", color=colour)
+            if with_sd:
+                sd_text = f"±{_format(matrix.sd[r, c])}"
+                ax.text(j, i + 0.22, sd_text, ha="center", va="center", color=colour, fontsize=6)
+    ax.set_xticks(range(len(cols)), [_label(matrix.groups[c]) for c in cols])
+    ax.set_yticks(range(len(rows)), [_label(matrix.groups[r]) for r in rows])
+    ax.spines[:].set_visible(not triangle)
+    ax.set_title(title if title is not None else matrix.name)
+    return fig
+
+
+def correlation_heatmap(
+    correlations_df: pd.DataFrame,
+    statistic: str = "spearman_rho",
+    p_column: str | None = None,
+    *,
+    alpha: float = ALPHA,
+    title: str | None = None,
+) -> Figure:
+    """Heatmap of correlations: distances by rows, performance columns by columns (Figs. 7/8).
+
+    Args:
+        correlations_df: the output of :func:`regbias.analysis.correlations`.
+        statistic: ``spearman_rho`` or ``kendall_tau``.
+        p_column: the p-value marking significance; defaults to the statistic's permutation
+            p (``spearman_p_perm`` / ``kendall_p_perm``).
+        alpha: cells with ``p < alpha`` are written in bold with an asterisk.
+        title: the figure title.
+
+    Returns:
+        The figure; one annotation per finite cell.
+    """
+    if p_column is None:
+        p_column = f"{statistic.split('_')[0]}_p_perm"
+    needed = ["distance", "performance", statistic, p_column]
+    missing = [c for c in needed if c not in correlations_df.columns]
+    if missing:
+        raise ConfigError(
+            f"the correlation table lacks {missing}; it has {list(correlations_df.columns)}."
+        )
+    rows = list(dict.fromkeys(correlations_df["distance"]))
+    cols = list(dict.fromkeys(correlations_df["performance"]))
+    values = _grid(correlations_df, statistic, rows, cols)
+    p_values = _grid(correlations_df, p_column, rows, cols)
+    fig = _figure(2.5 + 0.75 * len(cols), 2.0 + 0.55 * len(rows))
+    ax = fig.add_subplot()
+    cmap = colormaps["RdBu_r"]
+    norm = TwoSlopeNorm(vcenter=0.0, vmin=-1.0, vmax=1.0)
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=norm, aspect="auto")
+    fig.colorbar(image, ax=ax, label=statistic)
+    for i in range(len(rows)):
+        for j in range(len(cols)):
+            if not np.isfinite(values[i, j]):
+                continue
+            significant = bool(p_values[i, j] < alpha)
+            text = f"{values[i, j]:.2f}" + ("*" if significant else "")
+            ax.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize=8,
+                fontweight="bold" if significant else "normal",
+                color=_text_colour(cmap(norm(values[i, j]))),
+            )
+    ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right")
+    ax.set_yticks(range(len(rows)), rows)
+    default = f"{statistic} (* {p_column} < {alpha:g})"
+    ax.set_title(title if title is not None else default)
+    return fig
+
+
+def _grid(frame: pd.DataFrame, column: str, rows: list[str], cols: list[str]) -> np.ndarray:
+    table = frame.pivot_table(
+        index="distance", columns="performance", values=column, aggfunc="first", dropna=False
+    )
+    return table.reindex(index=rows, columns=cols).to_numpy(dtype=np.float64)
+
+
+def pair_scatter(
+    table: pd.DataFrame | PairTable,
+    distance_column: str,
+    performance_column: str,
+    stats: dict[str, float] | pd.Series | None = None,
+    *,
+    title: str | None = None,
+) -> Figure:
+    """Scatter of a distance against a performance column, one labelled point per pair.
+
+    Args:
+        table: the pair table (rows with NaN in either column are left out).
+        distance_column: the x axis.
+        performance_column: the y axis.
+        stats: a row of :func:`regbias.analysis.correlations` (or any mapping with
+            ``spearman_rho``, ``kendall_tau`` and their p-values) shown in the title.
+        title: the figure title; defaults to the statistics or the column names.
+
+    Returns:
+        The figure; one point and one ``A-B`` label per pair (Figs. 16-21).
+    """
+    frame = table.frame if isinstance(table, PairTable) else table
+    missing = [c for c in (distance_column, performance_column) if c not in frame.columns]
+    if missing:
+        raise DataError(f"the pair table lacks {missing}; it has {list(frame.columns)}.")
+    data = frame[["group_a", "group_b", distance_column, performance_column]].dropna()
+    fig = _figure(6.0, 4.5)
+    ax = fig.add_subplot()
+    ax.scatter(data[distance_column], data[performance_column], s=20, color="tab:blue")
+    for a, b, x, y in data.itertuples(index=False):
+        ax.annotate(
+            f"{_label(a)}-{_label(b)}",
+            (x, y),
+            xytext=(3, 3),
+            textcoords="offset points",
+            fontsize=7,
+        )
+    ax.margins(0.1)  # room for the labels of points at the edges
+    ax.set_xlabel(distance_column)
+    ax.set_ylabel(performance_column)
+    ax.grid(alpha=0.3)
+    ax.set_title(title if title is not None else _stats_title(stats, data))
+    return fig
+
+
+def _stats_title(stats: dict[str, float] | pd.Series | None, data: pd.DataFrame) -> str:
+    if stats is None:
+        return f"{len(data)} pairs"
+    parts = []
+    for symbol, name in (("ρ", "spearman"), ("τ", "kendall")):
+        statistic = stats.get(f"{name}_rho" if name == "spearman" else f"{name}_tau")
+        if statistic is None:
+            continue
+        p_value = stats.get(f"{name}_p_perm", stats.get(f"{name}_p"))
+        p_text = f" (p = {p_value:.3g})" if p_value is not None else ""
+        parts.append(f"{symbol} = {statistic:.2f}{p_text}")
+    return ", ".join(parts) + f"; {len(data)} pairs"
+
+
+def performance_distributions(
+    summary: pd.DataFrame, metric: str, *, groups: list[str] | None = None
+) -> Figure:
+    """Per-group distribution of per-model performance: box plot with the models as points.
+
+    Args:
+        summary: long table with columns ``model, group, metric, value`` (``seed`` and
+            ``fold`` too when present); a model's repeated rows for one group are averaged.
+        metric: the metric shown.
+        groups: the groups and their order; defaults to their order in ``summary``.
+
+    Returns:
+        The figure (Figs. 9/10); one point per model and group.
+    """
+    needed = ["model", "group", "metric", "value"]
+    missing = [c for c in needed if c not in summary.columns]
+    if missing:
+        raise DataError(f"the summary lacks {missing}; it has {list(summary.columns)}.")
+    rows = summary[summary["metric"] == metric]
+    if rows.empty:
+        known = sorted(summary["metric"].unique())
+        raise ConfigError(f"no values for metric {metric!r}; the summary has {known}.")
+    keys = [c for c in ("model", "seed", "fold") if c in rows.columns] + ["group"]
+    per_model = rows.groupby(keys, sort=False, dropna=False)["value"].mean().reset_index()
+    groups = groups if groups is not None else list(dict.fromkeys(per_model["group"]))
+    values = [per_model.loc[per_model["group"] == g, "value"].to_numpy() for g in groups]
+    fig = _figure(1.2 + 0.8 * len(groups), 4.0)
+    ax = fig.add_subplot()
+    ax.boxplot(values, showfliers=False, widths=0.5)
+    jitter = np.random.default_rng(0)  # fixed: the same data draw the same figure
+    for position, group_values in enumerate(values, start=1):
+        spread = jitter.uniform(-0.12, 0.12, len(group_values))
+        ax.scatter(position + spread, group_values, s=10, alpha=0.7, color="tab:blue", zorder=3)
+    ax.set_xticks(range(1, len(groups) + 1), [_label(g) for g in groups])
+    ax.set_ylabel(metric)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"{metric} per group ({per_model['model'].nunique()} models)")
+    return fig
+
+
+def representation_plot(
+    distance_to_baseline: dict[str, float],
+    share: dict[str, float],
+    name: str,
+    *,
+    log_share: bool = False,
+) -> Figure:
+    """Each group's distance to the baseline against its share of the data (the paper's Fig. 5).
+
+    Args:
+        distance_to_baseline: distance from each group to the baseline group.
+        share: each group's share of the data (a fraction or a percentage).
+        name: the distance measured, for the axis label and title.
+        log_share: use a logarithmic x axis (shares span orders of magnitude).
+
+    Returns:
+        The figure; one labelled point per group.
+
+    Raises:
+        DataError: a group has a distance but no share.
+    """
+    missing = [g for g in distance_to_baseline if g not in share]
+    if missing:
+        raise DataError(f"no data share for group(s) {missing}; shares given for {list(share)}.")
+    groups = list(distance_to_baseline)
+    x = np.array([share[g] for g in groups], dtype=np.float64)
+    y = np.array([distance_to_baseline[g] for g in groups], dtype=np.float64)
+    fig = _figure(5.5, 4.0)
+    ax = fig.add_subplot()
+    ax.scatter(x, y, s=30, color="tab:orange")
+    for group, xi, yi in zip(groups, x, y, strict=True):
+        ax.annotate(_label(group), (xi, yi), xytext=(4, 4), textcoords="offset points")
+    ax.margins(0.1)  # room for the labels of points at the edges
+    if log_share:
+        ax.set_xscale("log")
+    ax.set_xlabel("share of the data")
+    ax.set_ylabel(f"{name} distance to baseline")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"{name}: distance to baseline vs representation")
+    return fig

@@ -1,0 +1,42 @@
+"""``task=analyze``: the correlations and figures of any pairwise table a user has."""
+
+from __future__ import annotations
+
+from omegaconf import DictConfig
+
+from regbias.analysis import correlations, read_pairwise_csv
+from regbias.errors import ConfigError
+from regbias.report import log_analysis
+from regbias.results import Analysis, AnalysisSettings, StudyResults
+from regbias.tracking import RunLog
+
+__all__ = ["run_analysis"]
+
+
+def _names(value: object) -> list[str] | None:
+    return None if value is None else [str(v) for v in value]  # type: ignore[attr-defined]
+
+
+def run_analysis(cfg: DictConfig, run: RunLog) -> Analysis:
+    """Read ``analysis.input``, correlate the chosen columns, log tables and figures to ``run``."""
+    a = cfg.analysis
+    if a.get("input") is None:
+        raise ConfigError("task=analyze needs a pair table: analysis.input=PATH/TO/pairwise.csv")
+    table = read_pairwise_csv(
+        a.input,
+        _names(a.get("distances")),
+        _names(a.get("performance")),
+        _names(a.get("exclude_groups")) or (),
+        _names(a.get("exclude_pairs")) or (),
+    )
+    settings = AnalysisSettings.from_mapping(a, seed=int(cfg.seed))
+    found = correlations(
+        table,
+        n_permutations=settings.n_permutations,
+        seed=settings.seed,
+        exact_limit=settings.exact_limit,
+    )
+    analysis = Analysis(None, None, None, table.frame, found)
+    results = StudyResults(table.groups, meta={"input": str(a.input)})
+    log_analysis(run, results, analysis, settings)
+    return analysis

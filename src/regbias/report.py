@@ -1,0 +1,155 @@
+"""Write a job's or a sweep's results into its MLflow run: tables, figures, ``report.md``."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from regbias import plots
+from regbias.analysis import strongest
+from regbias.distances.matrix import DistanceMatrix
+from regbias.results import Analysis, AnalysisSettings, StudyResults
+from regbias.tracking import RunLog
+
+__all__ = ["log_distances", "log_analysis", "report_markdown"]
+
+# Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
+DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
+MAX_SCATTERS = 12
+REGIONS = ("au", "ca", "nz", "uk", "us", "za")
+
+
+def log_distances(run: RunLog, matrices: dict[str, DistanceMatrix]) -> None:
+    """Each matrix as ``distances/<name>.json`` + ``.csv``, a heatmap, and one metric per pair."""
+    metrics: dict[str, float] = {}
+    for name, matrix in matrices.items():
+        run.json(matrix.to_dict(), f"distances/{name}.json")
+        run.table(matrix.to_frame(), f"distances/{name}.csv", index=True)
+        sd = pd.DataFrame(matrix.sd, index=matrix.groups, columns=matrix.groups)
+        run.table(sd, f"distances/{name}_sd.csv", index=True)
+        run.figure(plots.distance_heatmap(matrix), f"figures/{name}.png")
+        for row in matrix.pairs().itertuples():
+            metrics[f"dist/{name}/{row.group_a}__{row.group_b}"] = row.mean
+    run.metrics({k: v for k, v in metrics.items() if math.isfinite(v)})
+
+
+def log_analysis(
+    run: RunLog, results: StudyResults, analysis: Analysis, settings: AnalysisSettings
+) -> None:
+    """Performance tables, the pairwise table, correlations, figures and ``report.md``."""
+    if analysis.summary is not None:
+        run.table(analysis.summary, "performance/summary.csv")
+        if analysis.gaps is not None:
+            run.table(analysis.gaps, "performance/gaps.csv")
+        if analysis.dcor is not None:
+            run.table(analysis.dcor, "performance/dcor.csv")
+        _log_group_means(run, analysis.summary)
+        _distribution_figures(run, analysis.summary, results.groups)
+    run.table(analysis.pairwise, "analysis/pairwise.csv")
+    if analysis.correlations is not None:
+        run.table(analysis.correlations, "analysis/correlations.csv")
+        _correlation_figures(run, analysis, settings)
+    _representation_figures(run, results)
+    run.text(report_markdown(results, analysis, settings), "report.md")
+
+
+def _log_group_means(run: RunLog, summary: pd.DataFrame) -> None:
+    means = summary.groupby(["metric", "group"], sort=False)["value"].mean()
+    run.metrics({f"test/{g}/{m}": v for (m, g), v in means.items() if math.isfinite(v)})
+
+
+def _distribution_figures(run: RunLog, summary: pd.DataFrame, groups: list[str]) -> None:
+    present = [g for g in groups if g in set(summary["group"])]
+    for metric in DISTRIBUTION_METRICS:
+        if metric in set(summary["metric"]):
+            figure = plots.performance_distributions(summary, metric, groups=present)
+            run.figure(figure, f"figures/performance_{metric}.png")
+
+
+def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSettings) -> None:
+    found = analysis.correlations
+    assert found is not None
+    for statistic, p_column in (
+        ("spearman_rho", "spearman_p_perm"),
+        ("kendall_tau", "kendall_p_perm"),
+    ):
+        figure = plots.correlation_heatmap(found, statistic, p_column, alpha=settings.significance)
+        run.figure(figure, f"figures/correlations_{statistic}.png")
+    significant = found[found["spearman_p_perm"] < settings.significance]
+    significant = significant.reindex(
+        significant["spearman_rho"].abs().sort_values(ascending=False).index
+    )
+    for row in significant.head(MAX_SCATTERS).itertuples():
+        figure = plots.pair_scatter(analysis.pairwise, row.distance, row.performance, row._asdict())
+        run.figure(figure, f"figures/scatter/{row.distance}__{row.performance}.png")
+
+
+def _representation_figures(run: RunLog, results: StudyResults) -> None:
+    """Fig. 5: each region's distance to the baseline against its share of the regional data."""
+    regions = [g for g in results.groups if g in REGIONS and g in results.group_sizes]
+    total = sum(results.group_sizes[g] for g in regions)
+    if "baseline" not in results.groups or not regions or not total:
+        return
+    share = {g: 100.0 * results.group_sizes[g] / total for g in regions}
+    for name, matrix in results.distances.items():
+        if "baseline" in matrix.groups:
+            distance = {g: matrix.value(g, "baseline") for g in regions if g in matrix.groups}
+            figure = plots.representation_plot(distance, share, name, log_share=True)
+            run.figure(figure, f"figures/representation_{name}.png")
+
+
+def report_markdown(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> str:
+    """One page: groups, encoder and revision, matrices, strongest correlations, figures."""
+    meta = results.meta
+    lines = [f"# regbias report: {meta.get('dataset', '')}", ""]
+    lines += [f"- {k}: {v}" for k, v in meta.items()]
+    lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
+    lines += [f"| {g} | {results.group_sizes.get(g, '')} |" for g in results.groups]
+    for name, matrix in results.distances.items():
+        lines += ["", f"## Distance: {name} (mean over {matrix.n_repetitions} repetitions)", ""]
+        lines += [_markdown_table(matrix.to_frame()), "", f"![{name}](figures/{name}.png)"]
+    if analysis.summary is not None:
+        means = analysis.summary.groupby(["group", "metric"], sort=False)["value"].mean().unstack()
+        n_models = analysis.summary["model"].nunique()
+        lines += ["", f"## Performance (mean over {n_models} models)", "", _markdown_table(means)]
+    lines += ["", "## Strongest correlations", ""]
+    if analysis.correlations is None:
+        lines.append(analysis.note)
+    else:
+        top = strongest(analysis.correlations, k=8)
+        columns = [
+            "distance",
+            "performance",
+            "n_pairs",
+            "spearman_rho",
+            "spearman_p_perm",
+            "kendall_tau",
+            "kendall_p_perm",
+        ]
+        lines += [_markdown_table(top[columns].set_index("distance")), ""]
+        lines += [
+            "![rho](figures/correlations_spearman_rho.png)",
+            "![tau](figures/correlations_kendall_tau.png)",
+        ]
+        lines.append(
+            f"\nPermutation p-values are Mantel-style (group labels permuted), "
+            f"significance level {settings.significance}."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    header = "| " + " | ".join([str(frame.index.name or ""), *map(str, frame.columns)]) + " |"
+    rule = "|" + "---|" * (len(frame.columns) + 1)
+    body = [
+        "| " + " | ".join([str(i), *(_cell(v) for v in row)]) + " |"
+        for i, row in zip(frame.index, frame.to_numpy(), strict=False)
+    ]
+    return "\n".join([header, rule, *body])
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.4g}"
+    return str(value)
