@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
 from regbias.corpora import load_corpus, resolve_data_dir
+from regbias.distance_suite import DistanceSuiteResult, run_distance_suite
 from regbias.draws import DistanceDraws, DrawSizes, distance_draws
+from regbias.embedding_cache import EmbeddingCache
+from regbias.encoders import Encoder, EncoderSpec, load_encoder
+from regbias.performance import run_performance_stage
+from regbias.report import log_analysis, log_distances
+from regbias.results import AnalysisSettings, StudyResults, analyse
 from regbias.study import StudyData, build_study, group_table
 from regbias.tracking import RunLog
 
@@ -68,10 +75,73 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
     run.metrics(metrics)
 
 
-def run_pipeline(cfg: DictConfig, run: RunLog) -> None:
-    """The job: prepare and log the data, then run the enabled stages."""
+def _encoder(cfg: DictConfig) -> Encoder:
+    spec = EncoderSpec.from_mapping(cfg.encoder)
+    device = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(str(cfg.trainer.accelerator), "auto")
+    return load_encoder(spec, device=device)
+
+
+def log_distance_suite(run: RunLog, suite: DistanceSuiteResult) -> None:
+    """Matrices, heatmaps, per-pair metrics, and the Sinkhorn diagnostics per repetition."""
+    log_distances(run, suite.matrices)
+    metrics: dict[str, float] = {}
+    if suite.epsilon is not None:
+        metrics["sinkhorn/epsilon"] = suite.epsilon
+    for name, table in suite.diagnostics.items():
+        run.table(table, f"distances/{name}_diagnostics.csv")
+        flags = table[["xy_converged", "xx_converged", "yy_converged"]].to_numpy()
+        failed = int((~flags.astype(bool)).sum())
+        metrics[f"sinkhorn/{name}/not_converged"] = failed
+        if failed:
+            log.warning("%s: %d Sinkhorn solves did not converge (see diagnostics)", name, failed)
+    run.metrics(metrics)
+
+
+def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
+    """The job: prepare and log the data, run the enabled stages, analyse and log it all."""
     from lightning import seed_everything
 
     seed_everything(int(cfg.seed), workers=True, verbose=False)
     study, draws = prepare(cfg)
     log_study(run, study, draws)
+    encoder = _encoder(cfg)
+    cache = EmbeddingCache(Path(cfg.paths.cache_dir))
+    run.tags(
+        {
+            "encoder.identity": encoder.spec.identity,
+            "encoder.revision": str(encoder.spec.revision),
+            "device": str(encoder.device),
+        }
+    )
+    results = StudyResults(
+        list(study.groups),
+        group_sizes={g: len(t) for g, t in study.groups.items()},
+        meta=_meta(cfg, encoder),
+    )
+    if draws.texts:
+        suite = run_distance_suite(draws, encoder, cache, cfg.distance)
+        log_distance_suite(run, suite)
+        results.distances = suite.matrices
+    if cfg.finetune.get("enabled", True):
+        results.per_model = run_performance_stage(cfg, study, encoder, cache, run)
+        run.table(results.per_model, "performance/per_model.csv")
+    run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
+    settings = AnalysisSettings.from_mapping(cfg.analysis, seed=int(cfg.seed))
+    log_analysis(run, results, analyse(results, settings), settings)
+    run.json(
+        {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},
+        "results/study.json",
+    )
+    return results
+
+
+def _meta(cfg: DictConfig, encoder: Encoder) -> dict[str, Any]:
+    return {
+        "dataset": str(cfg.dataset.name),
+        "encoder": encoder.spec.name,
+        "encoder_revision": str(encoder.spec.revision),
+        "encoder_identity": encoder.spec.identity,
+        "seed": int(cfg.seed),
+        "finetune_mode": str(cfg.finetune.mode),
+        "distance_repetitions": int(cfg.distance.repetitions),
+    }

@@ -1,0 +1,107 @@
+"""Stages II and III of a job: embed the drawn texts once, then Sinkhorn and LDA matrices."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regbias.distances.lda import LdaSettings, lda_distance_matrix
+from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.sinkhorn import SinkhornSettings, derive_epsilon, sinkhorn_matrix
+from regbias.draws import DistanceDraws
+from regbias.embedding_cache import EmbeddingCache, embed_pooled, embed_tokens
+from regbias.encoders import Encoder
+
+__all__ = ["DistanceSuiteResult", "sinkhorn_settings", "lda_settings", "run_distance_suite"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class DistanceSuiteResult:
+    """The matrices, the Sinkhorn diagnostics per kind, and the epsilon used for every pair."""
+
+    matrices: dict[str, DistanceMatrix] = field(default_factory=dict)
+    diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
+    epsilon: float | None = None
+
+
+def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
+    """The ``distance.sinkhorn`` config as solver settings."""
+    s = distance["sinkhorn"]
+    return SinkhornSettings(
+        epsilon=None if s.get("epsilon") is None else float(s["epsilon"]),
+        epsilon_relative=float(s["epsilon_relative"]),
+        anneal=bool(s["anneal"]),
+        anneal_init=None if s.get("anneal_init") is None else float(s["anneal_init"]),
+        anneal_decay=float(s["anneal_decay"]),
+        threshold=float(s["threshold"]),
+        max_iterations=int(s["max_iterations"]),
+        batch_size=None if s.get("batch_size") is None else int(s["batch_size"]),
+        max_dense_points=int(s["max_dense_points"]),
+        pad_multiple=int(s["pad_multiple"]),
+    )
+
+
+def lda_settings(distance: Mapping[str, Any]) -> LdaSettings:
+    """The ``distance.lda`` config as LDA settings."""
+    lda = distance["lda"]
+    shrinkage = lda.get("shrinkage")
+    if shrinkage is not None and shrinkage != "auto":
+        shrinkage = float(shrinkage)
+    return LdaSettings(int(lda["n_components"]), str(lda["solver"]), shrinkage)
+
+
+def _clouds(
+    reps: list[dict[str, list[str]]], tokens: dict[str, np.ndarray]
+) -> list[dict[str, np.ndarray]]:
+    """One point cloud per group and repetition: the token vectors of its texts, stacked."""
+    return [
+        {g: np.concatenate([tokens[t] for t in texts]) for g, texts in rep.items()} for rep in reps
+    ]
+
+
+def run_distance_suite(
+    draws: DistanceDraws,
+    encoder: Encoder,
+    cache: EmbeddingCache | None,
+    distance: Mapping[str, Any],
+) -> DistanceSuiteResult:
+    """Embed every drawn text once (cached), then compute the enabled matrices.
+
+    One epsilon serves every pair of the job: the configured one, or one derived once from
+    the pooled clouds of all repetitions and kinds.
+    """
+    result = DistanceSuiteResult()
+    kinds = [k for k in ("short", "long") if k in draws.texts]
+    if kinds:
+        padding = "real" if distance["tokens"] == "real" else "max_length"
+        texts = list(
+            dict.fromkeys(
+                t for k in kinds for rep in draws.texts[k] for ts in rep.values() for t in ts
+            )
+        )
+        tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
+        clouds = {k: _clouds(draws.texts[k], tokens) for k in kinds}
+        settings = sinkhorn_settings(distance)
+        if settings.epsilon is None:
+            pooled = [rep for k in kinds for rep in clouds[k]]
+            settings = replace(settings, epsilon=derive_epsilon(pooled, settings.epsilon_relative))
+            log.info("epsilon derived from the pooled costs: %.6g", settings.epsilon)
+        result.epsilon = settings.epsilon
+        for kind in kinds:
+            name = f"sinkhorn_{kind}"
+            matrix, table = sinkhorn_matrix(clouds[kind], settings, name=name)
+            result.matrices[name], result.diagnostics[name] = matrix, table
+    if "lda" in draws.texts:
+        reps = draws.texts["lda"]
+        texts = list(dict.fromkeys(t for rep in reps for ts in rep.values() for t in ts))
+        vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
+        pooled = [{g: np.stack([vectors[t] for t in ts]) for g, ts in rep.items()} for rep in reps]
+        result.matrices["lda"] = lda_distance_matrix(pooled, lda_settings(distance), name="lda")
+    return result

@@ -1,0 +1,468 @@
+"""Stage II: debiased Sinkhorn divergence between groups' embedding point clouds (OTT-JAX).
+
+The divergence between point clouds ``x`` and ``y`` (uniform weights, cost ``|x - y|^2``) is
+
+    S(x, y) = OT_eps(x, y) - 1/2 OT_eps(x, x) - 1/2 OT_eps(y, y),
+
+with ``OT_eps`` the KL-regularised transport cost (OTT's ``reg_ot_cost``). One epsilon is used
+for every pair of a run. Every cloud is padded with zero-weight points to a common, bucketed
+size so that all solves of a run share one compiled program.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from dataclasses import asdict, dataclass, replace
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from ott.geometry import costs, epsilon_scheduler, pointcloud
+from ott.problems.linear import linear_problem
+from ott.solvers.linear import acceleration, sinkhorn
+from tqdm.auto import tqdm
+
+from regbias.distances.matrix import DistanceMatrix
+from regbias.errors import ConfigError
+
+__all__ = [
+    "DivergenceResult",
+    "SinkhornSettings",
+    "SolveDiagnostics",
+    "derive_epsilon",
+    "mean_pooled_cost",
+    "resolve_settings",
+    "sinkhorn_divergence",
+    "sinkhorn_matrix",
+    "solve_ot",
+]
+
+logger = logging.getLogger(__name__)
+
+# Where annealing starts when ``anneal_init`` is None, as a fraction of the mean pooled cost:
+# large enough that the first iterations see a smooth problem, small enough not to waste them.
+ANNEAL_START_FRACTION = 0.1
+
+TERMS = ("xy", "xx", "yy")
+
+
+def _restore_online_mode() -> None:
+    """Give OTT's online (batch_size) mode the jax helper it calls.
+
+    ott-jax 0.6.0 calls ``jax.interpreters.batching.is_vmappable``, which jax 0.10 no longer
+    re-exports (it still lives in ``jax._src``); without it every online solve fails.
+    """
+    from jax.interpreters import batching
+
+    if not hasattr(batching, "is_vmappable"):
+        from jax._src.interpreters import batching as batching_impl
+
+        batching.is_vmappable = batching_impl.is_vmappable
+
+
+_restore_online_mode()
+
+
+@dataclass(frozen=True)
+class SinkhornSettings:
+    """How to solve each regularised transport problem.
+
+    Attributes:
+        epsilon: absolute regularisation in units of the cost ``|x - y|^2`` (the paper: 0.005);
+            None derives it once per run as ``epsilon_relative`` x the mean pooled cost.
+        epsilon_relative: fraction of the mean pooled cost used when ``epsilon`` is None.
+        anneal: decay epsilon geometrically from a larger start (needed for small epsilon).
+        anneal_init: start epsilon as a multiple of the target; None starts at
+            ``ANNEAL_START_FRACTION`` x the mean pooled cost (resolved once per run).
+        anneal_decay: factor applied to the multiple at every iteration (<= 1).
+        threshold: convergence tolerance on the L1 marginal error.
+        max_iterations: Sinkhorn iterations at most per solve.
+        inner_iterations: iterations between two computations of the marginal error.
+        lse_mode: log-domain updates (always advisable at small epsilon).
+        batch_size: rows of the cost computed at a time (online mode, memory O(n x batch));
+            None keeps the dense cost matrix unless the clouds hold more than ``max_dense_points``.
+        max_dense_points: points per side above which online mode is switched on.
+        pad_multiple: clouds are padded to a multiple of this many points (one compile per size).
+    """
+
+    epsilon: float | None = 0.005
+    epsilon_relative: float = 0.05
+    anneal: bool = True
+    anneal_init: float | None = None
+    anneal_decay: float = 0.99
+    threshold: float = 1e-3
+    max_iterations: int = 10_000
+    inner_iterations: int = 10
+    lse_mode: bool = True
+    batch_size: int | None = None
+    max_dense_points: int = 8192
+    pad_multiple: int = 256
+
+    def __post_init__(self) -> None:
+        if self.epsilon is not None and not self.epsilon > 0:
+            raise ConfigError(
+                f"sinkhorn epsilon must be > 0, got {self.epsilon}; set a positive value "
+                "(the paper: 0.005) or null to derive it from epsilon_relative"
+            )
+        checks = {
+            "epsilon_relative": self.epsilon_relative > 0,
+            "anneal_init": self.anneal_init is None or self.anneal_init >= 1,
+            "anneal_decay": 0 < self.anneal_decay <= 1,
+            "threshold": self.threshold > 0,
+            "max_iterations": self.max_iterations >= self.inner_iterations >= 1,
+            "batch_size": self.batch_size is None or self.batch_size >= 1,
+            "pad_multiple": self.pad_multiple >= 1,
+        }
+        for name, valid in checks.items():
+            if not valid:
+                raise ConfigError(
+                    f"sinkhorn {name}={getattr(self, name)!r} is out of range: epsilon_relative,"
+                    " threshold > 0; anneal_init >= 1 (a multiple of epsilon) or null;"
+                    " 0 < anneal_decay <= 1; max_iterations >= inner_iterations >= 1"
+                )
+
+
+@dataclass(frozen=True)
+class SolveDiagnostics:
+    """One regularised transport solve: its cost and how the solver got there."""
+
+    cost: float
+    converged: bool
+    iterations: int
+    error: float
+
+
+@dataclass(frozen=True)
+class DivergenceResult:
+    """A debiased Sinkhorn divergence and the diagnostics of its three terms."""
+
+    divergence: float
+    xy: SolveDiagnostics
+    xx: SolveDiagnostics
+    yy: SolveDiagnostics
+
+
+@jax.tree_util.register_pytree_node_class
+class _Annealing(epsilon_scheduler.Epsilon):
+    """OTT's epsilon schedule with the start multiple traced too, so runs share a compile."""
+
+    def tree_flatten(self) -> tuple[tuple[Any, Any], dict[str, float]]:
+        return (self.target, self.init), {"decay": self.decay}
+
+    @classmethod
+    def tree_unflatten(cls, aux_data: dict[str, float], children: tuple) -> _Annealing:
+        return cls(*children, **aux_data)
+
+
+@dataclass(frozen=True)
+class _Solver:
+    """The static part of a solve: changing it recompiles, changing epsilon does not."""
+
+    anneal_decay: float
+    threshold: float
+    max_iterations: int
+    inner_iterations: int
+    lse_mode: bool
+    batch_size: int | None
+    symmetric: bool
+
+
+def mean_pooled_cost(clouds: list[np.ndarray]) -> float:
+    """Mean of ``|x_i - x_j|^2`` over all pairs of points of the pooled clouds.
+
+    Uses the identity ``mean_ij |x_i - x_j|^2 = 2 (mean_i |x_i|^2 - |mean_i x_i|^2)``, exact and
+    linear in the number of points.
+    """
+    total = sum(len(c) for c in clouds)
+    if total == 0:
+        raise ValueError("no points to compute a mean cost from")
+    sum_sq = sum(float(np.sum(np.square(c, dtype=np.float64))) for c in clouds)
+    mean = sum(np.sum(c, axis=0, dtype=np.float64) for c in clouds) / total
+    return 2.0 * (sum_sq / total - float(mean @ mean))
+
+
+def derive_epsilon(draws: list[dict[str, np.ndarray]], relative: float) -> float:
+    """Epsilon as ``relative`` x the mean squared distance between points of all draws pooled."""
+    if not relative > 0:
+        raise ConfigError(f"epsilon_relative must be > 0, got {relative}")
+    return relative * mean_pooled_cost([c for draw in draws for c in draw.values()])
+
+
+def resolve_settings(settings: SinkhornSettings, clouds: list[np.ndarray]) -> SinkhornSettings:
+    """Fix the run's epsilon and annealing start from the pooled cost, if not given.
+
+    Args:
+        settings: the configured settings (``epsilon`` and ``anneal_init`` may be None).
+        clouds: every point cloud of the run (the statistic is computed once, over all).
+
+    Returns:
+        Settings with ``epsilon`` and ``anneal_init`` set, the same for every pair of the run.
+    """
+    if settings.epsilon is not None and (settings.anneal_init is not None or not settings.anneal):
+        return settings
+    cost = mean_pooled_cost(clouds)
+    epsilon = settings.epsilon or settings.epsilon_relative * cost
+    anneal_init = settings.anneal_init
+    if anneal_init is None:
+        anneal_init = max(1.0, ANNEAL_START_FRACTION * cost / epsilon) if settings.anneal else 1.0
+    return replace(settings, epsilon=float(epsilon), anneal_init=float(anneal_init))
+
+
+def _note_trace(solver: _Solver, shape: tuple[int, ...]) -> None:
+    """Called once per compilation of a solve (tests count them)."""
+    logger.debug("compiling a Sinkhorn solve for shape %s, %s", shape, solver)
+
+
+@partial(jax.jit, static_argnames=("solver",))
+def _solve_arrays(
+    x: jax.Array,
+    y: jax.Array,
+    a: jax.Array,
+    b: jax.Array,
+    epsilon: jax.Array,
+    anneal_init: jax.Array,
+    solver: _Solver,
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    _note_trace(solver, x.shape + y.shape)
+    schedule = _Annealing(epsilon, init=anneal_init, decay=solver.anneal_decay)
+    geom = pointcloud.PointCloud(
+        x,
+        y,
+        cost_fn=costs.SqEuclidean(),
+        epsilon=schedule,
+        scale_cost=1.0,
+        batch_size=solver.batch_size,
+    )
+    options: dict[str, Any] = {}
+    if solver.symmetric:
+        # Feydy et al. (2019) eq. 25: averaged parallel updates, the fixed point of OT(x, x).
+        options = {
+            "parallel_dual_updates": True,
+            "momentum": acceleration.Momentum(start=0, value=0.5),
+        }
+    out = sinkhorn.Sinkhorn(
+        threshold=solver.threshold,
+        max_iterations=solver.max_iterations,
+        inner_iterations=solver.inner_iterations,
+        lse_mode=solver.lse_mode,
+        **options,
+    )(linear_problem.LinearProblem(geom, a=a, b=b))
+    recorded = out.errors != -1
+    last = jnp.maximum(jnp.sum(recorded) - 1, 0)
+    return out.reg_ot_cost, out.converged, out.n_iters, out.errors[last]
+
+
+def _padded_size(n: int, multiple: int) -> int:
+    return max(multiple, math.ceil(n / multiple) * multiple)
+
+
+def _pad(cloud: np.ndarray, weights: np.ndarray | None, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pad a cloud to ``size`` points with zero-weight copies of its first point."""
+    cloud = np.asarray(cloud, dtype=np.float32)
+    n = cloud.shape[0]
+    if weights is None:
+        weights = np.full(n, 1.0 / n, dtype=np.float32)
+    weights = np.asarray(weights, dtype=np.float32)
+    extra = size - n
+    padded = np.concatenate([cloud, np.repeat(cloud[:1], extra, axis=0)])
+    return padded, np.concatenate([weights, np.zeros(extra, dtype=np.float32)])
+
+
+def _check_cloud(cloud: np.ndarray, label: str) -> None:
+    if cloud.ndim != 2 or cloud.shape[0] == 0:
+        raise ValueError(f"point cloud {label} must have shape (n_points, dim), got {cloud.shape}")
+    if not np.all(np.isfinite(cloud)):
+        raise ValueError(f"point cloud {label} holds NaN or infinite values")
+
+
+def _solver(settings: SinkhornSettings, n_points: int, *, symmetric: bool) -> _Solver:
+    batch_size = settings.batch_size
+    if batch_size is None and n_points > settings.max_dense_points:
+        batch_size = 1024
+    anneal = settings.anneal and not symmetric
+    return _Solver(
+        anneal_decay=settings.anneal_decay if anneal else 1.0,
+        threshold=settings.threshold,
+        max_iterations=settings.max_iterations,
+        inner_iterations=settings.inner_iterations,
+        lse_mode=settings.lse_mode,
+        batch_size=batch_size,
+        symmetric=symmetric,
+    )
+
+
+def solve_ot(
+    x: np.ndarray,
+    y: np.ndarray,
+    settings: SinkhornSettings,
+    weights: tuple[np.ndarray | None, np.ndarray | None] | None = None,
+    *,
+    symmetric: bool = False,
+    size: int | None = None,
+) -> SolveDiagnostics:
+    """Solve one regularised transport problem ``OT_eps(x, y)`` (one term of a divergence).
+
+    Args:
+        x: ``(n, d)`` source points.
+        y: ``(m, d)`` target points.
+        settings: solver settings; ``epsilon`` None is derived from this pair alone (a run
+            should call :func:`resolve_settings` once instead).
+        weights: ``(a, b)`` point weights (each None = uniform); zeros are allowed.
+        symmetric: ``x`` and ``y`` are the same measure (self term): symmetric updates.
+        size: pad both clouds to this many points (default: the bucket of the larger one).
+
+    Returns:
+        The regularised cost with the solver's convergence diagnostics.
+    """
+    x, y = np.asarray(x), np.asarray(y)
+    _check_cloud(x, "x")
+    _check_cloud(y, "y")
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"point clouds differ in dimension: {x.shape[1]} vs {y.shape[1]}")
+    settings = resolve_settings(settings, [x, y])
+    a, b = weights if weights is not None else (None, None)
+    size = size or _padded_size(max(len(x), len(y)), settings.pad_multiple)
+    xp, ap = _pad(x, a, size)
+    yp, bp = _pad(y, b, size)
+    solver = _solver(settings, size, symmetric=symmetric)
+    # A self term starts near its optimum (the diagonal plan): annealing would only slow it.
+    anneal_init = settings.anneal_init if settings.anneal and not symmetric else 1.0
+    with jax.default_matmul_precision("highest"):
+        cost, converged, iterations, error = _solve_arrays(
+            xp, yp, ap, bp, jnp.float32(settings.epsilon), jnp.float32(anneal_init), solver=solver
+        )
+    return SolveDiagnostics(float(cost), bool(converged), int(iterations), float(error))
+
+
+def _divergence(xy: SolveDiagnostics, xx: SolveDiagnostics, yy: SolveDiagnostics) -> float:
+    return xy.cost - 0.5 * (xx.cost + yy.cost)
+
+
+def sinkhorn_divergence(
+    x: np.ndarray,
+    y: np.ndarray,
+    settings: SinkhornSettings,
+    *,
+    x_weights: np.ndarray | None = None,
+    y_weights: np.ndarray | None = None,
+) -> DivergenceResult:
+    """Debiased Sinkhorn divergence ``OT(x, y) - OT(x, x) / 2 - OT(y, y) / 2``.
+
+    Args:
+        x: ``(n, d)`` point cloud of one group.
+        y: ``(m, d)`` point cloud of the other group.
+        settings: solver settings (epsilon None: derived from the two clouds pooled).
+        x_weights: weights of ``x`` (default uniform).
+        y_weights: weights of ``y`` (default uniform).
+
+    Returns:
+        The divergence and the diagnostics of its three terms.
+    """
+    settings = resolve_settings(settings, [np.asarray(x), np.asarray(y)])
+    size = _padded_size(max(len(x), len(y)), settings.pad_multiple)
+    xy = solve_ot(x, y, settings, (x_weights, y_weights), size=size)
+    xx = solve_ot(x, x, settings, (x_weights, x_weights), symmetric=True, size=size)
+    yy = solve_ot(y, y, settings, (y_weights, y_weights), symmetric=True, size=size)
+    return DivergenceResult(_divergence(xy, xx, yy), xy, xx, yy)
+
+
+def _check_draws(draws: list[dict[str, np.ndarray]]) -> list[str]:
+    if not draws:
+        raise ValueError("sinkhorn_matrix needs at least one repetition")
+    groups = list(draws[0])
+    if len(groups) < 2:
+        raise ValueError(f"sinkhorn_matrix needs at least two groups, got {groups}")
+    for r, draw in enumerate(draws):
+        if list(draw) != groups:
+            raise ValueError(f"repetition {r} has groups {list(draw)}, expected {groups}")
+        for group, cloud in draw.items():
+            _check_cloud(np.asarray(cloud), f"{group!r} in repetition {r}")
+    return groups
+
+
+def _row(r: int, a: str, b: str, epsilon: float, terms: tuple[SolveDiagnostics, ...]) -> dict:
+    row: dict[str, Any] = {"repetition": r, "group_a": a, "group_b": b}
+    row["divergence"] = _divergence(*terms)
+    row["epsilon"] = epsilon
+    for term, diag in zip(TERMS, terms, strict=True):
+        row.update({f"{term}_{key}": value for key, value in asdict(diag).items()})
+    return row
+
+
+def _warn_unconverged(
+    r: int, label: str, diag: SolveDiagnostics, settings: SinkhornSettings
+) -> None:
+    if not diag.converged:
+        warnings.warn(
+            f"Sinkhorn did not converge for {label} in repetition {r}: marginal error "
+            f"{diag.error:.2e} > threshold {settings.threshold:g} after {diag.iterations} "
+            "iterations; raise max_iterations, slow anneal_decay or raise epsilon",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _repetition_rows(
+    r: int, draw: dict[str, np.ndarray], settings: SinkhornSettings, size: int, bar: tqdm
+) -> list[dict[str, Any]]:
+    """All pairs of one repetition; each self term solved once and shared by its pairs."""
+    own = {}
+    for group, cloud in draw.items():
+        own[group] = solve_ot(cloud, cloud, settings, symmetric=True, size=size)
+        _warn_unconverged(r, f"the self term of {group!r}", own[group], settings)
+        bar.update()
+    groups = list(draw)
+    rows = []
+    for i, a in enumerate(groups):
+        for b in groups[i + 1 :]:
+            xy = solve_ot(draw[a], draw[b], settings, size=size)
+            _warn_unconverged(r, f"pair {a!r}-{b!r}", xy, settings)
+            rows.append(_row(r, a, b, float(settings.epsilon), (xy, own[a], own[b])))
+            bar.update()
+    return rows
+
+
+def sinkhorn_matrix(
+    draws: list[dict[str, np.ndarray]],
+    settings: SinkhornSettings,
+    name: str = "sinkhorn",
+    *,
+    progress: bool = True,
+) -> tuple[DistanceMatrix, pd.DataFrame]:
+    """Sinkhorn divergence between every pair of groups, over repetitions.
+
+    Each group's self term is solved once per repetition and shared by its K - 1 pairs, so a
+    repetition costs K + K(K-1)/2 solves. All clouds are padded to one size (one compile).
+
+    Args:
+        draws: ``draws[r][group]`` = the ``(n_points, d)`` point cloud of ``group`` in
+            repetition ``r``; every repetition holds the same groups in the same order.
+        settings: solver settings; epsilon None is derived once from all clouds pooled.
+        name: the matrix's name (``sinkhorn_short``, ``sinkhorn_long``).
+        progress: show a progress bar over the solves.
+
+    Returns:
+        The matrix (mean and sd over repetitions, zero diagonal) and a diagnostics table with
+        one row per (repetition, group_a, group_b): divergence, epsilon, and the cost,
+        converged, iterations and error of each term ``xy``, ``xx``, ``yy``.
+    """
+    groups = _check_draws(draws)
+    clouds = [np.asarray(c) for draw in draws for c in draw.values()]
+    settings = resolve_settings(settings, clouds)
+    size = _padded_size(max(len(c) for c in clouds), settings.pad_multiple)
+    k = len(groups)
+    values = np.zeros((len(draws), k, k))
+    rows = []
+    with tqdm(total=len(draws) * (k + k * (k - 1) // 2), desc=name, disable=not progress) as bar:
+        for r, draw in enumerate(draws):
+            rows += _repetition_rows(r, draw, settings, size, bar)
+    for row in rows:
+        i, j = groups.index(row["group_a"]), groups.index(row["group_b"])
+        values[row["repetition"], i, j] = values[row["repetition"], j, i] = row["divergence"]
+    config = asdict(settings) | {"n_points_padded": size}
+    return DistanceMatrix.from_repetitions(name, groups, values, config), pd.DataFrame(rows)

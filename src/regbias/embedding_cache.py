@@ -1,0 +1,318 @@
+"""A disk cache of embeddings: every distinct text is embedded once per encoder and output kind.
+
+Layout: ``root/<key>/`` per (encoder identity, output kind), ``key`` a hash of both, with a
+``key.json`` naming them. Each :meth:`EmbeddingCache.put` adds one new shard, two files written
+via a temporary file in the same folder and :func:`os.replace`: the data
+``shard-<id>.data.npy`` (float32 rows: the token vectors of all its texts stacked, or one
+pooled vector per text) first, then the index ``shard-<id>.index.npz`` (text hashes and row
+offsets). Readers only look at index files, so a shard is visible whole or not at all; a
+killed writer leaves a temporary file or an orphan data file, both ignored. Files are never
+modified after they appear, so any number of processes may read and write one root at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from regbias.encoders import Encoder, Padding
+
+__all__ = ["EmbeddingCache", "Embeddings", "embed_pooled", "embed_tokens", "text_key"]
+
+Embeddings = list[np.ndarray] | np.ndarray
+"""Token vectors (a list of ``(n_tokens, d)`` arrays) or pooled vectors (an ``(n, d)`` array)."""
+
+_TEMP_PREFIX = ".tmp-"
+_INDEX_SUFFIX = ".index.npz"
+_DATA_SUFFIX = ".data.npy"
+_STALE_TEMP_SECONDS = 6 * 3600
+
+
+def text_key(text: str) -> str:
+    """The cache key of a text: a 128-bit BLAKE2b hash of its UTF-8 bytes, in hex."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+@dataclass
+class _Shard:
+    """One shard's rows, memory-mapped read-only, and whether each text has several rows."""
+
+    data: np.ndarray
+    ragged: bool
+
+
+@dataclass
+class _KeyIndex:
+    """What one process knows about one (encoder identity, kind) folder."""
+
+    folder: Path
+    shards: dict[str, _Shard] = field(default_factory=dict)
+    # text hash -> (shard name, first row, end row)
+    entries: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    ragged: bool | None = None
+
+
+class EmbeddingCache:
+    """Embeddings on disk under ``root``, shared by draws, stages, jobs and sweeps.
+
+    Attributes:
+        root: the cache folder (created when missing).
+        hits: distinct texts served from the cache, over all calls.
+        misses: distinct texts computed, over all calls.
+    """
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.hits = 0
+        self.misses = 0
+        self._indexes: dict[str, _KeyIndex] = {}
+        self.remove_stale_temp_files()
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({str(self.root)!r}, hits={self.hits}, misses={self.misses})"
+
+    def get_or_compute(
+        self,
+        kind: str,
+        encoder_identity: str,
+        texts: Sequence[str],
+        compute: Callable[[list[str]], Embeddings],
+    ) -> Embeddings:
+        """The embeddings of ``texts``, computing and storing only those not cached yet.
+
+        Args:
+            kind: the output kind, e.g. ``tokens-real``, ``tokens-max_length``, ``pooled-mean``.
+            encoder_identity: the encoder's stable identity (``EncoderSpec.identity``).
+            texts: texts to embed; duplicates are embedded once.
+            compute: embeds a list of texts, returning per text a 2-D token array (a list) or
+                one row per text (a 2-D array). Called at most once, with the distinct misses.
+
+        Returns:
+            Float32 embeddings in the order of ``texts``: a list of arrays when ``compute``
+            returns lists, else one ``(len(texts), d)`` array.
+        """
+        index = self._index(kind, encoder_identity)
+        keys = [text_key(text) for text in texts]
+        missing = _distinct_missing(keys, texts, index.entries)
+        if missing:
+            self._scan(index)
+            missing = {key: text for key, text in missing.items() if key not in index.entries}
+        self.hits += len(dict.fromkeys(keys)) - len(missing)
+        self.misses += len(missing)
+        if not keys and index.ragged is None:
+            return _as_float32(compute([]))
+        if missing:
+            computed = _as_float32(compute(list(missing.values())))
+            _check_count(computed, len(missing))
+            self._put(kind, encoder_identity, list(missing), computed)
+        return self._collect(index, keys)
+
+    def put(
+        self, kind: str, encoder_identity: str, texts: Sequence[str], embeddings: Embeddings
+    ) -> None:
+        """Store the embeddings of ``texts`` as one new shard.
+
+        Args:
+            kind: the output kind.
+            encoder_identity: the encoder's stable identity.
+            texts: the embedded texts, one per embedding.
+            embeddings: a list of 2-D arrays (token vectors) or a 2-D array (one row per text).
+        """
+        self._put(kind, encoder_identity, [text_key(text) for text in texts], embeddings)
+
+    def _put(
+        self, kind: str, encoder_identity: str, keys: list[str], embeddings: Embeddings
+    ) -> None:
+        """Write one shard of the embeddings of the texts whose hashes are ``keys``."""
+        if not keys:
+            return
+        index = self._index(kind, encoder_identity)
+        ragged = isinstance(embeddings, list | tuple)
+        if index.ragged is not None and ragged != index.ragged:
+            raise ValueError(
+                f"cache kind {kind!r} holds {'token' if index.ragged else 'pooled'} embeddings; "
+                "store the other shape under another kind"
+            )
+        embeddings = _as_float32(embeddings)
+        _check_count(embeddings, len(keys))
+        lengths = [len(array) for array in embeddings] if ragged else [1] * len(embeddings)
+        data = np.concatenate(embeddings) if ragged else embeddings
+        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+        name = f"shard-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}"
+        _atomic_write(index.folder / f"{name}{_DATA_SUFFIX}", lambda f: np.save(f, data))
+        _atomic_write(
+            index.folder / f"{name}{_INDEX_SUFFIX}",
+            lambda f: np.savez(f, keys=np.array(keys, dtype="U32"), offsets=offsets, ragged=ragged),
+        )
+        self._add_shard(index, name)
+
+    def remove_stale_temp_files(self, older_than_s: float = _STALE_TEMP_SECONDS) -> int:
+        """Delete temporary files left by killed writers; returns how many were removed.
+
+        Only files older than ``older_than_s`` go, so a write in progress elsewhere survives.
+        """
+        removed = 0
+        cutoff = time.time() - older_than_s
+        for path in self.root.glob(f"*/{_TEMP_PREFIX}*"):
+            try:
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        return removed
+
+    def _index(self, kind: str, encoder_identity: str) -> _KeyIndex:
+        """The in-memory index of one key, read from disk on first use."""
+        digest = hashlib.blake2b(f"{encoder_identity}\0{kind}".encode(), digest_size=16)
+        key = digest.hexdigest()
+        if key not in self._indexes:
+            folder = self.root / key
+            folder.mkdir(exist_ok=True)
+            if not (folder / "key.json").exists():
+                label = json.dumps({"encoder_identity": encoder_identity, "kind": kind})
+                _atomic_write(folder / "key.json", lambda f: f.write(label.encode()))
+            self._indexes[key] = _KeyIndex(folder)
+            self._scan(self._indexes[key])
+        return self._indexes[key]
+
+    def _scan(self, index: _KeyIndex) -> None:
+        """Add the shards other processes wrote since the last scan; oldest first wins."""
+        names = sorted(
+            path.name.removesuffix(_INDEX_SUFFIX)
+            for path in index.folder.glob(f"shard-*{_INDEX_SUFFIX}")
+        )
+        for name in names:
+            if name not in index.shards:
+                self._add_shard(index, name)
+
+    def _add_shard(self, index: _KeyIndex, name: str) -> None:
+        """Load a shard's index, memory-map its data and record its texts."""
+        try:
+            with np.load(index.folder / f"{name}{_INDEX_SUFFIX}") as stored:
+                keys, offsets = stored["keys"], stored["offsets"]
+                ragged = bool(stored["ragged"])
+            data = np.load(index.folder / f"{name}{_DATA_SUFFIX}", mmap_mode="r")
+        except (OSError, ValueError, KeyError) as error:
+            warnings.warn(f"skipping unreadable cache shard {name} ({error})", stacklevel=3)
+            index.shards[name] = _Shard(np.empty((0, 0), np.float32), ragged=False)
+            return
+        index.shards[name] = _Shard(data, ragged)
+        index.ragged = ragged if index.ragged is None else index.ragged
+        starts, ends = offsets[:-1].tolist(), offsets[1:].tolist()
+        for key, start, end in zip(keys.tolist(), starts, ends, strict=True):
+            index.entries.setdefault(key, (name, start, end))
+
+    def _collect(self, index: _KeyIndex, keys: list[str]) -> Embeddings:
+        """The stored embeddings of ``keys``, copied out of the shards, in order."""
+        arrays = []
+        for key in keys:
+            name, start, end = index.entries[key]
+            arrays.append(np.array(index.shards[name].data[start:end], dtype=np.float32))
+        if index.ragged:
+            return arrays
+        if not arrays:
+            return np.empty((0, 0), np.float32)
+        return np.concatenate(arrays)
+
+
+def _distinct_missing(
+    keys: list[str], texts: Sequence[str], entries: dict[str, tuple[str, int, int]]
+) -> dict[str, str]:
+    """Hash -> text of the texts not in ``entries``, each once, in first-seen order."""
+    return {key: text for key, text in zip(keys, texts, strict=True) if key not in entries}
+
+
+def _as_float32(embeddings: Embeddings) -> Embeddings:
+    """Float32 copies of a compute result, which may be a list of arrays or one array."""
+    if isinstance(embeddings, list | tuple):
+        arrays = [np.asarray(array, dtype=np.float32) for array in embeddings]
+        for array in arrays:
+            if array.ndim != 2:
+                raise ValueError(f"token embeddings must be 2-D per text, got {array.shape}")
+        return arrays
+    array = np.asarray(embeddings, dtype=np.float32)
+    if array.ndim != 2:
+        raise ValueError(f"pooled embeddings must be 2-D (texts, dim), got {array.shape}")
+    return array
+
+
+def _check_count(computed: Embeddings, expected: int) -> None:
+    """Raise unless there is one embedding per text."""
+    if len(computed) != expected:
+        raise ValueError(f"compute returned {len(computed)} embeddings for {expected} texts")
+
+
+def _atomic_write(path: Path, write: Callable[..., object]) -> None:
+    """Write ``path`` whole or not at all: a temporary file in its folder, then a rename."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def embed_tokens(
+    encoder: Encoder,
+    cache: EmbeddingCache | None,
+    texts: Sequence[str],
+    padding: Padding = "real",
+    batch_size: int = 64,
+) -> list[np.ndarray]:
+    """Token vectors of ``texts`` from ``encoder``, through ``cache`` when given.
+
+    Args:
+        encoder: the pre-trained encoder.
+        cache: the embedding cache, or ``None`` to embed everything now.
+        texts: texts to embed.
+        padding: ``real`` tokens only, or all ``max_length`` positions (see
+            :meth:`regbias.encoders.Encoder.token_embeddings`).
+        batch_size: texts per forward pass.
+
+    Returns:
+        Per text, a float32 ``(n_tokens, d)`` array, in input order.
+    """
+
+    def compute(batch: list[str]) -> list[np.ndarray]:
+        return encoder.token_embeddings(batch, padding=padding, batch_size=batch_size)
+
+    if cache is None:
+        return compute(list(texts))
+    return cache.get_or_compute(f"tokens-{padding}", encoder.spec.identity, texts, compute)
+
+
+def embed_pooled(
+    encoder: Encoder, cache: EmbeddingCache | None, texts: Sequence[str], batch_size: int = 64
+) -> np.ndarray:
+    """Pooled vectors of ``texts`` (by the encoder's pooling), through ``cache`` when given.
+
+    Returns:
+        Float32 array ``(len(texts), d)`` in input order.
+    """
+
+    def compute(batch: list[str]) -> np.ndarray:
+        return encoder.pooled(batch, batch_size=batch_size)
+
+    if cache is None:
+        return compute(list(texts))
+    kind = f"pooled-{encoder.spec.pooling}"
+    result = cache.get_or_compute(kind, encoder.spec.identity, texts, compute)
+    return result if len(texts) else np.empty((0, encoder.hidden_size), np.float32)

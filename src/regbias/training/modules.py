@@ -1,0 +1,259 @@
+"""LightningModules for stage I: binary sentiment and multilabel topic classifiers."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import lightning as L
+import torch
+from torch import nn
+from torchmetrics.classification import BinaryAccuracy, MultilabelF1Score
+from transformers import get_linear_schedule_with_warmup
+
+from regbias.errors import ConfigError
+
+__all__ = [
+    "MODES",
+    "POOLINGS",
+    "EncoderClassifier",
+    "MultilabelClassifier",
+    "SentimentClassifier",
+    "check_pooling",
+    "optimizer_names",
+    "pool_hidden_states",
+]
+
+POOLINGS = ("pooler", "cls", "mean")
+MODES = ("full", "head")
+Mode = Literal["full", "head"]
+
+
+def optimizer_names() -> list[str]:
+    """Names of the optimisers in ``torch.optim`` that a config may ask for."""
+    base = torch.optim.Optimizer
+    return sorted(
+        name
+        for name in dir(torch.optim)
+        if isinstance(getattr(torch.optim, name), type)
+        and issubclass(getattr(torch.optim, name), base)
+        and getattr(torch.optim, name) is not base
+    )
+
+
+def _optimizer_class(name: str) -> type[torch.optim.Optimizer]:
+    by_lower = {n.lower(): n for n in optimizer_names()}
+    if name.lower() not in by_lower:
+        valid = ", ".join(optimizer_names())
+        raise ConfigError(f"unknown optimizer {name!r}: choose one of {valid}")
+    return getattr(torch.optim, by_lower[name.lower()])
+
+
+def check_pooling(pooling: str, has_pooler: bool | None) -> None:
+    """Raise :class:`ConfigError` for a pooling the encoder cannot provide.
+
+    Args:
+        pooling: ``pooler``, ``cls`` or ``mean``.
+        has_pooler: whether the encoder has a trained pooler layer (``None``: unknown, allowed).
+    """
+    if pooling not in POOLINGS:
+        raise ConfigError(f"unknown pooling {pooling!r}: choose one of {', '.join(POOLINGS)}")
+    if pooling == "pooler" and has_pooler is False:
+        raise ConfigError(
+            "pooling 'pooler' needs an encoder with a pooler layer, and this one has none: "
+            "set the encoder's pooling to 'cls' or 'mean'"
+        )
+
+
+def pool_hidden_states(outputs: Any, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
+    """One vector per text from a Hugging Face encoder's outputs.
+
+    Args:
+        outputs: the model output (``last_hidden_state`` and, for ``pooler``, ``pooler_output``).
+        attention_mask: ``(batch, tokens)`` 1 for real tokens, 0 for padding.
+        pooling: ``pooler`` (the pooler output), ``cls`` (first token) or ``mean``
+            (mean over real tokens).
+
+    Returns:
+        ``(batch, hidden)`` pooled vectors.
+    """
+    hidden = outputs.last_hidden_state
+    if pooling == "pooler":
+        if getattr(outputs, "pooler_output", None) is None:
+            check_pooling(pooling, False)
+        return outputs.pooler_output
+    if pooling == "cls":
+        return hidden[:, 0]
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+
+
+def _decay_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    # Transformer convention (BERT, DocBERT): biases and LayerNorm weights are not decayed.
+    decay, no_decay = [], []
+    for name, param in module.named_parameters():
+        if not param.requires_grad:
+            continue
+        skip = name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name
+        (no_decay if skip else decay).append(param)
+    groups = [{"params": decay, "weight_decay": weight_decay}]
+    if no_decay:
+        groups.append({"params": no_decay, "weight_decay": 0.0})
+    return groups
+
+
+class EncoderClassifier(L.LightningModule):
+    """Encoder -> pooled vector -> dropout -> linear logits, trained with BCE-with-logits.
+
+    In ``full`` mode the encoder is part of the module and is fine-tuned; batches hold token
+    ids. In ``head`` mode the encoder is frozen and left out: the module is dropout + linear on
+    cached pooled vectors (batches hold ``features``).
+
+    Args:
+        n_outputs: number of logits (1 for binary sentiment, one per topic for multilabel).
+        mode: ``full`` or ``head``.
+        encoder_model: the Hugging Face ``AutoModel`` (required in ``full`` mode).
+        tokenizer: its tokenizer (kept so :func:`predict_proba` can read raw texts).
+        pooling: ``pooler``, ``cls`` or ``mean``.
+        max_length: truncation length in tokens.
+        feature_dim: size of the cached vectors (``head`` mode; defaults to the encoder's).
+        has_pooler: whether the encoder has a pooler (``None``: read it from ``encoder_model``).
+        optimizer: name of a ``torch.optim`` optimiser (case-insensitive).
+        lr: learning rate.
+        weight_decay: weight decay (not applied to biases and LayerNorm weights).
+        warmup_fraction: share of the training steps with linear warm-up, then linear decay;
+            0 keeps the learning rate constant.
+        dropout: dropout before the linear layer.
+        metric_prefix: prepended to logged names, e.g. ``fold0/`` -> ``fold0/val/loss``.
+    """
+
+    def __init__(
+        self,
+        n_outputs: int,
+        *,
+        mode: Mode = "full",
+        encoder_model: nn.Module | None = None,
+        tokenizer: Any = None,
+        pooling: str = "cls",
+        max_length: int = 128,
+        feature_dim: int | None = None,
+        has_pooler: bool | None = None,
+        optimizer: str = "Adagrad",
+        lr: float = 1e-3,
+        weight_decay: float = 0.0,
+        warmup_fraction: float = 0.0,
+        dropout: float = 0.1,
+        metric_prefix: str = "",
+    ) -> None:
+        super().__init__()
+        if mode not in MODES:
+            raise ConfigError(f"unknown fine-tuning mode {mode!r}: choose 'full' or 'head'")
+        _optimizer_class(optimizer)
+        if has_pooler is None and encoder_model is not None:
+            has_pooler = getattr(encoder_model, "pooler", None) is not None
+        check_pooling(pooling, has_pooler)
+        # Not sent to the logger: every fold of a job shares one MLflow run, and MLflow refuses
+        # a parameter whose value changes (the metric prefix does); the pipeline logs config.
+        self.save_hyperparameters(ignore=["encoder_model", "tokenizer"], logger=False)
+        self.mode, self.pooling, self.max_length = mode, pooling, max_length
+        self.tokenizer = tokenizer
+        self.metric_prefix = metric_prefix
+        hidden = feature_dim or _hidden_size(encoder_model)
+        if mode == "full":
+            if encoder_model is None:
+                raise ConfigError("fine-tuning mode 'full' needs an encoder model")
+            self.encoder = encoder_model
+        else:
+            self.encoder = None
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(hidden, n_outputs)
+        self.loss_fn = nn.BCEWithLogitsLoss()
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Logits ``(batch, n_outputs)`` for a batch of token ids or cached vectors."""
+        if self.mode == "head":
+            pooled = batch["features"]
+        else:
+            inputs = {k: v for k, v in batch.items() if k != "labels"}
+            outputs = self.encoder(**inputs)
+            pooled = pool_hidden_states(outputs, batch["attention_mask"], self.pooling)
+        return self.classifier(self.dropout(pooled))
+
+    def _logits_targets(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = self(batch)
+        return logits.reshape(batch["labels"].shape), batch["labels"]
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        logits, targets = self._logits_targets(batch)
+        loss = self.loss_fn(logits, targets)
+        self.log(f"{self.metric_prefix}train/loss", loss, on_step=False, on_epoch=True)
+        return loss
+
+    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        logits, targets = self._logits_targets(batch)
+        self.log(f"{self.metric_prefix}val/loss", self.loss_fn(logits, targets), on_epoch=True)
+        self._log_val_metric(torch.sigmoid(logits.float()), targets.long())
+
+    def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
+        raise NotImplementedError
+
+    def predict_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        return torch.sigmoid(self(batch).float())
+
+    def configure_optimizers(self) -> Any:
+        hp = self.hparams
+        optimizer = _optimizer_class(hp.optimizer)(_decay_groups(self, hp.weight_decay), lr=hp.lr)
+        if hp.warmup_fraction <= 0:
+            return optimizer
+        total = int(self.trainer.estimated_stepping_batches)
+        schedule = get_linear_schedule_with_warmup(
+            optimizer, int(hp.warmup_fraction * total), total
+        )
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+
+def _hidden_size(encoder_model: nn.Module | None) -> int:
+    if encoder_model is None:
+        raise ConfigError("'head' mode needs feature_dim (the size of the cached vectors)")
+    return int(encoder_model.config.hidden_size)
+
+
+class SentimentClassifier(EncoderClassifier):
+    """Binary sentiment: one logit; logs ``{prefix}val/acc`` (threshold 0.5).
+
+    Defaults follow the authors' training: Adagrad, learning rate 1e-3. See
+    :class:`EncoderClassifier` for the arguments.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("optimizer", "Adagrad")
+        kwargs.setdefault("lr", 1e-3)
+        super().__init__(1, **kwargs)
+        self.val_acc = BinaryAccuracy(threshold=0.5)
+
+    def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
+        self.val_acc(probs, targets)
+        self.log(f"{self.metric_prefix}val/acc", self.val_acc, on_epoch=True)
+
+
+class MultilabelClassifier(EncoderClassifier):
+    """Multilabel topics: one logit per topic; logs ``{prefix}val/micro_f1`` (threshold 0.5).
+
+    Defaults follow DocBERT: AdamW, learning rate 2e-5, weight decay 0.01 (not on bias or
+    LayerNorm), linear warm-up over 10% of the steps. See :class:`EncoderClassifier`.
+
+    Args:
+        n_labels: number of topics.
+        **kwargs: as :class:`EncoderClassifier`.
+    """
+
+    def __init__(self, n_labels: int, **kwargs: Any) -> None:
+        kwargs.setdefault("optimizer", "AdamW")
+        kwargs.setdefault("lr", 2e-5)
+        kwargs.setdefault("weight_decay", 0.01)
+        kwargs.setdefault("warmup_fraction", 0.1)
+        super().__init__(n_labels, **kwargs)
+        self.val_micro_f1 = MultilabelF1Score(num_labels=n_labels, average="micro", threshold=0.5)
+
+    def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
+        self.val_micro_f1(probs, targets)
+        self.log(f"{self.metric_prefix}val/micro_f1", self.val_micro_f1, on_epoch=True)

@@ -1,0 +1,61 @@
+"""Each user mistake: one clear message, a non-zero exit, no MLflow run left RUNNING."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli import run_cli, runs
+
+FAST = ["distance.enabled=false", "experiment=smoke"]
+
+
+def assert_clean_failure(workdir, done, *fragments):
+    assert done.returncode != 0, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("regbias: error:")]
+    assert len(errors) == 1, done.stderr[-3000:]
+    for fragment in fragments:
+        assert fragment in errors[0], errors[0]
+    assert "Traceback" not in done.stderr
+    assert all(r.info.status != "RUNNING" for r in runs(workdir))
+
+
+def test_missing_data_directory(tmp_path):
+    done = run_cli(tmp_path, *FAST, data_dir=tmp_path / "nowhere")
+    assert_clean_failure(tmp_path, done, "does not exist", "regbias.data.fetch")
+
+
+def test_missing_data_file(tmp_path):
+    (tmp_path / "data").mkdir()
+    done = run_cli(tmp_path, "task=describe", data_dir=tmp_path / "data")
+    assert_clean_failure(tmp_path, done, "regional_sentiment140", "fetch")
+
+
+def test_unknown_group(tmp_path, shared_data_dir):
+    done = run_cli(tmp_path, *FAST, "dataset.groups=[au,xx]", data_dir=shared_data_dir)
+    assert_clean_failure(tmp_path, done, "unknown group(s) xx", "au, ca")
+    assert [r.info.status for r in runs(tmp_path)] == ["FAILED"]
+
+
+def test_unknown_task(tmp_path, shared_data_dir):
+    done = run_cli(tmp_path, "task=nosuch", data_dir=shared_data_dir)
+    assert_clean_failure(tmp_path, done, "unknown task 'nosuch'", "describe")
+
+
+def test_draw_larger_than_group(tmp_path, shared_data_dir):
+    args = ["experiment=smoke", "dataset.groups=[nz,za]", "distance.short.texts_per_draw=300"]
+    done = run_cli(tmp_path, *args, data_dir=shared_data_dir)
+    assert_clean_failure(tmp_path, done, "group 'za' has 250 texts", "sampling.policy=all")
+
+
+def test_csv_missing_column(tmp_path):
+    (tmp_path / "my.csv").write_text("text,label,dialect\nhello there,1,a\n")
+    args = ["dataset=csv", f"dataset.path={tmp_path}/my.csv", "dataset.group_column=region"]
+    done = run_cli(tmp_path, *FAST, *args, data_dir=tmp_path)
+    assert_clean_failure(tmp_path, done, "region", "dialect")
+
+
+@pytest.mark.parametrize("override", ["dataset=nosuch", "encoder=nosuch"])
+def test_unknown_config_option_is_hydras_clear_error(tmp_path, override):
+    done = run_cli(tmp_path, override)
+    assert done.returncode != 0
+    assert "Could not find" in done.stderr and "Available options" in done.stderr
