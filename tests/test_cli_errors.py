@@ -59,3 +59,21 @@ def test_unknown_config_option_is_hydras_clear_error(tmp_path, override):
     done = run_cli(tmp_path, override)
     assert done.returncode != 0
     assert "Could not find" in done.stderr and "Available options" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("overrides", "fragments"),
+    [
+        (["distance.sinkhorn.epsilon=-1"], ["epsilon must be > 0"]),
+        (["finetune.optimizer=Adamm", "distance.enabled=false"], ["Adamm"]),
+        (["finetune.k_folds=500", "distance.enabled=false"], ["500"]),
+        (["encoder=bert_small", "encoder.source=path", "encoder.location=/no/such/model",
+          "distance.enabled=false"], ["/no/such/model"]),  # fmt: skip
+    ],
+    ids=["epsilon", "optimizer", "k_folds", "encoder_path"],
+)
+def test_bad_stage_settings(tmp_path, shared_data_dir, overrides, fragments):
+    args = ["experiment=smoke", "dataset.groups=[au,nz]", *overrides]
+    done = run_cli(tmp_path, *args, data_dir=shared_data_dir)
+    assert_clean_failure(tmp_path, done, *fragments)
+    assert [r.info.status for r in runs(tmp_path)] == ["FAILED"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
 from lightning.pytorch.loggers import MLFlowLogger
 from omegaconf import DictConfig
 
@@ -64,6 +67,18 @@ def finetune_settings(finetune: Mapping[str, Any], trainer: Mapping[str, Any]) -
     )
 
 
+def _model_sink(run: RunLog, seed: int) -> Callable[[int, torch.nn.Module], None]:
+    """Log each fine-tuned model's weights as ``models/seed{s}_fold{j}.pt`` (log_models=true)."""
+
+    def keep(fold: int, module: torch.nn.Module) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"seed{seed}_fold{fold}.pt"
+            torch.save(module.state_dict(), path)
+            run.file(path, "models")
+
+    return keep
+
+
 def _drawn_subsets(
     groups: dict[str, TextSet], size: int | None, repetitions: int, seed: int, policy: str
 ) -> tuple[dict[str, TextSet], dict[str, list[np.ndarray]]]:
@@ -91,17 +106,17 @@ def run_performance_stage(
         (lambda texts: embed_pooled(encoder, cache, texts)) if settings.mode == "head" else None
     )
     logger = JobRunLogger(tracking_uri=run.tracking_uri, run_id=run.run_id, log_model=False)
+    sink = _model_sink(run, seed) if cfg.tracking.get("log_models") else None
     groups = {g: t for g, t in study.groups.items() if g != "baseline"}
     size = None if ft.evaluation.draw_size is None else int(ft.evaluation.draw_size)
     repetitions = int(ft.evaluation.repetitions)
+    common = {"encoder": parts, "features": features, "logger": logger, "model_sink": sink}
     if study.corpus.task == "binary":
         subsets, draws = _drawn_subsets(groups, size, repetitions, seed, policy)
-        models = run_folds(study.training, subsets, int(ft.k_folds), settings, seed=seed,
-                           encoder=parts, features=features, logger=logger)  # fmt: skip
+        models = run_folds(study.training, subsets, int(ft.k_folds), settings, seed=seed, **common)
     else:
         draws = {}
-        models = [train_multilabel(study.training, groups, settings, seed=seed, encoder=parts,
-                                   features=features, logger=logger)]  # fmt: skip
+        models = [train_multilabel(study.training, groups, settings, seed=seed, **common)]
     for model in models:
         if model.best_score is not None:
             run.metrics(

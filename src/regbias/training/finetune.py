@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 BASELINE = "baseline"
 LIGHTNING_CHATTER = ("lightning.pytorch.utilities.rank_zero", "lightning.pytorch.accelerators.cuda")
 FeatureFn = Callable[[list[str]], np.ndarray]
+# Receives each trained model (fold number, module), e.g. to log its weights.
+ModelSink = Callable[[int, "EncoderClassifier"], None]
 ModelInputs = list[str] | np.ndarray
 
 
@@ -516,6 +518,7 @@ def run_folds(
     encoder: EncoderParts | None = None,
     features: FeatureFn | None = None,
     logger: Logger | None = None,
+    model_sink: ModelSink | None = None,
 ) -> list[FoldModel]:
     """Stage I for a binary task: k-fold fine-tuning on one training sample.
 
@@ -532,6 +535,7 @@ def run_folds(
         features: ``features(texts) -> (n, hidden)`` cached pooled vectors (``head`` mode);
             each text is embedded once, not once per fold.
         logger: a Lightning logger; fold ``j`` logs under ``fold{j}/``.
+        model_sink: called with (fold, trained module) before the module is released.
 
     Returns:
         One :class:`FoldModel` per fold, in fold order.
@@ -580,6 +584,8 @@ def run_folds(
                 best_score=module.best_score,
             )
         )
+        if model_sink is not None:
+            model_sink(fold, module)
         del module
     return models
 
@@ -594,6 +600,7 @@ def train_multilabel(
     features: FeatureFn | None = None,
     logger: Logger | None = None,
     metric_prefix: str = "",
+    model_sink: ModelSink | None = None,
 ) -> FoldModel:
     """Stage I for a multilabel task (Reuters): one model per seed, every group evaluated whole.
 
@@ -609,6 +616,7 @@ def train_multilabel(
         features: cached pooled vectors function (``head`` mode).
         logger: a Lightning logger.
         metric_prefix: prepended to logged metric names.
+        model_sink: called with (0, trained module) once predictions are made.
 
     Returns:
         A :class:`FoldModel` with ``fold=0`` and an empty ``test_index``.
@@ -631,7 +639,7 @@ def train_multilabel(
         metric_prefix=metric_prefix,
     )
     group_inputs = {name: _model_inputs(g.texts, settings, features) for name, g in groups.items()}
-    return FoldModel(
+    model = FoldModel(
         seed=seed,
         fold=0,
         train_index=fit_index,
@@ -641,3 +649,6 @@ def train_multilabel(
         labels={name: np.asarray(g.labels) for name, g in groups.items()},
         best_score=module.best_score,
     )
+    if model_sink is not None:
+        model_sink(0, module)
+    return model

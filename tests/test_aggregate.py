@@ -1,0 +1,109 @@
+"""The sweep's end: pooled matrices, concatenated models, failed jobs named and the parent FAILED."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from regbias.aggregate import aggregate_sweep, pool_results
+from regbias.distances.matrix import DistanceMatrix
+from regbias.results import StudyResults
+from regbias.sweep import SweepCallback
+from regbias.tracking import JOB_FILE, PARENT_FILE, TrackingSettings, connect, start_run
+
+GROUPS = ["au", "ca", "nz", "uk", "us"]
+
+
+def fake_job(seed: int) -> StudyResults:
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(1, 2, size=(3, 5, 5))
+    values = (values + values.transpose(0, 2, 1)) / 2
+    for r in range(3):
+        np.fill_diagonal(values[r], 0)
+    matrix = DistanceMatrix.from_repetitions("sinkhorn_short", GROUPS, values)
+    rows = [
+        (f"seed{seed}/fold{f}", seed, f, g, rep, "accuracy", rng.uniform(0.6, 0.9), 20)
+        for f in range(2) for g in GROUPS for rep in range(2)
+    ]  # fmt: skip
+    columns = ["model", "seed", "fold", "group", "repetition", "metric", "value", "n_texts"]
+    per_model = pd.DataFrame(rows, columns=columns)
+    sizes = {g: 100 for g in GROUPS}
+    return StudyResults(GROUPS, {"sinkhorn_short": matrix}, per_model, sizes, {"seed": seed})
+
+
+def log_fake_job(client, experiment, parent_id, results):
+    run = start_run(client, experiment, "job", {}, parent_run_id=parent_id)
+    matrix = results.distances["sinkhorn_short"]
+    run.json(matrix.to_dict(), "distances/sinkhorn_short.json")
+    run.table(results.per_model, "performance/per_model.csv")
+    meta = {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta}
+    run.json(meta, "results/study.json")
+    client.set_terminated(run.run_id, "FINISHED")
+    return run.run_id
+
+
+@pytest.fixture
+def store(tmp_path):
+    settings = TrackingSettings(f"sqlite:///{tmp_path}/mlruns.db", str(tmp_path / "mlruns"), "agg")
+    client, experiment = connect(settings)
+    config = OmegaConf.create({
+        "task": "run",
+        "tracking": {"uri": settings.uri, "artifact_root": settings.artifact_root,
+                     "experiment": "agg"},
+        "analysis": {"n_permutations": 99, "exact_limit": 40320, "significance": 0.05},
+        "hydra": {"sweep": {"dir": str(tmp_path / "sweep")}, "overrides": {"task": ["seed=0,1"]}},
+    })  # fmt: skip
+    return client, experiment, config, tmp_path
+
+
+def test_pool_results_weights_repetitions():
+    jobs = [fake_job(0), fake_job(1)]
+    pooled = pool_results(jobs)
+    matrix = pooled.distances["sinkhorn_short"]
+    assert matrix.n_repetitions == 6
+    expected = (jobs[0].distances["sinkhorn_short"].mean + jobs[1].distances["sinkhorn_short"].mean) / 2
+    np.testing.assert_allclose(matrix.mean, expected)
+    assert pooled.per_model["model"].nunique() == 4
+
+
+def test_aggregation_of_two_finished_children(store):
+    client, experiment, config, _ = store
+    parent = start_run(client, experiment, "sweep", {"regbias.role": "sweep"})
+    ids = [log_fake_job(client, experiment, parent.run_id, fake_job(s)) for s in (0, 1)]
+    records = [{"job_num": i, "status": "FINISHED", "run_id": r} for i, r in enumerate(ids)]
+    aggregate_sweep(config, parent, records)
+    names = {a.path for a in client.list_artifacts(parent.run_id, "analysis")}
+    assert names == {"analysis/pairwise.csv", "analysis/correlations.csv"}
+    local = client.download_artifacts(parent.run_id, "analysis/pairwise.csv", str(store[3] / "d"))
+    pairwise = pd.read_csv(local)
+    assert len(pairwise) == 10 and pairwise["dcor_accuracy"].notna().all()
+    pooled = json.loads(open(client.download_artifacts(
+        parent.run_id, "distances/sinkhorn_short.json", str(store[3] / "e"))).read())  # fmt: skip
+    assert pooled["n_repetitions"] == 6
+
+
+def test_failed_job_is_named_and_parent_marked_failed(store, capsys):
+    client, experiment, config, tmp_path = store
+    sweep_dir = tmp_path / "sweep"
+    SweepCallback().on_multirun_start(config)
+    parent_id = json.loads((sweep_dir / PARENT_FILE).read_text())["run_id"]
+    finished = log_fake_job(client, experiment, parent_id, fake_job(0))
+    for num, record in enumerate([
+        {"status": "FINISHED", "run_id": finished},
+        {"status": "FAILED", "error": "group 'za' has 250 texts"},
+    ]):  # fmt: skip
+        (sweep_dir / str(num)).mkdir(parents=True)
+        (sweep_dir / str(num) / JOB_FILE).write_text(json.dumps({"job_num": num, **record}))
+    with pytest.raises(SystemExit) as exit_info:
+        SweepCallback().on_multirun_end(config)
+    assert exit_info.value.code == 1
+    assert "job 1 failed: group 'za' has 250 texts" in capsys.readouterr().err
+    parent = client.get_run(parent_id)
+    assert parent.info.status == "FAILED"
+    assert parent.data.metrics["sweep/jobs_failed"] == 1
+    # the finished job was still aggregated
+    assert "analysis/pairwise.csv" in {a.path for a in client.list_artifacts(parent_id, "analysis")}

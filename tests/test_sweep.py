@@ -1,0 +1,122 @@
+"""A real `-m` sweep: one parent run aggregating FINISHED children; resume skips finished jobs."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.cli import run_cli, runs
+
+SMOKE = ["-m", "seed=0,1", "experiment=smoke", "trainer.enable_progress_bar=false"]
+N_METRICS = 7  # accuracy, roc_auc, precision/recall of each class, f1
+
+
+def split(all_runs):
+    parents = [r for r in all_runs if r.data.tags.get("regbias.role") == "sweep"]
+    children = [r for r in all_runs if "mlflow.parentRunId" in r.data.tags]
+    return parents, children
+
+
+def artifact_text(workdir, run_id, path):
+    client = MlflowClient(f"sqlite:///{workdir}/mlruns.db")
+    local = client.download_artifacts(run_id, path, str(workdir / "dl" / run_id))
+    with open(local) as handle:
+        return handle.read()
+
+
+def artifacts(workdir, run_id, folder=None):
+    client = MlflowClient(f"sqlite:///{workdir}/mlruns.db")
+    return {a.path for a in client.list_artifacts(run_id, folder)}
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory, shared_data_dir):
+    workdir = tmp_path_factory.mktemp("sweep")
+    done = run_cli(workdir, *SMOKE, data_dir=shared_data_dir)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir, shared_data_dir
+
+
+def test_one_parent_and_two_finished_children_with_tags(sweep):
+    workdir, _ = sweep
+    parents, children = split(runs(workdir))
+    assert len(parents) == 1 and len(children) == 2
+    parent = parents[0]
+    assert parent.info.status == "FINISHED"
+    assert {c.info.status for c in children} == {"FINISHED"}
+    assert {c.data.tags["seed"] for c in children} == {"0", "1"}
+    assert {c.data.tags["job_num"] for c in children} == {"0", "1"}
+    for child in children:
+        tags = child.data.tags
+        assert tags["mlflow.parentRunId"] == parent.info.run_id
+        assert len(tags["git.commit"]) in (40, 7) or tags["git.commit"] == "unknown"
+        assert tags["version.torch"].startswith("2.13")
+        assert tags["encoder.revision"] and "experiment=smoke" in tags["overrides"]
+        assert child.data.params["finetune.k_folds"] == "2"
+        assert {".hydra/config.yaml", ".hydra/overrides.yaml"} <= artifacts(workdir, child.info.run_id, ".hydra")
+
+
+def test_children_hold_their_stages(sweep):
+    workdir, _ = sweep
+    _, children = split(runs(workdir))
+    child = children[0]
+    assert {"distances/sinkhorn_short.json", "distances/sinkhorn_long.json", "distances/lda.json"} <= artifacts(
+        workdir, child.info.run_id, "distances"
+    )
+    per_model = pd.read_csv(io.StringIO(artifact_text(workdir, child.info.run_id, "performance/per_model.csv")))
+    assert list(per_model.columns[:7]) == ["model", "seed", "fold", "group", "repetition", "metric", "value"]
+    # 2 folds x 8 groups (6 regions, mixed, baseline) x 2 repetitions x 7 metrics
+    assert len(per_model) == 2 * 8 * 2 * N_METRICS
+    assert set(per_model["group"]) == {"au", "ca", "nz", "uk", "us", "za", "mixed", "baseline"}
+    assert "fold1/val/loss" in child.data.metrics and "dist/sinkhorn_short/au__uk" in child.data.metrics
+
+
+def test_parent_aggregates_the_sweep(sweep):
+    workdir, _ = sweep
+    parents, _ = split(runs(workdir))
+    parent_id = parents[0].info.run_id
+    names = artifacts(workdir, parent_id, "analysis") | artifacts(workdir, parent_id)
+    assert {"analysis/pairwise.csv", "analysis/correlations.csv", "report.md"} <= names
+    figures = artifacts(workdir, parent_id, "figures")
+    assert {"figures/correlations_spearman_rho.png", "figures/sinkhorn_short.png",
+            "figures/performance_accuracy.png"} <= figures  # fmt: skip
+    pairwise = pd.read_csv(io.StringIO(artifact_text(workdir, parent_id, "analysis/pairwise.csv")))
+    assert len(pairwise) == 28  # 8 groups
+    assert {"dist_sinkhorn_short", "dist_lda", "gap_accuracy", "dcor_accuracy"} <= set(pairwise.columns)
+    assert pairwise["dcor_accuracy"].notna().all()  # 4 models over the sweep: dcor defined
+    found = pd.read_csv(io.StringIO(artifact_text(workdir, parent_id, "analysis/correlations.csv")))
+    assert {"spearman_rho", "spearman_p_perm", "kendall_tau", "kendall_p_perm"} <= set(found.columns)
+    assert (found["n_pairs"] == 28).any()
+    per_model = pd.read_csv(io.StringIO(artifact_text(workdir, parent_id, "performance/per_model.csv")))
+    assert per_model["model"].nunique() == 4  # 2 seeds x 2 folds
+    report = artifact_text(workdir, parent_id, "report.md")
+    assert "Strongest correlations" in report and "tiny" in report
+
+
+def test_resume_skips_finished_jobs(sweep):
+    workdir, data_dir = sweep
+    before = len(runs(workdir))
+    done = run_cli(workdir, *SMOKE, data_dir=data_dir)
+    assert done.returncode == 0, done.stderr[-3000:]
+    parents, children = split(runs(workdir))
+    assert len(children) == 2 and len(parents) == 2  # a new parent, no new job run
+    assert len(runs(workdir)) == before + 1
+    newest = max(parents, key=lambda r: r.info.start_time)
+    assert newest.info.status == "FINISHED"
+    assert newest.data.metrics["sweep/jobs_reused"] == 2
+    assert "analysis/pairwise.csv" in artifacts(workdir, newest.info.run_id, "analysis")
+
+
+@pytest.mark.slow
+def test_joblib_launcher_sweep(tmp_path, shared_data_dir):
+    args = [*SMOKE, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "resume=false"]
+    done = run_cli(tmp_path, *args, data_dir=shared_data_dir)
+    assert done.returncode == 0, done.stderr[-4000:]
+    parents, children = split(runs(tmp_path))
+    assert len(parents) == 1 and len(children) == 2
+    assert {c.info.status for c in children} == {"FINISHED"}
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
+    assert "analysis/correlations.csv" in artifacts(tmp_path, parents[0].info.run_id, "analysis")
