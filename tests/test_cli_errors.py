@@ -77,3 +77,23 @@ def test_bad_stage_settings(tmp_path, shared_data_dir, overrides, fragments):
     done = run_cli(tmp_path, *args, data_dir=shared_data_dir)
     assert_clean_failure(tmp_path, done, *fragments)
     assert [r.info.status for r in runs(tmp_path)] == ["FAILED"]
+
+
+def test_csv_without_path(tmp_path):
+    done = run_cli(tmp_path, *FAST, "dataset=csv", data_dir=tmp_path)
+    assert_clean_failure(tmp_path, done, "dataset.path has no value")
+
+
+def test_a_single_group_is_no_study(tmp_path, shared_data_dir):
+    done = run_cli(tmp_path, *FAST, "dataset.groups=[au]", data_dir=shared_data_dir)
+    assert_clean_failure(tmp_path, done, "at least two")
+
+
+def test_sweep_with_failing_jobs_exits_non_zero_and_closes_parent(tmp_path, shared_data_dir):
+    done = run_cli(tmp_path, "-m", "seed=0,1", *FAST, "dataset.groups=[au,xx]",
+                   data_dir=shared_data_dir)  # fmt: skip
+    assert done.returncode == 1
+    assert "regbias: job 0 failed: unknown group(s) xx" in done.stderr
+    assert "regbias: job 1 failed" in done.stderr
+    statuses = sorted(r.info.status for r in runs(tmp_path))
+    assert statuses == ["FAILED", "FAILED", "FAILED"]  # parent and both children

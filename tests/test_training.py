@@ -12,7 +12,13 @@ from transformers import BertConfig, BertModel, BertTokenizerFast
 
 from regbias.data.corpus import TextSet
 from regbias.errors import ConfigError
-from regbias.training.data import feature_loader, fold_splits, text_loader, validation_split
+from regbias.training.data import (
+    FoldDataModule,
+    feature_loader,
+    fold_splits,
+    text_loader,
+    validation_split,
+)
 from regbias.training.finetune import (
     BASELINE,
     EncoderParts,
@@ -20,6 +26,7 @@ from regbias.training.finetune import (
     build_classifier,
     predict_proba,
     run_folds,
+    train_fold,
     train_model,
     train_multilabel,
 )
@@ -147,6 +154,101 @@ def test_text_loader_truncates_pads_per_batch_and_gives_float_labels(tokenizer) 
     both = next(iter(text_loader(texts, None, tokenizer, max_length=8, batch_size=2)))
     assert both["attention_mask"].sum(dim=1).tolist() == [3, 8]
     assert "labels" not in both
+
+
+def _fold_datamodule(tokenizer, seed: int = 3) -> tuple[FoldDataModule, np.ndarray, tuple]:
+    data = tweets(30, seed=8)
+    train_index, test_index = fold_splits(30, 3, seed=1)[0]
+    fit_index, val_index = validation_split(train_index, 0.2, seed=2)
+    settings = FinetuneSettings(mode="full", batch_size=4, predict_batch_size=5)
+    datamodule = FoldDataModule.for_fold(
+        data.texts,
+        data.labels,
+        fit_index,
+        val_index,
+        settings,
+        tokenizer=tokenizer,
+        max_length=16,
+        seed=seed,
+        predict_index=test_index,
+    )
+    return datamodule, data.labels, (fit_index, val_index, test_index)
+
+
+def test_fold_datamodule_pads_each_batch_and_keeps_fit_and_val_apart(tokenizer) -> None:
+    datamodule, labels, (fit_index, val_index, test_index) = _fold_datamodule(tokenizer)
+    assert not set(fit_index) & set(val_index)
+    assert not (set(fit_index) | set(val_index)) & set(test_index)
+    assert len(fit_index) == 16 and len(val_index) == 4
+    datamodule.setup("fit")
+    assert [len(datamodule.datasets[n]) for n in ("fit", "val", "predict")] == [16, 4, 10]
+    assert datamodule.n_fit_batches == 4 and datamodule.n_labels == 1
+    assert datamodule.feature_dim is None
+    fit_batches = list(datamodule.train_dataloader())
+    assert [len(b["labels"]) for b in fit_batches] == [4, 4, 4, 4]
+    for batch in fit_batches:
+        # Dynamic padding: each batch is as long as its longest text (the lengths vary).
+        longest = int(batch["attention_mask"].sum(dim=1).max())
+        assert batch["input_ids"].shape == (4, longest) and longest <= 16
+        assert batch["labels"].dtype == torch.float32
+    assert len({b["input_ids"].shape[1] for b in fit_batches}) > 1
+    fit_labels = torch.cat([b["labels"] for b in fit_batches]).numpy()
+    assert sorted(fit_labels.tolist()) == sorted(labels[fit_index].tolist())
+    val = list(datamodule.val_dataloader())
+    assert torch.cat([b["labels"] for b in val]).numpy().tolist() == labels[val_index].tolist()
+    predict = list(datamodule.predict_dataloader())
+    assert [len(b["input_ids"]) for b in predict] == [5, 5]
+    assert all("labels" not in b for b in predict)
+
+
+def test_fold_datamodule_shuffle_is_seeded(tokenizer) -> None:
+    def first_batch(seed: int) -> torch.Tensor:
+        datamodule = _fold_datamodule(tokenizer, seed=seed)[0]
+        return next(iter(datamodule.train_dataloader()))["input_ids"]
+
+    assert torch.equal(first_batch(3), first_batch(3))
+    assert not torch.equal(first_batch(3), first_batch(4))
+
+
+def test_fold_datamodule_in_head_mode_gives_vectors_and_multilabel_targets() -> None:
+    data = tweets(20, seed=3)
+    features = bag_of_words(data.texts)
+    topics = np.stack([data.labels, 1 - data.labels, np.arange(20) % 2], axis=1)
+    settings = FinetuneSettings(mode="head", batch_size=8)
+    fit_index, val_index = validation_split(np.arange(20), 0.25, seed=0)
+    datamodule = FoldDataModule.for_fold(features, topics, fit_index, val_index, settings)
+    assert datamodule.feature_dim == len(VOCAB) and datamodule.n_labels == 3
+    batch = next(iter(datamodule.train_dataloader()))
+    assert batch["features"].shape == (8, len(VOCAB)) and batch["labels"].shape == (8, 3)
+    val = next(iter(datamodule.val_dataloader()))
+    np.testing.assert_array_equal(val["features"].numpy(), features[val_index])
+    with pytest.raises(ConfigError, match="prediction"):
+        datamodule.predict_dataloader()
+    with pytest.raises(ConfigError, match="vectors"):
+        FoldDataModule.for_fold(data.texts, data.labels, fit_index, val_index, settings)
+    with pytest.raises(ConfigError, match="tokenizer"):
+        FoldDataModule(data.texts, data.labels, data.texts, data.labels, mode="full")
+    with pytest.raises(ConfigError, match="mode"):
+        train_fold(datamodule, FinetuneSettings(mode="full"))
+
+
+def test_train_fold_fits_a_datamodule() -> None:
+    data = tweets(40, seed=9)
+    features = bag_of_words(data.texts)
+    settings = FinetuneSettings(mode="head", max_epochs=3, batch_size=8, lr=0.5)
+    fit_index, val_index = validation_split(np.arange(40), 0.2, seed=0)
+    labels = data.labels
+    datamodule = FoldDataModule.for_fold(features, labels, fit_index, val_index, settings, seed=3)
+    module = train_fold(datamodule, settings)
+    again = train_model(
+        features[fit_index],
+        data.labels[fit_index],
+        features[val_index],
+        data.labels[val_index],
+        settings,
+        seed=3,
+    )
+    np.testing.assert_array_equal(predict_proba(module, features), predict_proba(again, features))
 
 
 def test_unknown_optimizer_is_a_config_error_listing_valid_names() -> None:

@@ -49,36 +49,54 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     per_model = pd.concat(tables, ignore_index=True) if tables else None
     meta = {**first.meta, "jobs": len(jobs)}
     meta.pop("seed", None)
+    meta["distance_repetitions"] = sum(int(j.meta.get("distance_repetitions", 0)) for j in jobs)
     return StudyResults(first.groups, distances, per_model, first.group_sizes, meta)
 
 
 def aggregate_sweep(config: DictConfig, parent: RunLog, records: list[dict[str, Any]]) -> None:
-    """Analyse the finished jobs of ``records`` together and log it all to ``parent``."""
+    """Analyse the finished jobs of ``records`` together and log it all to ``parent``.
+
+    Jobs are pooled only with jobs of the same variant (the same config but for the seed). A
+    sweep over other settings too (``encoder=a,b``) gets one analysis per variant, under
+    ``variant-<hash>/``, listed in ``sweep/variants.csv``.
+    """
     done = [r for r in records if r.get("status") in DONE and r.get("run_id")]
     if not done:
         log.warning("no finished job to aggregate")
         return
+    variants: dict[str, list[dict[str, Any]]] = {}
+    for record in done:
+        variants.setdefault(str(record.get("variant", "")), []).append(record)
+    settings = AnalysisSettings.from_mapping(config.analysis)
+    if len(variants) == 1:
+        _aggregate_variant(parent, done, settings)
+        return
+    rows = []
+    for variant, members in variants.items():
+        _aggregate_variant(parent.under(f"variant-{variant}/"), members, settings)
+        jobs = ",".join(str(m.get("job_num")) for m in members)
+        overrides = " | ".join(str(m.get("overrides", "")) for m in members)
+        rows.append({"variant": variant, "jobs": jobs, "overrides": overrides})
+    parent.table(pd.DataFrame(rows), "sweep/variants.csv")
+
+
+def _aggregate_variant(
+    parent: RunLog, records: list[dict[str, Any]], settings: AnalysisSettings
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         jobs = []
-        for i, record in enumerate(done):
+        for i, record in enumerate(records):
             results = load_job_results(RunLog(parent.client, record["run_id"]), Path(tmp) / str(i))
             if results is not None:
                 jobs.append(results)
     if not jobs:
         return
     pooled = pool_results(jobs)
-    settings = AnalysisSettings.from_mapping(config.analysis, seed=0)
     analysis = analyse(pooled, settings)
     if pooled.per_model is not None:
         parent.table(pooled.per_model, "performance/per_model.csv")
     log_distances(parent, pooled.distances)
     log_analysis(parent, pooled, analysis, settings)
-    parent.json(
-        {
-            "groups": pooled.groups,
-            "group_sizes": pooled.group_sizes,
-            "meta": pooled.meta,
-            "runs": [r["run_id"] for r in done],
-        },
-        "results/study.json",
-    )
+    parent.json({"groups": pooled.groups, "group_sizes": pooled.group_sizes,
+                 "meta": pooled.meta, "runs": [r["run_id"] for r in records]},
+                "results/study.json")  # fmt: skip

@@ -195,7 +195,10 @@ def read_pairwise_csv(
     path = Path(path)
     if not path.is_file():
         raise DataError(f"pair table {path} not found; give the path of a CSV file.")
-    frame = pd.read_csv(path, dtype={"group_a": str, "group_b": str})
+    try:
+        frame = pd.read_csv(path, dtype={"group_a": str, "group_b": str})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise DataError(f"pair table {path} is not a readable CSV file: {error}") from None
     _require_columns(frame, PAIR_COLUMNS, path)
     distances = _default_columns(frame, distances, (DISTANCE_PREFIX,), "distance", path)
     performance = _default_columns(frame, performance, PERFORMANCE_PREFIXES, "performance", path)

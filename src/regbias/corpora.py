@@ -85,6 +85,11 @@ def select_groups(corpus: Corpus, wanted: list[str] | None, *, with_baseline: bo
             f"unknown group(s) {', '.join(unknown)} for dataset '{corpus.name}': "
             f"choose from {', '.join(known)} (dataset.groups=[...])"
         )
+    if len(names) < 2:
+        raise ConfigError(
+            f"dataset.groups={names}: a study compares groups, so name at least two "
+            f"(available: {', '.join(known)})"
+        )
     if len(set(names)) != len(names):
         raise ConfigError(f"dataset.groups lists a group twice: {names}")
     return names

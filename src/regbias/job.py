@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +18,11 @@ from typing import Any
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
 
+from regbias.corpora import DATA_DIR_ENV
 from regbias.errors import ConfigError, RegbiasError
-from regbias.provenance import config_hash, provenance_tags
+from regbias.provenance import config_hash, git_state, provenance_tags
 from regbias.tracking import (
     JOB_FILE,
     PARENT_FILE,
@@ -37,8 +40,9 @@ __all__ = ["JobContext", "job_context", "main", "TASKS"]
 log = logging.getLogger(__name__)
 
 TASKS = ("run", "describe", "analyze")
-# Keys that do not change results: a rerun with other values of these is the same job.
-HASH_IGNORES = ("tracking", "resume", "task", "trainer")
+# Settings that do not change results: a rerun with other values of these is the same job.
+NEUTRAL = {"tracking": None, "resume": None, "paths": ("cache_dir",),
+           "trainer": ("enable_progress_bar", "num_workers")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,8 @@ class JobContext:
         path = self.output_dir / JOB_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"job_num": self.job_num, **record}, indent=2))
+        record = {"job_num": self.job_num, "overrides": " ".join(self.overrides), **record}
+        tmp.write_text(json.dumps(record, indent=2))
         tmp.replace(path)
 
 
@@ -89,7 +94,10 @@ def main(cfg: DictConfig) -> Any:
     context = job_context()
     try:
         return _dispatch(cfg, context)
-    except RegbiasError as error:
+    except (RegbiasError, MissingMandatoryValue) as error:
+        if isinstance(error, MissingMandatoryValue):
+            key = error.full_key
+            error = ConfigError(f"{key} has no value: set it on the command line ({key}=...)")
         print(f"regbias: error: {error}", file=sys.stderr)
         if context.sweep_dir is None:
             raise SystemExit(2) from None
@@ -129,7 +137,7 @@ def _tracked(cfg: DictConfig, context: JobContext, work: Any) -> Any:
     client, experiment_id = connect(TrackingSettings.from_mapping(cfg.tracking))
     if parent is not None:
         experiment_id = parent["experiment_id"]
-    digest = config_hash(resolved, HASH_IGNORES)
+    digest, variant = fingerprints(resolved)
     if cfg.get("resume", True) and cfg.task == "run":
         previous = find_finished_run(client, experiment_id, digest)
         if previous is not None:
@@ -140,16 +148,33 @@ def _tracked(cfg: DictConfig, context: JobContext, work: Any) -> Any:
         client,
         experiment_id,
         _run_name(cfg, context),
-        _tags(cfg, context, digest),
+        {**_tags(cfg, context, digest), "regbias.variant": variant},
         parent["run_id"] if parent else None,
     )
-    context.write_record(status="RUNNING", run_id=run.run_id)
     on_abort = (lambda: _abort_parent(client, parent)) if parent else None
     with tracked_run(run, on_abort=on_abort):
+        context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)
         log_config(run, resolved, context.hydra_dir)
         work(cfg, run)
-    context.write_record(status="FINISHED", run_id=run.run_id)
+    context.write_record(status="FINISHED", run_id=run.run_id, variant=variant)
     return run.run_id
+
+
+def fingerprints(resolved: dict[str, Any]) -> tuple[str, str]:
+    """The job's hash (what makes two jobs the same) and its variant (the same without seed).
+
+    Both cover the resolved config without :data:`NEUTRAL` settings, plus the data directory
+    actually read and the code's git commit: a rerun after a code change is a new job. Jobs of
+    one sweep that share a variant are pooled by the sweep's end.
+    """
+    kept = {k: v for k, v in resolved.items() if k not in NEUTRAL or NEUTRAL[k] is not None}
+    for key, fields in NEUTRAL.items():
+        if fields and isinstance(kept.get(key), dict):
+            kept[key] = {k: v for k, v in kept[key].items() if k not in fields}
+    data_dir = os.environ.get(DATA_DIR_ENV) or str(resolved.get("paths", {}).get("data_dir"))
+    kept["_data_dir"] = str(Path(data_dir).resolve())
+    kept["_commit"] = git_state()["git.commit"]
+    return config_hash(kept), config_hash(kept, ("seed",))
 
 
 def _run_name(cfg: DictConfig, context: JobContext) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,15 @@ def finetune_settings(finetune: Mapping[str, Any], trainer: Mapping[str, Any]) -
     )
 
 
+def _max_length(finetune: Mapping[str, Any], encoder: Encoder) -> int:
+    """Tokens per training text: ``finetune.max_length``, within what the model can take."""
+    limit = int(getattr(encoder.model.config, "max_position_embeddings", finetune["max_length"]))
+    if int(finetune["max_length"]) > limit:
+        log.warning("finetune.max_length=%s exceeds the encoder's %d positions: using %d",
+                    finetune["max_length"], limit, limit)  # fmt: skip
+    return min(int(finetune["max_length"]), limit)
+
+
 def _model_sink(run: RunLog, seed: int) -> Callable[[int, torch.nn.Module], None]:
     """Log each fine-tuned model's weights as ``models/seed{s}_fold{j}.pt`` (log_models=true)."""
 
@@ -101,7 +111,7 @@ def run_performance_stage(
     """Fine-tune and evaluate; returns the long per-model table (``performance/per_model.csv``)."""
     ft, seed, policy = cfg.finetune, int(cfg.seed), str(cfg.sampling.policy)
     settings = finetune_settings(ft, cfg.trainer)
-    parts = EncoderParts.from_encoder(encoder)
+    parts = replace(EncoderParts.from_encoder(encoder), max_length=_max_length(ft, encoder))
     features = (
         (lambda texts: embed_pooled(encoder, cache, texts)) if settings.mode == "head" else None
     )

@@ -9,11 +9,16 @@ from typing import Any
 from omegaconf import DictConfig
 
 from regbias.corpora import load_corpus, resolve_data_dir
-from regbias.distance_suite import DistanceSuiteResult, run_distance_suite
+from regbias.distance_suite import (
+    DistanceSuiteResult,
+    lda_settings,
+    run_distance_suite,
+    sinkhorn_settings,
+)
 from regbias.draws import DistanceDraws, DrawSizes, distance_draws
 from regbias.embedding_cache import EmbeddingCache
 from regbias.encoders import Encoder, EncoderSpec, load_encoder
-from regbias.performance import run_performance_stage
+from regbias.performance import finetune_settings, run_performance_stage
 from regbias.report import log_analysis, log_distances
 from regbias.results import AnalysisSettings, StudyResults, analyse
 from regbias.study import StudyData, build_study, group_table
@@ -36,6 +41,7 @@ def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
         cfg.sampling.policy,
     )
     d = cfg.distance
+    validate_settings(cfg)
     sizes = DrawSizes(
         repetitions=int(d.repetitions) if d.enabled else 0,
         short_texts=int(d.short.texts_per_draw) if d.short.enabled else None,
@@ -47,6 +53,15 @@ def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
         study.groups, sizes, cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
     )
     return study, draws
+
+
+def validate_settings(cfg: DictConfig) -> None:
+    """Build every stage's settings once, so a bad value fails before minutes of embedding."""
+    if cfg.distance.enabled:
+        sinkhorn_settings(cfg.distance)
+        lda_settings(cfg.distance)
+    if cfg.finetune.enabled:
+        finetune_settings(cfg.finetune, cfg.trainer)
 
 
 def _list(value: Any) -> list[str] | None:
@@ -122,11 +137,11 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
         suite = run_distance_suite(draws, encoder, cache, cfg.distance)
         log_distance_suite(run, suite)
         results.distances = suite.matrices
-    if cfg.finetune.get("enabled", True):
+    if cfg.finetune.enabled:
         results.per_model = run_performance_stage(cfg, study, encoder, cache, run)
         run.table(results.per_model, "performance/per_model.csv")
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
-    settings = AnalysisSettings.from_mapping(cfg.analysis, seed=int(cfg.seed))
+    settings = AnalysisSettings.from_mapping(cfg.analysis)
     log_analysis(run, results, analyse(results, settings), settings)
     run.json(
         {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},

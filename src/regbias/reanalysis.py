@@ -29,7 +29,7 @@ def run_analysis(cfg: DictConfig, run: RunLog) -> Analysis:
         _names(a.get("exclude_groups")) or (),
         _names(a.get("exclude_pairs")) or (),
     )
-    settings = AnalysisSettings.from_mapping(a, seed=int(cfg.seed))
+    settings = AnalysisSettings.from_mapping(a)
     found = correlations(
         table,
         n_permutations=settings.n_permutations,

@@ -76,11 +76,10 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
     ):
         figure = plots.correlation_heatmap(found, statistic, p_column, alpha=settings.significance)
         run.figure(figure, f"figures/correlations_{statistic}.png")
-    significant = found[found["spearman_p_perm"] < settings.significance]
-    significant = significant.reindex(
-        significant["spearman_rho"].abs().sort_values(ascending=False).index
-    )
-    for row in significant.head(MAX_SCATTERS).itertuples():
+    alpha = settings.significance
+    significant = found[(found["spearman_p_perm"] < alpha) | (found["kendall_p_perm"] < alpha)]
+    order = significant["spearman_rho"].abs().sort_values(ascending=False).index
+    for row in significant.reindex(order).head(MAX_SCATTERS).itertuples():
         figure = plots.pair_scatter(analysis.pairwise, row.distance, row.performance, row._asdict())
         run.figure(figure, f"figures/scatter/{row.distance}__{row.performance}.png")
 
@@ -106,6 +105,12 @@ def report_markdown(results: StudyResults, analysis: Analysis, settings: Analysi
     lines += [f"- {k}: {v}" for k, v in meta.items()]
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
     lines += [f"| {g} | {results.group_sizes.get(g, '')} |" for g in results.groups]
+    if "baseline" in results.groups:
+        lines += [
+            "",
+            "`baseline` is a job's general training sample: its distances use all of it, and "
+            "each fold model is scored on its own held-out fold (1/k of it).",
+        ]
     for name, matrix in results.distances.items():
         lines += ["", f"## Distance: {name} (mean over {matrix.n_repetitions} repetitions)", ""]
         lines += [_markdown_table(matrix.to_frame()), "", f"![{name}](figures/{name}.png)"]
@@ -134,7 +139,8 @@ def report_markdown(results: StudyResults, analysis: Analysis, settings: Analysi
         ]
         lines.append(
             f"\nPermutation p-values are Mantel-style (group labels permuted), "
-            f"significance level {settings.significance}."
+            f"significance level {settings.significance}. Scatter plots: the {MAX_SCATTERS} "
+            f"strongest pairs significant by either test, in figures/scatter/."
         )
     return "\n".join(lines) + "\n"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from regbias.analysis import correlations, pairwise_table
+from regbias.analysis import MIN_GROUPS, correlations, pairwise_table
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import RegbiasError
 
@@ -49,12 +49,12 @@ class AnalysisSettings:
     seed: int = 0
 
     @classmethod
-    def from_mapping(cls, analysis: Mapping[str, Any], seed: int = 0) -> AnalysisSettings:
+    def from_mapping(cls, analysis: Mapping[str, Any]) -> AnalysisSettings:
         return cls(
             int(analysis["n_permutations"]),
             int(analysis["exact_limit"]),
             float(analysis["significance"]),
-            seed,
+            int(analysis.get("seed", 0)),
         )
 
 
@@ -89,6 +89,9 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
     table = pairwise_table(results.distances, gaps, dependence)
     distance_columns = [c for c in table.columns if c.startswith("dist_")]
     performance_columns = [c for c in table.columns if c.startswith(("gap_", "dcor_"))]
+    if len(results.groups) < MIN_GROUPS:
+        note = f"no correlations: {len(results.groups)} groups, fewer than {MIN_GROUPS}"
+        return Analysis(summary, gaps, dependence, table, None, note)
     if not distance_columns or not performance_columns:
         note = "no correlations: the run measured no distances or no performance"
         return Analysis(summary, gaps, dependence, table, None, note)

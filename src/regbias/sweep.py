@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
+import signal
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ __all__ = ["SweepCallback", "job_records"]
 
 log = logging.getLogger(__name__)
 TRACKED_TASKS = ("run", "analyze")
+DONE = ("FINISHED", "REUSED")
 
 
 def job_records(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -36,17 +40,20 @@ def job_records(sweep_dir: Path) -> list[dict[str, Any]]:
 
 
 class SweepCallback(Callback):
-    """Hydra callback: one parent run per multirun, the aggregation at its end."""
+    """Hydra callback: one parent run per multirun, the aggregation at its end.
+
+    If the sweep dies before its end (a job's overrides fail to compose, a launcher error,
+    Ctrl-C or SIGTERM in the launching process), an exit hook still ends the parent FAILED.
+    """
+
+    def __init__(self) -> None:
+        self._open: RunLog | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("task") not in TRACKED_TASKS:
             return
         sweep_dir = Path(config.hydra.sweep.dir)
-        try:
-            client, experiment_id = connect(TrackingSettings.from_mapping(config.tracking))
-        except RegbiasError as error:
-            print(f"regbias: error: {error}", file=sys.stderr)
-            raise SystemExit(2) from None
+        client, experiment_id = _connect_or_exit(config)
         tags = {
             "regbias.role": "sweep",
             "sweep_dir": str(sweep_dir),
@@ -54,53 +61,79 @@ class SweepCallback(Callback):
             **provenance_tags(),
         }
         parent = start_run(client, experiment_id, f"sweep-{sweep_dir.name}", tags)
+        self._guard(parent)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        record = {
-            "run_id": parent.run_id,
-            "experiment_id": experiment_id,
-            "tracking_uri": str(config.tracking.uri),
-        }
+        record = {"run_id": parent.run_id, "experiment_id": experiment_id,
+                  "tracking_uri": str(config.tracking.uri)}  # fmt: skip
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2))
         log.info("sweep parent run %s in experiment %s", parent.run_id, experiment_id)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
-        parent_file = sweep_dir / PARENT_FILE
-        if not parent_file.exists():
-            return
-        parent = json.loads(parent_file.read_text())
-        client, _ = connect(TrackingSettings.from_mapping(config.tracking))
         records = job_records(sweep_dir)
-        failed = [r for r in records if r.get("status") not in ("FINISHED", "REUSED")]
-        run = RunLog(client, parent["run_id"])
-        try:
-            with tracked_run(run):
-                _summarise(run, records)
-                if config.get("task") == "run":
-                    from regbias.aggregate import aggregate_sweep
+        failed = [r for r in records if r.get("status") not in DONE]
+        parent_file = sweep_dir / PARENT_FILE
+        if parent_file.exists():
+            client, _ = _connect_or_exit(config)
+            run = RunLog(client, json.loads(parent_file.read_text())["run_id"])
+            try:
+                with tracked_run(run):
+                    _summarise(run, records)
+                    if config.get("task") == "run":
+                        from regbias.aggregate import aggregate_sweep
 
-                    aggregate_sweep(config, run, records)
-                if failed:
-                    raise _SweepFailed(failed)
-        except _SweepFailed:
+                        aggregate_sweep(config, run, records)
+                    if failed:
+                        raise _SweepFailed(failed)
+            except _SweepFailed:
+                pass
+            finally:
+                self._open = None
+        if failed:
             for record in failed:
-                print(
-                    f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
-                    file=sys.stderr,
-                )
-            raise SystemExit(1) from None
+                print(f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
+                      file=sys.stderr)  # fmt: skip
+            raise SystemExit(1)
+
+    def _guard(self, parent: RunLog) -> None:
+        """End ``parent`` FAILED at exit unless the sweep's end closed it."""
+        self._open = parent
+        atexit.register(self._close_if_open)
+        try:
+            if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        except ValueError:  # not the main thread
+            pass
+
+    def _close_if_open(self) -> None:
+        if self._open is None:
+            return
+        run, self._open = self._open, None
+        try:
+            run.tags({"error.type": "sweep ended before its aggregation"})
+            run.client.set_terminated(run.run_id, status="FAILED")
+        except Exception:
+            log.exception("could not end the sweep's parent run %s", run.run_id)
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _connect_or_exit(config: DictConfig) -> tuple[Any, str]:
+    """The store, or one clear line and exit 2 before any job starts."""
+    try:
+        return connect(TrackingSettings.from_mapping(config.tracking))
+    except RegbiasError as error:
+        print(f"regbias: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 class _SweepFailed(Exception):
-    def __init__(self, failed: list[dict[str, Any]]) -> None:
-        super().__init__(
-            f"{len(failed)} job(s) failed: " + ", ".join(str(r.get("job_num")) for r in failed)
-        )
+    """Some jobs failed: the parent run ends FAILED (after aggregating the others)."""
 
 
 def _summarise(run: RunLog, records: list[dict[str, Any]]) -> None:
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record.get("status", "UNKNOWN")] = counts.get(record.get("status", "UNKNOWN"), 0) + 1
+    counts = Counter(str(r.get("status", "UNKNOWN")) for r in records)
     run.metrics({f"sweep/jobs_{k.lower()}": v for k, v in counts.items()})
     run.json(records, "sweep/jobs.json")

@@ -10,6 +10,7 @@ import json
 import logging
 import signal
 import tempfile
+import time
 import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -98,15 +99,27 @@ def _probe(uri: str) -> None:
 
 
 class RunLog:
-    """Writes results into one MLflow run (params, metrics, tables, JSON, figures, files)."""
+    """Writes results into one MLflow run (params, metrics, tables, JSON, figures, files).
 
-    def __init__(self, client: MlflowClient, run_id: str) -> None:
+    With a ``prefix`` every artifact path and metric key starts with it (``variant-ab12/``),
+    so several analyses can share one run.
+    """
+
+    def __init__(self, client: MlflowClient, run_id: str, prefix: str = "") -> None:
         self.client = client
         self.run_id = run_id
+        self.prefix = prefix
 
     @property
     def tracking_uri(self) -> str:
-        return self.client._tracking_client.tracking_uri
+        return str(self.client.tracking_uri)
+
+    def under(self, prefix: str) -> RunLog:
+        """The same run, writing under ``prefix``."""
+        return RunLog(self.client, self.run_id, f"{self.prefix}{prefix}")
+
+    def _at(self, path: str) -> str:
+        return f"{self.prefix}{path}"
 
     def params(self, values: Mapping[str, Any]) -> None:
         items = [Param(k, str(v)[:6000]) for k, v in values.items()]
@@ -119,38 +132,41 @@ class RunLog:
             self.client.log_batch(self.run_id, tags=items[start : start + _BATCH])
 
     def metrics(self, values: Mapping[str, float], step: int = 0) -> None:
-        import time
-
         now = int(time.time() * 1000)
-        items = [Metric(_metric_key(k), float(v), now, step) for k, v in values.items()]
+        items = [Metric(_metric_key(self._at(k)), float(v), now, step) for k, v in values.items()]
         for start in range(0, len(items), 1000):
             self.client.log_batch(self.run_id, metrics=items[start : start + 1000])
 
     def json(self, data: Any, path: str) -> None:
-        self.client.log_dict(self.run_id, data, path)
+        self.client.log_dict(self.run_id, data, self._at(path))
 
     def text(self, text: str, path: str) -> None:
-        self.client.log_text(self.run_id, text, path)
+        self.client.log_text(self.run_id, text, self._at(path))
 
     def table(self, frame: pd.DataFrame, path: str, index: bool = False) -> None:
-        self.client.log_text(self.run_id, frame.to_csv(index=index), path)
+        self.client.log_text(self.run_id, frame.to_csv(index=index), self._at(path))
 
     def figure(self, figure: Any, path: str) -> None:
-        self.client.log_figure(self.run_id, figure, path)
+        self.client.log_figure(self.run_id, figure, self._at(path))
+
+    def file(self, local: Path, directory: str | None = None) -> None:
+        self.client.log_artifact(self.run_id, str(local), self._folder(directory))
+
+    def directory(self, local: Path, directory: str | None = None) -> None:
+        self.client.log_artifacts(self.run_id, str(local), self._folder(directory))
+
+    def _folder(self, directory: str | None) -> str | None:
+        folder = self._at(directory or "").rstrip("/")
+        return folder or None
 
     def download(self, path: str, destination: Path) -> Path | None:
         """A logged artifact (file or folder) copied to ``destination``; None if absent."""
+        path = self._at(path)
         parent = path.rsplit("/", 1)[0] if "/" in path else ""
         names = {a.path for a in self.client.list_artifacts(self.run_id, parent or None)}
         if path not in names:
             return None
         return Path(self.client.download_artifacts(self.run_id, path, str(destination)))
-
-    def file(self, local: Path, directory: str | None = None) -> None:
-        self.client.log_artifact(self.run_id, str(local), directory)
-
-    def directory(self, local: Path, directory: str | None = None) -> None:
-        self.client.log_artifacts(self.run_id, str(local), directory)
 
 
 def _metric_key(name: str) -> str:

@@ -1,6 +1,6 @@
 """Stage I: fine-tune classifiers per fold (Lightning) and predict every group's texts."""
 
-from regbias.training.data import fold_splits, validation_split
+from regbias.training.data import FoldDataModule, fold_splits, validation_split
 from regbias.training.finetune import (
     BASELINE,
     EncoderParts,
@@ -9,6 +9,7 @@ from regbias.training.finetune import (
     FoldModel,
     predict_proba,
     run_folds,
+    train_fold,
     train_model,
     train_multilabel,
 )
@@ -19,12 +20,14 @@ __all__ = [
     "EncoderParts",
     "FeatureFn",
     "FinetuneSettings",
+    "FoldDataModule",
     "FoldModel",
     "MultilabelClassifier",
     "SentimentClassifier",
     "fold_splits",
     "predict_proba",
     "run_folds",
+    "train_fold",
     "train_model",
     "train_multilabel",
     "validation_split",

@@ -1,9 +1,11 @@
-"""Fold splits, validation splits and data loaders for fine-tuning (stage I)."""
+"""Fold splits, validation splits, data loaders and the per-fold DataModule (stage I)."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any, Literal
 
+import lightning as L
 import numpy as np
 import torch
 from sklearn.model_selection import KFold
@@ -11,15 +13,27 @@ from torch.utils.data import DataLoader, Dataset
 
 from regbias.errors import ConfigError
 
+if TYPE_CHECKING:
+    from regbias.training.finetune import FinetuneSettings
+
 __all__ = [
     "FeatureDataset",
+    "FoldDataModule",
+    "ModelInputs",
     "TextCollator",
     "TextDataset",
+    "check_inputs",
     "feature_loader",
     "fold_splits",
+    "make_loader",
+    "take_inputs",
     "text_loader",
     "validation_split",
 ]
+
+# Texts (``full`` mode) or an ``(n, hidden)`` array of cached pooled vectors (``head`` mode).
+ModelInputs = list[str] | np.ndarray
+Mode = Literal["full", "head"]
 
 
 def fold_splits(n: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -221,3 +235,215 @@ def feature_loader(
     """
     dataset = FeatureDataset(features, labels)
     return _loader(dataset, batch_size, shuffle, seed, num_workers)
+
+
+def take_inputs(inputs: ModelInputs, index: np.ndarray) -> ModelInputs:
+    """The rows ``index`` of texts or of an array of vectors, in that order."""
+    if isinstance(inputs, np.ndarray):
+        return inputs[index]
+    return [inputs[i] for i in index]
+
+
+def check_inputs(inputs: ModelInputs, mode: str, tokenizer: Any) -> None:
+    """Raise :class:`ConfigError` when ``inputs`` cannot be read in fine-tuning ``mode``.
+
+    Args:
+        inputs: texts or cached pooled vectors.
+        mode: ``full`` (texts, tokenised with ``tokenizer``) or ``head`` (vectors).
+        tokenizer: the encoder's tokenizer (required in ``full`` mode).
+    """
+    if mode not in ("full", "head"):
+        raise ConfigError(f"unknown fine-tuning mode {mode!r}: choose 'full' or 'head'")
+    if mode == "head" and (not isinstance(inputs, np.ndarray) or inputs.ndim != 2):
+        raise ConfigError(
+            "a 'head' mode model reads cached pooled vectors (an (n, hidden) array), "
+            "not texts: embed the texts first"
+        )
+    if mode == "full" and tokenizer is None:
+        raise ConfigError("a 'full' mode model needs its tokenizer to read texts")
+
+
+def make_loader(
+    inputs: ModelInputs,
+    labels: np.ndarray | None,
+    batch_size: int,
+    *,
+    mode: str,
+    tokenizer: Any = None,
+    max_length: int = 128,
+    shuffle: bool = False,
+    seed: int = 0,
+    num_workers: int = 0,
+) -> DataLoader:
+    """A :func:`text_loader` (``full`` mode) or :func:`feature_loader` (``head`` mode).
+
+    Args:
+        inputs: texts or ``(n, hidden)`` cached pooled vectors.
+        labels: 0/1 labels, or ``None`` for prediction.
+        batch_size: inputs per batch.
+        mode: ``full`` or ``head``.
+        tokenizer: the encoder's tokenizer (``full`` mode).
+        max_length: truncation length in tokens (``full`` mode).
+        shuffle: reshuffle every epoch (seeded by ``seed``).
+        seed: seed of the shuffle.
+        num_workers: loader worker processes (0: load in the main process).
+
+    Returns:
+        The ``DataLoader``.
+    """
+    check_inputs(inputs, mode, tokenizer)
+    options = dict(shuffle=shuffle, seed=seed, num_workers=num_workers)
+    if mode == "head":
+        return feature_loader(inputs, labels, batch_size, **options)
+    return text_loader(list(inputs), labels, tokenizer, max_length, batch_size, **options)
+
+
+class FoldDataModule(L.LightningDataModule):
+    """One fold's fit and validation sets (and optional prediction set) as Lightning loaders.
+
+    In ``full`` mode the inputs are texts, tokenised per batch with the encoder's tokenizer and
+    padded to the batch's longest text; in ``head`` mode they are cached pooled vectors. The fit
+    loader reshuffles every epoch from its own generator seeded by ``seed``, so a fold's order
+    never depends on global random state or on other folds and seeds.
+
+    Args:
+        fit_inputs: texts or ``(n, hidden)`` vectors the model is fitted on.
+        fit_labels: their 0/1 labels, ``(n,)`` binary or ``(n, C)`` multilabel.
+        val_inputs: validation texts or vectors (checkpoint choice, early stopping).
+        val_labels: their labels.
+        mode: ``full`` or ``head``.
+        tokenizer: the encoder's (fast) tokenizer (``full`` mode).
+        max_length: truncation length in tokens.
+        batch_size: fit and validation batch size.
+        seed: seed of the fit loader's shuffle.
+        num_workers: loader worker processes; 0 (the default) loads in the main process, which
+            is safe when JAX shares it; more use spawned, persistent workers.
+        predict_inputs: inputs for :meth:`predict_dataloader` (e.g. the held-out fold).
+        predict_batch_size: prediction batch size.
+    """
+
+    def __init__(
+        self,
+        fit_inputs: ModelInputs,
+        fit_labels: np.ndarray,
+        val_inputs: ModelInputs,
+        val_labels: np.ndarray,
+        *,
+        mode: Mode = "full",
+        tokenizer: Any = None,
+        max_length: int = 128,
+        batch_size: int = 32,
+        seed: int = 0,
+        num_workers: int = 0,
+        predict_inputs: ModelInputs | None = None,
+        predict_batch_size: int = 128,
+    ) -> None:
+        super().__init__()
+        for inputs in (fit_inputs, val_inputs, predict_inputs):
+            if inputs is not None:
+                check_inputs(inputs, mode, tokenizer)
+        self.inputs = {"fit": fit_inputs, "val": val_inputs, "predict": predict_inputs}
+        self.labels = {"fit": np.asarray(fit_labels), "val": np.asarray(val_labels)}
+        self.mode, self.tokenizer, self.max_length = mode, tokenizer, max_length
+        self.batch_size, self.predict_batch_size = batch_size, predict_batch_size
+        self.seed, self.num_workers = seed, num_workers
+        self.datasets: dict[str, Dataset] = {}
+
+    @classmethod
+    def for_fold(
+        cls,
+        sample_inputs: ModelInputs,
+        labels: np.ndarray,
+        fit_index: np.ndarray,
+        val_index: np.ndarray,
+        settings: FinetuneSettings,
+        *,
+        tokenizer: Any = None,
+        max_length: int = 128,
+        seed: int = 0,
+        predict_index: np.ndarray | None = None,
+    ) -> FoldDataModule:
+        """The DataModule of one fold of a training sample (binary or multilabel corpus).
+
+        Args:
+            sample_inputs: the whole training sample's texts or vectors.
+            labels: the sample's labels, ``(n,)`` or ``(n, C)``.
+            fit_index: indices fitted on.
+            val_index: indices held out for validation (inside the train fold).
+            settings: mode, batch sizes and ``num_workers``.
+            tokenizer: the encoder's tokenizer (``full`` mode).
+            max_length: truncation length in tokens.
+            seed: seed of the fit loader's shuffle.
+            predict_index: indices for :meth:`predict_dataloader` (e.g. the test fold).
+
+        Returns:
+            The fold's :class:`FoldDataModule`.
+        """
+        labels = np.asarray(labels)
+        predict = None if predict_index is None else take_inputs(sample_inputs, predict_index)
+        return cls(
+            take_inputs(sample_inputs, fit_index),
+            labels[fit_index],
+            take_inputs(sample_inputs, val_index),
+            labels[val_index],
+            mode=settings.mode,
+            tokenizer=tokenizer,
+            max_length=max_length,
+            batch_size=settings.batch_size,
+            seed=seed,
+            num_workers=settings.num_workers,
+            predict_inputs=predict,
+            predict_batch_size=settings.predict_batch_size,
+        )
+
+    @property
+    def n_labels(self) -> int:
+        """Outputs the classifier needs: 1 (binary) or the number of topics."""
+        labels = self.labels["fit"]
+        return labels.shape[1] if labels.ndim == 2 else 1
+
+    @property
+    def feature_dim(self) -> int | None:
+        """Size of the cached vectors (``head`` mode), else ``None``."""
+        return self.inputs["fit"].shape[1] if self.mode == "head" else None
+
+    @property
+    def n_fit_batches(self) -> int:
+        """Batches per training epoch."""
+        return math.ceil(len(self.inputs["fit"]) / self.batch_size)
+
+    def setup(self, stage: str | None = None) -> None:
+        """Wrap the inputs in datasets (tokenisation happens per batch, in the loaders)."""
+        for name, inputs in self.inputs.items():
+            if inputs is not None:
+                self.datasets[name] = self._dataset(inputs, self.labels.get(name))
+
+    def train_dataloader(self) -> DataLoader:
+        """Fit batches, reshuffled every epoch (seeded)."""
+        return self._make("fit", self.batch_size, shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        """Validation batches, in order."""
+        return self._make("val", self.batch_size)
+
+    def predict_dataloader(self) -> DataLoader:
+        """Unlabelled prediction batches, in order.
+
+        Raises:
+            ConfigError: when the DataModule was built without prediction inputs.
+        """
+        if self.inputs["predict"] is None:
+            raise ConfigError("this FoldDataModule has no prediction inputs: pass predict_inputs")
+        return self._make("predict", self.predict_batch_size)
+
+    def _dataset(self, inputs: ModelInputs, labels: np.ndarray | None) -> Dataset:
+        if self.mode == "head":
+            return FeatureDataset(inputs, labels)
+        return TextDataset(list(inputs), labels)
+
+    def _make(self, name: str, batch_size: int, shuffle: bool = False) -> DataLoader:
+        if name not in self.datasets:
+            self.setup()
+        collate = TextCollator(self.tokenizer, self.max_length) if self.mode == "full" else None
+        dataset = self.datasets[name]
+        return _loader(dataset, batch_size, shuffle, self.seed, self.num_workers, collate)

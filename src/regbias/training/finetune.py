@@ -16,11 +16,16 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import Logger
-from torch.utils.data import DataLoader
 
 from regbias.data.corpus import TaskKind, TextSet
 from regbias.errors import ConfigError
-from regbias.training.data import feature_loader, fold_splits, text_loader, validation_split
+from regbias.training.data import (
+    FoldDataModule,
+    ModelInputs,
+    fold_splits,
+    make_loader,
+    validation_split,
+)
 from regbias.training.modules import (
     MODES,
     EncoderClassifier,
@@ -40,6 +45,7 @@ __all__ = [
     "fold_seed",
     "predict_proba",
     "run_folds",
+    "train_fold",
     "train_model",
     "train_multilabel",
 ]
@@ -51,7 +57,6 @@ LIGHTNING_CHATTER = ("lightning.pytorch.utilities.rank_zero", "lightning.pytorch
 FeatureFn = Callable[[list[str]], np.ndarray]
 # Receives each trained model (fold number, module), e.g. to log its weights.
 ModelSink = Callable[[int, "EncoderClassifier"], None]
-ModelInputs = list[str] | np.ndarray
 
 
 @dataclass(frozen=True)
@@ -281,37 +286,13 @@ def build_classifier(
     return module.train()
 
 
-def _loader(
-    module: EncoderClassifier,
-    inputs: ModelInputs,
-    labels: np.ndarray | None,
-    batch_size: int,
-    *,
-    shuffle: bool = False,
-    seed: int = 0,
-    num_workers: int = 0,
-) -> DataLoader:
-    if module.mode == "head":
-        if not isinstance(inputs, np.ndarray) or inputs.ndim != 2:
-            raise ConfigError(
-                "a 'head' mode model reads cached pooled vectors (an (n, hidden) array), "
-                "not texts: embed the texts first"
-            )
-        return feature_loader(
-            inputs, labels, batch_size, shuffle=shuffle, seed=seed, num_workers=num_workers
-        )
-    if module.tokenizer is None:
-        raise ConfigError("a 'full' mode model needs its tokenizer to read texts")
-    return text_loader(
-        list(inputs),
-        labels,
-        module.tokenizer,
-        module.max_length,
-        batch_size,
-        shuffle=shuffle,
-        seed=seed,
-        num_workers=num_workers,
-    )
+def _text_parts(settings: FinetuneSettings, encoder: EncoderParts | None) -> tuple[Any, int]:
+    """The tokenizer and truncation length that the loaders need (``None`` in ``head`` mode)."""
+    if settings.mode == "head":
+        return None, 128
+    if encoder is None:
+        raise ConfigError("fine-tuning mode 'full' needs an encoder")
+    return encoder.tokenizer, encoder.max_length
 
 
 def _trainer(
@@ -345,7 +326,7 @@ def train_model(
     logger: Logger | None = None,
     metric_prefix: str = "",
 ) -> EncoderClassifier:
-    """Fine-tune one classifier and restore its best checkpoint.
+    """Fine-tune one classifier on given fit and validation sets; see :func:`train_fold`.
 
     Args:
         train_inputs: texts (``full`` mode) or ``(n, hidden)`` cached pooled vectors (``head``).
@@ -362,48 +343,98 @@ def train_model(
     Returns:
         The trained module with the weights of its best validation epoch, in eval mode.
     """
-    L.seed_everything(seed, workers=True, verbose=False)
-    train_labels, val_labels = np.asarray(train_labels), np.asarray(val_labels)
-    feature_dim = train_inputs.shape[1] if isinstance(train_inputs, np.ndarray) else None
-    n_labels = train_labels.shape[1] if train_labels.ndim == 2 else 1
+    tokenizer, max_length = _text_parts(settings, encoder)
+    datamodule = FoldDataModule(
+        train_inputs,
+        train_labels,
+        val_inputs,
+        val_labels,
+        mode=settings.mode,
+        tokenizer=tokenizer,
+        max_length=max_length,
+        batch_size=settings.batch_size,
+        seed=seed,
+        num_workers=settings.num_workers,
+        predict_batch_size=settings.predict_batch_size,
+    )
+    return train_fold(
+        datamodule,
+        settings,
+        task=task,
+        encoder=encoder,
+        logger=logger,
+        metric_prefix=metric_prefix,
+    )
+
+
+def train_fold(
+    datamodule: FoldDataModule,
+    settings: FinetuneSettings,
+    *,
+    task: TaskKind = "binary",
+    encoder: EncoderParts | None = None,
+    logger: Logger | None = None,
+    metric_prefix: str = "",
+) -> EncoderClassifier:
+    """Fine-tune one classifier on a fold's DataModule and restore its best checkpoint.
+
+    Args:
+        datamodule: the fold's fit and validation sets; its ``seed`` seeds weights, dropout and
+            shuffling (``seed_everything(seed, workers=True)``).
+        settings: training settings (the mode must be the DataModule's).
+        task: ``binary`` or ``multilabel``.
+        encoder: the pre-trained encoder (``full`` mode; optional in ``head`` mode).
+        logger: a Lightning logger (e.g. the pipeline's ``MLFlowLogger``); ``None`` logs nothing.
+        metric_prefix: e.g. ``fold0/`` so that curves land as ``fold0/train/loss``.
+
+    Returns:
+        The trained module with the weights of its best validation epoch, in eval mode.
+    """
+    if datamodule.mode != settings.mode:
+        raise ConfigError(
+            f"the DataModule holds {datamodule.mode!r} mode inputs but the settings ask for "
+            f"{settings.mode!r} mode"
+        )
+    L.seed_everything(datamodule.seed, workers=True, verbose=False)
     module = build_classifier(
         task,
         settings,
         encoder=encoder,
-        feature_dim=feature_dim,
-        n_labels=n_labels,
+        feature_dim=datamodule.feature_dim,
+        n_labels=datamodule.n_labels,
         metric_prefix=metric_prefix,
     )
-    loader_args = dict(seed=seed, num_workers=settings.num_workers)
-    train_loader = _loader(
-        module, train_inputs, train_labels, settings.batch_size, shuffle=True, **loader_args
-    )
-    val_loader = _loader(module, val_inputs, val_labels, settings.batch_size, **loader_args)
     monitor = f"{metric_prefix}{settings.early_stopping_metric}"
     with tempfile.TemporaryDirectory(prefix="regbias-ckpt-") as ckpt_dir:
-        checkpoint = ModelCheckpoint(
-            dirpath=ckpt_dir,
-            filename="best",
-            monitor=monitor,
-            mode=settings.early_stopping_mode,
-            save_top_k=1,
-            save_weights_only=True,
-            auto_insert_metric_name=False,
-        )
-        callbacks: list[Any] = [checkpoint]
-        if settings.early_stopping_patience is not None:
-            callbacks.append(
-                EarlyStopping(
-                    monitor,
-                    patience=settings.early_stopping_patience,
-                    mode=settings.early_stopping_mode,
-                )
-            )
+        checkpoint = _checkpoint(ckpt_dir, monitor, settings)
+        callbacks = [checkpoint, *_early_stopping(monitor, settings)]
         with _fit_scope(quiet=not settings.enable_progress_bar):
-            trainer = _trainer(settings, callbacks, logger, len(train_loader))
-            trainer.fit(module, train_loader, val_loader)
+            trainer = _trainer(settings, callbacks, logger, datamodule.n_fit_batches)
+            trainer.fit(module, datamodule=datamodule)
         _restore_best(module, checkpoint)
     return module.eval()
+
+
+def _checkpoint(ckpt_dir: str, monitor: str, settings: FinetuneSettings) -> ModelCheckpoint:
+    return ModelCheckpoint(
+        dirpath=ckpt_dir,
+        filename="best",
+        monitor=monitor,
+        mode=settings.early_stopping_mode,
+        save_top_k=1,
+        save_weights_only=True,
+        auto_insert_metric_name=False,
+    )
+
+
+def _early_stopping(monitor: str, settings: FinetuneSettings) -> list[EarlyStopping]:
+    if settings.early_stopping_patience is None:
+        return []
+    return [
+        EarlyStopping(
+            monitor, patience=settings.early_stopping_patience, mode=settings.early_stopping_mode
+        )
+    ]
 
 
 @contextmanager
@@ -464,7 +495,14 @@ def predict_proba(
         return np.zeros((0,) if n_outputs == 1 else (0, n_outputs), dtype=np.float32)
     device = torch.device(device) if device is not None else module.classifier.weight.device
     module = module.to(device).eval()
-    loader = _loader(module, inputs, None, batch_size)
+    loader = make_loader(
+        inputs,
+        None,
+        batch_size,
+        mode=module.mode,
+        tokenizer=module.tokenizer,
+        max_length=module.max_length,
+    )
     chunks = []
     with torch.inference_mode():
         for batch in loader:
@@ -472,12 +510,6 @@ def predict_proba(
             chunks.append(torch.sigmoid(module(batch).float()).cpu())
     probs = torch.cat(chunks).numpy()
     return probs[:, 0] if n_outputs == 1 else probs
-
-
-def _take(inputs: ModelInputs, index: np.ndarray) -> ModelInputs:
-    if isinstance(inputs, np.ndarray):
-        return inputs[index]
-    return [inputs[i] for i in index]
 
 
 def _model_inputs(
@@ -542,6 +574,7 @@ def run_folds(
     """
     if BASELINE in groups:
         raise ConfigError(f"group name {BASELINE!r} is reserved for each model's held-out fold")
+    tokenizer, max_length = _text_parts(settings, encoder)
     sample_inputs = _model_inputs(sample.texts, settings, features)
     group_inputs = {name: _model_inputs(g.texts, settings, features) for name, g in groups.items()}
     group_labels = {name: np.asarray(g.labels) for name, g in groups.items()}
@@ -557,19 +590,26 @@ def run_folds(
             len(val_index),
             len(test_index),
         )
-        module = train_model(
-            _take(sample_inputs, fit_index),
-            sample.labels[fit_index],
-            _take(sample_inputs, val_index),
-            sample.labels[val_index],
+        datamodule = FoldDataModule.for_fold(
+            sample_inputs,
+            sample.labels,
+            fit_index,
+            val_index,
+            settings,
+            tokenizer=tokenizer,
+            max_length=max_length,
+            seed=this_seed,
+            predict_index=test_index,
+        )
+        module = train_fold(
+            datamodule,
             settings,
             task="binary",
             encoder=encoder,
-            seed=this_seed,
             logger=logger,
             metric_prefix=f"fold{fold}/",
         )
-        inputs = {BASELINE: _take(sample_inputs, test_index), **group_inputs}
+        inputs = {BASELINE: datamodule.inputs["predict"], **group_inputs}
         baseline = sample.subset(test_index)
         models.append(
             FoldModel(
@@ -624,17 +664,24 @@ def train_multilabel(
     labels = np.asarray(train.labels)
     if labels.ndim != 2:
         raise ConfigError("train_multilabel needs (n, n_topics) labels; use run_folds for binary")
+    tokenizer, max_length = _text_parts(settings, encoder)
     inputs = _model_inputs(train.texts, settings, features)
     fit_index, val_index = validation_split(np.arange(len(train)), settings.val_fraction, seed)
-    module = train_model(
-        _take(inputs, fit_index),
-        labels[fit_index],
-        _take(inputs, val_index),
-        labels[val_index],
+    datamodule = FoldDataModule.for_fold(
+        inputs,
+        labels,
+        fit_index,
+        val_index,
+        settings,
+        tokenizer=tokenizer,
+        max_length=max_length,
+        seed=seed,
+    )
+    module = train_fold(
+        datamodule,
         settings,
         task="multilabel",
         encoder=encoder,
-        seed=seed,
         logger=logger,
         metric_prefix=metric_prefix,
     )
