@@ -1,4 +1,4 @@
-"""The sweep's end: pooled matrices, concatenated models, failed jobs named and the parent FAILED."""
+"""The sweep's end: pooled matrices, concatenated models, failed jobs named, parent FAILED."""
 
 from __future__ import annotations
 
@@ -65,7 +65,9 @@ def test_pool_results_weights_repetitions():
     pooled = pool_results(jobs)
     matrix = pooled.distances["sinkhorn_short"]
     assert matrix.n_repetitions == 6
-    expected = (jobs[0].distances["sinkhorn_short"].mean + jobs[1].distances["sinkhorn_short"].mean) / 2
+    expected = (
+        jobs[0].distances["sinkhorn_short"].mean + jobs[1].distances["sinkhorn_short"].mean
+    ) / 2
     np.testing.assert_allclose(matrix.mean, expected)
     assert pooled.per_model["model"].nunique() == 4
 
@@ -81,8 +83,11 @@ def test_aggregation_of_two_finished_children(store):
     local = client.download_artifacts(parent.run_id, "analysis/pairwise.csv", str(store[3] / "d"))
     pairwise = pd.read_csv(local)
     assert len(pairwise) == 10 and pairwise["dcor_accuracy"].notna().all()
-    pooled = json.loads(open(client.download_artifacts(
-        parent.run_id, "distances/sinkhorn_short.json", str(store[3] / "e"))).read())  # fmt: skip
+    path = client.download_artifacts(
+        parent.run_id, "distances/sinkhorn_short.json", str(store[3] / "e")
+    )
+    with open(path) as handle:
+        pooled = json.load(handle)
     assert pooled["n_repetitions"] == 6
 
 

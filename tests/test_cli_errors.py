@@ -67,8 +67,15 @@ def test_unknown_config_option_is_hydras_clear_error(tmp_path, override):
         (["distance.sinkhorn.epsilon=-1"], ["epsilon must be > 0"]),
         (["finetune.optimizer=Adamm", "distance.enabled=false"], ["Adamm"]),
         (["finetune.k_folds=500", "distance.enabled=false"], ["500"]),
-        (["encoder=bert_small", "encoder.source=path", "encoder.location=/no/such/model",
-          "distance.enabled=false"], ["/no/such/model"]),  # fmt: skip
+        (
+            [
+                "encoder=bert_small",
+                "encoder.source=path",
+                "encoder.location=/no/such/model",
+                "distance.enabled=false",
+            ],
+            ["/no/such/model"],
+        ),
     ],
     ids=["epsilon", "optimizer", "k_folds", "encoder_path"],
 )

@@ -56,22 +56,39 @@ def test_one_parent_and_two_finished_children_with_tags(sweep):
         assert tags["version.torch"].startswith("2.13")
         assert tags["encoder.revision"] and "experiment=smoke" in tags["overrides"]
         assert child.data.params["finetune.k_folds"] == "2"
-        assert {".hydra/config.yaml", ".hydra/overrides.yaml"} <= artifacts(workdir, child.info.run_id, ".hydra")
+        assert {".hydra/config.yaml", ".hydra/overrides.yaml"} <= artifacts(
+            workdir, child.info.run_id, ".hydra"
+        )
 
 
 def test_children_hold_their_stages(sweep):
     workdir, _ = sweep
     _, children = split(runs(workdir))
     child = children[0]
-    assert {"distances/sinkhorn_short.json", "distances/sinkhorn_long.json", "distances/lda.json"} <= artifacts(
-        workdir, child.info.run_id, "distances"
+    assert {
+        "distances/sinkhorn_short.json",
+        "distances/sinkhorn_long.json",
+        "distances/lda.json",
+    } <= artifacts(workdir, child.info.run_id, "distances")
+    per_model = pd.read_csv(
+        io.StringIO(artifact_text(workdir, child.info.run_id, "performance/per_model.csv"))
     )
-    per_model = pd.read_csv(io.StringIO(artifact_text(workdir, child.info.run_id, "performance/per_model.csv")))
-    assert list(per_model.columns[:7]) == ["model", "seed", "fold", "group", "repetition", "metric", "value"]
+    assert list(per_model.columns[:7]) == [
+        "model",
+        "seed",
+        "fold",
+        "group",
+        "repetition",
+        "metric",
+        "value",
+    ]
     # 2 folds x 8 groups (6 regions, mixed, baseline) x 2 repetitions x 7 metrics
     assert len(per_model) == 2 * 8 * 2 * N_METRICS
     assert set(per_model["group"]) == {"au", "ca", "nz", "uk", "us", "za", "mixed", "baseline"}
-    assert "fold1/val/loss" in child.data.metrics and "dist/sinkhorn_short/au__uk" in child.data.metrics
+    assert (
+        "fold1/val/loss" in child.data.metrics
+        and "dist/sinkhorn_short/au__uk" in child.data.metrics
+    )
 
 
 def test_parent_aggregates_the_sweep(sweep):
@@ -85,12 +102,18 @@ def test_parent_aggregates_the_sweep(sweep):
             "figures/performance_accuracy.png"} <= figures  # fmt: skip
     pairwise = pd.read_csv(io.StringIO(artifact_text(workdir, parent_id, "analysis/pairwise.csv")))
     assert len(pairwise) == 28  # 8 groups
-    assert {"dist_sinkhorn_short", "dist_lda", "gap_accuracy", "dcor_accuracy"} <= set(pairwise.columns)
+    assert {"dist_sinkhorn_short", "dist_lda", "gap_accuracy", "dcor_accuracy"} <= set(
+        pairwise.columns
+    )
     assert pairwise["dcor_accuracy"].notna().all()  # 4 models over the sweep: dcor defined
     found = pd.read_csv(io.StringIO(artifact_text(workdir, parent_id, "analysis/correlations.csv")))
-    assert {"spearman_rho", "spearman_p_perm", "kendall_tau", "kendall_p_perm"} <= set(found.columns)
+    assert {"spearman_rho", "spearman_p_perm", "kendall_tau", "kendall_p_perm"} <= set(
+        found.columns
+    )
     assert (found["n_pairs"] == 28).any()
-    per_model = pd.read_csv(io.StringIO(artifact_text(workdir, parent_id, "performance/per_model.csv")))
+    per_model = pd.read_csv(
+        io.StringIO(artifact_text(workdir, parent_id, "performance/per_model.csv"))
+    )
     assert per_model["model"].nunique() == 4  # 2 seeds x 2 folds
     report = artifact_text(workdir, parent_id, "report.md")
     assert "Strongest correlations" in report and "tiny" in report

@@ -89,8 +89,14 @@ def read_parent(sweep_dir: Path | None) -> dict[str, str] | None:
     return json.loads((sweep_dir / PARENT_FILE).read_text())
 
 
+# Start-up chatter of libraries, repeated in every job: warnings only.
+QUIET_LOGGERS = ("lightning.pytorch.utilities.rank_zero", "jax._src.xla_bridge")
+
+
 def main(cfg: DictConfig) -> Any:
     """The Hydra task function behind ``run.py``."""
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     context = job_context()
     try:
         return _dispatch(cfg, context)
