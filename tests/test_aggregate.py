@@ -27,8 +27,10 @@ def fake_job(seed: int) -> StudyResults:
     matrix = DistanceMatrix.from_repetitions("sinkhorn_short", GROUPS, values)
     rows = [
         (f"seed{seed}/fold{f}", seed, f, g, rep, "accuracy", rng.uniform(0.6, 0.9), 20)
-        for f in range(2) for g in GROUPS for rep in range(2)
-    ]  # fmt: skip
+        for f in range(2)
+        for g in GROUPS
+        for rep in range(2)
+    ]
     columns = ["model", "seed", "fold", "group", "repetition", "metric", "value", "n_texts"]
     per_model = pd.DataFrame(rows, columns=columns)
     sizes = {g: 100 for g in GROUPS}
@@ -50,13 +52,21 @@ def log_fake_job(client, experiment, parent_id, results):
 def store(tmp_path):
     settings = TrackingSettings(f"sqlite:///{tmp_path}/mlruns.db", str(tmp_path / "mlruns"), "agg")
     client, experiment = connect(settings)
-    config = OmegaConf.create({
-        "task": "run",
-        "tracking": {"uri": settings.uri, "artifact_root": settings.artifact_root,
-                     "experiment": "agg"},
-        "analysis": {"n_permutations": 99, "exact_limit": 40320, "significance": 0.05},
-        "hydra": {"sweep": {"dir": str(tmp_path / "sweep")}, "overrides": {"task": ["seed=0,1"]}},
-    })  # fmt: skip
+    config = OmegaConf.create(
+        {
+            "task": "run",
+            "tracking": {
+                "uri": settings.uri,
+                "artifact_root": settings.artifact_root,
+                "experiment": "agg",
+            },
+            "analysis": {"n_permutations": 99, "exact_limit": 40320, "significance": 0.05},
+            "hydra": {
+                "sweep": {"dir": str(tmp_path / "sweep")},
+                "overrides": {"task": ["seed=0,1"]},
+            },
+        }
+    )
     return client, experiment, config, tmp_path
 
 
@@ -97,10 +107,12 @@ def test_failed_job_is_named_and_parent_marked_failed(store, capsys):
     SweepCallback().on_multirun_start(config)
     parent_id = json.loads((sweep_dir / PARENT_FILE).read_text())["run_id"]
     finished = log_fake_job(client, experiment, parent_id, fake_job(0))
-    for num, record in enumerate([
-        {"status": "FINISHED", "run_id": finished},
-        {"status": "FAILED", "error": "group 'za' has 250 texts"},
-    ]):  # fmt: skip
+    for num, record in enumerate(
+        [
+            {"status": "FINISHED", "run_id": finished},
+            {"status": "FAILED", "error": "group 'za' has 250 texts"},
+        ]
+    ):
         (sweep_dir / str(num)).mkdir(parents=True)
         (sweep_dir / str(num) / JOB_FILE).write_text(json.dumps({"job_num": num, **record}))
     with pytest.raises(SystemExit) as exit_info:

@@ -97,8 +97,9 @@ def test_a_single_group_is_no_study(tmp_path, shared_data_dir):
 
 
 def test_sweep_with_failing_jobs_exits_non_zero_and_closes_parent(tmp_path, shared_data_dir):
-    done = run_cli(tmp_path, "-m", "seed=0,1", *FAST, "dataset.groups=[au,xx]",
-                   data_dir=shared_data_dir)  # fmt: skip
+    done = run_cli(
+        tmp_path, "-m", "seed=0,1", *FAST, "dataset.groups=[au,xx]", data_dir=shared_data_dir
+    )
     assert done.returncode == 1
     assert "regbias: job 0 failed: unknown group(s) xx" in done.stderr
     assert "regbias: job 1 failed" in done.stderr

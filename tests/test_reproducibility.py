@@ -10,8 +10,12 @@ from mlflow.tracking import MlflowClient
 
 from tests.cli import run_cli, runs
 
-ARGS = ["experiment=smoke", "dataset.groups=[au,nz,za,baseline]", "resume=false",
-        "trainer.enable_progress_bar=false"]  # fmt: skip
+ARGS = [
+    "experiment=smoke",
+    "dataset.groups=[au,nz,za,baseline]",
+    "resume=false",
+    "trainer.enable_progress_bar=false",
+]
 
 
 def read(workdir, run_id, path):
@@ -26,8 +30,12 @@ def test_same_seed_same_numbers_and_models_logged_on_request(tmp_path, shared_da
     second = run_cli(tmp_path, *ARGS, data_dir=shared_data_dir)  # warm embedding cache
     assert second.returncode == 0, second.stderr[-3000:]
     one, two = sorted(runs(tmp_path), key=lambda r: r.info.start_time)
-    for path in ("performance/per_model.csv", "distances/sinkhorn_short.json",
-                 "distances/sinkhorn_long.json", "distances/lda.json"):  # fmt: skip
+    for path in (
+        "performance/per_model.csv",
+        "distances/sinkhorn_short.json",
+        "distances/sinkhorn_long.json",
+        "distances/lda.json",
+    ):
         assert read(tmp_path, one.info.run_id, path) == read(tmp_path, two.info.run_id, path), path
     per_model = pd.read_csv(
         io.StringIO(read(tmp_path, one.info.run_id, "performance/per_model.csv"))

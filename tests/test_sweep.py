@@ -98,8 +98,11 @@ def test_parent_aggregates_the_sweep(sweep):
     names = artifacts(workdir, parent_id, "analysis") | artifacts(workdir, parent_id)
     assert {"analysis/pairwise.csv", "analysis/correlations.csv", "report.md"} <= names
     figures = artifacts(workdir, parent_id, "figures")
-    assert {"figures/correlations_spearman_rho.png", "figures/sinkhorn_short.png",
-            "figures/performance_accuracy.png"} <= figures  # fmt: skip
+    assert {
+        "figures/correlations_spearman_rho.png",
+        "figures/sinkhorn_short.png",
+        "figures/performance_accuracy.png",
+    } <= figures
     pairwise = pd.read_csv(io.StringIO(artifact_text(workdir, parent_id, "analysis/pairwise.csv")))
     assert len(pairwise) == 28  # 8 groups
     assert {"dist_sinkhorn_short", "dist_lda", "gap_accuracy", "dcor_accuracy"} <= set(

@@ -97,6 +97,12 @@ def _aggregate_variant(
         parent.table(pooled.per_model, "performance/per_model.csv")
     log_distances(parent, pooled.distances)
     log_analysis(parent, pooled, analysis, settings)
-    parent.json({"groups": pooled.groups, "group_sizes": pooled.group_sizes,
-                 "meta": pooled.meta, "runs": [r["run_id"] for r in records]},
-                "results/study.json")  # fmt: skip
+    parent.json(
+        {
+            "groups": pooled.groups,
+            "group_sizes": pooled.group_sizes,
+            "meta": pooled.meta,
+            "runs": [r["run_id"] for r in records],
+        },
+        "results/study.json",
+    )

@@ -41,8 +41,12 @@ log = logging.getLogger(__name__)
 
 TASKS = ("run", "describe", "analyze")
 # Settings that do not change results: a rerun with other values of these is the same job.
-NEUTRAL = {"tracking": None, "resume": None, "paths": ("cache_dir",),
-           "trainer": ("enable_progress_bar", "num_workers")}  # fmt: skip
+NEUTRAL = {
+    "tracking": None,
+    "resume": None,
+    "paths": ("cache_dir",),
+    "trainer": ("enable_progress_bar", "num_workers"),
+}
 
 
 @dataclass(frozen=True)

@@ -72,8 +72,12 @@ def _max_length(finetune: Mapping[str, Any], encoder: Encoder) -> int:
     """Tokens per training text: ``finetune.max_length``, within what the model can take."""
     limit = int(getattr(encoder.model.config, "max_position_embeddings", finetune["max_length"]))
     if int(finetune["max_length"]) > limit:
-        log.warning("finetune.max_length=%s exceeds the encoder's %d positions: using %d",
-                    finetune["max_length"], limit, limit)  # fmt: skip
+        log.warning(
+            "finetune.max_length=%s exceeds the encoder's %d positions: using %d",
+            finetune["max_length"],
+            limit,
+            limit,
+        )
     return min(int(finetune["max_length"]), limit)
 
 
@@ -132,5 +136,12 @@ def run_performance_stage(
             run.metrics(
                 {f"fold{model.fold}/best/{settings.early_stopping_metric}": model.best_score}
             )
-    return evaluate_groups(models, size, repetitions, seed, policy,  # type: ignore[arg-type]
-                           groups=list(study.groups), draws=draws)  # fmt: skip
+    return evaluate_groups(
+        models,
+        size,
+        repetitions,
+        seed,
+        policy,  # type: ignore[arg-type]
+        groups=list(study.groups),
+        draws=draws,
+    )

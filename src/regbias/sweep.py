@@ -63,8 +63,11 @@ class SweepCallback(Callback):
         parent = start_run(client, experiment_id, f"sweep-{sweep_dir.name}", tags)
         self._guard(parent)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        record = {"run_id": parent.run_id, "experiment_id": experiment_id,
-                  "tracking_uri": str(config.tracking.uri)}  # fmt: skip
+        record = {
+            "run_id": parent.run_id,
+            "experiment_id": experiment_id,
+            "tracking_uri": str(config.tracking.uri),
+        }
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2))
         log.info("sweep parent run %s in experiment %s", parent.run_id, experiment_id)
 
@@ -91,8 +94,10 @@ class SweepCallback(Callback):
                 self._open = None
         if failed:
             for record in failed:
-                print(f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
-                      file=sys.stderr)  # fmt: skip
+                print(
+                    f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
+                    file=sys.stderr,
+                )
             raise SystemExit(1)
 
     def _guard(self, parent: RunLog) -> None:
