@@ -164,9 +164,9 @@ def test_missing_file_names_path_and_fetch_command(tmp_path: Path, missing: str)
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (",tweet,labels\n0,hi,4\n", r"ca\.csv, line 1: .*missing text"),
-        (",text\n0,hi\n", r"ca\.csv, line 1: .*missing labels"),
-        ("", r"ca\.csv, line 1: .*found: nothing"),
+        (",tweet,labels\n0,hi,4\n", r"ca\.csv, line 1: no column named 'text'"),
+        (",text\n0,hi\n", r"ca\.csv, line 1: no column named 'labels'"),
+        ("", r"ca\.csv, line 1: .*the header has no columns"),
         (REGIONAL_HEADER + "0,hi,4\n1,a,b,0\n", r"ca\.csv, line 3: expected 3 fields.*found 4"),
         (REGIONAL_HEADER + "0,hi,4\n1,ho,4\n2,hu,pos\n", r"ca\.csv, line 4: label 'pos' is not an"),
         (REGIONAL_HEADER + "0,hi,4\n1,ho,2\n", r"ca\.csv, line 3: label 2 is neither 0"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from regbias.data.cleaning import clean_tweet
 from regbias.data.corpus import Corpus, TextSet
+from regbias.data.csv_rows import read_csv_rows
 from regbias.errors import DataError
 
 __all__ = ["read_csv_corpus"]
@@ -98,36 +98,15 @@ def _read_rows(path: Path, columns: tuple[str, str, str]) -> _Rows:
     if not path.is_file():
         raise DataError(f"{path} is missing: check the dataset.path setting")
     rows = _Rows([], [], [], [])
-    with path.open(encoding="utf-8-sig", newline="") as stream:
-        reader = csv.reader(stream, strict=True)
-        try:
-            header = next(reader, None) or []
-            missing = [name for name in columns if name not in header]
-            if missing:
-                raise DataError(
-                    f"{path}: no column named {', '.join(map(repr, missing))}; the header has "
-                    f"{', '.join(map(repr, header)) or 'no columns'}"
-                )
-            where = [header.index(name) for name in columns]
-            for row in reader:
-                if not row:
-                    continue
-                if len(row) != len(header):
-                    raise DataError(
-                        f"{path}, line {reader.line_num}: expected {len(header)} fields, "
-                        f"found {len(row)}"
-                    )
-                text, label, group = (row[j] for j in where)
-                if not label.strip():
-                    raise DataError(f"{path}, line {reader.line_num}: empty {columns[1]!r}")
-                rows.texts.append(text)
-                rows.labels.append(label.strip())
-                rows.groups.append(group.strip())
-                rows.lines.append(reader.line_num)
-        except csv.Error as error:
-            raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
-        except UnicodeDecodeError as error:
-            raise DataError(f"{path} is not UTF-8 text ({error})") from None
+    text_column, label_column, group_column = columns
+    for line, row in read_csv_rows(path, columns):
+        label = row[label_column].strip()
+        if not label:
+            raise DataError(f"{path}, line {line}: empty {label_column!r}")
+        rows.texts.append(row[text_column])
+        rows.labels.append(label)
+        rows.groups.append(row[group_column].strip())
+        rows.lines.append(line)
     return rows
 
 

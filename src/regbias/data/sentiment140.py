@@ -10,6 +10,7 @@ import numpy as np
 
 from regbias.data.cleaning import clean_tweet
 from regbias.data.corpus import Corpus, TextSet
+from regbias.data.csv_rows import read_csv_rows
 from regbias.data.fetch import fetch_command
 from regbias.errors import DataError
 
@@ -217,29 +218,7 @@ def _filter_pool(
 def _csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield ``(line number, row by column name)``; raise DataError on any malformation."""
     _require_file(path)
-    with path.open(encoding="utf-8", newline="") as stream:
-        reader = csv.reader(stream, strict=True)
-        try:
-            header = next(reader, None)
-            missing = [name for name in required if name not in (header or [])]
-            if header is None or missing:
-                raise DataError(
-                    f"{path}, line 1: the header must name the columns {', '.join(required)}; "
-                    f"missing {', '.join(missing)} (found: {', '.join(header or []) or 'nothing'})"
-                )
-            for row in reader:
-                if not row:
-                    continue
-                if len(row) != len(header):
-                    raise DataError(
-                        f"{path}, line {reader.line_num}: expected {len(header)} fields "
-                        f"({','.join(header)}), found {len(row)}"
-                    )
-                yield reader.line_num, dict(zip(header, row, strict=True))
-        except csv.Error as error:
-            raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
-        except UnicodeDecodeError as error:
-            raise DataError(f"{path} is not UTF-8 text ({error})") from None
+    yield from read_csv_rows(path, required)
 
 
 def _binary_label(value: str, path: Path, line: int) -> int:

@@ -1,0 +1,45 @@
+"""Strict CSV reading shared by the corpus readers: every malformation names file and line."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+
+from regbias.errors import DataError
+
+__all__ = ["read_csv_rows"]
+
+
+def read_csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(line number, row by column name)`` of a UTF-8 CSV file with a header.
+
+    Blank lines are skipped; a byte-order mark is accepted.
+
+    Raises:
+        DataError: a required column is missing, a row has the wrong number of fields, the
+            quoting is broken, or the file is not UTF-8; the message names file and line.
+    """
+    with path.open(encoding="utf-8-sig", newline="") as stream:
+        reader = csv.reader(stream, strict=True)
+        try:
+            header = next(reader, None) or []
+            missing = [name for name in required if name not in header]
+            if missing:
+                raise DataError(
+                    f"{path}, line 1: no column named {', '.join(map(repr, missing))}; the "
+                    f"header has {', '.join(map(repr, header)) or 'no columns'}"
+                )
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise DataError(
+                        f"{path}, line {reader.line_num}: expected {len(header)} fields, "
+                        f"found {len(row)}"
+                    )
+                yield reader.line_num, dict(zip(header, row, strict=True))
+        except csv.Error as error:
+            raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
+        except UnicodeDecodeError as error:
+            raise DataError(f"{path} is not UTF-8 text ({error})") from None
