@@ -105,3 +105,8 @@ def test_sweep_with_failing_jobs_exits_non_zero_and_closes_parent(tmp_path, shar
     assert "regbias: job 1 failed" in done.stderr
     statuses = sorted(r.info.status for r in runs(tmp_path))
     assert statuses == ["FAILED", "FAILED", "FAILED"]  # parent and both children
+
+
+def test_seed_must_be_an_integer(tmp_path, shared_data_dir):
+    done = run_cli(tmp_path, *FAST, "seed=null", data_dir=shared_data_dir)
+    assert_clean_failure(tmp_path, done, "seed must be an integer")

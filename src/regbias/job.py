@@ -18,7 +18,7 @@ from typing import Any
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import MissingMandatoryValue
+from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from regbias.corpora import DATA_DIR_ENV
 from regbias.errors import ConfigError, RegbiasError
@@ -104,10 +104,9 @@ def main(cfg: DictConfig) -> Any:
     context = job_context()
     try:
         return _dispatch(cfg, context)
-    except (RegbiasError, MissingMandatoryValue) as error:
-        if isinstance(error, MissingMandatoryValue):
-            key = error.full_key
-            error = ConfigError(f"{key} has no value: set it on the command line ({key}=...)")
+    except (RegbiasError, OmegaConfBaseException) as error:
+        if isinstance(error, OmegaConfBaseException):
+            error = _config_error(error)
         print(f"regbias: error: {error}", file=sys.stderr)
         if context.sweep_dir is None:
             raise SystemExit(2) from None
@@ -118,6 +117,14 @@ def main(cfg: DictConfig) -> Any:
         log.exception("job %s failed", context.job_num)
         context.write_record(status="FAILED", error=f"{type(error).__name__}: {error}")
     return None
+
+
+def _config_error(error: OmegaConfBaseException) -> ConfigError:
+    """A config problem found while reading the config, in one line that names the key."""
+    key = getattr(error, "full_key", None) or "a config value"
+    if isinstance(error, MissingMandatoryValue):
+        return ConfigError(f"{key} has no value: set it on the command line ({key}=...)")
+    return ConfigError(f"{key}: {str(error).splitlines()[0]}")
 
 
 def _dispatch(cfg: DictConfig, context: JobContext) -> Any:

@@ -18,6 +18,7 @@ from regbias.distance_suite import (
 from regbias.draws import DistanceDraws, DrawSizes, distance_draws
 from regbias.embedding_cache import EmbeddingCache
 from regbias.encoders import Encoder, EncoderSpec, load_encoder
+from regbias.errors import ConfigError
 from regbias.performance import finetune_settings, run_performance_stage
 from regbias.report import log_analysis, log_distances
 from regbias.results import AnalysisSettings, StudyResults, analyse
@@ -116,7 +117,9 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
     """The job: prepare and log the data, run the enabled stages, analyse and log it all."""
     from lightning import seed_everything
 
-    seed_everything(int(cfg.seed), workers=True, verbose=False)
+    if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool):
+        raise ConfigError(f"seed must be an integer (0 is a real seed), not {cfg.seed!r}")
+    seed_everything(cfg.seed, workers=True, verbose=False)
     study, draws = prepare(cfg)
     log_study(run, study, draws)
     encoder = _encoder(cfg)
