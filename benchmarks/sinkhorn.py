@@ -101,6 +101,9 @@ def bench(n: int, with_pot: bool) -> None:
         "regbias default (annealed)": default,
         "regbias anneal_decay=0.9": replace(default, anneal_decay=0.9),
         "regbias no annealing": replace(default, anneal=False),
+        "regbias no annealing, momentum 1.5, check every 5": replace(
+            default, anneal=False, momentum=1.5, inner_iterations=5
+        ),
     }
     for name, settings in candidates.items():
         value, first = timed(lambda s=settings: ours(s)(x, y))

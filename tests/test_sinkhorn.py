@@ -176,3 +176,20 @@ def test_online_cost_matches_the_dense_cost_matrix():
     dense = solve_ot(x, y, SETTINGS)
     online = solve_ot(x, y, SinkhornSettings(epsilon=0.05, pad_multiple=64, batch_size=16))
     assert online.cost == pytest.approx(dense.cost, rel=1e-5)
+
+
+def test_momentum_reaches_the_same_divergence_in_fewer_iterations():
+    x, y = cloud(200, dim=16, seed=3), cloud(200, dim=16, shift=0.5, seed=4)
+    plain = replace_threshold(SinkhornSettings(epsilon=0.01, anneal=False, pad_multiple=64), 1e-4)
+    from dataclasses import replace
+
+    faster = replace(plain, momentum=1.5, inner_iterations=5)
+    one, two = sinkhorn_divergence(x, y, plain), sinkhorn_divergence(x, y, faster)
+    assert two.xy.converged and two.divergence == pytest.approx(one.divergence, rel=1e-3)
+    assert two.xy.iterations < one.xy.iterations
+
+
+@pytest.mark.parametrize("momentum", [0.5, 2.0])
+def test_momentum_out_of_range_is_a_config_error(momentum):
+    with pytest.raises(ConfigError, match="momentum"):
+        SinkhornSettings(momentum=momentum)

@@ -44,6 +44,8 @@ def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
         max_iterations=int(s["max_iterations"]),
         batch_size=None if s.get("batch_size") is None else int(s["batch_size"]),
         max_dense_points=int(s["max_dense_points"]),
+        inner_iterations=int(s["inner_iterations"]),
+        momentum=None if s.get("momentum") is None else float(s["momentum"]),
         pad_multiple=int(s["pad_multiple"]),
     )
 
