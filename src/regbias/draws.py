@@ -65,19 +65,19 @@ def distance_draws(
     whole documents.
     """
     draws = DistanceDraws()
+    # LDA needs equal group sizes: documents are drawn whole, so a small group limits them all
+    # (under the `all` policy; `error` refuses). Tweet passages can always be made.
+    lda_size = sizes.lda_passages
+    if lda_size and unit == "document":
+        lda_size = common_size(groups, lda_size, policy)
     for r in range(sizes.repetitions):
         if sizes.short_texts and unit == "tweet":
             _add(draws, "short", r, _plain(groups, sizes.short_texts, seed, f"short/{r}", policy))
         if sizes.long_passages:
             long = _long(groups, sizes.long_passages, sizes, unit, seed, f"long/{r}", policy)
             _add(draws, "long", r, long)
-        if sizes.lda_passages:
-            n = (
-                common_size(groups, sizes.lda_passages, policy)
-                if unit == "document"
-                else (sizes.lda_passages)
-            )
-            _add(draws, "lda", r, _long(groups, n, sizes, unit, seed, f"lda/{r}", policy))
+        if lda_size:
+            _add(draws, "lda", r, _long(groups, lda_size, sizes, unit, seed, f"lda/{r}", policy))
     return draws
 
 

@@ -1,0 +1,55 @@
+"""The distance suite's draws: one per group and repetition, seeded, sized as configured."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from regbias.data.corpus import TextSet
+from regbias.draws import DrawSizes, distance_draws
+from regbias.errors import SampleSizeError
+
+SIZES = DrawSizes(
+    repetitions=2, short_texts=5, long_passages=4, texts_per_passage=3, lda_passages=6
+)
+
+
+def groups(**sizes: int) -> dict[str, TextSet]:
+    return {
+        g: TextSet([f"{g}{i}" for i in range(n)], np.zeros(n, dtype=np.int64))
+        for g, n in sizes.items()
+    }
+
+
+def test_tweets_give_short_long_and_lda_draws_per_repetition():
+    draws = distance_draws(groups(au=40, nz=12), SIZES, "tweet", seed=0, policy="error")
+    assert set(draws.texts) == {"short", "long", "lda"}
+    assert len(draws.texts["short"]) == 2
+    first = draws.texts["short"][0]
+    assert {g: len(t) for g, t in first.items()} == {"au": 5, "nz": 5}
+    assert all(t.startswith("au") for t in first["au"])
+    passage = draws.texts["long"][0]["nz"][0]
+    assert len(passage.split()) == 3 and all(w.startswith("nz") for w in passage.split())
+    assert draws.texts["short"][0] != draws.texts["short"][1]  # repetitions differ
+    assert len(draws.table()) == 3 * 2 * 2
+
+
+def test_same_seed_same_draws():
+    one = distance_draws(groups(au=40, nz=12), SIZES, "tweet", seed=3, policy="error")
+    two = distance_draws(groups(au=40, nz=12), SIZES, "tweet", seed=3, policy="error")
+    assert one.texts == two.texts
+
+
+def test_documents_have_no_short_text_and_equal_lda_sizes_under_policy_all():
+    draws = distance_draws(groups(us=50, au=5), SIZES, "document", seed=0, policy="all")
+    assert "short" not in draws.texts
+    lda = draws.texts["lda"][0]
+    assert len(lda["us"]) == len(lda["au"]) == 5
+    table = draws.table()
+    assert (table.query("kind == 'long'")["size"] == 4).all()  # 4 of 5 AU docs: no policy needed
+    assert (table.query("kind == 'lda'")["size"] == 5).all()  # smallest group sets every size
+
+
+def test_documents_too_few_for_lda_under_policy_error():
+    with pytest.raises(SampleSizeError, match="'au' has 5"):
+        distance_draws(groups(us=50, au=5), SIZES, "document", seed=0, policy="error")
