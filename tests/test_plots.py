@@ -164,3 +164,18 @@ def test_save_figure_adds_the_png_suffix(tmp_path: Path) -> None:
     fig = distance_heatmap(_matrix())
     written = save_figure(fig, tmp_path / "matrix")
     assert written.name == "matrix.png" and written.stat().st_size > 0
+
+
+def test_lda_scatter_draws_every_passage_and_labels_centroids(tmp_path):
+    from regbias.distances.lda import LdaSettings, lda_projection
+    from regbias.plots import lda_scatter
+
+    rng = np.random.default_rng(0)
+    draw = {g: rng.normal(loc=i, size=(12, 5)) for i, g in enumerate(["au", "uk", "us"])}
+    projection = lda_projection(draw, LdaSettings(n_components=2))
+    fig = lda_scatter(projection)
+    ax = fig.axes[0]
+    offsets = [c.get_offsets() for c in ax.collections]
+    assert sum(len(o) for o in offsets) == 36 + 3  # passages + centroids
+    assert {t.get_text() for t in ax.texts} == {"AU", "UK", "US"}
+    assert save_figure(fig, tmp_path / "lda").stat().st_size > 0

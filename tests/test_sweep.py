@@ -85,10 +85,11 @@ def test_children_hold_their_stages(sweep):
     # 2 folds x 8 groups (6 regions, mixed, baseline) x 2 repetitions x 7 metrics
     assert len(per_model) == 2 * 8 * 2 * N_METRICS
     assert set(per_model["group"]) == {"au", "ca", "nz", "uk", "us", "za", "mixed", "baseline"}
-    assert (
-        "fold1/val/loss" in child.data.metrics
-        and "dist/sinkhorn_short/au__uk" in child.data.metrics
-    )
+    assert "fold1/val/loss" in child.data.metrics
+    assert "dist/sinkhorn_short/au__uk" in child.data.metrics
+    assert child.data.metrics["time/distance_suite_s"] > 0
+    figures = artifacts(workdir, child.info.run_id, "figures")
+    assert {"figures/lda_projection.png", "figures/lda.png"} <= figures
 
 
 def test_parent_aggregates_the_sweep(sweep):

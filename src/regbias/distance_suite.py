@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regbias.distances.lda import LdaSettings, lda_distance_matrix
+from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.sinkhorn import SinkhornSettings, derive_epsilon, sinkhorn_matrix
 from regbias.draws import DistanceDraws
@@ -29,6 +29,7 @@ class DistanceSuiteResult:
     matrices: dict[str, DistanceMatrix] = field(default_factory=dict)
     diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
     epsilon: float | None = None
+    lda_projection: LdaProjection | None = None
 
 
 def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
@@ -105,5 +106,7 @@ def run_distance_suite(
         texts = list(dict.fromkeys(t for rep in reps for ts in rep.values() for t in ts))
         vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
         pooled = [{g: np.stack([vectors[t] for t in ts]) for g, ts in rep.items()} for rep in reps]
-        result.matrices["lda"] = lda_distance_matrix(pooled, lda_settings(distance), name="lda")
+        settings = lda_settings(distance)
+        result.matrices["lda"] = lda_distance_matrix(pooled, settings, name="lda")
+        result.lda_projection = lda_projection(pooled[0], settings)
     return result

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
+from regbias import plots
 from regbias.corpora import load_corpus, resolve_data_dir
 from regbias.distance_suite import (
     DistanceSuiteResult,
@@ -100,6 +104,9 @@ def _encoder(cfg: DictConfig) -> Encoder:
 def log_distance_suite(run: RunLog, suite: DistanceSuiteResult) -> None:
     """Matrices, heatmaps, per-pair metrics, and the Sinkhorn diagnostics per repetition."""
     log_distances(run, suite.matrices)
+    if suite.lda_projection is not None:
+        figure = plots.lda_scatter(suite.lda_projection, "LDA projection (repetition 0)")
+        run.figure(figure, "figures/lda_projection.png")
     metrics: dict[str, float] = {}
     if suite.epsilon is not None:
         metrics["sinkhorn/epsilon"] = suite.epsilon
@@ -136,14 +143,18 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
         group_sizes={g: len(t) for g, t in study.groups.items()},
         meta=_meta(cfg, encoder),
     )
+    timings: dict[str, float] = {}
     if draws.texts:
-        suite = run_distance_suite(draws, encoder, cache, cfg.distance)
+        with _timed(timings, "distance_suite"):
+            suite = run_distance_suite(draws, encoder, cache, cfg.distance)
         log_distance_suite(run, suite)
         results.distances = suite.matrices
     if cfg.finetune.enabled:
-        results.per_model = run_performance_stage(cfg, study, encoder, cache, run)
+        with _timed(timings, "performance"):
+            results.per_model = run_performance_stage(cfg, study, encoder, cache, run)
         run.table(results.per_model, "performance/per_model.csv")
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
+    run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
     settings = AnalysisSettings.from_mapping(cfg.analysis)
     log_analysis(run, results, analyse(results, settings), settings)
     run.json(
@@ -151,6 +162,15 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
         "results/study.json",
     )
     return results
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    """Wall seconds of a stage, logged as ``time/<stage>_s`` (embedding included)."""
+    start = time.perf_counter()
+    yield
+    timings[stage] = time.perf_counter() - start
+    log.info("%s took %.1f s", stage, timings[stage])
 
 
 def _meta(cfg: DictConfig, encoder: Encoder) -> dict[str, Any]:

@@ -17,12 +17,14 @@ from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 
 from regbias.analysis import PairTable
+from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError
 
 __all__ = [
     "correlation_heatmap",
     "distance_heatmap",
+    "lda_scatter",
     "pair_scatter",
     "performance_distributions",
     "representation_plot",
@@ -335,4 +337,43 @@ def representation_plot(
     ax.set_ylabel(f"{name} distance to baseline")
     ax.grid(alpha=0.3)
     ax.set_title(f"{name}: distance to baseline vs representation")
+    return fig
+
+
+def lda_scatter(projection: LdaProjection, title: str = "LDA projection") -> Figure:
+    """The passages of one repetition in the first two LDA components, coloured by group.
+
+    Each group's centroid is a labelled cross; the LDA distance is the distance between them.
+    With one component the second axis is the group, so the groups sit on separate rows.
+    """
+    fig = _figure(6.0, 4.5)
+    ax = fig.add_subplot()
+    colours = colormaps["tab10"]
+    two = projection.points.shape[1] >= 2
+    for i, group in enumerate(projection.groups):
+        points = projection.points[projection.labels == group]
+        y = points[:, 1] if two else np.full(len(points), i, dtype=np.float64)
+        ax.scatter(points[:, 0], y, s=8, alpha=0.4, color=colours(i % 10), label=_label(group))
+        cy = projection.centroids[i, 1] if two else i
+        ax.scatter(
+            projection.centroids[i, 0],
+            cy,
+            marker="X",
+            s=90,
+            color=colours(i % 10),
+            edgecolor="black",
+            linewidth=0.8,
+            zorder=3,
+        )
+        ax.annotate(
+            _label(group),
+            (projection.centroids[i, 0], cy),
+            xytext=(5, 5),
+            textcoords="offset points",
+            fontweight="bold",
+        )
+    ax.set_xlabel("LD1")
+    ax.set_ylabel("LD2" if two else "group")
+    ax.legend(fontsize="small", markerscale=2, frameon=False, loc="best")
+    ax.set_title(title)
     return fig
