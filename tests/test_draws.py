@@ -53,3 +53,11 @@ def test_documents_have_no_short_text_and_equal_lda_sizes_under_policy_all():
 def test_documents_too_few_for_lda_under_policy_error():
     with pytest.raises(SampleSizeError, match="'au' has 5"):
         distance_draws(groups(us=50, au=5), SIZES, "document", seed=0, policy="error")
+
+
+def test_distinct_texts_per_kind_are_each_text_once():
+    draws = distance_draws(groups(au=40, nz=12), SIZES, "tweet", seed=0, policy="error")
+    short = draws.distinct_texts(["short"])
+    assert len(short) == len(set(short))
+    assert set(short) == {t for rep in draws.texts["short"] for ts in rep.values() for t in ts}
+    assert draws.distinct_texts(["short", "long"])[: len(short)] == short

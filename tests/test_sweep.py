@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pandas as pd
 import pytest
@@ -70,6 +71,12 @@ def test_children_hold_their_stages(sweep):
         "distances/sinkhorn_long.json",
         "distances/lda.json",
     } <= artifacts(workdir, child.info.run_id, "distances")
+    short, long = (
+        json.loads(artifact_text(workdir, child.info.run_id, f"distances/sinkhorn_{k}.json"))
+        for k in ("short", "long")
+    )
+    for key in ("epsilon", "anneal_init"):  # fixed once for every pair of the job
+        assert short["config"][key] == long["config"][key]
     per_model = pd.read_csv(
         io.StringIO(artifact_text(workdir, child.info.run_id, "performance/per_model.csv"))
     )

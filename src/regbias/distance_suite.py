@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ import pandas as pd
 
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.sinkhorn import SinkhornSettings, derive_epsilon, sinkhorn_matrix
+from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings, sinkhorn_matrix
 from regbias.draws import DistanceDraws
 from regbias.embedding_cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.encoders import Encoder
@@ -84,18 +84,15 @@ def run_distance_suite(
     kinds = [k for k in ("short", "long") if k in draws.texts]
     if kinds:
         padding = "real" if distance["tokens"] == "real" else "max_length"
-        texts = list(
-            dict.fromkeys(
-                t for k in kinds for rep in draws.texts[k] for ts in rep.values() for t in ts
-            )
-        )
+        texts = draws.distinct_texts(kinds)
         tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
         clouds = {k: _clouds(draws.texts[k], tokens) for k in kinds}
-        settings = sinkhorn_settings(distance)
-        if settings.epsilon is None:
-            pooled = [rep for k in kinds for rep in clouds[k]]
-            settings = replace(settings, epsilon=derive_epsilon(pooled, settings.epsilon_relative))
-            log.info("epsilon derived from the pooled costs: %.6g", settings.epsilon)
+        # Epsilon and the annealing start are fixed once, over every cloud of the job.
+        pooled = [c for k in kinds for rep in clouds[k] for c in rep.values()]
+        settings = resolve_settings(sinkhorn_settings(distance), pooled)
+        log.info(
+            "Sinkhorn epsilon %.6g, annealing from %.4g x", settings.epsilon, settings.anneal_init
+        )
         result.epsilon = settings.epsilon
         for kind in kinds:
             name = f"sinkhorn_{kind}"
@@ -103,7 +100,7 @@ def run_distance_suite(
             result.matrices[name], result.diagnostics[name] = matrix, table
     if "lda" in draws.texts:
         reps = draws.texts["lda"]
-        texts = list(dict.fromkeys(t for rep in reps for ts in rep.values() for t in ts))
+        texts = draws.distinct_texts(["lda"])
         vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
         pooled = [{g: np.stack([vectors[t] for t in ts]) for g, ts in rep.items()} for rep in reps]
         settings = lda_settings(distance)

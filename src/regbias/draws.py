@@ -45,11 +45,11 @@ class DistanceDraws:
     def table(self) -> pd.DataFrame:
         return pd.DataFrame(self.records)
 
-    def distinct_texts(self) -> list[str]:
-        """Every text any draw uses, once, in first-seen order (what must be embedded)."""
+    def distinct_texts(self, kinds: list[str]) -> list[str]:
+        """Every text the draws of ``kinds`` use, once, in first-seen order (to embed)."""
         seen: dict[str, None] = {}
-        for reps in self.texts.values():
-            for rep in reps:
+        for kind in kinds:
+            for rep in self.texts.get(kind, []):
                 for texts in rep.values():
                     seen.update(dict.fromkeys(texts))
         return list(seen)
