@@ -3,7 +3,7 @@
 import hydra
 from omegaconf import DictConfig
 
-from regbias.job import main as run_job
+from regbias.app.job import main as run_job
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")

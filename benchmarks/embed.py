@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from regbias.encoders import Encoder, EncoderSpec, load_encoder
+from regbias.embeddings.encoder import Encoder, EncoderSpec, load_encoder
 
 MINILM = {
     "name": "minilm_l6",

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from regbias.aggregate import aggregate_sweep, pool_results
+from regbias.app.aggregate import aggregate_sweep, pool_results
 from regbias.distances.matrix import DistanceMatrix
-from regbias.results import StudyResults
-from regbias.sweep import SweepCallback
-from regbias.tracking import JOB_FILE, PARENT_FILE, TrackingSettings, connect, start_run
+from regbias.analysis.results import StudyResults
+from regbias.app.sweep import SweepCallback
+from regbias.tracking.runs import JOB_FILE, PARENT_FILE, TrackingSettings, connect, start_run
 
 GROUPS = ["au", "ca", "nz", "uk", "us"]
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis import (
+from regbias.analysis.pairs import (
     PairTable,
     correlations,
     pairwise_table,

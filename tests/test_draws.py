@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from regbias.data.corpus import TextSet
-from regbias.draws import DrawSizes, distance_draws
+from regbias.data.draws import DrawSizes, distance_draws
 from regbias.errors import SampleSizeError
 
 SIZES = DrawSizes(

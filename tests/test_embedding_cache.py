@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from regbias import embedding_cache
-from regbias.embedding_cache import EmbeddingCache, embed_pooled, embed_tokens, text_key
+from regbias.embeddings import cache as embedding_cache
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens, text_key
 
 IDENTITY = "random:test@0#max_length=16"
 
@@ -144,7 +144,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     import numpy as np
-    from regbias.embedding_cache import EmbeddingCache, text_key
+    from regbias.embeddings.cache import EmbeddingCache, text_key
 
     def fake(text):
         seed = int(text_key(text)[:8], 16)
@@ -217,7 +217,7 @@ def test_embed_helpers_with_and_without_cache(tmp_path: Path) -> None:
 
 
 def test_tiny_encoder_through_the_cache_is_exact(tmp_path: Path) -> None:
-    from regbias.encoders import EncoderSpec, load_encoder
+    from regbias.embeddings.encoder import EncoderSpec, load_encoder
 
     spec = EncoderSpec(name="tiny", source="random", max_length=16, pooling="mean")
     encoder = load_encoder(spec, device="cpu")

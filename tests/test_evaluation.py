@@ -10,7 +10,7 @@ import pytest
 from sklearn import metrics as skm
 
 from regbias.errors import ConfigError, DataError, SampleSizeError
-from regbias.evaluation import (
+from regbias.performance.evaluation import (
     BINARY_METRICS,
     binary_metrics,
     evaluate_groups,

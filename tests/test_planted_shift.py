@@ -12,7 +12,7 @@ import pytest
 
 from regbias.distances.lda import LdaSettings, lda_distance_matrix
 from regbias.distances.sinkhorn import SinkhornSettings, derive_epsilon, sinkhorn_divergence
-from regbias.encoders import EncoderSpec, load_encoder
+from regbias.embeddings.encoder import EncoderSpec, load_encoder
 
 SPORT = "goal striker match referee league penalty keeper season coach stadium fans derby".split()
 FOOD = "recipe oven flour butter simmer garlic sauce pastry spices bake dough kitchen".split()

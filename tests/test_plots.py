@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from regbias.analysis import correlations
+from regbias.analysis.pairs import correlations
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError
-from regbias.plots import (
+from regbias.report.figures import (
     correlation_heatmap,
     distance_heatmap,
     pair_scatter,
@@ -168,7 +168,7 @@ def test_save_figure_adds_the_png_suffix(tmp_path: Path) -> None:
 
 def test_lda_scatter_draws_every_passage_and_labels_centroids(tmp_path):
     from regbias.distances.lda import LdaSettings, lda_projection
-    from regbias.plots import lda_scatter
+    from regbias.report.figures import lda_scatter
 
     rng = np.random.default_rng(0)
     draw = {g: rng.normal(loc=i, size=(12, 5)) for i, g in enumerate(["au", "uk", "us"])}

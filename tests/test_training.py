@@ -12,14 +12,14 @@ from transformers import BertConfig, BertModel, BertTokenizerFast
 
 from regbias.data.corpus import TextSet
 from regbias.errors import ConfigError
-from regbias.training.data import (
+from regbias.performance.datamodule import (
     FoldDataModule,
     feature_loader,
     fold_splits,
     text_loader,
     validation_split,
 )
-from regbias.training.finetune import (
+from regbias.performance.finetune import (
     BASELINE,
     EncoderParts,
     FinetuneSettings,
@@ -30,7 +30,7 @@ from regbias.training.finetune import (
     train_model,
     train_multilabel,
 )
-from regbias.training.modules import SentimentClassifier, optimizer_names
+from regbias.performance.modules import SentimentClassifier, optimizer_names
 
 POSITIVE = ["good", "great", "happy", "love", "nice"]
 NEGATIVE = ["bad", "awful", "sad", "hate", "poor"]

@@ -1,7 +1,7 @@
 """Stage I: fine-tune classifiers per fold (Lightning) and predict every group's texts."""
 
-from regbias.training.data import FoldDataModule, fold_splits, validation_split
-from regbias.training.finetune import (
+from regbias.performance.datamodule import FoldDataModule, fold_splits, validation_split
+from regbias.performance.finetune import (
     BASELINE,
     EncoderParts,
     FeatureFn,
@@ -13,7 +13,7 @@ from regbias.training.finetune import (
     train_model,
     train_multilabel,
 )
-from regbias.training.modules import MultilabelClassifier, SentimentClassifier
+from regbias.performance.modules import MultilabelClassifier, SentimentClassifier
 
 __all__ = [
     "BASELINE",

@@ -16,12 +16,12 @@ from lightning.pytorch.loggers import MLFlowLogger
 from omegaconf import DictConfig
 
 from regbias.data.corpus import TextSet
-from regbias.embedding_cache import EmbeddingCache, embed_pooled
-from regbias.encoders import Encoder
-from regbias.evaluation import evaluate_groups, evaluation_draws
-from regbias.study import StudyData
-from regbias.tracking import RunLog
-from regbias.training import EncoderParts, FinetuneSettings, run_folds, train_multilabel
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.embeddings.encoder import Encoder
+from regbias.performance.evaluation import evaluate_groups, evaluation_draws
+from regbias.data.study import StudyData
+from regbias.tracking.runs import RunLog
+from regbias.performance import EncoderParts, FinetuneSettings, run_folds, train_multilabel
 
 __all__ = ["JobRunLogger", "finetune_settings", "run_performance_stage"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from regbias.corpora import select_groups
+from regbias.data.loading import select_groups
 from regbias.data.corpus import Corpus, TextSet
 from regbias.data.sampling import SizePolicy, draw_indices, rng_for
 

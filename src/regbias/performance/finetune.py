@@ -19,14 +19,14 @@ from lightning.pytorch.loggers import Logger
 
 from regbias.data.corpus import TaskKind, TextSet
 from regbias.errors import ConfigError
-from regbias.training.data import (
+from regbias.performance.datamodule import (
     FoldDataModule,
     ModelInputs,
     fold_splits,
     make_loader,
     validation_split,
 )
-from regbias.training.modules import (
+from regbias.performance.modules import (
     MODES,
     EncoderClassifier,
     MultilabelClassifier,
@@ -79,7 +79,7 @@ class EncoderParts:
 
     @classmethod
     def from_encoder(cls, encoder: Any) -> EncoderParts:
-        """Take the parts of a ``regbias.encoders.Encoder`` (read by attribute)."""
+        """Take the parts of a ``regbias.embeddings.encoder.Encoder`` (read by attribute)."""
         return cls(
             model=encoder.model,
             tokenizer=encoder.tokenizer,

@@ -11,23 +11,23 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from regbias import plots
-from regbias.corpora import load_corpus, resolve_data_dir
-from regbias.distance_suite import (
+from regbias.report import figures as plots
+from regbias.data.loading import load_corpus, resolve_data_dir
+from regbias.distances.suite import (
     DistanceSuiteResult,
     lda_settings,
     run_distance_suite,
     sinkhorn_settings,
 )
-from regbias.draws import DistanceDraws, DrawSizes, distance_draws
-from regbias.embedding_cache import EmbeddingCache
-from regbias.encoders import Encoder, EncoderSpec, load_encoder
+from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
+from regbias.embeddings.cache import EmbeddingCache
+from regbias.embeddings.encoder import Encoder, EncoderSpec, load_encoder
 from regbias.errors import ConfigError
-from regbias.performance import finetune_settings, run_performance_stage
-from regbias.report import log_analysis, log_distances
-from regbias.results import AnalysisSettings, StudyResults, analyse
-from regbias.study import StudyData, build_study, group_table
-from regbias.tracking import RunLog
+from regbias.performance.stage import finetune_settings, run_performance_stage
+from regbias.report.publish import log_analysis, log_distances
+from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
+from regbias.data.study import StudyData, build_study, group_table
+from regbias.tracking.runs import RunLog
 
 __all__ = ["run_pipeline", "prepare"]
 

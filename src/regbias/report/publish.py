@@ -6,11 +6,11 @@ import math
 
 import pandas as pd
 
-from regbias import plots
-from regbias.analysis import strongest
+from regbias.report import figures as plots
+from regbias.analysis.pairs import strongest
 from regbias.distances.matrix import DistanceMatrix
-from regbias.results import Analysis, AnalysisSettings, StudyResults
-from regbias.tracking import RunLog
+from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.tracking.runs import RunLog
 
 __all__ = ["log_distances", "log_analysis", "report_markdown"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from regbias.analysis import MIN_GROUPS, correlations, pairwise_table
+from regbias.analysis.pairs import MIN_GROUPS, correlations, pairwise_table
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import RegbiasError
 
@@ -75,7 +75,7 @@ class Analysis:
 
 def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
     """Gaps and dcor per pair and metric, the pairwise table, and the correlations."""
-    from regbias.evaluation import performance_dcor, performance_gaps, summarise
+    from regbias.performance.evaluation import performance_dcor, performance_gaps, summarise
 
     summary = gaps = dependence = None
     if results.per_model is not None and len(results.per_model):

@@ -15,8 +15,8 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from regbias.errors import RegbiasError
-from regbias.provenance import provenance_tags
-from regbias.tracking import (
+from regbias.tracking.provenance import provenance_tags
+from regbias.tracking.runs import (
     JOB_FILE,
     PARENT_FILE,
     RunLog,
@@ -83,7 +83,7 @@ class SweepCallback(Callback):
                 with tracked_run(run):
                     _summarise(run, records)
                     if config.get("task") == "run":
-                        from regbias.aggregate import aggregate_sweep
+                        from regbias.app.aggregate import aggregate_sweep
 
                         aggregate_sweep(config, run, records)
                     if failed:

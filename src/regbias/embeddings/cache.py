@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from regbias.encoders import Encoder, Padding
+    from regbias.embeddings.encoder import Encoder, Padding
 
 __all__ = ["EmbeddingCache", "Embeddings", "embed_pooled", "embed_tokens", "text_key"]
 
@@ -284,7 +284,7 @@ def embed_tokens(
         cache: the embedding cache, or ``None`` to embed everything now.
         texts: texts to embed.
         padding: ``real`` tokens only, or all ``max_length`` positions (see
-            :meth:`regbias.encoders.Encoder.token_embeddings`).
+            :meth:`regbias.embeddings.encoder.Encoder.token_embeddings`).
         batch_size: texts per forward pass.
 
     Returns:

@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader, Dataset
 from regbias.errors import ConfigError
 
 if TYPE_CHECKING:
-    from regbias.training.finetune import FinetuneSettings
+    from regbias.performance.finetune import FinetuneSettings
 
 __all__ = [
     "FeatureDataset",

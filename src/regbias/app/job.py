@@ -20,10 +20,10 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from regbias.corpora import DATA_DIR_ENV
+from regbias.data.loading import DATA_DIR_ENV
 from regbias.errors import ConfigError, RegbiasError
-from regbias.provenance import config_hash, git_state, provenance_tags
-from regbias.tracking import (
+from regbias.tracking.provenance import config_hash, git_state, provenance_tags
+from regbias.tracking.runs import (
     JOB_FILE,
     PARENT_FILE,
     RunLog,
@@ -130,17 +130,17 @@ def _config_error(error: OmegaConfBaseException) -> ConfigError:
 def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
     task = cfg.get("task")
     if task == "describe":
-        from regbias.describe import describe, render
+        from regbias.app.describe import describe, render
 
         table = describe(cfg)
         render(table, f"{cfg.dataset.name}: groups")
         return table
     if task == "run":
-        from regbias.pipeline import run_pipeline
+        from regbias.app.pipeline import run_pipeline
 
         return _tracked(cfg, context, run_pipeline)
     if task == "analyze":
-        from regbias.reanalysis import run_analysis
+        from regbias.app.analyze import run_analysis
 
         return _tracked(cfg, context, run_analysis)
     raise ConfigError(f"unknown task '{task}': use one of {', '.join(TASKS)} (task=...)")

@@ -12,9 +12,9 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from regbias.distances.matrix import DistanceMatrix
-from regbias.report import log_analysis, log_distances
-from regbias.results import AnalysisSettings, StudyResults, analyse
-from regbias.tracking import RunLog
+from regbias.report.publish import log_analysis, log_distances
+from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
+from regbias.tracking.runs import RunLog
 
 __all__ = ["aggregate_sweep", "load_job_results", "pool_results"]
 

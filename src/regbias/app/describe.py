@@ -9,8 +9,8 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from regbias.corpora import load_corpus, resolve_data_dir, select_groups
-from regbias.study import group_table
+from regbias.data.loading import load_corpus, resolve_data_dir, select_groups
+from regbias.data.study import group_table
 
 __all__ = ["describe", "render"]
 

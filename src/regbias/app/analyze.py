@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from regbias.analysis import correlations, read_pairwise_csv
+from regbias.analysis.pairs import correlations, read_pairwise_csv
 from regbias.errors import ConfigError
-from regbias.report import log_analysis
-from regbias.results import Analysis, AnalysisSettings, StudyResults
-from regbias.tracking import RunLog
+from regbias.report.publish import log_analysis
+from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.tracking.runs import RunLog
 
 __all__ = ["run_analysis"]
 

@@ -23,7 +23,7 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError
-from regbias.provenance import flatten
+from regbias.tracking.provenance import flatten
 
 __all__ = [
     "TrackingSettings",

@@ -42,7 +42,7 @@ SizePolicy = Literal["error", "all"]
 
 
 class EvaluatedModel(Protocol):
-    """What evaluation reads from a trained model (``regbias.training.FoldModel`` fits)."""
+    """What evaluation reads from a trained model (``regbias.performance.FoldModel`` fits)."""
 
     seed: int
     fold: int
@@ -209,7 +209,7 @@ def evaluate_groups(
 
     Args:
         models: trained models with ``name``, ``seed``, ``fold`` and per-group ``predictions``
-            and ``labels`` (e.g. :class:`regbias.training.FoldModel`).
+            and ``labels`` (e.g. :class:`regbias.performance.FoldModel`).
         draw_size: texts per draw; ``None`` evaluates every group whole.
         repetitions: number of draws per group.
         seed: seed of the draws.

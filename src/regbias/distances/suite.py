@@ -13,9 +13,9 @@ import pandas as pd
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings, sinkhorn_matrix
-from regbias.draws import DistanceDraws
-from regbias.embedding_cache import EmbeddingCache, embed_pooled, embed_tokens
-from regbias.encoders import Encoder
+from regbias.data.draws import DistanceDraws
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
+from regbias.embeddings.encoder import Encoder
 
 __all__ = ["DistanceSuiteResult", "sinkhorn_settings", "lda_settings", "run_distance_suite"]
 
