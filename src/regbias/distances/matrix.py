@@ -56,11 +56,21 @@ class DistanceMatrix:
     def from_repetitions(
         cls, name: str, groups: list[str], values: np.ndarray, config: dict[str, Any] | None = None
     ) -> DistanceMatrix:
-        """Summarise an ``(R, K, K)`` stack of per-repetition matrices."""
+        """Summarise an ``(R, K, K)`` stack of per-repetition matrices.
+
+        NaN entries (a repetition left out for one pair) are skipped in that pair's mean and sd.
+        """
         values = np.asarray(values, dtype=np.float64)
         n = values.shape[0]
-        sd = values.std(axis=0, ddof=1) if n > 1 else np.zeros(values.shape[1:])
-        return cls(name, list(groups), values.mean(axis=0), sd, n, dict(config or {}))
+        if not np.isnan(values).any():
+            sd = values.std(axis=0, ddof=1) if n > 1 else np.zeros(values.shape[1:])
+            return cls(name, list(groups), values.mean(axis=0), sd, n, dict(config or {}))
+        counts = (~np.isnan(values)).sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.nansum(values, axis=0) / counts
+            squares = np.nansum((values - mean) ** 2, axis=0)
+            sd = np.where(counts > 1, np.sqrt(squares / np.maximum(counts - 1, 1)), 0.0)
+        return cls(name, list(groups), mean, sd, n, dict(config or {}))
 
     @classmethod
     def pooled(cls, matrices: list[DistanceMatrix]) -> DistanceMatrix:
