@@ -27,6 +27,7 @@ from ott.problems.linear import linear_problem
 from ott.solvers.linear import acceleration, sinkhorn
 from tqdm.auto import tqdm
 
+from regbias.distances.jax_compat import ensure_online_mode
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 
@@ -49,23 +50,6 @@ logger = logging.getLogger(__name__)
 ANNEAL_START_FRACTION = 0.1
 
 TERMS = ("xy", "xx", "yy")
-
-
-def _restore_online_mode() -> None:
-    """Give OTT's online (batch_size) mode the jax helper it calls.
-
-    ott-jax 0.6.0 calls ``jax.interpreters.batching.is_vmappable``, which jax 0.10 no longer
-    re-exports (it still lives in ``jax._src``); without it every online solve fails.
-    """
-    from jax.interpreters import batching
-
-    if not hasattr(batching, "is_vmappable"):
-        from jax._src.interpreters import batching as batching_impl
-
-        batching.is_vmappable = batching_impl.is_vmappable
-
-
-_restore_online_mode()
 
 
 @dataclass(frozen=True)
@@ -293,6 +277,8 @@ def _solver(settings: SinkhornSettings, n_points: int, *, symmetric: bool) -> _S
     batch_size = settings.batch_size
     if batch_size is None and n_points > settings.max_dense_points:
         batch_size = 1024
+    if batch_size is not None:
+        ensure_online_mode()
     anneal = settings.anneal and not symmetric
     return _Solver(
         anneal_decay=settings.anneal_decay if anneal else 1.0,
