@@ -24,6 +24,8 @@ FIRST_VERSION = (
     "distance.floors=false",
     "distance.relabellings=0",
     "distance.calibration_seed=null",
+    "distance.lda.cross_fit=false",
+    "distance.lda.relabellings=0",
 )
 FILES = (
     "performance/per_model.csv",

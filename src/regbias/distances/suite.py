@@ -18,6 +18,7 @@ from regbias.distances.noise import relabelling_pvalues, sinkhorn_floors
 from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings, sinkhorn_matrix
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder
+from regbias.settings_reader import build
 
 __all__ = ["DistanceSuiteResult", "sinkhorn_settings", "lda_settings", "run_distance_suite"]
 
@@ -36,30 +37,12 @@ class DistanceSuiteResult:
 
 def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
     """The ``distance.sinkhorn`` config as solver settings."""
-    s = distance["sinkhorn"]
-    return SinkhornSettings(
-        epsilon=None if s.get("epsilon") is None else float(s["epsilon"]),
-        epsilon_relative=float(s["epsilon_relative"]),
-        anneal=bool(s["anneal"]),
-        anneal_init=None if s.get("anneal_init") is None else float(s["anneal_init"]),
-        anneal_decay=float(s["anneal_decay"]),
-        threshold=float(s["threshold"]),
-        max_iterations=int(s["max_iterations"]),
-        batch_size=None if s.get("batch_size") is None else int(s["batch_size"]),
-        max_dense_points=int(s["max_dense_points"]),
-        inner_iterations=int(s["inner_iterations"]),
-        momentum=None if s.get("momentum") is None else float(s["momentum"]),
-        pad_multiple=int(s["pad_multiple"]),
-    )
+    return build(SinkhornSettings, distance["sinkhorn"], "distance.sinkhorn")
 
 
 def lda_settings(distance: Mapping[str, Any]) -> LdaSettings:
     """The ``distance.lda`` config as LDA settings."""
-    lda = distance["lda"]
-    shrinkage = lda.get("shrinkage")
-    if shrinkage is not None and shrinkage != "auto":
-        shrinkage = float(shrinkage)
-    return LdaSettings(int(lda["n_components"]), str(lda["solver"]), shrinkage)
+    return build(LdaSettings, distance["lda"], "distance.lda")
 
 
 def _clouds(
@@ -120,7 +103,7 @@ def run_distance_suite(
         vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
         pooled = [{g: np.stack([vectors[t] for t in ts]) for g, ts in rep.items()} for rep in reps]
         settings = lda_settings(distance)
-        result.matrices["lda"] = lda_distance_matrix(pooled, settings, name="lda")
+        result.matrices["lda"] = lda_distance_matrix(pooled, settings, name="lda", seed=seed)
         result.lda_projection = lda_projection(pooled[0], settings)
     return result
 
