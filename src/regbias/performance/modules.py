@@ -10,20 +10,17 @@ from torch import nn
 from torchmetrics.classification import BinaryAccuracy, MultilabelF1Score
 from transformers import get_linear_schedule_with_warmup
 
+from regbias.embeddings.pooling import check_pooling, pool
 from regbias.errors import ConfigError
 
 __all__ = [
     "MODES",
-    "POOLINGS",
     "EncoderClassifier",
     "MultilabelClassifier",
     "SentimentClassifier",
-    "check_pooling",
     "optimizer_names",
-    "pool_hidden_states",
 ]
 
-POOLINGS = ("pooler", "cls", "mean")
 MODES = ("full", "head")
 Mode = Literal["full", "head"]
 
@@ -46,45 +43,6 @@ def _optimizer_class(name: str) -> type[torch.optim.Optimizer]:
         valid = ", ".join(optimizer_names())
         raise ConfigError(f"unknown optimizer {name!r}: choose one of {valid}")
     return getattr(torch.optim, by_lower[name.lower()])
-
-
-def check_pooling(pooling: str, has_pooler: bool | None) -> None:
-    """Raise :class:`ConfigError` for a pooling the encoder cannot provide.
-
-    Args:
-        pooling: ``pooler``, ``cls`` or ``mean``.
-        has_pooler: whether the encoder has a trained pooler layer (``None``: unknown, allowed).
-    """
-    if pooling not in POOLINGS:
-        raise ConfigError(f"unknown pooling {pooling!r}: choose one of {', '.join(POOLINGS)}")
-    if pooling == "pooler" and has_pooler is False:
-        raise ConfigError(
-            "pooling 'pooler' needs an encoder with a pooler layer, and this one has none: "
-            "set the encoder's pooling to 'cls' or 'mean'"
-        )
-
-
-def pool_hidden_states(outputs: Any, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
-    """One vector per text from a Hugging Face encoder's outputs.
-
-    Args:
-        outputs: the model output (``last_hidden_state`` and, for ``pooler``, ``pooler_output``).
-        attention_mask: ``(batch, tokens)`` 1 for real tokens, 0 for padding.
-        pooling: ``pooler`` (the pooler output), ``cls`` (first token) or ``mean``
-            (mean over real tokens).
-
-    Returns:
-        ``(batch, hidden)`` pooled vectors.
-    """
-    hidden = outputs.last_hidden_state
-    if pooling == "pooler":
-        if getattr(outputs, "pooler_output", None) is None:
-            check_pooling(pooling, False)
-        return outputs.pooler_output
-    if pooling == "cls":
-        return hidden[:, 0]
-    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
 
 
 def _decay_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
@@ -175,7 +133,7 @@ class EncoderClassifier(L.LightningModule):
         else:
             inputs = {k: v for k, v in batch.items() if k != "labels"}
             outputs = self.encoder(**inputs)
-            pooled = pool_hidden_states(outputs, batch["attention_mask"], self.pooling)
+            pooled = pool(outputs, batch["attention_mask"], self.pooling)
         return self.classifier(self.dropout(pooled))
 
     def _logits_targets(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
