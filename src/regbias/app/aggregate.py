@@ -11,15 +11,15 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
+from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.publish import log_analysis, log_distances
-from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
+from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog
 
 __all__ = ["aggregate_sweep", "load_job_results", "pool_results"]
 
 log = logging.getLogger(__name__)
-DONE = ("FINISHED", "REUSED")
 
 
 def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import warnings
-import zlib
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
 from tqdm.auto import tqdm
 
-from regbias.errors import ConfigError, DataError, SampleSizeError
+from regbias.data.draws import evaluation_draws
+from regbias.data.sampling import SizePolicy
+from regbias.errors import ConfigError, DataError
 
 __all__ = [
     "BINARY_METRICS",
@@ -20,7 +21,6 @@ __all__ = [
     "EvaluatedModel",
     "binary_metrics",
     "evaluate_groups",
-    "evaluation_draws",
     "multilabel_metrics",
     "performance_dcor",
     "performance_gaps",
@@ -38,7 +38,6 @@ BINARY_METRICS = (
 )
 MULTILABEL_METRICS = ("subset_accuracy", "micro_precision", "micro_recall", "micro_f1")
 KEYS = ["model", "seed", "fold", "group", "metric"]
-SizePolicy = Literal["error", "all"]
 
 
 class EvaluatedModel(Protocol):
@@ -143,35 +142,6 @@ def multilabel_metrics(
         "micro_recall": float(recall_score(**micro)),
         "micro_f1": float(f1_score(**micro)),
     }
-
-
-def evaluation_draws(
-    group: str, n: int, draw_size: int | None, repetitions: int, seed: int, policy: SizePolicy
-) -> list[np.ndarray]:
-    """Index sets of the repeated draws of one group; one whole-group draw when undersized.
-
-    The same (group, size, seed) always gives the same draws, so every model of a job is scored
-    on the same texts, and a caller can predict on the union of the draws only.
-    """
-    if draw_size is None or draw_size == n:
-        return [np.arange(n)]
-    if draw_size > n:
-        if policy == "error":
-            raise SampleSizeError(
-                f"group {group!r} holds {n} texts but each draw asks for {draw_size}: lower "
-                "the draw size or set the small-group policy to 'all'"
-            )
-        warnings.warn(
-            f"group {group!r} holds {n} texts, fewer than the draw size {draw_size}: "
-            "evaluated whole (recorded in column n_texts)",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return [np.arange(n)]
-    # Keyed on the group's name, not its position, so draws do not depend on group order and
-    # every model of a job is scored on the same texts.
-    rng = np.random.default_rng([seed, zlib.crc32(group.encode())])
-    return [np.sort(rng.choice(n, size=draw_size, replace=False)) for _ in range(repetitions)]
 
 
 def _group_rows(
