@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
 
 from regbias.report import figures as plots
 from regbias.data.loading import load_corpus, resolve_data_dir
@@ -23,10 +24,12 @@ from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, EncoderSpec, load_encoder
 from regbias.errors import ConfigError
-from regbias.performance.stage import finetune_settings, run_performance_stage
+from regbias.performance.finetune import EvaluationSettings, FinetuneSettings, TrainerSettings
+from regbias.performance.stage import run_performance_stage
 from regbias.report.publish import log_analysis, log_distances
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.data.study import StudyData, build_study, group_table
+from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
 
 __all__ = ["run_pipeline", "prepare"]
@@ -66,7 +69,27 @@ def validate_settings(cfg: DictConfig) -> None:
         sinkhorn_settings(cfg.distance)
         lda_settings(cfg.distance)
     if cfg.finetune.enabled:
-        finetune_settings(cfg.finetune, cfg.trainer)
+        finetune_settings_from(cfg)
+        trainer_settings_from(cfg)
+
+
+def finetune_settings_from(cfg: DictConfig) -> FinetuneSettings:
+    """The ``finetune`` config group as settings (until ``regbias.settings`` builds them)."""
+    values = OmegaConf.to_container(cfg.finetune, resolve=True)
+    evaluation = _settings(EvaluationSettings, "finetune.evaluation", values.pop("evaluation"))
+    return _settings(FinetuneSettings, "finetune", {**values, "evaluation": evaluation})
+
+
+def trainer_settings_from(cfg: DictConfig) -> TrainerSettings:
+    """The ``trainer`` config group as settings (until ``regbias.settings`` builds them)."""
+    return _settings(TrainerSettings, "trainer", OmegaConf.to_container(cfg.trainer, resolve=True))
+
+
+def _settings(kind: type, group: str, values: dict[str, Any]) -> Any:
+    try:
+        return kind(**values)
+    except TypeError as error:
+        raise ConfigError(f"config group {group}: {error}") from error
 
 
 def _list(value: Any) -> list[str] | None:
@@ -151,7 +174,7 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
         results.distances = suite.matrices
     if cfg.finetune.enabled:
         with _timed(timings, "performance"):
-            results.per_model = run_performance_stage(cfg, study, encoder, cache, run)
+            results.per_model = _performance(cfg, study, encoder, cache, run)
         run.table(results.per_model, "performance/per_model.csv")
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
@@ -162,6 +185,23 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
         "results/study.json",
     )
     return results
+
+
+def _performance(
+    cfg: DictConfig, study: StudyData, encoder: Encoder, cache: EmbeddingCache, run: RunLog
+) -> pd.DataFrame:
+    """Stage I with the job's settings, recording into the job's run."""
+    return run_performance_stage(
+        finetune_settings_from(cfg),
+        trainer_settings_from(cfg),
+        study,
+        encoder,
+        cache,
+        seed=int(cfg.seed),
+        policy=cfg.sampling.policy,
+        log_models=bool(cfg.tracking.get("log_models")),
+        sink=RunPerformanceSink(run),
+    )
 
 
 @contextmanager

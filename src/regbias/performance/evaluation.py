@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -159,6 +160,29 @@ def _group_rows(
     return rows
 
 
+@dataclass
+class _DrawBook:
+    """Each group's evaluation draws, made once per (group, size) and shared by every model."""
+
+    draw_size: int | None
+    repetitions: int
+    seed: int
+    policy: SizePolicy
+    given: dict[str, list[np.ndarray]]
+    made: dict[tuple[str, int], list[np.ndarray]] = field(default_factory=dict)
+
+    def draws(self, group: str, labels: np.ndarray) -> list[np.ndarray]:
+        if group in self.given:
+            return self.given[group]
+        key = (group, len(labels))
+        if key not in self.made:
+            size = None if labels.ndim == 2 else self.draw_size  # multilabel: scored whole
+            self.made[key] = evaluation_draws(
+                group, len(labels), size, self.repetitions, self.seed, self.policy
+            )
+        return self.made[key]
+
+
 def evaluate_groups(
     models: Sequence[EvaluatedModel],
     draw_size: int | None,
@@ -206,23 +230,14 @@ def evaluate_groups(
         raise ConfigError("repetitions and draw_size must be positive")
     groups = list(groups) if groups is not None else list(models[0].predictions) if models else []
     rows: list[tuple] = []
-    cache: dict[tuple[str, int], list[np.ndarray]] = {}
-    given = dict(draws or {})
+    book = _DrawBook(draw_size, repetitions, seed, policy, dict(draws or {}))
     with tqdm(total=len(models) * len(groups), desc="evaluate", disable=not progress) as bar:
         for model in models:
             for group in groups:
                 if group not in model.predictions or group not in model.labels:
                     raise ConfigError(f"model {model.name} has no predictions for group {group!r}")
-                labels = np.asarray(model.labels[group])
-                key = (group, len(labels))
-                if group in given:
-                    cache[key] = given[group]
-                if key not in cache:
-                    whole = labels.ndim == 2
-                    cache[key] = evaluation_draws(
-                        group, len(labels), None if whole else draw_size, repetitions, seed, policy
-                    )
-                rows.extend(_group_rows(model, group, cache[key], threshold))
+                draws_of_group = book.draws(group, np.asarray(model.labels[group]))
+                rows.extend(_group_rows(model, group, draws_of_group, threshold))
                 bar.update()
     columns = ["model", "seed", "fold", "group", "repetition", "metric", "value", "n_texts"]
     return pd.DataFrame(rows, columns=columns)

@@ -18,6 +18,7 @@ __all__ = [
     "EncoderClassifier",
     "MultilabelClassifier",
     "SentimentClassifier",
+    "classifier_for",
     "optimizer_names",
 ]
 
@@ -151,6 +152,14 @@ class EncoderClassifier(L.LightningModule):
         self.log(f"{self.metric_prefix}val/loss", self.loss_fn(logits, targets), on_epoch=True)
         self._log_val_metric(torch.sigmoid(logits.float()), targets.long())
 
+    #: The task's validation metric (without prefix), logged by :meth:`_log_val_metric`.
+    VAL_METRIC: str | None = None
+
+    @classmethod
+    def logged_metrics(cls) -> tuple[str, ...]:
+        """Epoch metrics this classifier logs (without prefix): what a checkpoint may monitor."""
+        return ("train/loss", "val/loss", *([cls.VAL_METRIC] if cls.VAL_METRIC else []))
+
     def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
         """The task's validation metric: accuracy or micro-F1 in the subclasses, none here."""
 
@@ -180,9 +189,17 @@ class SentimentClassifier(EncoderClassifier):
 
     Defaults follow the authors' training: Adagrad, learning rate 1e-3. See
     :class:`EncoderClassifier` for the arguments.
+
+    Args:
+        n_labels: must be 1 (the same signature as :class:`MultilabelClassifier`).
+        **kwargs: as :class:`EncoderClassifier`.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    VAL_METRIC = "val/acc"
+
+    def __init__(self, n_labels: int = 1, **kwargs: Any) -> None:
+        if n_labels != 1:
+            raise ConfigError(f"binary sentiment has one label, not {n_labels}: use multilabel")
         kwargs.setdefault("optimizer", "Adagrad")
         kwargs.setdefault("lr", 1e-3)
         super().__init__(1, **kwargs)
@@ -190,7 +207,7 @@ class SentimentClassifier(EncoderClassifier):
 
     def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
         self.val_acc(probs, targets)
-        self.log(f"{self.metric_prefix}val/acc", self.val_acc, on_epoch=True)
+        self.log(f"{self.metric_prefix}{self.VAL_METRIC}", self.val_acc, on_epoch=True)
 
 
 class MultilabelClassifier(EncoderClassifier):
@@ -204,6 +221,8 @@ class MultilabelClassifier(EncoderClassifier):
         **kwargs: as :class:`EncoderClassifier`.
     """
 
+    VAL_METRIC = "val/micro_f1"
+
     def __init__(self, n_labels: int, **kwargs: Any) -> None:
         kwargs.setdefault("optimizer", "AdamW")
         kwargs.setdefault("lr", 2e-5)
@@ -214,4 +233,19 @@ class MultilabelClassifier(EncoderClassifier):
 
     def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
         self.val_micro_f1(probs, targets)
-        self.log(f"{self.metric_prefix}val/micro_f1", self.val_micro_f1, on_epoch=True)
+        self.log(f"{self.metric_prefix}{self.VAL_METRIC}", self.val_micro_f1, on_epoch=True)
+
+
+def classifier_for(task: str) -> type[EncoderClassifier]:
+    """The classifier class of a task: what (with its metric) sets binary and multilabel apart.
+
+    Raises:
+        ConfigError: an unknown task.
+    """
+    classes: dict[str, type[EncoderClassifier]] = {
+        "binary": SentimentClassifier,
+        "multilabel": MultilabelClassifier,
+    }
+    if task not in classes:
+        raise ConfigError(f"unknown task {task!r}: choose 'binary' or 'multilabel'")
+    return classes[task]
