@@ -725,10 +725,13 @@ def run_folds(
     """
     if BASELINE in groups:
         raise ConfigError(f"group name {BASELINE!r} is reserved for each model's held-out fold")
-    labels = np.asarray(sample.labels)
-    if labels.ndim != (2 if task == "multilabel" else 1):
-        raise ConfigError(f"a {task} task needs {'(n, C)' if labels.ndim == 1 else '(n,)'} labels")
     _check_monitor(task, settings)  # before minutes of embedding, not after
+    expected = (2, "(n, C) topic") if task == "multilabel" else (1, "(n,) 0/1")
+    if np.asarray(sample.labels).ndim != expected[0]:
+        raise ConfigError(
+            f"a {task} task trains on {expected[1]} labels, got shape "
+            f"{np.asarray(sample.labels).shape}"
+        )
     plans = fold_plans(task, len(sample), settings.k_folds, seed)
     run = _Run(task, settings, trainer, seed, encoder, logger)
     sample_inputs = _model_inputs(sample.texts, settings, features)
