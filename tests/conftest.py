@@ -45,15 +45,15 @@ def finetune_settings() -> Callable[..., Any]:
     Field names are config keys, so the settings are built from the group as it stands; tests
     change only what they are about (``**changes``, e.g. ``max_epochs=1``).
     """
-    from regbias.performance.finetune import EvaluationSettings, FinetuneSettings
+    from regbias.performance.finetune import FinetuneSettings
+    from regbias.settings_reader import build
 
     composed: dict[str, Any] = {}
 
     def make(dataset: str = "sentiment140", **changes: Any) -> FinetuneSettings:
         if dataset not in composed:
             values = _group(compose_config(f"dataset={dataset}"), "finetune")
-            evaluation = EvaluationSettings(**values.pop("evaluation"))
-            composed[dataset] = FinetuneSettings(**values, evaluation=evaluation)
+            composed[dataset] = build(FinetuneSettings, values, "finetune")
         return replace(composed[dataset], **changes)
 
     return make
@@ -63,6 +63,7 @@ def finetune_settings() -> Callable[..., Any]:
 def trainer_settings() -> Any:
     """The composed ``trainer`` group as settings, on the CPU and without progress bars."""
     from regbias.performance.finetune import TrainerSettings
+    from regbias.settings_reader import build
 
-    composed = TrainerSettings(**_group(compose_config(), "trainer"))
+    composed = build(TrainerSettings, _group(compose_config(), "trainer"), "trainer")
     return replace(composed, accelerator="cpu", enable_progress_bar=False)

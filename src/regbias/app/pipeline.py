@@ -6,29 +6,33 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from regbias.report import figures as plots
+from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
+from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
+from regbias.data.groups import BASELINE
 from regbias.data.loading import load_corpus, resolve_data_dir
+from regbias.data.study import StudyData, build_study, group_table
 from regbias.distances.suite import (
     DistanceSuiteResult,
+    calibrate_epsilon,
     lda_settings,
     run_distance_suite,
     sinkhorn_settings,
 )
-from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, EncoderSpec, load_encoder
 from regbias.errors import ConfigError
-from regbias.performance.finetune import EvaluationSettings, FinetuneSettings, TrainerSettings
+from regbias.performance.finetune import FinetuneSettings, TrainerSettings
 from regbias.performance.stage import run_performance_stage
+from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
-from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
-from regbias.data.study import StudyData, build_study, group_table
+from regbias.settings_reader import build
 from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
 
@@ -48,19 +52,52 @@ def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
         int(cfg.seed),
         cfg.sampling.policy,
     )
-    d = cfg.distance
     validate_settings(cfg)
-    sizes = DrawSizes(
+    draws = distance_draws(
+        study.groups, draws_sizes(cfg), cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
+    )
+    return study, draws
+
+
+def draws_sizes(cfg: DictConfig) -> DrawSizes:
+    """The ``distance`` group's sizes of the distance suite's draws."""
+    d = cfg.distance
+    return DrawSizes(
         repetitions=int(d.repetitions) if d.enabled else 0,
         short_texts=int(d.short.texts_per_draw) if d.short.enabled else None,
         long_passages=int(d.long.passages_per_draw) if d.long.enabled else None,
         texts_per_passage=int(d.long.texts_per_passage),
         lda_passages=int(d.lda.passages_per_group) if d.lda.enabled else None,
+        matched_pool=bool(d.matched_pool),
+        pool_size=None if d.pool_size is None else int(d.pool_size),
+        floors=bool(d.floors),
     )
-    draws = distance_draws(
-        study.groups, sizes, cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
-    )
-    return study, draws
+
+
+def sweep_epsilon(
+    cfg: DictConfig,
+    study: StudyData,
+    draws: DistanceDraws,
+    encoder: Encoder,
+    cache: EmbeddingCache,
+) -> tuple[float, float] | None:
+    """Epsilon and annealing start shared by every job of a sweep (None: nothing to solve).
+
+    Derived from one calibration draw of the study's groups (without the job's own baseline
+    sample) seeded by ``distance.calibration_seed``, not by the job's seed.
+    """
+    if not any(k in draws.texts for k in ("short", "long")):
+        return None
+    s = cfg.distance.sinkhorn
+    if s.epsilon is not None and (s.anneal_init is not None or not s.anneal):
+        return None
+    if cfg.distance.calibration_seed is None:  # the first version's per-job derivation
+        return None
+    groups = {g: t for g, t in study.groups.items() if g != BASELINE}
+    sizes = replace(draws_sizes(cfg), repetitions=1, floors=False, lda_passages=None)
+    seed = int(cfg.distance.calibration_seed)
+    calibration = distance_draws(groups, sizes, cfg.dataset.unit, seed, cfg.sampling.policy)
+    return calibrate_epsilon(calibration, encoder, cache, cfg.distance)
 
 
 def validate_settings(cfg: DictConfig) -> None:
@@ -74,22 +111,13 @@ def validate_settings(cfg: DictConfig) -> None:
 
 
 def finetune_settings_from(cfg: DictConfig) -> FinetuneSettings:
-    """The ``finetune`` config group as settings (until ``regbias.settings`` builds them)."""
-    values = OmegaConf.to_container(cfg.finetune, resolve=True)
-    evaluation = _settings(EvaluationSettings, "finetune.evaluation", values.pop("evaluation"))
-    return _settings(FinetuneSettings, "finetune", {**values, "evaluation": evaluation})
+    """The ``finetune`` config group as settings."""
+    return build(FinetuneSettings, OmegaConf.to_container(cfg.finetune, resolve=True), "finetune")
 
 
 def trainer_settings_from(cfg: DictConfig) -> TrainerSettings:
-    """The ``trainer`` config group as settings (until ``regbias.settings`` builds them)."""
-    return _settings(TrainerSettings, "trainer", OmegaConf.to_container(cfg.trainer, resolve=True))
-
-
-def _settings(kind: type, group: str, values: dict[str, Any]) -> Any:
-    try:
-        return kind(**values)
-    except TypeError as error:
-        raise ConfigError(f"config group {group}: {error}") from error
+    """The ``trainer`` config group as settings."""
+    return build(TrainerSettings, OmegaConf.to_container(cfg.trainer, resolve=True), "trainer")
 
 
 def _list(value: Any) -> list[str] | None:
@@ -169,7 +197,10 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
     timings: dict[str, float] = {}
     if draws.texts:
         with _timed(timings, "distance_suite"):
-            suite = run_distance_suite(draws, encoder, cache, cfg.distance)
+            epsilon = sweep_epsilon(cfg, study, draws, encoder, cache)
+            suite = run_distance_suite(
+                draws, encoder, cache, cfg.distance, seed=int(cfg.seed), epsilon=epsilon
+            )
         log_distance_suite(run, suite)
         results.distances = suite.matrices
     if cfg.finetune.enabled:
