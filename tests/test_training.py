@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,24 +12,21 @@ from lightning.pytorch.loggers import Logger
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
 from regbias.data.corpus import TextSet
+from regbias.data.groups import BASELINE
 from regbias.errors import ConfigError
 from regbias.performance.datamodule import (
     FoldDataModule,
-    feature_loader,
     fold_splits,
-    text_loader,
+    make_loader,
     validation_split,
 )
 from regbias.performance.finetune import (
-    BASELINE,
     EncoderParts,
-    FinetuneSettings,
     build_classifier,
     predict_proba,
     run_folds,
     train_fold,
     train_model,
-    train_multilabel,
 )
 from regbias.performance.modules import SentimentClassifier, optimizer_names
 
@@ -107,6 +105,12 @@ def tiny_bert(pooler: bool = True) -> BertModel:
 
 
 @pytest.fixture(scope="module")
+def sentiment(finetune_settings):
+    """``sentiment(**changes)``: the Sentiment140 fine-tuning settings with a few changes."""
+    return lambda **changes: finetune_settings("sentiment140", **changes)
+
+
+@pytest.fixture(scope="module")
 def encoder(tokenizer: BertTokenizerFast) -> EncoderParts:
     return EncoderParts(tiny_bert(), tokenizer, pooling="cls", max_length=16)
 
@@ -146,12 +150,12 @@ def test_validation_split_holds_out_a_tenth() -> None:
 
 def test_text_loader_truncates_pads_per_batch_and_gives_float_labels(tokenizer) -> None:
     texts = ["good", "the movie was very very good so good today it is nice great love"]
-    loader = text_loader(texts, np.array([1, 0]), tokenizer, max_length=8, batch_size=1)
+    loader = make_loader(texts, np.array([1, 0]), 1, mode="full", tokenizer=tokenizer, max_length=8)
     short, long = list(loader)
     assert short["input_ids"].shape == (1, 3)  # [CLS] good [SEP]: padded to its own batch
     assert long["input_ids"].shape == (1, 8)
     assert short["labels"].dtype == torch.float32
-    both = next(iter(text_loader(texts, None, tokenizer, max_length=8, batch_size=2)))
+    both = next(iter(make_loader(texts, None, 2, mode="full", tokenizer=tokenizer, max_length=8)))
     assert both["attention_mask"].sum(dim=1).tolist() == [3, 8]
     assert "labels" not in both
 
@@ -160,17 +164,18 @@ def _fold_datamodule(tokenizer, seed: int = 3) -> tuple[FoldDataModule, np.ndarr
     data = tweets(30, seed=8)
     train_index, test_index = fold_splits(30, 3, seed=1)[0]
     fit_index, val_index = validation_split(train_index, 0.2, seed=2)
-    settings = FinetuneSettings(mode="full", batch_size=4, predict_batch_size=5)
     datamodule = FoldDataModule.for_fold(
         data.texts,
         data.labels,
         fit_index,
         val_index,
-        settings,
+        mode="full",
+        batch_size=4,
         tokenizer=tokenizer,
         max_length=16,
         seed=seed,
         predict_index=test_index,
+        predict_batch_size=5,
     )
     return datamodule, data.labels, (fit_index, val_index, test_index)
 
@@ -180,8 +185,7 @@ def test_fold_datamodule_pads_each_batch_and_keeps_fit_and_val_apart(tokenizer) 
     assert not set(fit_index) & set(val_index)
     assert not (set(fit_index) | set(val_index)) & set(test_index)
     assert len(fit_index) == 16 and len(val_index) == 4
-    datamodule.setup("fit")
-    assert [len(datamodule.datasets[n]) for n in ("fit", "val", "predict")] == [16, 4, 10]
+    assert [len(datamodule.inputs[n]) for n in ("fit", "val", "predict")] == [16, 4, 10]
     assert datamodule.n_fit_batches == 4 and datamodule.n_labels == 1
     assert datamodule.feature_dim is None
     fit_batches = list(datamodule.train_dataloader())
@@ -210,13 +214,15 @@ def test_fold_datamodule_shuffle_is_seeded(tokenizer) -> None:
     assert not torch.equal(first_batch(3), first_batch(4))
 
 
-def test_fold_datamodule_in_head_mode_gives_vectors_and_multilabel_targets() -> None:
+def test_fold_datamodule_in_head_mode_gives_vectors_and_multilabel_targets(
+    sentiment, trainer_settings
+) -> None:
     data = tweets(20, seed=3)
     features = bag_of_words(data.texts)
     topics = np.stack([data.labels, 1 - data.labels, np.arange(20) % 2], axis=1)
-    settings = FinetuneSettings(mode="head", batch_size=8)
+    head = {"mode": "head", "batch_size": 8}
     fit_index, val_index = validation_split(np.arange(20), 0.25, seed=0)
-    datamodule = FoldDataModule.for_fold(features, topics, fit_index, val_index, settings)
+    datamodule = FoldDataModule.for_fold(features, topics, fit_index, val_index, **head)
     assert datamodule.feature_dim == len(VOCAB) and datamodule.n_labels == 3
     batch = next(iter(datamodule.train_dataloader()))
     assert batch["features"].shape == (8, len(VOCAB)) and batch["labels"].shape == (8, 3)
@@ -225,62 +231,75 @@ def test_fold_datamodule_in_head_mode_gives_vectors_and_multilabel_targets() -> 
     with pytest.raises(ConfigError, match="prediction"):
         datamodule.predict_dataloader()
     with pytest.raises(ConfigError, match="vectors"):
-        FoldDataModule.for_fold(data.texts, data.labels, fit_index, val_index, settings)
+        FoldDataModule.for_fold(data.texts, data.labels, fit_index, val_index, **head)
     with pytest.raises(ConfigError, match="tokenizer"):
         FoldDataModule(data.texts, data.labels, data.texts, data.labels, mode="full")
     with pytest.raises(ConfigError, match="mode"):
-        train_fold(datamodule, FinetuneSettings(mode="full"))
+        train_fold(datamodule, sentiment(mode="full"), trainer_settings)
 
 
-def test_train_fold_fits_a_datamodule() -> None:
+def test_train_fold_fits_a_datamodule(sentiment, trainer_settings) -> None:
     data = tweets(40, seed=9)
     features = bag_of_words(data.texts)
-    settings = FinetuneSettings(mode="head", max_epochs=3, batch_size=8, lr=0.5)
+    settings = sentiment(mode="head", max_epochs=3, batch_size=8, head_lr=0.5)
     fit_index, val_index = validation_split(np.arange(40), 0.2, seed=0)
-    labels = data.labels
-    datamodule = FoldDataModule.for_fold(features, labels, fit_index, val_index, settings, seed=3)
-    module = train_fold(datamodule, settings)
+    datamodule = FoldDataModule.for_fold(
+        features, data.labels, fit_index, val_index, mode="head", batch_size=8, seed=3
+    )
+    module = train_fold(datamodule, settings, trainer_settings)
     again = train_model(
         features[fit_index],
         data.labels[fit_index],
         features[val_index],
         data.labels[val_index],
         settings,
+        trainer_settings,
         seed=3,
     )
     np.testing.assert_array_equal(predict_proba(module, features), predict_proba(again, features))
 
 
-def test_unknown_optimizer_is_a_config_error_listing_valid_names() -> None:
-    with pytest.raises(ConfigError, match="Adagrad") as info:
-        FinetuneSettings(optimizer="Adagrade")
+def test_unknown_optimizer_is_a_config_error_listing_valid_names(sentiment) -> None:
+    with pytest.raises(ConfigError, match=r"finetune\.optimizer.*Adagrad") as info:
+        sentiment(optimizer="Adagrade")
     assert "AdamW" in str(info.value)
     with pytest.raises(ConfigError):
         SentimentClassifier(mode="head", feature_dim=4, optimizer="sgdx")
     assert {"Adagrad", "AdamW", "SGD"} <= set(optimizer_names())
 
 
-def test_pooler_pooling_without_pooler_is_a_config_error(tokenizer) -> None:
+def test_pooler_pooling_without_pooler_is_a_config_error(
+    tokenizer, sentiment, trainer_settings
+) -> None:
     no_pooler = EncoderParts(tiny_bert(pooler=False), tokenizer, pooling="pooler")
     data = tweets(20, seed=0)
     features = bag_of_words(data.texts)
-    settings = FinetuneSettings(mode="head", **FAST)
+    settings = sentiment(mode="head", **FAST)
     with pytest.raises(ConfigError, match="pooler"):
-        train_model(features, data.labels, features, data.labels, settings, encoder=no_pooler)
+        train_model(
+            features,
+            data.labels,
+            features,
+            data.labels,
+            settings,
+            trainer_settings,
+            encoder=no_pooler,
+        )
     with pytest.raises(ConfigError, match="pooling"):
         SentimentClassifier(mode="head", feature_dim=4, pooling="max")
 
 
-def test_full_mode_sentiment_trains_logs_and_predicts(encoder) -> None:
+def test_full_mode_sentiment_trains_logs_and_predicts(encoder, sentiment, trainer_settings) -> None:
     data = tweets(64, seed=0)
     logger = RecordingLogger()
-    settings = FinetuneSettings(mode="full", **FAST)
+    settings = sentiment(mode="full", **FAST)
     module = train_model(
         data.texts[:48],
         data.labels[:48],
         data.texts[48:],
         data.labels[48:],
         settings,
+        trainer_settings,
         encoder=encoder,
         seed=1,
         logger=logger,
@@ -294,19 +313,19 @@ def test_full_mode_sentiment_trains_logs_and_predicts(encoder) -> None:
     for name, param in encoder.model.named_parameters():
         assert torch.equal(param, tiny_bert().state_dict()[name])
     with pytest.raises(ConfigError, match="full"):
-        train_model(data.texts, data.labels, data.texts, data.labels, settings)
+        train_model(data.texts, data.labels, data.texts, data.labels, settings, trainer_settings)
 
 
-def test_a_loaded_encoder_in_eval_mode_is_fine_tuned_in_train_mode(tokenizer) -> None:
+def test_a_loaded_encoder_in_eval_mode_is_fine_tuned_in_train_mode(tokenizer, sentiment) -> None:
     loaded = EncoderParts(tiny_bert().eval(), tokenizer, pooling="pooler", max_length=16)
-    module = build_classifier("binary", FinetuneSettings(mode="full"), encoder=loaded)
+    module = build_classifier("binary", sentiment(mode="full"), encoder=loaded)
     assert all(m.training for m in module.modules())
     assert not loaded.model.training  # the caller's encoder is left as it was
 
 
-def test_full_mode_is_deterministic(encoder) -> None:
+def test_full_mode_is_deterministic(encoder, sentiment, trainer_settings) -> None:
     data = tweets(32, seed=2)
-    settings = FinetuneSettings(mode="full", **FAST)
+    settings = sentiment(mode="full", **FAST)
     runs = [
         predict_proba(
             train_model(
@@ -315,6 +334,7 @@ def test_full_mode_is_deterministic(encoder) -> None:
                 data.texts[24:],
                 data.labels[24:],
                 settings,
+                trainer_settings,
                 encoder=encoder,
                 seed=5,
             ),
@@ -325,14 +345,25 @@ def test_full_mode_is_deterministic(encoder) -> None:
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
-def test_full_mode_multilabel_trains_with_warmup_and_logs_micro_f1(encoder) -> None:
+def test_full_mode_multilabel_trains_with_warmup_and_logs_micro_f1(
+    encoder, finetune_settings, trainer_settings
+) -> None:
     data = tweets(64, seed=1)
     topics = np.stack([data.labels, 1 - data.labels, np.arange(64) % 3 == 0], axis=1)
     train = TextSet(texts=data.texts, labels=topics.astype(np.uint8))
     groups = {"uk": train.subset(np.arange(10)), "us": train.subset(np.arange(10, 30))}
     logger = RecordingLogger()
-    settings = FinetuneSettings.reuters(mode="full", max_epochs=2, batch_size=16)
-    model = train_multilabel(train, groups, settings, seed=0, encoder=encoder, logger=logger)
+    settings = finetune_settings("reuters21578", mode="full", max_epochs=2, batch_size=16)
+    (model,) = run_folds(
+        train,
+        groups,
+        settings,
+        trainer_settings,
+        task="multilabel",
+        seed=0,
+        encoder=encoder,
+        logger=logger,
+    )
     assert "val/micro_f1" in logger.metrics and "train/loss" in logger.metrics
     assert model.predictions["uk"].shape == (10, 3) and model.predictions["us"].shape == (20, 3)
     assert model.fold == 0 and len(model.test_index) == 0
@@ -341,17 +372,18 @@ def test_full_mode_multilabel_trains_with_warmup_and_logs_micro_f1(encoder) -> N
     assert model.best_score == pytest.approx(max(logger.metrics["val/micro_f1"]))
 
 
-def test_head_mode_restores_the_best_checkpoint() -> None:
+def test_head_mode_restores_the_best_checkpoint(sentiment, trainer_settings) -> None:
     data = tweets(80, seed=3)
     features = bag_of_words(data.texts)
     logger = RecordingLogger()
-    settings = FinetuneSettings(mode="head", max_epochs=4, batch_size=64, lr=0.5)
+    settings = sentiment(mode="head", max_epochs=4, batch_size=64, head_lr=0.5)
     module = train_model(
         features[:60],
         data.labels[:60],
         features[60:],
         data.labels[60:],
         settings,
+        trainer_settings,
         seed=0,
         logger=logger,
     )
@@ -369,7 +401,7 @@ def test_head_mode_restores_the_best_checkpoint() -> None:
         predict_proba(module, data.texts[:3])
 
 
-def _head_folds(seed: int, calls: list[int] | None = None) -> list:
+def _head_folds(sentiment, trainer, seed: int, calls: list[int] | None = None) -> list:
     sample = tweets(60, seed=4)
     groups = {"au": tweets(12, seed=5), "nz": tweets(7, seed=6)}
 
@@ -378,13 +410,15 @@ def _head_folds(seed: int, calls: list[int] | None = None) -> list:
             calls.append(len(texts))
         return bag_of_words(texts)
 
-    settings = FinetuneSettings(mode="head", max_epochs=3, batch_size=16, lr=0.3)
-    return run_folds(sample, groups, 3, settings, seed=seed, features=features)
+    settings = sentiment(mode="head", max_epochs=3, batch_size=16, head_lr=0.3, k_folds=3)
+    return run_folds(sample, groups, settings, trainer, task="binary", seed=seed, features=features)
 
 
-def test_run_folds_baseline_never_leaks_and_folds_partition_the_sample() -> None:
+def test_run_folds_baseline_never_leaks_and_folds_partition_the_sample(
+    sentiment, trainer_settings
+) -> None:
     calls: list[int] = []
-    models = _head_folds(seed=0, calls=calls)
+    models = _head_folds(sentiment, trainer_settings, seed=0, calls=calls)
     assert calls == [60, 12, 7]  # each text set embedded once, not once per fold
     assert [m.fold for m in models] == [0, 1, 2]
     tests = np.concatenate([m.test_index for m in models])
@@ -401,38 +435,47 @@ def test_run_folds_baseline_never_leaks_and_folds_partition_the_sample() -> None
         assert accuracy >= 0.75  # the sentiment words are learnable from the features
 
 
-def test_run_folds_same_seed_same_predictions() -> None:
-    first, second = _head_folds(seed=7), _head_folds(seed=7)
+def test_run_folds_same_seed_same_predictions(sentiment, trainer_settings) -> None:
+    first = _head_folds(sentiment, trainer_settings, seed=7)
+    second = _head_folds(sentiment, trainer_settings, seed=7)
     for a, b in zip(first, second, strict=True):
         for group in a.predictions:
             np.testing.assert_array_equal(a.predictions[group], b.predictions[group])
-    other = _head_folds(seed=8)
+    other = _head_folds(sentiment, trainer_settings, seed=8)
     assert not np.array_equal(first[0].test_index, other[0].test_index)
 
 
-def test_run_folds_rejects_too_many_folds_and_reserved_group() -> None:
-    settings = FinetuneSettings(mode="head", **FAST)
+def test_run_folds_rejects_too_many_folds_and_reserved_group(sentiment, trainer_settings) -> None:
+    settings = sentiment(mode="head", k_folds=2, **FAST)
+    binary = {"task": "binary", "seed": 0, "features": bag_of_words}
     with pytest.raises(ConfigError, match="k=12"):
-        run_folds(tweets(10, 0), {}, 12, settings, seed=0, features=bag_of_words)
+        run_folds(tweets(10, 0), {}, replace(settings, k_folds=12), trainer_settings, **binary)
     with pytest.raises(ConfigError, match="reserved"):
-        run_folds(
-            tweets(10, 0), {BASELINE: tweets(4, 1)}, 2, settings, seed=0, features=bag_of_words
-        )
+        run_folds(tweets(10, 0), {BASELINE: tweets(4, 1)}, settings, trainer_settings, **binary)
     with pytest.raises(ConfigError, match="features"):
-        run_folds(tweets(10, 0), {}, 2, settings, seed=0)
+        run_folds(tweets(10, 0), {}, settings, trainer_settings, task="binary", seed=0)
+    with pytest.raises(ConfigError, match="labels"):
+        run_folds(tweets(10, 0), {}, settings, trainer_settings, **{**binary, "task": "multilabel"})
+    with pytest.raises(
+        ConfigError, match=r"finetune\.monitor='val/micro_f1' is not logged for a binary task"
+    ):
+        run_folds(
+            tweets(10, 0), {}, replace(settings, monitor="val/micro_f1"), trainer_settings, **binary
+        )
 
 
 @pytest.mark.slow
-def test_spawned_loader_workers_train() -> None:
+def test_spawned_loader_workers_train(sentiment, trainer_settings) -> None:
     data = tweets(40, seed=9)
     features = bag_of_words(data.texts)
-    settings = FinetuneSettings(mode="head", max_epochs=3, batch_size=8, lr=0.5, num_workers=1)
-    loader = feature_loader(features, data.labels, 8, num_workers=1)
+    settings = sentiment(mode="head", max_epochs=3, batch_size=8, head_lr=0.5)
+    trainer = replace(trainer_settings, num_workers=1)
+    loader = make_loader(features, data.labels, 8, mode="head", num_workers=1)
     assert (
         loader.persistent_workers and loader.multiprocessing_context.get_start_method() == "spawn"
     )
     module = train_model(
-        features[:32], data.labels[:32], features[32:], data.labels[32:], settings, seed=3
+        features[:32], data.labels[:32], features[32:], data.labels[32:], settings, trainer, seed=3
     )
     accuracy = np.mean((predict_proba(module, features) > 0.5) == data.labels)
     assert accuracy >= 0.9

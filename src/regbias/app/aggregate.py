@@ -15,12 +15,12 @@ from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.report.publish import log_analysis, log_distances
+from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog
 
 __all__ = ["aggregate_sweep", "load_job_results", "pool_results"]
 
 log = logging.getLogger(__name__)
-DONE = ("FINISHED", "REUSED")
 
 
 def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:

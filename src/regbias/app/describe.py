@@ -9,6 +9,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from regbias.data.groups import BASELINE
 from regbias.data.loading import load_corpus, resolve_data_dir, select_groups
 from regbias.data.study import group_table
 
@@ -26,7 +27,7 @@ def describe(cfg: Mapping[str, Any]) -> pd.DataFrame:
     if corpus.task == "binary":
         size, k = cfg["finetune"].get("sample_size"), int(cfg["finetune"]["k_folds"])
         size = min(int(size), len(corpus.train)) if size else len(corpus.train)
-        row = {"group": "baseline", "n_texts": size // k}
+        row = {"group": BASELINE, "n_texts": size // k}
         table = pd.concat([table, pd.DataFrame([row])], ignore_index=True)
     counts = [c for c in table.columns if c != "group"]
     return table.astype({c: "Int64" for c in counts})

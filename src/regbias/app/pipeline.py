@@ -10,10 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
 
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
+from regbias.data.groups import BASELINE
 from regbias.data.loading import load_corpus, resolve_data_dir
 from regbias.data.study import StudyData, build_study, group_table
 from regbias.distances.suite import (
@@ -26,9 +28,12 @@ from regbias.distances.suite import (
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, EncoderSpec, load_encoder
 from regbias.errors import ConfigError
-from regbias.performance.stage import finetune_settings, run_performance_stage
+from regbias.performance.finetune import FinetuneSettings, TrainerSettings
+from regbias.performance.stage import run_performance_stage
 from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
+from regbias.settings_reader import build
+from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
 
 __all__ = ["run_pipeline", "prepare"]
@@ -88,7 +93,7 @@ def sweep_epsilon(
         return None
     if cfg.distance.calibration_seed is None:  # the first version's per-job derivation
         return None
-    groups = {g: t for g, t in study.groups.items() if g != "baseline"}
+    groups = {g: t for g, t in study.groups.items() if g != BASELINE}
     sizes = replace(draws_sizes(cfg), repetitions=1, floors=False, lda_passages=None)
     seed = int(cfg.distance.calibration_seed)
     calibration = distance_draws(groups, sizes, cfg.dataset.unit, seed, cfg.sampling.policy)
@@ -101,7 +106,18 @@ def validate_settings(cfg: DictConfig) -> None:
         sinkhorn_settings(cfg.distance)
         lda_settings(cfg.distance)
     if cfg.finetune.enabled:
-        finetune_settings(cfg.finetune, cfg.trainer)
+        finetune_settings_from(cfg)
+        trainer_settings_from(cfg)
+
+
+def finetune_settings_from(cfg: DictConfig) -> FinetuneSettings:
+    """The ``finetune`` config group as settings."""
+    return build(FinetuneSettings, OmegaConf.to_container(cfg.finetune, resolve=True), "finetune")
+
+
+def trainer_settings_from(cfg: DictConfig) -> TrainerSettings:
+    """The ``trainer`` config group as settings."""
+    return build(TrainerSettings, OmegaConf.to_container(cfg.trainer, resolve=True), "trainer")
 
 
 def _list(value: Any) -> list[str] | None:
@@ -189,7 +205,7 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
         results.distances = suite.matrices
     if cfg.finetune.enabled:
         with _timed(timings, "performance"):
-            results.per_model = run_performance_stage(cfg, study, encoder, cache, run)
+            results.per_model = _performance(cfg, study, encoder, cache, run)
         run.table(results.per_model, "performance/per_model.csv")
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
@@ -200,6 +216,23 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
         "results/study.json",
     )
     return results
+
+
+def _performance(
+    cfg: DictConfig, study: StudyData, encoder: Encoder, cache: EmbeddingCache, run: RunLog
+) -> pd.DataFrame:
+    """Stage I with the job's settings, recording into the job's run."""
+    return run_performance_stage(
+        finetune_settings_from(cfg),
+        trainer_settings_from(cfg),
+        study,
+        encoder,
+        cache,
+        seed=int(cfg.seed),
+        policy=cfg.sampling.policy,
+        log_models=bool(cfg.tracking.get("log_models")),
+        sink=RunPerformanceSink(run),
+    )
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from regbias.errors import RegbiasError
+from regbias.tracking.ledger import DONE
 from regbias.tracking.provenance import provenance_tags
 from regbias.tracking.runs import (
     JOB_FILE,
@@ -30,7 +31,6 @@ __all__ = ["SweepCallback", "job_records"]
 
 log = logging.getLogger(__name__)
 TRACKED_TASKS = ("run", "analyze")
-DONE = ("FINISHED", "REUSED")
 
 
 def job_records(sweep_dir: Path) -> list[dict[str, Any]]:

@@ -1,14 +1,15 @@
-"""The texts of the distance suite: per repetition, one draw per group shared by all pairs.
+"""Seeded draws of texts: the distance suite's and stage I's evaluation draws.
 
-With matched pools (the default) every group's draws of a repetition come from a pool of the
-same size for all groups, so no group's texts repeat more often than another's: a small group
-cannot look far away merely because it is small. With floors on, each group also gets a twin
-draw, disjoint from its main draw and of the same size, whose distance to the main draw is the
-group's noise floor.
+Distance suite: per repetition, one draw per group shared by all pairs. With matched pools (the
+default) every group's draws of a repetition come from a pool of the same size for all groups,
+so no group's texts repeat more often than another's: a small group cannot look far away
+merely because it is small. With floors on, each group also gets a twin draw, disjoint from its
+main draw and of the same size, whose distance to the main draw is the group's noise floor.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -25,7 +26,7 @@ from regbias.data.sampling import (
 )
 from regbias.errors import ConfigError, SampleSizeError
 
-__all__ = ["DrawSizes", "DistanceDraws", "distance_draws"]
+__all__ = ["DrawSizes", "DistanceDraws", "distance_draws", "evaluation_draws"]
 
 Unit = Literal["tweet", "document"]
 
@@ -237,3 +238,46 @@ def _long(
         passages, _ = long_text_passages(texts.texts, n, sizes.texts_per_passage, rng)
         out[name] = (passages, n, False)
     return out
+
+
+def evaluation_draws(
+    group: str, n: int, draw_size: int | None, repetitions: int, seed: int, policy: SizePolicy
+) -> list[np.ndarray]:
+    """Index sets of the repeated evaluation draws of one group (stage I).
+
+    The same (group, size, seed) always gives the same draws, so every model of a job is scored
+    on the same texts, and a caller can predict on the union of the draws only.
+
+    Args:
+        group: the group's name; with ``seed`` it keys the generator (:func:`rng_for`), so
+            draws do not depend on the order of the groups.
+        n: the group's number of texts.
+        draw_size: texts per draw; ``None`` (or ``n``) scores the whole group once.
+        repetitions: number of draws.
+        seed: the job seed.
+        policy: for a group smaller than ``draw_size``: ``error`` raises; ``all`` scores the
+            whole group once, with a warning.
+
+    Returns:
+        Sorted position arrays, one per draw (a single ``arange(n)`` for a whole group).
+
+    Raises:
+        SampleSizeError: an undersized group under policy ``error``.
+    """
+    if draw_size is None or draw_size == n:
+        return [np.arange(n)]
+    if draw_size > n:
+        if policy == "error":
+            raise SampleSizeError(
+                f"group {group!r} holds {n} texts but each draw asks for {draw_size}: lower "
+                "the draw size or set the small-group policy to 'all'"
+            )
+        warnings.warn(
+            f"group {group!r} holds {n} texts, fewer than the draw size {draw_size}: "
+            "evaluated whole (recorded in column n_texts)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return [np.arange(n)]
+    rng = rng_for(seed, group)
+    return [np.sort(rng.choice(n, size=draw_size, replace=False)) for _ in range(repetitions)]

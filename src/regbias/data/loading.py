@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from regbias.data.corpus import Corpus
+from regbias.data.groups import BASELINE
 from regbias.errors import ConfigError, DataError
 
 __all__ = ["DATA_DIR_ENV", "DATASETS", "resolve_data_dir", "load_corpus", "select_groups"]
@@ -77,7 +78,7 @@ def select_groups(corpus: Corpus, wanted: list[str] | None, *, with_baseline: bo
     Raises:
         ConfigError: a name the corpus does not have.
     """
-    known = [*corpus.group_names, *(["baseline"] if with_baseline else [])]
+    known = [*corpus.group_names, *([BASELINE] if with_baseline else [])]
     names = list(wanted) if wanted is not None else known
     unknown = [g for g in names if g not in known]
     if unknown:

@@ -12,6 +12,7 @@ from regbias.data.cleaning import clean_tweet
 from regbias.data.corpus import Corpus, TextSet
 from regbias.data.csv_rows import read_csv_rows
 from regbias.data.fetch import fetch_command
+from regbias.data.groups import MIXED
 from regbias.errors import DataError
 
 __all__ = [
@@ -28,7 +29,7 @@ __all__ = [
 #: The six inner-circle English regions, in display order.
 REGIONS: tuple[str, ...] = ("au", "ca", "nz", "uk", "us", "za")
 #: The groups the reader builds; ``baseline`` is the pipeline's held-out training fold.
-SENTIMENT140_GROUPS: tuple[str, ...] = (*REGIONS, "mixed")
+SENTIMENT140_GROUPS: tuple[str, ...] = (*REGIONS, MIXED)
 LABEL_NAMES: list[str] = ["negative", "positive"]
 #: The general training pool, one tweet per line, label from the file name.
 POOL_FILES: dict[str, int] = {
@@ -79,8 +80,8 @@ def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus
         groups[region], empty = read_regional_tweets(path, region, clean=clean_regional)
         dropped[f"empty_after_cleaning/{region}"] = empty
         dropped["empty_after_cleaning"] += empty
-    groups["mixed"] = _concatenate([groups[region] for region in REGIONS])
-    train, pool_dropped = read_training_pool(data_dir, exclude=set(groups["mixed"].texts))
+    groups[MIXED] = _concatenate([groups[region] for region in REGIONS])
+    train, pool_dropped = read_training_pool(data_dir, exclude=set(groups[MIXED].texts))
     return Corpus(
         name="sentiment140",
         task="binary",

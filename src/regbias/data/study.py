@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from regbias.data.loading import select_groups
 from regbias.data.corpus import Corpus, TextSet
+from regbias.data.groups import BASELINE
+from regbias.data.loading import select_groups
 from regbias.data.sampling import SizePolicy, draw_indices, rng_for
 
 __all__ = ["StudyData", "build_study", "group_table"]
@@ -55,7 +56,7 @@ def build_study(
             draw_indices("training pool", len(corpus.train), sample_size, rng, policy).indices
         )
     training = corpus.train.subset(index)
-    groups = {name: training if name == "baseline" else corpus.groups[name] for name in names}
+    groups = {name: training if name == BASELINE else corpus.groups[name] for name in names}
     return StudyData(corpus, groups, training, index)
 
 

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from regbias.embeddings.pooling import POOLINGS, Pooling, pool
 from regbias.errors import ConfigError, RegbiasError
 
 __all__ = [
@@ -38,11 +39,9 @@ __all__ = [
 ]
 
 EncoderSource = Literal["package", "path", "hub", "random"]
-Pooling = Literal["pooler", "cls", "mean"]
 Padding = Literal["real", "max_length"]
 
 _SOURCES = ("package", "path", "hub", "random")
-_POOLINGS = ("pooler", "cls", "mean")
 _PADDINGS = ("real", "max_length")
 
 TINY_BERT_CONFIG: dict[str, Any] = {
@@ -101,9 +100,9 @@ class EncoderSpec:
             raise ConfigError(
                 f"encoder {self.name!r}: unknown source {self.source!r}; use one of {_SOURCES}"
             )
-        if self.pooling not in _POOLINGS:
+        if self.pooling not in POOLINGS:
             raise ConfigError(
-                f"encoder {self.name!r}: unknown pooling {self.pooling!r}; use one of {_POOLINGS}"
+                f"encoder {self.name!r}: unknown pooling {self.pooling!r}; use one of {POOLINGS}"
             )
         if not isinstance(self.max_length, int) or self.max_length < 2:
             raise ConfigError(
@@ -292,7 +291,7 @@ class Encoder:
         result = np.empty((len(texts), self.hidden_size), dtype=np.float32)
         for index, batch in self._batches(texts, batch_size, None):
             output = self.model(**batch)
-            vectors = _pool(output, batch["attention_mask"], self.spec.pooling)
+            vectors = pool(output, batch["attention_mask"], self.spec.pooling)
             _check_finite(vectors, None, [texts[i] for i in index])
             result[index] = vectors.float().cpu().numpy()
         return result
@@ -359,17 +358,6 @@ def _pad(sequences: list[list[int]], pad_id: int, pad_to: int | None) -> dict[st
         "attention_mask": attention_mask,
         "token_type_ids": torch.zeros_like(input_ids),
     }
-
-
-def _pool(output: Any, attention_mask: torch.Tensor, pooling: Pooling) -> torch.Tensor:
-    """The pooled vector of each text of a batch."""
-    if pooling == "pooler":
-        return output.pooler_output
-    hidden = output.last_hidden_state
-    if pooling == "cls":
-        return hidden[:, 0]
-    weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
 
 
 def _check_finite(values: torch.Tensor, mask: torch.Tensor | None, texts: list[str]) -> None:

@@ -1,9 +1,9 @@
-"""Fold splits, validation splits, data loaders and the per-fold DataModule (stage I)."""
+"""Fold splits, validation splits, the one loader builder and the per-fold DataModule (stage I)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import lightning as L
 import numpy as np
@@ -13,27 +13,26 @@ from torch.utils.data import DataLoader, Dataset
 
 from regbias.errors import ConfigError
 
-if TYPE_CHECKING:
-    from regbias.performance.finetune import FinetuneSettings
-
 __all__ = [
+    "PREDICT_BATCH_SIZE",
     "FeatureDataset",
     "FoldDataModule",
     "ModelInputs",
     "TextCollator",
     "TextDataset",
     "check_inputs",
-    "feature_loader",
     "fold_splits",
+    "make_dataset",
     "make_loader",
     "take_inputs",
-    "text_loader",
     "validation_split",
 ]
 
 # Texts (``full`` mode) or an ``(n, hidden)`` array of cached pooled vectors (``head`` mode).
 ModelInputs = list[str] | np.ndarray
 Mode = Literal["full", "head"]
+#: Inputs per forward pass when predicting (no gradients: larger than training batches).
+PREDICT_BATCH_SIZE = 128
 
 
 def fold_splits(n: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -51,7 +50,9 @@ def fold_splits(n: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]
         ConfigError: when ``k`` is below 2 or larger than the sample.
     """
     if k < 2:
-        raise ConfigError(f"cross-validation needs at least 2 folds, got k={k}")
+        raise ConfigError(
+            f"cross-validation needs at least 2 folds, got k={k}: set finetune.k_folds >= 2"
+        )
     if k > n:
         raise ConfigError(
             f"cannot split a training sample of {n} texts into k={k} folds: "
@@ -156,87 +157,6 @@ class TextCollator:
         return batch
 
 
-def _loader(
-    dataset: Dataset,
-    batch_size: int,
-    shuffle: bool,
-    seed: int,
-    num_workers: int,
-    collate_fn: Any = None,
-) -> DataLoader:
-    generator = torch.Generator().manual_seed(seed)
-    workers: dict[str, Any] = {}
-    if num_workers > 0:
-        # Spawned, persistent workers: forking a process that holds JAX state is unsafe.
-        workers = {"persistent_workers": True, "multiprocessing_context": "spawn"}
-    return DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=shuffle,
-        generator=generator,
-        num_workers=num_workers,
-        collate_fn=collate_fn,
-        **workers,
-    )
-
-
-def text_loader(
-    texts: list[str],
-    labels: np.ndarray | None,
-    tokenizer: Any,
-    max_length: int,
-    batch_size: int,
-    *,
-    shuffle: bool = False,
-    seed: int = 0,
-    num_workers: int = 0,
-) -> DataLoader:
-    """A loader of tokenised, dynamically padded batches of texts.
-
-    Args:
-        texts: the texts.
-        labels: 0/1 labels (``(n,)`` or ``(n, C)``), or ``None`` for prediction.
-        tokenizer: a Hugging Face (fast) tokenizer.
-        max_length: truncation length in tokens.
-        batch_size: texts per batch.
-        shuffle: reshuffle every epoch (seeded by ``seed``).
-        seed: seed of the shuffle.
-        num_workers: loader worker processes (0: load in the main process).
-
-    Returns:
-        A ``DataLoader`` yielding dicts of ``input_ids``, ``attention_mask``, ... and ``labels``.
-    """
-    collate = TextCollator(tokenizer, max_length)
-    dataset = TextDataset(texts, labels)
-    return _loader(dataset, batch_size, shuffle, seed, num_workers, collate)
-
-
-def feature_loader(
-    features: np.ndarray,
-    labels: np.ndarray | None,
-    batch_size: int,
-    *,
-    shuffle: bool = False,
-    seed: int = 0,
-    num_workers: int = 0,
-) -> DataLoader:
-    """A loader of batches of cached pooled vectors (``head`` mode).
-
-    Args:
-        features: ``(n, hidden)`` pooled embeddings.
-        labels: 0/1 labels (``(n,)`` or ``(n, C)``), or ``None`` for prediction.
-        batch_size: vectors per batch.
-        shuffle: reshuffle every epoch (seeded by ``seed``).
-        seed: seed of the shuffle.
-        num_workers: loader worker processes (0: load in the main process).
-
-    Returns:
-        A ``DataLoader`` yielding dicts of ``features`` and ``labels``.
-    """
-    dataset = FeatureDataset(features, labels)
-    return _loader(dataset, batch_size, shuffle, seed, num_workers)
-
-
 def take_inputs(inputs: ModelInputs, index: np.ndarray) -> ModelInputs:
     """The rows ``index`` of texts or of an array of vectors, in that order."""
     if isinstance(inputs, np.ndarray):
@@ -263,6 +183,13 @@ def check_inputs(inputs: ModelInputs, mode: str, tokenizer: Any) -> None:
         raise ConfigError("a 'full' mode model needs its tokenizer to read texts")
 
 
+def make_dataset(inputs: ModelInputs, labels: np.ndarray | None, mode: str) -> Dataset:
+    """Texts (``full`` mode) or cached pooled vectors (``head`` mode) with optional labels."""
+    if mode == "head":
+        return FeatureDataset(inputs, labels)
+    return TextDataset(list(inputs), labels)
+
+
 def make_loader(
     inputs: ModelInputs,
     labels: np.ndarray | None,
@@ -275,27 +202,39 @@ def make_loader(
     seed: int = 0,
     num_workers: int = 0,
 ) -> DataLoader:
-    """A :func:`text_loader` (``full`` mode) or :func:`feature_loader` (``head`` mode).
+    """The one way stage I builds a loader: for training, validation and prediction.
 
     Args:
-        inputs: texts or ``(n, hidden)`` cached pooled vectors.
-        labels: 0/1 labels, or ``None`` for prediction.
+        inputs: texts (``full`` mode) or ``(n, hidden)`` cached pooled vectors (``head`` mode).
+        labels: 0/1 labels (``(n,)`` or ``(n, C)``), or ``None`` for prediction.
         batch_size: inputs per batch.
-        mode: ``full`` or ``head``.
-        tokenizer: the encoder's tokenizer (``full`` mode).
+        mode: ``full`` (texts, tokenised per batch and padded to the batch's longest text) or
+            ``head`` (vectors).
+        tokenizer: the encoder's (fast) tokenizer (``full`` mode).
         max_length: truncation length in tokens (``full`` mode).
-        shuffle: reshuffle every epoch (seeded by ``seed``).
+        shuffle: reshuffle every epoch, from a generator seeded by ``seed`` (never global state).
         seed: seed of the shuffle.
         num_workers: loader worker processes (0: load in the main process).
 
     Returns:
-        The ``DataLoader``.
+        A ``DataLoader`` of dicts: ``input_ids``, ``attention_mask``, ... (``full``) or
+        ``features`` (``head``), plus ``labels`` when given.
     """
     check_inputs(inputs, mode, tokenizer)
-    options = dict(shuffle=shuffle, seed=seed, num_workers=num_workers)
-    if mode == "head":
-        return feature_loader(inputs, labels, batch_size, **options)
-    return text_loader(list(inputs), labels, tokenizer, max_length, batch_size, **options)
+    collate = TextCollator(tokenizer, max_length) if mode == "full" else None
+    workers: dict[str, Any] = {}
+    if num_workers > 0:
+        # Spawned, persistent workers: forking a process that holds JAX state is unsafe.
+        workers = {"persistent_workers": True, "multiprocessing_context": "spawn"}
+    return DataLoader(
+        make_dataset(inputs, labels, mode),
+        batch_size=batch_size,
+        shuffle=shuffle,
+        generator=torch.Generator().manual_seed(seed),
+        num_workers=num_workers,
+        collate_fn=collate,
+        **workers,
+    )
 
 
 class FoldDataModule(L.LightningDataModule):
@@ -304,7 +243,8 @@ class FoldDataModule(L.LightningDataModule):
     In ``full`` mode the inputs are texts, tokenised per batch with the encoder's tokenizer and
     padded to the batch's longest text; in ``head`` mode they are cached pooled vectors. The fit
     loader reshuffles every epoch from its own generator seeded by ``seed``, so a fold's order
-    never depends on global random state or on other folds and seeds.
+    never depends on global random state or on other folds and seeds. Every loader comes from
+    :func:`make_loader`.
 
     Args:
         fit_inputs: texts or ``(n, hidden)`` vectors the model is fitted on.
@@ -336,7 +276,7 @@ class FoldDataModule(L.LightningDataModule):
         seed: int = 0,
         num_workers: int = 0,
         predict_inputs: ModelInputs | None = None,
-        predict_batch_size: int = 128,
+        predict_batch_size: int = PREDICT_BATCH_SIZE,
     ) -> None:
         super().__init__()
         for inputs in (fit_inputs, val_inputs, predict_inputs):
@@ -347,7 +287,6 @@ class FoldDataModule(L.LightningDataModule):
         self.mode, self.tokenizer, self.max_length = mode, tokenizer, max_length
         self.batch_size, self.predict_batch_size = batch_size, predict_batch_size
         self.seed, self.num_workers = seed, num_workers
-        self.datasets: dict[str, Dataset] = {}
 
     @classmethod
     def for_fold(
@@ -356,12 +295,15 @@ class FoldDataModule(L.LightningDataModule):
         labels: np.ndarray,
         fit_index: np.ndarray,
         val_index: np.ndarray,
-        settings: FinetuneSettings,
         *,
+        mode: Mode,
+        batch_size: int,
         tokenizer: Any = None,
         max_length: int = 128,
         seed: int = 0,
+        num_workers: int = 0,
         predict_index: np.ndarray | None = None,
+        predict_batch_size: int = PREDICT_BATCH_SIZE,
     ) -> FoldDataModule:
         """The DataModule of one fold of a training sample (binary or multilabel corpus).
 
@@ -370,11 +312,14 @@ class FoldDataModule(L.LightningDataModule):
             labels: the sample's labels, ``(n,)`` or ``(n, C)``.
             fit_index: indices fitted on.
             val_index: indices held out for validation (inside the train fold).
-            settings: mode, batch sizes and ``num_workers``.
+            mode: ``full`` or ``head``.
+            batch_size: fit and validation batch size.
             tokenizer: the encoder's tokenizer (``full`` mode).
             max_length: truncation length in tokens.
             seed: seed of the fit loader's shuffle.
+            num_workers: loader worker processes.
             predict_index: indices for :meth:`predict_dataloader` (e.g. the test fold).
+            predict_batch_size: prediction batch size.
 
         Returns:
             The fold's :class:`FoldDataModule`.
@@ -386,14 +331,14 @@ class FoldDataModule(L.LightningDataModule):
             labels[fit_index],
             take_inputs(sample_inputs, val_index),
             labels[val_index],
-            mode=settings.mode,
+            mode=mode,
             tokenizer=tokenizer,
             max_length=max_length,
-            batch_size=settings.batch_size,
+            batch_size=batch_size,
             seed=seed,
-            num_workers=settings.num_workers,
+            num_workers=num_workers,
             predict_inputs=predict,
-            predict_batch_size=settings.predict_batch_size,
+            predict_batch_size=predict_batch_size,
         )
 
     @property
@@ -412,19 +357,13 @@ class FoldDataModule(L.LightningDataModule):
         """Batches per training epoch."""
         return math.ceil(len(self.inputs["fit"]) / self.batch_size)
 
-    def setup(self, stage: str | None = None) -> None:
-        """Wrap the inputs in datasets (tokenisation happens per batch, in the loaders)."""
-        for name, inputs in self.inputs.items():
-            if inputs is not None:
-                self.datasets[name] = self._dataset(inputs, self.labels.get(name))
-
     def train_dataloader(self) -> DataLoader:
         """Fit batches, reshuffled every epoch (seeded)."""
-        return self._make("fit", self.batch_size, shuffle=True)
+        return self._loader("fit", self.batch_size, shuffle=True)
 
     def val_dataloader(self) -> DataLoader:
         """Validation batches, in order."""
-        return self._make("val", self.batch_size)
+        return self._loader("val", self.batch_size)
 
     def predict_dataloader(self) -> DataLoader:
         """Unlabelled prediction batches, in order.
@@ -434,16 +373,17 @@ class FoldDataModule(L.LightningDataModule):
         """
         if self.inputs["predict"] is None:
             raise ConfigError("this FoldDataModule has no prediction inputs: pass predict_inputs")
-        return self._make("predict", self.predict_batch_size)
+        return self._loader("predict", self.predict_batch_size)
 
-    def _dataset(self, inputs: ModelInputs, labels: np.ndarray | None) -> Dataset:
-        if self.mode == "head":
-            return FeatureDataset(inputs, labels)
-        return TextDataset(list(inputs), labels)
-
-    def _make(self, name: str, batch_size: int, shuffle: bool = False) -> DataLoader:
-        if name not in self.datasets:
-            self.setup()
-        collate = TextCollator(self.tokenizer, self.max_length) if self.mode == "full" else None
-        dataset = self.datasets[name]
-        return _loader(dataset, batch_size, shuffle, self.seed, self.num_workers, collate)
+    def _loader(self, name: str, batch_size: int, shuffle: bool = False) -> DataLoader:
+        return make_loader(
+            self.inputs[name],
+            self.labels.get(name),
+            batch_size,
+            mode=self.mode,
+            tokenizer=self.tokenizer,
+            max_length=self.max_length,
+            shuffle=shuffle,
+            seed=self.seed,
+            num_workers=self.num_workers,
+        )

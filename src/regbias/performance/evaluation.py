@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import warnings
-import zlib
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
 from tqdm.auto import tqdm
 
-from regbias.errors import ConfigError, DataError, SampleSizeError
+from regbias.data.draws import evaluation_draws
+from regbias.data.sampling import SizePolicy
+from regbias.errors import ConfigError, DataError
 
 __all__ = [
     "BINARY_METRICS",
@@ -20,7 +22,6 @@ __all__ = [
     "EvaluatedModel",
     "binary_metrics",
     "evaluate_groups",
-    "evaluation_draws",
     "multilabel_metrics",
     "performance_dcor",
     "performance_gaps",
@@ -38,7 +39,6 @@ BINARY_METRICS = (
 )
 MULTILABEL_METRICS = ("subset_accuracy", "micro_precision", "micro_recall", "micro_f1")
 KEYS = ["model", "seed", "fold", "group", "metric"]
-SizePolicy = Literal["error", "all"]
 
 
 class EvaluatedModel(Protocol):
@@ -145,35 +145,6 @@ def multilabel_metrics(
     }
 
 
-def evaluation_draws(
-    group: str, n: int, draw_size: int | None, repetitions: int, seed: int, policy: SizePolicy
-) -> list[np.ndarray]:
-    """Index sets of the repeated draws of one group; one whole-group draw when undersized.
-
-    The same (group, size, seed) always gives the same draws, so every model of a job is scored
-    on the same texts, and a caller can predict on the union of the draws only.
-    """
-    if draw_size is None or draw_size == n:
-        return [np.arange(n)]
-    if draw_size > n:
-        if policy == "error":
-            raise SampleSizeError(
-                f"group {group!r} holds {n} texts but each draw asks for {draw_size}: lower "
-                "the draw size or set the small-group policy to 'all'"
-            )
-        warnings.warn(
-            f"group {group!r} holds {n} texts, fewer than the draw size {draw_size}: "
-            "evaluated whole (recorded in column n_texts)",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return [np.arange(n)]
-    # Keyed on the group's name, not its position, so draws do not depend on group order and
-    # every model of a job is scored on the same texts.
-    rng = np.random.default_rng([seed, zlib.crc32(group.encode())])
-    return [np.sort(rng.choice(n, size=draw_size, replace=False)) for _ in range(repetitions)]
-
-
 def _group_rows(
     model: EvaluatedModel, group: str, draws: list[np.ndarray], threshold: float
 ) -> list[tuple]:
@@ -187,6 +158,29 @@ def _group_rows(
                 (model.name, model.seed, model.fold, group, repetition, metric, value, len(index))
             )
     return rows
+
+
+@dataclass
+class _DrawBook:
+    """Each group's evaluation draws, made once per (group, size) and shared by every model."""
+
+    draw_size: int | None
+    repetitions: int
+    seed: int
+    policy: SizePolicy
+    given: dict[str, list[np.ndarray]]
+    made: dict[tuple[str, int], list[np.ndarray]] = field(default_factory=dict)
+
+    def draws(self, group: str, labels: np.ndarray) -> list[np.ndarray]:
+        if group in self.given:
+            return self.given[group]
+        key = (group, len(labels))
+        if key not in self.made:
+            size = None if labels.ndim == 2 else self.draw_size  # multilabel: scored whole
+            self.made[key] = evaluation_draws(
+                group, len(labels), size, self.repetitions, self.seed, self.policy
+            )
+        return self.made[key]
 
 
 def evaluate_groups(
@@ -236,23 +230,14 @@ def evaluate_groups(
         raise ConfigError("repetitions and draw_size must be positive")
     groups = list(groups) if groups is not None else list(models[0].predictions) if models else []
     rows: list[tuple] = []
-    cache: dict[tuple[str, int], list[np.ndarray]] = {}
-    given = dict(draws or {})
+    book = _DrawBook(draw_size, repetitions, seed, policy, dict(draws or {}))
     with tqdm(total=len(models) * len(groups), desc="evaluate", disable=not progress) as bar:
         for model in models:
             for group in groups:
                 if group not in model.predictions or group not in model.labels:
                     raise ConfigError(f"model {model.name} has no predictions for group {group!r}")
-                labels = np.asarray(model.labels[group])
-                key = (group, len(labels))
-                if group in given:
-                    cache[key] = given[group]
-                if key not in cache:
-                    whole = labels.ndim == 2
-                    cache[key] = evaluation_draws(
-                        group, len(labels), None if whole else draw_size, repetitions, seed, policy
-                    )
-                rows.extend(_group_rows(model, group, cache[key], threshold))
+                draws_of_group = book.draws(group, np.asarray(model.labels[group]))
+                rows.extend(_group_rows(model, group, draws_of_group, threshold))
                 bar.update()
     columns = ["model", "seed", "fold", "group", "repetition", "metric", "value", "n_texts"]
     return pd.DataFrame(rows, columns=columns)

@@ -1,4 +1,11 @@
-"""Train one classifier, predict probabilities, and run the folds of stage I."""
+"""Stage I's one training path: fine-tune a classifier per fold, predict every group.
+
+Binary sentiment and multilabel topics share this loop; they differ only in the classifier
+class (:func:`regbias.performance.modules.classifier_for`), its validation metric and the
+monitored metric (``finetune.monitor``). The fold plan says which models a task trains: k-fold
+cross-validation for a binary corpus (each held-out fold is that model's ``baseline``), one
+model on the whole training split for a multilabel corpus (its groups are held out already).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import lightning as L
@@ -18,42 +25,46 @@ from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import Logger
 
 from regbias.data.corpus import TaskKind, TextSet
+from regbias.data.groups import BASELINE
 from regbias.errors import ConfigError
 from regbias.performance.datamodule import (
+    PREDICT_BATCH_SIZE,
     FoldDataModule,
     ModelInputs,
     fold_splits,
     make_loader,
+    take_inputs,
     validation_split,
 )
 from regbias.performance.modules import (
     MODES,
     EncoderClassifier,
-    MultilabelClassifier,
-    SentimentClassifier,
-    _optimizer_class,
-    check_pooling,
+    classifier_for,
+    optimizer_names,
 )
 
 __all__ = [
-    "BASELINE",
     "EncoderParts",
+    "EvaluationSettings",
     "FeatureFn",
     "FinetuneSettings",
     "FoldModel",
+    "FoldPlan",
+    "ModelSink",
+    "TrainerSettings",
     "build_classifier",
+    "fold_plans",
     "fold_seed",
     "predict_proba",
     "run_folds",
     "train_fold",
     "train_model",
-    "train_multilabel",
 ]
 
 log = logging.getLogger(__name__)
 
-BASELINE = "baseline"
 LIGHTNING_CHATTER = ("lightning.pytorch.utilities.rank_zero", "lightning.pytorch.accelerators.cuda")
+MONITORS = ("train/loss", "val/loss", "val/acc", "val/micro_f1")
 FeatureFn = Callable[[list[str]], np.ndarray]
 # Receives each trained model (fold number, module), e.g. to log its weights.
 ModelSink = Callable[[int, "EncoderClassifier"], None]
@@ -89,89 +100,167 @@ class EncoderParts:
         )
 
 
-@dataclass(frozen=True)
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationSettings:
+    """How each fine-tuned model is scored (the ``finetune.evaluation`` config keys).
+
+    Attributes:
+        draw_size: texts per evaluation draw; ``None`` scores every group whole.
+        repetitions: draws per group.
+    """
+
+    draw_size: int | None
+    repetitions: int
+
+    def __post_init__(self) -> None:
+        _require(
+            self.draw_size is None or self.draw_size >= 1,
+            f"finetune.evaluation.draw_size must be >= 1 or null, got {self.draw_size}",
+        )
+        _require(
+            self.repetitions >= 1,
+            f"finetune.evaluation.repetitions must be >= 1, got {self.repetitions}",
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class FinetuneSettings:
-    """How one classifier is fine-tuned. Defaults: the authors' sentiment training.
+    """How stage I trains and scores its classifiers: one field per ``finetune`` config key.
+
+    Values live in ``conf/finetune/*.yaml`` (none are repeated here); build the settings from
+    the composed config.
 
     Attributes:
         mode: ``full`` (the encoder is fine-tuned) or ``head`` (frozen encoder; dropout +
             linear trained on cached pooled vectors).
-        optimizer: a ``torch.optim`` optimiser name (case-insensitive).
-        lr: learning rate.
-        batch_size: training batch size.
-        max_epochs: epochs at most.
+        enabled: whether stage I runs.
+        sample_size: texts in a job's training sample (binary corpora; ``None``: all of the
+            training split, as for multilabel corpora, whose configs omit the key).
+        k_folds: cross-validation folds (binary corpora; a multilabel corpus trains one model).
         val_fraction: share of each train fold held out for validation / as dev set.
+        optimizer: a ``torch.optim`` optimiser name (case-insensitive).
+        lr: learning rate in ``full`` mode.
+        head_lr: learning rate in ``head`` mode (a linear head needs a larger step).
         weight_decay: weight decay (not on biases and LayerNorm weights).
         warmup_fraction: share of steps with linear warm-up then linear decay (0: constant lr).
+        batch_size: training batch size.
+        max_epochs: epochs at most.
+        max_length: tokens per training text (cut to what the encoder can take).
+        monitor: metric (without fold prefix) that picks the best checkpoint and drives early
+            stopping: ``val/loss``, ``val/acc`` (binary), ``val/micro_f1`` (multilabel).
+        monitor_mode: ``min`` or ``max`` for that metric.
+        patience: epochs without improvement before stopping; ``None`` trains all epochs and
+            only restores the best checkpoint.
         dropout: dropout before the linear layer.
-        early_stopping_metric: validation metric (without fold prefix) that picks the best
-            checkpoint and drives early stopping: ``val/loss``, ``val/acc``, ``val/micro_f1``.
-        early_stopping_mode: ``min`` or ``max`` for that metric.
-        early_stopping_patience: epochs without improvement before stopping; ``None`` trains
-            all epochs and only restores the best checkpoint.
-        accelerator: ``cpu``, ``gpu`` or ``auto``.
+        evaluation: how each model is scored.
+    """
+
+    mode: Literal["full", "head"]
+    enabled: bool
+    sample_size: int | None = None
+    k_folds: int
+    val_fraction: float
+    optimizer: str
+    lr: float
+    head_lr: float
+    weight_decay: float
+    warmup_fraction: float
+    batch_size: int
+    max_epochs: int
+    max_length: int
+    monitor: str
+    monitor_mode: Literal["min", "max"]
+    patience: int | None
+    dropout: float
+    evaluation: EvaluationSettings
+
+    def __post_init__(self) -> None:
+        _require(self.mode in MODES, f"finetune.mode must be 'full' or 'head', not {self.mode!r}")
+        known = {name.lower() for name in optimizer_names()}
+        _require(
+            self.optimizer.lower() in known,
+            f"finetune.optimizer: unknown optimizer {self.optimizer!r}; choose one of "
+            f"{', '.join(optimizer_names())}",
+        )
+        _require(self.k_folds >= 1, f"finetune.k_folds must be >= 1, got {self.k_folds}")
+        _require(
+            self.sample_size is None or self.sample_size >= 1,
+            f"finetune.sample_size must be >= 1 or null, got {self.sample_size}",
+        )
+        _require(
+            0.0 < self.val_fraction < 1.0,
+            f"finetune.val_fraction must lie strictly between 0 and 1, got {self.val_fraction}",
+        )
+        for key in ("lr", "head_lr", "batch_size", "max_epochs"):
+            value = getattr(self, key)
+            _require(value > 0, f"finetune.{key} must be positive, got {value}")
+        _require(self.max_length >= 2, f"finetune.max_length must be >= 2, got {self.max_length}")
+        self._check_fractions()
+        self._check_monitor()
+
+    def _check_fractions(self) -> None:
+        _require(
+            self.weight_decay >= 0.0,
+            f"finetune.weight_decay must be >= 0, got {self.weight_decay}",
+        )
+        _require(
+            0.0 <= self.warmup_fraction < 1.0,
+            f"finetune.warmup_fraction must lie in [0, 1), got {self.warmup_fraction}",
+        )
+        _require(
+            0.0 <= self.dropout < 1.0, f"finetune.dropout must lie in [0, 1), got {self.dropout}"
+        )
+
+    def _check_monitor(self) -> None:
+        _require(
+            self.monitor in MONITORS,
+            f"finetune.monitor must be one of {', '.join(MONITORS)}, not {self.monitor!r}",
+        )
+        _require(
+            self.monitor_mode in ("min", "max"),
+            f"finetune.monitor_mode must be 'min' or 'max', not {self.monitor_mode!r}",
+        )
+        _require(
+            self.patience is None or self.patience >= 1,
+            f"finetune.patience must be >= 1 or null, got {self.patience}",
+        )
+
+    @property
+    def learning_rate(self) -> float:
+        """The learning rate that trains: ``head_lr`` in ``head`` mode, else ``lr``."""
+        return self.head_lr if self.mode == "head" else self.lr
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainerSettings:
+    """Where and how Lightning runs: one field per ``trainer`` config key.
+
+    Attributes:
+        accelerator: ``cpu``, ``gpu`` or ``auto`` (the GPU when there is one).
         precision: Lightning precision; ``None`` picks ``bf16-mixed`` on a GPU that supports
             it, else ``32-true``.
         deterministic: ask torch for deterministic algorithms (same seed, same predictions).
         num_workers: data loader worker processes (0 when JAX shares the process).
         enable_progress_bar: show Lightning's progress bar.
-        predict_batch_size: batch size for predicting probabilities.
     """
 
-    mode: Literal["full", "head"] = "full"
-    optimizer: str = "Adagrad"
-    lr: float = 1e-3
-    batch_size: int = 32
-    max_epochs: int = 8
-    val_fraction: float = 0.1
-    weight_decay: float = 0.0
-    warmup_fraction: float = 0.0
-    dropout: float = 0.1
-    early_stopping_metric: str = "val/loss"
-    early_stopping_mode: Literal["min", "max"] = "min"
-    early_stopping_patience: int | None = None
-    accelerator: str = "cpu"
-    precision: str | None = None
-    deterministic: bool = True
-    num_workers: int = 0
-    enable_progress_bar: bool = False
-    predict_batch_size: int = 128
+    accelerator: str
+    precision: str | None
+    deterministic: bool
+    num_workers: int
+    enable_progress_bar: bool
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ConfigError(f"unknown fine-tuning mode {self.mode!r}: choose 'full' or 'head'")
-        _optimizer_class(self.optimizer)
-        if self.early_stopping_mode not in ("min", "max"):
-            raise ConfigError(
-                f"early_stopping_mode must be 'min' or 'max', not {self.early_stopping_mode!r}"
-            )
-        if self.accelerator not in ("cpu", "gpu", "auto"):
-            raise ConfigError(f"accelerator must be cpu, gpu or auto, not {self.accelerator!r}")
-        if self.batch_size < 1 or self.max_epochs < 1 or self.num_workers < 0:
-            raise ConfigError("batch_size and max_epochs must be positive, num_workers >= 0")
-        if not 0.0 <= self.warmup_fraction < 1.0:
-            raise ConfigError(f"warmup_fraction must lie in [0, 1), got {self.warmup_fraction}")
-
-    @classmethod
-    def sentiment(cls, **overrides: Any) -> FinetuneSettings:
-        """The authors' Sentiment140 training: Adagrad 1e-3, batch 32, 8 epochs, min val loss."""
-        return replace(cls(), **overrides)
-
-    @classmethod
-    def reuters(cls, **overrides: Any) -> FinetuneSettings:
-        """DocBERT-style Reuters training: AdamW 2e-5, 10% warm-up, early stop on dev micro-F1."""
-        base = cls(
-            optimizer="AdamW",
-            lr=2e-5,
-            batch_size=16,
-            max_epochs=30,
-            weight_decay=0.01,
-            warmup_fraction=0.1,
-            early_stopping_metric="val/micro_f1",
-            early_stopping_mode="max",
-            early_stopping_patience=5,
+        _require(
+            self.accelerator in ("cpu", "gpu", "auto"),
+            f"trainer.accelerator must be cpu, gpu or auto, not {self.accelerator!r}",
         )
-        return replace(base, **overrides)
+        _require(self.num_workers >= 0, f"trainer.num_workers must be >= 0, got {self.num_workers}")
 
     def device_kind(self) -> str:
         """``cpu`` or ``gpu``: the accelerator that ``auto`` resolves to here."""
@@ -248,6 +337,7 @@ def build_classifier(
     Returns:
         A :class:`SentimentClassifier` or :class:`MultilabelClassifier`.
     """
+    classifier = classifier_for(task)
     if settings.mode == "full" and encoder is None:
         raise ConfigError("fine-tuning mode 'full' needs an encoder")
     if settings.mode == "head" and feature_dim is None:
@@ -255,7 +345,7 @@ def build_classifier(
     kwargs: dict[str, Any] = dict(
         mode=settings.mode,
         optimizer=settings.optimizer,
-        lr=settings.lr,
+        lr=settings.learning_rate,
         weight_decay=settings.weight_decay,
         warmup_fraction=settings.warmup_fraction,
         dropout=settings.dropout,
@@ -266,7 +356,6 @@ def build_classifier(
         has_pooler = encoder.has_pooler
         if has_pooler is None:
             has_pooler = getattr(encoder.model, "pooler", None) is not None
-        check_pooling(encoder.pooling, has_pooler)
         kwargs.update(
             encoder_model=copy.deepcopy(encoder.model) if settings.mode == "full" else None,
             tokenizer=encoder.tokenizer,
@@ -274,16 +363,9 @@ def build_classifier(
             max_length=encoder.max_length,
             has_pooler=has_pooler,
         )
-    if task not in ("binary", "multilabel"):
-        raise ConfigError(f"unknown task {task!r}: choose 'binary' or 'multilabel'")
-    module = (
-        SentimentClassifier(**kwargs)
-        if task == "binary"
-        else MultilabelClassifier(n_labels, **kwargs)
-    )
     # Loaded encoders come in eval mode and Lightning keeps each submodule's mode: without
     # this, the encoder's dropout would stay off during fine-tuning.
-    return module.train()
+    return classifier(n_labels, **kwargs).train()
 
 
 def _text_parts(settings: FinetuneSettings, encoder: EncoderParts | None) -> tuple[Any, int]:
@@ -295,18 +377,22 @@ def _text_parts(settings: FinetuneSettings, encoder: EncoderParts | None) -> tup
     return encoder.tokenizer, encoder.max_length
 
 
-def _trainer(
-    settings: FinetuneSettings, callbacks: list[Any], logger: Logger | None, n_batches: int
+def _lightning_trainer(
+    trainer: TrainerSettings,
+    max_epochs: int,
+    callbacks: list[Any],
+    logger: Logger | None,
+    n_batches: int,
 ) -> L.Trainer:
     return L.Trainer(
-        accelerator=settings.device_kind(),
+        accelerator=trainer.device_kind(),
         devices=1,
-        precision=settings.resolved_precision(),
-        deterministic=settings.deterministic,
-        max_epochs=settings.max_epochs,
+        precision=trainer.resolved_precision(),
+        deterministic=trainer.deterministic,
+        max_epochs=max_epochs,
         logger=logger if logger is not None else False,
         callbacks=callbacks,
-        enable_progress_bar=settings.enable_progress_bar,
+        enable_progress_bar=trainer.enable_progress_bar,
         enable_model_summary=False,
         num_sanity_val_steps=0,
         log_every_n_steps=max(1, min(50, n_batches)),
@@ -319,6 +405,7 @@ def train_model(
     val_inputs: ModelInputs,
     val_labels: np.ndarray,
     settings: FinetuneSettings,
+    trainer: TrainerSettings,
     *,
     task: TaskKind = "binary",
     encoder: EncoderParts | None = None,
@@ -334,10 +421,11 @@ def train_model(
         val_inputs: validation texts or vectors.
         val_labels: validation labels.
         settings: training settings.
+        trainer: where and how Lightning runs.
         task: ``binary`` or ``multilabel``.
         encoder: the pre-trained encoder (``full`` mode; optional in ``head`` mode).
         seed: seeds weights, dropout and shuffling (``seed_everything(seed, workers=True)``).
-        logger: a Lightning logger (e.g. the pipeline's ``MLFlowLogger``); ``None`` logs nothing.
+        logger: a Lightning logger; ``None`` logs nothing.
         metric_prefix: e.g. ``fold0/`` so that curves land as ``fold0/train/loss``.
 
     Returns:
@@ -354,12 +442,12 @@ def train_model(
         max_length=max_length,
         batch_size=settings.batch_size,
         seed=seed,
-        num_workers=settings.num_workers,
-        predict_batch_size=settings.predict_batch_size,
+        num_workers=trainer.num_workers,
     )
     return train_fold(
         datamodule,
         settings,
+        trainer,
         task=task,
         encoder=encoder,
         logger=logger,
@@ -370,6 +458,7 @@ def train_model(
 def train_fold(
     datamodule: FoldDataModule,
     settings: FinetuneSettings,
+    trainer: TrainerSettings,
     *,
     task: TaskKind = "binary",
     encoder: EncoderParts | None = None,
@@ -382,9 +471,10 @@ def train_fold(
         datamodule: the fold's fit and validation sets; its ``seed`` seeds weights, dropout and
             shuffling (``seed_everything(seed, workers=True)``).
         settings: training settings (the mode must be the DataModule's).
+        trainer: where and how Lightning runs.
         task: ``binary`` or ``multilabel``.
         encoder: the pre-trained encoder (``full`` mode; optional in ``head`` mode).
-        logger: a Lightning logger (e.g. the pipeline's ``MLFlowLogger``); ``None`` logs nothing.
+        logger: a Lightning logger; ``None`` logs nothing.
         metric_prefix: e.g. ``fold0/`` so that curves land as ``fold0/train/loss``.
 
     Returns:
@@ -395,6 +485,7 @@ def train_fold(
             f"the DataModule holds {datamodule.mode!r} mode inputs but the settings ask for "
             f"{settings.mode!r} mode"
         )
+    _check_monitor(task, settings)
     L.seed_everything(datamodule.seed, workers=True, verbose=False)
     module = build_classifier(
         task,
@@ -404,15 +495,26 @@ def train_fold(
         n_labels=datamodule.n_labels,
         metric_prefix=metric_prefix,
     )
-    monitor = f"{metric_prefix}{settings.early_stopping_metric}"
+    monitor = f"{metric_prefix}{settings.monitor}"
     with tempfile.TemporaryDirectory(prefix="regbias-ckpt-") as ckpt_dir:
         checkpoint = _checkpoint(ckpt_dir, monitor, settings)
         callbacks = [checkpoint, *_early_stopping(monitor, settings)]
-        with _fit_scope(quiet=not settings.enable_progress_bar):
-            trainer = _trainer(settings, callbacks, logger, datamodule.n_fit_batches)
-            trainer.fit(module, datamodule=datamodule)
+        with _fit_scope(quiet=not trainer.enable_progress_bar):
+            fit = _lightning_trainer(
+                trainer, settings.max_epochs, callbacks, logger, datamodule.n_fit_batches
+            )
+            fit.fit(module, datamodule=datamodule)
         _restore_best(module, checkpoint)
     return module.eval()
+
+
+def _check_monitor(task: TaskKind, settings: FinetuneSettings) -> None:
+    logged = classifier_for(task).logged_metrics()
+    if settings.monitor not in logged:
+        raise ConfigError(
+            f"finetune.monitor={settings.monitor!r} is not logged for a {task} task: "
+            f"choose one of {', '.join(logged)}"
+        )
 
 
 def _checkpoint(ckpt_dir: str, monitor: str, settings: FinetuneSettings) -> ModelCheckpoint:
@@ -420,7 +522,7 @@ def _checkpoint(ckpt_dir: str, monitor: str, settings: FinetuneSettings) -> Mode
         dirpath=ckpt_dir,
         filename="best",
         monitor=monitor,
-        mode=settings.early_stopping_mode,
+        mode=settings.monitor_mode,
         save_top_k=1,
         save_weights_only=True,
         auto_insert_metric_name=False,
@@ -428,13 +530,9 @@ def _checkpoint(ckpt_dir: str, monitor: str, settings: FinetuneSettings) -> Mode
 
 
 def _early_stopping(monitor: str, settings: FinetuneSettings) -> list[EarlyStopping]:
-    if settings.early_stopping_patience is None:
+    if settings.patience is None:
         return []
-    return [
-        EarlyStopping(
-            monitor, patience=settings.early_stopping_patience, mode=settings.early_stopping_mode
-        )
-    ]
+    return [EarlyStopping(monitor, patience=settings.patience, mode=settings.monitor_mode)]
 
 
 @contextmanager
@@ -476,7 +574,7 @@ def predict_proba(
     module: EncoderClassifier,
     inputs: ModelInputs,
     *,
-    batch_size: int = 128,
+    batch_size: int = PREDICT_BATCH_SIZE,
     device: str | torch.device | None = None,
 ) -> np.ndarray:
     """Predicted probabilities of a trained classifier.
@@ -531,171 +629,178 @@ def _model_inputs(
 def _predict_groups(
     module: EncoderClassifier,
     group_inputs: dict[str, ModelInputs],
-    settings: FinetuneSettings,
+    trainer: TrainerSettings,
 ) -> dict[str, np.ndarray]:
-    device = "cuda" if settings.device_kind() == "gpu" else "cpu"
+    device = "cuda" if trainer.device_kind() == "gpu" else "cpu"
     return {
-        name: predict_proba(module, inputs, batch_size=settings.predict_batch_size, device=device)
+        name: predict_proba(module, inputs, batch_size=PREDICT_BATCH_SIZE, device=device)
         for name, inputs in group_inputs.items()
     }
+
+
+@dataclass(frozen=True)
+class FoldPlan:
+    """One model to train: which sample texts it may see and how it is seeded.
+
+    Attributes:
+        fold: fold number (0 for a model trained on the whole training sample).
+        train_index: sample indices for fitting and validation.
+        test_index: the held-out fold, scored as the model's ``baseline`` (empty: none).
+        seed: seeds the validation split, the weights, dropout and shuffling.
+        metric_prefix: prefix of the logged curves (``fold0/``; empty for a single model).
+    """
+
+    fold: int
+    train_index: np.ndarray
+    test_index: np.ndarray
+    seed: int
+    metric_prefix: str
+
+
+def fold_plans(task: TaskKind, n: int, k: int, seed: int) -> list[FoldPlan]:
+    """The models stage I trains on a sample of ``n`` texts.
+
+    Binary corpora: k-fold cross-validation, fold ``j`` seeded by :func:`fold_seed`, its
+    held-out fold the model's ``baseline`` group. Multilabel corpora: one model on the whole
+    sample, seeded by ``seed`` (the corpus's groups, e.g. Reuters' test split, are held out
+    already); ``k`` is not used.
+
+    Raises:
+        ConfigError: ``k`` below 2 or above ``n`` for a binary corpus.
+    """
+    if task == "multilabel":
+        return [FoldPlan(0, np.arange(n), np.zeros(0, dtype=np.int64), seed, "")]
+    return [
+        FoldPlan(fold, train, test, fold_seed(seed, fold), f"fold{fold}/")
+        for fold, (train, test) in enumerate(fold_splits(n, k, seed))
+    ]
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every model of one stage I run shares."""
+
+    task: TaskKind
+    settings: FinetuneSettings
+    trainer: TrainerSettings
+    seed: int
+    encoder: EncoderParts | None
+    logger: Logger | None
 
 
 def run_folds(
     sample: TextSet,
     groups: dict[str, TextSet],
-    k: int,
     settings: FinetuneSettings,
+    trainer: TrainerSettings,
     *,
+    task: TaskKind,
     seed: int,
     encoder: EncoderParts | None = None,
     features: FeatureFn | None = None,
     logger: Logger | None = None,
     model_sink: ModelSink | None = None,
 ) -> list[FoldModel]:
-    """Stage I for a binary task: k-fold fine-tuning on one training sample.
+    """Stage I: fine-tune every model of :func:`fold_plans` and predict every group.
 
-    Model ``j`` is fitted on every fold but ``j``, less a seeded ``val_fraction`` held out for
-    validation; the held-out fold ``j`` is its ``baseline`` group, never seen in training.
+    Model ``j`` is fitted on its train indices less a seeded ``val_fraction`` held out for
+    validation; its held-out fold (binary corpora) is its ``baseline`` group, never seen in
+    training.
 
     Args:
-        sample: the general training sample (texts, 0/1 labels).
-        groups: evaluation groups by name (regions, ``mixed``); ``baseline`` is added per model.
-        k: number of folds.
-        settings: training settings.
+        sample: the training sample (texts; ``(n,)`` 0/1 labels or ``(n, C)`` topics).
+        groups: evaluation groups by name (regions, ``mixed``; Reuters' ``ca``, ..., ``test``).
+        settings: training settings (``k_folds``, ``val_fraction``, optimiser, ...).
+        trainer: where and how Lightning runs.
+        task: ``binary`` or ``multilabel``.
         seed: the job seed: seeds the fold split, validation splits and training.
         encoder: the pre-trained encoder (``full`` mode).
         features: ``features(texts) -> (n, hidden)`` cached pooled vectors (``head`` mode);
             each text is embedded once, not once per fold.
-        logger: a Lightning logger; fold ``j`` logs under ``fold{j}/``.
+        logger: a Lightning logger; fold ``j`` of a binary corpus logs under ``fold{j}/``.
         model_sink: called with (fold, trained module) before the module is released.
 
     Returns:
-        One :class:`FoldModel` per fold, in fold order.
+        One :class:`FoldModel` per plan, in fold order.
     """
     if BASELINE in groups:
         raise ConfigError(f"group name {BASELINE!r} is reserved for each model's held-out fold")
-    tokenizer, max_length = _text_parts(settings, encoder)
+    _check_monitor(task, settings)  # before minutes of embedding, not after
+    expected = (2, "(n, C) topic") if task == "multilabel" else (1, "(n,) 0/1")
+    if np.asarray(sample.labels).ndim != expected[0]:
+        raise ConfigError(
+            f"a {task} task trains on {expected[1]} labels, got shape "
+            f"{np.asarray(sample.labels).shape}"
+        )
+    plans = fold_plans(task, len(sample), settings.k_folds, seed)
+    run = _Run(task, settings, trainer, seed, encoder, logger)
     sample_inputs = _model_inputs(sample.texts, settings, features)
-    group_inputs = {name: _model_inputs(g.texts, settings, features) for name, g in groups.items()}
-    group_labels = {name: np.asarray(g.labels) for name, g in groups.items()}
+    inputs = {name: _model_inputs(g.texts, settings, features) for name, g in groups.items()}
+    targets = {name: np.asarray(g.labels) for name, g in groups.items()}
     models = []
-    for fold, (train_index, test_index) in enumerate(fold_splits(len(sample), k, seed)):
-        this_seed = fold_seed(seed, fold)
-        fit_index, val_index = validation_split(train_index, settings.val_fraction, this_seed)
-        log.info(
-            "seed %d fold %d: fit %d, val %d, test %d",
-            seed,
-            fold,
-            len(fit_index),
-            len(val_index),
-            len(test_index),
-        )
-        datamodule = FoldDataModule.for_fold(
-            sample_inputs,
-            sample.labels,
-            fit_index,
-            val_index,
-            settings,
-            tokenizer=tokenizer,
-            max_length=max_length,
-            seed=this_seed,
-            predict_index=test_index,
-        )
-        module = train_fold(
-            datamodule,
-            settings,
-            task="binary",
-            encoder=encoder,
-            logger=logger,
-            metric_prefix=f"fold{fold}/",
-        )
-        inputs = {BASELINE: datamodule.inputs["predict"], **group_inputs}
-        baseline = sample.subset(test_index)
-        models.append(
-            FoldModel(
-                seed=seed,
-                fold=fold,
-                train_index=fit_index,
-                val_index=val_index,
-                test_index=test_index,
-                predictions=_predict_groups(module, inputs, settings),
-                labels={BASELINE: np.asarray(baseline.labels), **group_labels},
-                baseline=baseline,
-                best_score=module.best_score,
-            )
-        )
+    for plan in plans:
+        module, model = _fit_plan(run, plan, sample, sample_inputs, inputs, targets)
+        models.append(model)
         if model_sink is not None:
-            model_sink(fold, module)
+            model_sink(plan.fold, module)
         del module
     return models
 
 
-def train_multilabel(
-    train: TextSet,
-    groups: dict[str, TextSet],
-    settings: FinetuneSettings,
-    *,
-    seed: int,
-    encoder: EncoderParts | None = None,
-    features: FeatureFn | None = None,
-    logger: Logger | None = None,
-    metric_prefix: str = "",
-    model_sink: ModelSink | None = None,
-) -> FoldModel:
-    """Stage I for a multilabel task (Reuters): one model per seed, every group evaluated whole.
-
-    The dev set is a seeded ``val_fraction`` of ``train``; it picks the checkpoint and drives
-    early stopping (DocBERT: dev micro-F1, patience 5, see :meth:`FinetuneSettings.reuters`).
-
-    Args:
-        train: the training documents with ``(n, C)`` 0/1 topic labels.
-        groups: evaluation groups by name (``ca``, ``au``, ..., ``test``).
-        settings: training settings.
-        seed: seeds the dev split and training.
-        encoder: the pre-trained encoder (``full`` mode).
-        features: cached pooled vectors function (``head`` mode).
-        logger: a Lightning logger.
-        metric_prefix: prepended to logged metric names.
-        model_sink: called with (0, trained module) once predictions are made.
-
-    Returns:
-        A :class:`FoldModel` with ``fold=0`` and an empty ``test_index``.
-    """
-    labels = np.asarray(train.labels)
-    if labels.ndim != 2:
-        raise ConfigError("train_multilabel needs (n, n_topics) labels; use run_folds for binary")
-    tokenizer, max_length = _text_parts(settings, encoder)
-    inputs = _model_inputs(train.texts, settings, features)
-    fit_index, val_index = validation_split(np.arange(len(train)), settings.val_fraction, seed)
+def _fit_plan(
+    run: _Run,
+    plan: FoldPlan,
+    sample: TextSet,
+    sample_inputs: ModelInputs,
+    group_inputs: dict[str, ModelInputs],
+    group_labels: dict[str, np.ndarray],
+) -> tuple[EncoderClassifier, FoldModel]:
+    """Train one plan's model and predict its groups (with its held-out fold, if any)."""
+    settings = run.settings
+    fit_index, val_index = validation_split(plan.train_index, settings.val_fraction, plan.seed)
+    log.info(
+        "seed %d fold %d: fit %d, val %d, test %d",
+        run.seed,
+        plan.fold,
+        len(fit_index),
+        len(val_index),
+        len(plan.test_index),
+    )
+    tokenizer, max_length = _text_parts(settings, run.encoder)
     datamodule = FoldDataModule.for_fold(
-        inputs,
-        labels,
+        sample_inputs,
+        sample.labels,
         fit_index,
         val_index,
-        settings,
+        mode=settings.mode,
+        batch_size=settings.batch_size,
         tokenizer=tokenizer,
         max_length=max_length,
-        seed=seed,
+        seed=plan.seed,
+        num_workers=run.trainer.num_workers,
     )
     module = train_fold(
         datamodule,
         settings,
-        task="multilabel",
-        encoder=encoder,
-        logger=logger,
-        metric_prefix=metric_prefix,
+        run.trainer,
+        task=run.task,
+        encoder=run.encoder,
+        logger=run.logger,
+        metric_prefix=plan.metric_prefix,
     )
-    group_inputs = {name: _model_inputs(g.texts, settings, features) for name, g in groups.items()}
+    baseline = sample.subset(plan.test_index) if len(plan.test_index) else None
+    if baseline is not None:
+        group_inputs = {BASELINE: take_inputs(sample_inputs, plan.test_index), **group_inputs}
+        group_labels = {BASELINE: np.asarray(baseline.labels), **group_labels}
     model = FoldModel(
-        seed=seed,
-        fold=0,
+        seed=run.seed,
+        fold=plan.fold,
         train_index=fit_index,
         val_index=val_index,
-        test_index=np.zeros(0, dtype=np.int64),
-        predictions=_predict_groups(module, group_inputs, settings),
-        labels={name: np.asarray(g.labels) for name, g in groups.items()},
+        test_index=plan.test_index,
+        predictions=_predict_groups(module, group_inputs, run.trainer),
+        labels=group_labels,
+        baseline=baseline,
         best_score=module.best_score,
     )
-    if model_sink is not None:
-        model_sink(0, module)
-    return model
+    return module, model

@@ -10,20 +10,18 @@ from torch import nn
 from torchmetrics.classification import BinaryAccuracy, MultilabelF1Score
 from transformers import get_linear_schedule_with_warmup
 
+from regbias.embeddings.pooling import check_pooling, pool
 from regbias.errors import ConfigError
 
 __all__ = [
     "MODES",
-    "POOLINGS",
     "EncoderClassifier",
     "MultilabelClassifier",
     "SentimentClassifier",
-    "check_pooling",
+    "classifier_for",
     "optimizer_names",
-    "pool_hidden_states",
 ]
 
-POOLINGS = ("pooler", "cls", "mean")
 MODES = ("full", "head")
 Mode = Literal["full", "head"]
 
@@ -46,45 +44,6 @@ def _optimizer_class(name: str) -> type[torch.optim.Optimizer]:
         valid = ", ".join(optimizer_names())
         raise ConfigError(f"unknown optimizer {name!r}: choose one of {valid}")
     return getattr(torch.optim, by_lower[name.lower()])
-
-
-def check_pooling(pooling: str, has_pooler: bool | None) -> None:
-    """Raise :class:`ConfigError` for a pooling the encoder cannot provide.
-
-    Args:
-        pooling: ``pooler``, ``cls`` or ``mean``.
-        has_pooler: whether the encoder has a trained pooler layer (``None``: unknown, allowed).
-    """
-    if pooling not in POOLINGS:
-        raise ConfigError(f"unknown pooling {pooling!r}: choose one of {', '.join(POOLINGS)}")
-    if pooling == "pooler" and has_pooler is False:
-        raise ConfigError(
-            "pooling 'pooler' needs an encoder with a pooler layer, and this one has none: "
-            "set the encoder's pooling to 'cls' or 'mean'"
-        )
-
-
-def pool_hidden_states(outputs: Any, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:
-    """One vector per text from a Hugging Face encoder's outputs.
-
-    Args:
-        outputs: the model output (``last_hidden_state`` and, for ``pooler``, ``pooler_output``).
-        attention_mask: ``(batch, tokens)`` 1 for real tokens, 0 for padding.
-        pooling: ``pooler`` (the pooler output), ``cls`` (first token) or ``mean``
-            (mean over real tokens).
-
-    Returns:
-        ``(batch, hidden)`` pooled vectors.
-    """
-    hidden = outputs.last_hidden_state
-    if pooling == "pooler":
-        if getattr(outputs, "pooler_output", None) is None:
-            check_pooling(pooling, False)
-        return outputs.pooler_output
-    if pooling == "cls":
-        return hidden[:, 0]
-    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
 
 
 def _decay_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
@@ -175,7 +134,7 @@ class EncoderClassifier(L.LightningModule):
         else:
             inputs = {k: v for k, v in batch.items() if k != "labels"}
             outputs = self.encoder(**inputs)
-            pooled = pool_hidden_states(outputs, batch["attention_mask"], self.pooling)
+            pooled = pool(outputs, batch["attention_mask"], self.pooling)
         return self.classifier(self.dropout(pooled))
 
     def _logits_targets(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -192,6 +151,14 @@ class EncoderClassifier(L.LightningModule):
         logits, targets = self._logits_targets(batch)
         self.log(f"{self.metric_prefix}val/loss", self.loss_fn(logits, targets), on_epoch=True)
         self._log_val_metric(torch.sigmoid(logits.float()), targets.long())
+
+    #: The task's validation metric (without prefix), logged by :meth:`_log_val_metric`.
+    VAL_METRIC: str | None = None
+
+    @classmethod
+    def logged_metrics(cls) -> tuple[str, ...]:
+        """Epoch metrics this classifier logs (without prefix): what a checkpoint may monitor."""
+        return ("train/loss", "val/loss", *([cls.VAL_METRIC] if cls.VAL_METRIC else []))
 
     def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
         """The task's validation metric: accuracy or micro-F1 in the subclasses, none here."""
@@ -222,9 +189,17 @@ class SentimentClassifier(EncoderClassifier):
 
     Defaults follow the authors' training: Adagrad, learning rate 1e-3. See
     :class:`EncoderClassifier` for the arguments.
+
+    Args:
+        n_labels: must be 1 (the same signature as :class:`MultilabelClassifier`).
+        **kwargs: as :class:`EncoderClassifier`.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    VAL_METRIC = "val/acc"
+
+    def __init__(self, n_labels: int = 1, **kwargs: Any) -> None:
+        if n_labels != 1:
+            raise ConfigError(f"binary sentiment has one label, not {n_labels}: use multilabel")
         kwargs.setdefault("optimizer", "Adagrad")
         kwargs.setdefault("lr", 1e-3)
         super().__init__(1, **kwargs)
@@ -232,7 +207,7 @@ class SentimentClassifier(EncoderClassifier):
 
     def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
         self.val_acc(probs, targets)
-        self.log(f"{self.metric_prefix}val/acc", self.val_acc, on_epoch=True)
+        self.log(f"{self.metric_prefix}{self.VAL_METRIC}", self.val_acc, on_epoch=True)
 
 
 class MultilabelClassifier(EncoderClassifier):
@@ -246,6 +221,8 @@ class MultilabelClassifier(EncoderClassifier):
         **kwargs: as :class:`EncoderClassifier`.
     """
 
+    VAL_METRIC = "val/micro_f1"
+
     def __init__(self, n_labels: int, **kwargs: Any) -> None:
         kwargs.setdefault("optimizer", "AdamW")
         kwargs.setdefault("lr", 2e-5)
@@ -256,4 +233,19 @@ class MultilabelClassifier(EncoderClassifier):
 
     def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
         self.val_micro_f1(probs, targets)
-        self.log(f"{self.metric_prefix}val/micro_f1", self.val_micro_f1, on_epoch=True)
+        self.log(f"{self.metric_prefix}{self.VAL_METRIC}", self.val_micro_f1, on_epoch=True)
+
+
+def classifier_for(task: str) -> type[EncoderClassifier]:
+    """The classifier class of a task: what (with its metric) sets binary and multilabel apart.
+
+    Raises:
+        ConfigError: an unknown task.
+    """
+    classes: dict[str, type[EncoderClassifier]] = {
+        "binary": SentimentClassifier,
+        "multilabel": MultilabelClassifier,
+    }
+    if task not in classes:
+        raise ConfigError(f"unknown task {task!r}: choose 'binary' or 'multilabel'")
+    return classes[task]

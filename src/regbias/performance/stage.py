@@ -1,100 +1,81 @@
-"""Stage I of a job: fine-tune per fold (or per seed), then score every model on every group."""
+"""Stage I of a job: fine-tune per fold (or per seed), then score every model on every group.
+
+The stage sees no config object and no tracking store: it takes settings and plain inputs,
+hands what it wants recorded (training curves, best scores, weights) to a
+:class:`PerformanceSink`, and returns the per-model table.
+"""
 
 from __future__ import annotations
 
 import logging
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 import torch
-from lightning.pytorch.loggers import MLFlowLogger
-from omegaconf import DictConfig
+from lightning.pytorch.loggers import Logger
 
 from regbias.data.corpus import TextSet
+from regbias.data.draws import evaluation_draws
+from regbias.data.groups import BASELINE
+from regbias.data.sampling import SizePolicy
+from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
-from regbias.performance.evaluation import evaluate_groups, evaluation_draws
-from regbias.data.study import StudyData
-from regbias.tracking.runs import RunLog
-from regbias.performance import EncoderParts, FinetuneSettings, run_folds, train_multilabel
+from regbias.performance.evaluation import evaluate_groups
+from regbias.performance.finetune import (
+    EncoderParts,
+    FeatureFn,
+    FinetuneSettings,
+    FoldModel,
+    ModelSink,
+    TrainerSettings,
+    run_folds,
+)
 
-__all__ = ["JobRunLogger", "finetune_settings", "run_performance_stage"]
+__all__ = ["PerformanceSink", "run_performance_stage"]
 
 log = logging.getLogger(__name__)
 
 
-class JobRunLogger(MLFlowLogger):
-    """Lightning's MLflow logger writing into the job's own run, which it never ends.
+class PerformanceSink(Protocol):
+    """Where stage I's records go (the app adapts a tracking run to it).
 
-    (Lightning's logger marks its run FINISHED after every fit; the job's run ends once, when
-    the job does.)
+    Attributes:
+        logger: a Lightning logger for the training curves, or ``None``.
     """
 
-    def finalize(self, status: str = "success") -> None:
-        return None
+    @property
+    def logger(self) -> Logger | None: ...
+
+    def metrics(self, values: Mapping[str, float]) -> None:
+        """Record scalar metrics (e.g. each fold's best monitored score)."""
+
+    def model(self, seed: int, fold: int, module: torch.nn.Module) -> None:
+        """Keep one fine-tuned model (its weights) of job ``seed``, fold ``fold``."""
 
 
-def finetune_settings(finetune: Mapping[str, Any], trainer: Mapping[str, Any]) -> FinetuneSettings:
-    """The ``finetune`` and ``trainer`` config groups as training settings.
-
-    In ``head`` mode ``finetune.head_lr`` is the learning rate: a linear head on frozen vectors
-    needs a far larger step than fine-tuning the whole encoder.
-    """
-    head = finetune["mode"] == "head"
-    patience = finetune.get("patience")
-    return FinetuneSettings(
-        mode=str(finetune["mode"]),
-        optimizer=str(finetune["optimizer"]),
-        lr=float(finetune["head_lr"] if head else finetune["lr"]),
-        batch_size=int(finetune["batch_size"]),
-        max_epochs=int(finetune["max_epochs"]),
-        val_fraction=float(finetune["val_fraction"]),
-        weight_decay=float(finetune["weight_decay"]),
-        warmup_fraction=float(finetune["warmup_fraction"]),
-        dropout=float(finetune["dropout"]),
-        early_stopping_metric=str(finetune["monitor"]),
-        early_stopping_mode=str(finetune["monitor_mode"]),
-        early_stopping_patience=None if patience is None else int(patience),
-        accelerator=str(trainer["accelerator"]),
-        precision=None if trainer.get("precision") is None else str(trainer["precision"]),
-        deterministic=bool(trainer["deterministic"]),
-        num_workers=int(trainer["num_workers"]),
-        enable_progress_bar=bool(trainer["enable_progress_bar"]),
-    )
-
-
-def _max_length(finetune: Mapping[str, Any], encoder: Encoder) -> int:
+def _max_length(settings: FinetuneSettings, encoder: Encoder) -> int:
     """Tokens per training text: ``finetune.max_length``, within what the model can take."""
-    limit = int(getattr(encoder.model.config, "max_position_embeddings", finetune["max_length"]))
-    if int(finetune["max_length"]) > limit:
+    limit = int(getattr(encoder.model.config, "max_position_embeddings", settings.max_length))
+    if settings.max_length > limit:
         log.warning(
             "finetune.max_length=%s exceeds the encoder's %d positions: using %d",
-            finetune["max_length"],
+            settings.max_length,
             limit,
             limit,
         )
-    return min(int(finetune["max_length"]), limit)
-
-
-def _model_sink(run: RunLog, seed: int) -> Callable[[int, torch.nn.Module], None]:
-    """Log each fine-tuned model's weights as ``models/seed{s}_fold{j}.pt`` (log_models=true)."""
-
-    def keep(fold: int, module: torch.nn.Module) -> None:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / f"seed{seed}_fold{fold}.pt"
-            torch.save(module.state_dict(), path)
-            run.file(path, "models")
-
-    return keep
+    return min(settings.max_length, limit)
 
 
 def _drawn_subsets(
-    groups: dict[str, TextSet], size: int | None, repetitions: int, seed: int, policy: str
+    groups: dict[str, TextSet],
+    size: int | None,
+    repetitions: int,
+    seed: int,
+    policy: SizePolicy,
 ) -> tuple[dict[str, TextSet], dict[str, list[np.ndarray]]]:
     """Each group cut to the texts its evaluation draws use, and the draws re-indexed to it.
 
@@ -102,7 +83,7 @@ def _drawn_subsets(
     """
     subsets, draws = {}, {}
     for name, texts in groups.items():
-        full = evaluation_draws(name, len(texts), size, repetitions, seed, policy)  # type: ignore[arg-type]
+        full = evaluation_draws(name, len(texts), size, repetitions, seed, policy)
         used = np.unique(np.concatenate(full))
         subsets[name] = texts.subset(used)
         draws[name] = [np.searchsorted(used, d) for d in full]
@@ -110,38 +91,81 @@ def _drawn_subsets(
 
 
 def run_performance_stage(
-    cfg: DictConfig, study: StudyData, encoder: Encoder, cache: EmbeddingCache, run: RunLog
+    finetune: FinetuneSettings,
+    trainer: TrainerSettings,
+    study: StudyData,
+    encoder: Encoder,
+    cache: EmbeddingCache,
+    *,
+    seed: int,
+    policy: SizePolicy,
+    log_models: bool = False,
+    sink: PerformanceSink | None = None,
 ) -> pd.DataFrame:
-    """Fine-tune and evaluate; returns the long per-model table (``performance/per_model.csv``)."""
-    ft, seed, policy = cfg.finetune, int(cfg.seed), str(cfg.sampling.policy)
-    settings = finetune_settings(ft, cfg.trainer)
-    parts = replace(EncoderParts.from_encoder(encoder), max_length=_max_length(ft, encoder))
-    features = (
-        (lambda texts: embed_pooled(encoder, cache, texts)) if settings.mode == "head" else None
+    """Fine-tune and evaluate every model of one job.
+
+    Args:
+        finetune: the ``finetune`` settings (mode, folds, optimiser, evaluation draws, ...).
+        trainer: where and how Lightning runs.
+        study: the job's groups and training sample.
+        encoder: the pre-trained encoder (copied per model in ``full`` mode).
+        cache: embedding cache (``head`` mode trains on cached pooled vectors).
+        seed: the job seed (folds, validation splits, training, evaluation draws).
+        policy: what an evaluation draw does with a group smaller than its size.
+        log_models: hand every trained model to ``sink.model``.
+        sink: receives training curves (its ``logger``), best scores and models; ``None``
+            records nothing.
+
+    Returns:
+        The long per-model table (``performance/per_model.csv``): ``model, seed, fold, group,
+        repetition, metric, value, n_texts``.
+    """
+    task = study.corpus.task
+    parts = replace(EncoderParts.from_encoder(encoder), max_length=_max_length(finetune, encoder))
+    features = _cached_features(encoder, cache) if finetune.mode == "head" else None
+    groups = {g: t for g, t in study.groups.items() if g != BASELINE}
+    # Multilabel groups are scored whole (see evaluate_groups).
+    size = finetune.evaluation.draw_size if task == "binary" else None
+    repetitions = finetune.evaluation.repetitions
+    subsets, draws = _drawn_subsets(groups, size, repetitions, seed, policy)
+    models = run_folds(
+        study.training,
+        subsets,
+        finetune,
+        trainer,
+        task=task,
+        seed=seed,
+        encoder=parts,
+        features=features,
+        logger=None if sink is None else sink.logger,
+        model_sink=_model_sink(sink, seed) if log_models and sink is not None else None,
     )
-    logger = JobRunLogger(tracking_uri=run.tracking_uri, run_id=run.run_id, log_model=False)
-    sink = _model_sink(run, seed) if cfg.tracking.get("log_models") else None
-    groups = {g: t for g, t in study.groups.items() if g != "baseline"}
-    size = None if ft.evaluation.draw_size is None else int(ft.evaluation.draw_size)
-    repetitions = int(ft.evaluation.repetitions)
-    common = {"encoder": parts, "features": features, "logger": logger, "model_sink": sink}
-    if study.corpus.task == "binary":
-        subsets, draws = _drawn_subsets(groups, size, repetitions, seed, policy)
-        models = run_folds(study.training, subsets, int(ft.k_folds), settings, seed=seed, **common)
-    else:
-        draws = {}
-        models = [train_multilabel(study.training, groups, settings, seed=seed, **common)]
-    for model in models:
-        if model.best_score is not None:
-            run.metrics(
-                {f"fold{model.fold}/best/{settings.early_stopping_metric}": model.best_score}
-            )
+    if sink is not None:
+        sink.metrics(_best_scores(models, finetune.monitor))
     return evaluate_groups(
-        models,
-        size,
-        repetitions,
-        seed,
-        policy,  # type: ignore[arg-type]
-        groups=list(study.groups),
-        draws=draws,
+        models, size, repetitions, seed, policy, groups=list(study.groups), draws=draws
     )
+
+
+def _cached_features(encoder: Encoder, cache: EmbeddingCache) -> FeatureFn:
+    """Pooled vectors from the embedding cache: each text is embedded once per encoder."""
+
+    def features(texts: list[str]) -> np.ndarray:
+        return embed_pooled(encoder, cache, texts)
+
+    return features
+
+
+def _model_sink(sink: PerformanceSink, seed: int) -> ModelSink:
+    def keep(fold: int, module: torch.nn.Module) -> None:
+        sink.model(seed, fold, module)
+
+    return keep
+
+
+def _best_scores(models: list[FoldModel], monitor: str) -> dict[str, float]:
+    return {
+        f"fold{model.fold}/best/{monitor}": model.best_score
+        for model in models
+        if model.best_score is not None
+    }

@@ -6,10 +6,11 @@ import math
 
 import pandas as pd
 
-from regbias.report import figures as plots
 from regbias.analysis.pairs import strongest
-from regbias.distances.matrix import DistanceMatrix
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.data.groups import BASELINE
+from regbias.distances.matrix import DistanceMatrix
+from regbias.report import figures as plots
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_distances", "log_analysis", "report_markdown"]
@@ -88,12 +89,12 @@ def _representation_figures(run: RunLog, results: StudyResults) -> None:
     """Fig. 5: each region's distance to the baseline against its share of the regional data."""
     regions = [g for g in results.groups if g in REGIONS and g in results.group_sizes]
     total = sum(results.group_sizes[g] for g in regions)
-    if "baseline" not in results.groups or not regions or not total:
+    if BASELINE not in results.groups or not regions or not total:
         return
     share = {g: 100.0 * results.group_sizes[g] / total for g in regions}
     for name, matrix in results.distances.items():
-        if "baseline" in matrix.groups:
-            distance = {g: matrix.value(g, "baseline") for g in regions if g in matrix.groups}
+        if BASELINE in matrix.groups:
+            distance = {g: matrix.value(g, BASELINE) for g in regions if g in matrix.groups}
             figure = plots.representation_plot(distance, share, name, log_share=True)
             run.figure(figure, f"figures/representation_{name}.png")
 
@@ -105,7 +106,7 @@ def report_markdown(results: StudyResults, analysis: Analysis, settings: Analysi
     lines += [f"- {k}: {v}" for k, v in meta.items()]
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
     lines += [f"| {g} | {results.group_sizes.get(g, '')} |" for g in results.groups]
-    if "baseline" in results.groups:
+    if BASELINE in results.groups:
         lines += [
             "",
             "`baseline` is a job's general training sample: its distances use all of it, and "

@@ -1,0 +1,56 @@
+"""Stage I's records into the job's MLflow run: the Lightning logger and the stage's sink."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import torch
+from lightning.pytorch.loggers import Logger, MLFlowLogger
+
+from regbias.tracking.runs import RunLog
+
+__all__ = ["JobRunLogger", "RunPerformanceSink"]
+
+
+class JobRunLogger(MLFlowLogger):
+    """Lightning's MLflow logger writing into the job's own run, which it never ends.
+
+    (Lightning's logger marks its run FINISHED after every fit; the job's run ends once, when
+    the job does.)
+    """
+
+    def finalize(self, status: str = "success") -> None:
+        return None
+
+
+class RunPerformanceSink:
+    """A :class:`regbias.performance.stage.PerformanceSink` that writes into one job's run.
+
+    Training curves go through :class:`JobRunLogger`, best scores as run metrics, and each
+    model's weights as ``models/seed{s}_fold{j}.pt``.
+    """
+
+    def __init__(self, run: RunLog) -> None:
+        self.run = run
+        self._logger = JobRunLogger(
+            tracking_uri=run.tracking_uri, run_id=run.run_id, log_model=False
+        )
+
+    @property
+    def logger(self) -> Logger:
+        """The job run's Lightning logger."""
+        return self._logger
+
+    def metrics(self, values: Mapping[str, float]) -> None:
+        """Log ``values`` as metrics of the run."""
+        if values:
+            self.run.metrics(dict(values))
+
+    def model(self, seed: int, fold: int, module: torch.nn.Module) -> None:
+        """Log one fine-tuned model's weights under ``models/``."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"seed{seed}_fold{fold}.pt"
+            torch.save(module.state_dict(), path)
+            self.run.file(path, "models")
