@@ -39,3 +39,23 @@ def test_whole_group_when_no_size_or_undersized_under_all() -> None:
     assert whole.tolist() == [0, 1, 2, 3]
     with pytest.raises(SampleSizeError, match="'nz' holds 4 texts"):
         evaluation_draws("nz", 4, 10, 3, 0, "error")
+
+
+def test_matched_evaluation_draws_give_every_group_the_smallest_size():
+    from regbias.data.corpus import TextSet
+    from regbias.performance.finetune import EvaluationSettings
+    from regbias.performance.stage import evaluation_size
+
+    groups = {
+        g: TextSet([f"{g}{i}" for i in range(n)], np.zeros(n, dtype=np.int64))
+        for g, n in {"us": 1000, "za": 250}.items()
+    }
+    matched = EvaluationSettings(draw_size=1000, repetitions=30, seed=0, matched=True)
+    assert evaluation_size(matched, groups, "all") == 250
+    assert evaluation_size(matched, groups, "error") == 1000  # the draw then refuses ZA
+    unmatched = EvaluationSettings(draw_size=1000, repetitions=30, seed=0, matched=False)
+    assert evaluation_size(unmatched, groups, "all") == 1000  # ZA scored whole once
+    assert evaluation_size(matched, groups, "all") == evaluation_size(
+        EvaluationSettings(draw_size=250, repetitions=30), groups, "all"
+    )
+

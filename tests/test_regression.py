@@ -27,6 +27,7 @@ FIRST_VERSION = (
     "distance.calibration_seed=null",
     "distance.lda.cross_fit=false",
     "distance.lda.relabellings=0",
+    "finetune.evaluation.seed=null",
 )
 VALUES = ("mean", "sd")
 FILES = (

@@ -112,10 +112,17 @@ class EvaluationSettings:
     Attributes:
         draw_size: texts per evaluation draw; ``None`` scores every group whole.
         repetitions: draws per group.
+        seed: seed of the draws, shared by every job of a sweep so that all its models are
+            scored on the same texts (as the paper did); ``None`` = the job's seed.
+        matched: under ``sampling.policy=all``, a group smaller than ``draw_size`` shrinks the
+            draws of every group to its size (same size and repetitions for all) instead of
+            being scored whole once.
     """
 
     draw_size: int | None
     repetitions: int
+    seed: int | None = None
+    matched: bool = True
 
     def __post_init__(self) -> None:
         _require(

@@ -27,6 +27,7 @@ from regbias.embeddings.encoder import Encoder
 from regbias.performance.evaluation import evaluate_groups
 from regbias.performance.finetune import (
     EncoderParts,
+    EvaluationSettings,
     FeatureFn,
     FinetuneSettings,
     FoldModel,
@@ -110,7 +111,8 @@ def run_performance_stage(
         study: the job's groups and training sample.
         encoder: the pre-trained encoder (copied per model in ``full`` mode).
         cache: embedding cache (``head`` mode trains on cached pooled vectors).
-        seed: the job seed (folds, validation splits, training, evaluation draws).
+        seed: the job seed (folds, validation splits, training; the evaluation draws too
+            when ``finetune.evaluation.seed`` is null).
         policy: what an evaluation draw does with a group smaller than its size.
         log_models: hand every trained model to ``sink.model``.
         sink: receives training curves (its ``logger``), best scores and models; ``None``
@@ -125,9 +127,11 @@ def run_performance_stage(
     features = _cached_features(encoder, cache) if finetune.mode == "head" else None
     groups = {g: t for g, t in study.groups.items() if g != BASELINE}
     # Multilabel groups are scored whole (see evaluate_groups).
-    size = finetune.evaluation.draw_size if task == "binary" else None
-    repetitions = finetune.evaluation.repetitions
-    subsets, draws = _drawn_subsets(groups, size, repetitions, seed, policy)
+    evaluation = finetune.evaluation
+    size = evaluation_size(evaluation, groups, policy) if task == "binary" else None
+    repetitions = evaluation.repetitions
+    draw_seed = seed if evaluation.seed is None else evaluation.seed
+    subsets, draws = _drawn_subsets(groups, size, repetitions, draw_seed, policy)
     models = run_folds(
         study.training,
         subsets,
@@ -143,8 +147,29 @@ def run_performance_stage(
     if sink is not None:
         sink.metrics(_best_scores(models, finetune.monitor))
     return evaluate_groups(
-        models, size, repetitions, seed, policy, groups=list(study.groups), draws=draws
+        models, size, repetitions, draw_seed, policy, groups=list(study.groups), draws=draws
     )
+
+
+def evaluation_size(
+    evaluation: EvaluationSettings, groups: dict[str, TextSet], policy: SizePolicy
+) -> int | None:
+    """Texts per evaluation draw: the configured size, or (matched, policy ``all``) the
+    smallest group's size when a group is smaller, so every group gets equal draws."""
+    size = evaluation.draw_size
+    if size is None or not evaluation.matched or policy != "all" or not groups:
+        return size
+    smallest = min(groups, key=lambda g: len(groups[g]))
+    if len(groups[smallest]) >= size:
+        return size
+    log.warning(
+        "evaluation draws of %d texts for every group: %r holds only %d (asked: %d)",
+        len(groups[smallest]),
+        smallest,
+        len(groups[smallest]),
+        size,
+    )
+    return len(groups[smallest])
 
 
 def _cached_features(encoder: Encoder, cache: EmbeddingCache) -> FeatureFn:
