@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from regbias.app.aggregate import aggregate_sweep, pool_results
-from regbias.distances.matrix import DistanceMatrix
 from regbias.analysis.results import StudyResults
+from regbias.app.aggregate import aggregate_sweep, pool_results
 from regbias.app.sweep import SweepCallback
+from regbias.distances.matrix import DistanceMatrix
 from regbias.tracking.runs import JOB_FILE, PARENT_FILE, TrackingSettings, connect, start_run
 
 GROUPS = ["au", "ca", "nz", "uk", "us"]

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from regbias.embeddings.encoder import TINY_BERT_CONFIG, Encoder, EncoderSpec, load_encoder, plan_batches
+from regbias.embeddings.encoder import (
+    TINY_BERT_CONFIG,
+    Encoder,
+    EncoderSpec,
+    load_encoder,
+    plan_batches,
+)
 from regbias.errors import ConfigError, RegbiasError
 
 TEXTS = ["I love the beach in summer", "rain again", "", "a much longer tweet " * 20]

@@ -58,4 +58,3 @@ def test_matched_evaluation_draws_give_every_group_the_smallest_size():
     assert evaluation_size(matched, groups, "all") == evaluation_size(
         EvaluationSettings(draw_size=250, repetitions=30), groups, "all"
     )
-

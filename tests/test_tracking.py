@@ -6,7 +6,13 @@ import pytest
 
 from regbias.errors import ConfigError
 from regbias.tracking.provenance import config_hash, flatten, provenance_tags
-from regbias.tracking.runs import TrackingSettings, connect, find_finished_run, start_run, tracked_run
+from regbias.tracking.runs import (
+    TrackingSettings,
+    connect,
+    find_finished_run,
+    start_run,
+    tracked_run,
+)
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from regbias.analysis.pairs import correlations, read_pairwise_csv
+from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.errors import ConfigError
 from regbias.report.publish import log_analysis
-from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.tracking.runs import RunLog
 
 __all__ = ["run_analysis"]

@@ -161,6 +161,8 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult) -> None:
     metrics: dict[str, float] = {}
     if suite.epsilon is not None:
         metrics["sinkhorn/epsilon"] = suite.epsilon
+    for name, table in suite.sensitivity.items():
+        run.table(table, f"distances/sensitivity_{name}.csv")
     for name, table in suite.diagnostics.items():
         run.table(table, f"distances/{name}_diagnostics.csv")
         flags = table[["xy_converged", "xx_converged", "yy_converged"]].to_numpy()
@@ -199,7 +201,16 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
         with _timed(timings, "distance_suite"):
             epsilon = sweep_epsilon(cfg, study, draws, encoder, cache)
             suite = run_distance_suite(
-                draws, encoder, cache, cfg.distance, seed=int(cfg.seed), epsilon=epsilon
+                draws,
+                encoder,
+                cache,
+                cfg.distance,
+                seed=int(cfg.seed),
+                epsilon=epsilon,
+                sensitivity=(
+                    [float(e) for e in cfg.analysis.epsilon_sensitivity],
+                    int(cfg.analysis.exact_max_points),
+                ),
             )
         log_distance_suite(run, suite)
         results.distances = suite.matrices

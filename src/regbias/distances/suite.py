@@ -15,6 +15,7 @@ from regbias.data.sampling import rng_for
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.noise import relabelling_pvalues, sinkhorn_floors
+from regbias.distances.sensitivity import epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings, sinkhorn_matrix
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder
@@ -33,6 +34,7 @@ class DistanceSuiteResult:
     diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
     epsilon: float | None = None
     lda_projection: LdaProjection | None = None
+    sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
@@ -84,6 +86,7 @@ def run_distance_suite(
     *,
     seed: int = 0,
     epsilon: tuple[float, float] | None = None,
+    sensitivity: tuple[list[float], int] | None = None,
 ) -> DistanceSuiteResult:
     """Embed every drawn text once (cached), then compute the enabled matrices.
 
@@ -91,12 +94,14 @@ def run_distance_suite(
     sweep's, see :func:`calibrate_epsilon`), else the configured one, else one derived once from
     the pooled clouds of all repetitions and kinds of this job. Where the
     draws have twins the matrices carry noise floors; with ``distance.relabellings`` > 0 they
-    carry relabelling p-values (seeded by ``seed``).
+    carry relabelling p-values (seeded by ``seed``). With ``sensitivity`` = (epsilons,
+    exact_max_points), repetition 0 of each Sinkhorn kind is recomputed at those epsilons and
+    at the exact-OT limit (``result.sensitivity``: the values and the ranking stability).
     """
     result = DistanceSuiteResult()
     kinds = [k for k in ("short", "long") if k in draws.texts]
     if kinds:
-        _sinkhorn_kinds(draws, kinds, encoder, cache, distance, seed, epsilon, result)
+        _sinkhorn_kinds(draws, kinds, encoder, cache, distance, seed, epsilon, result, sensitivity)
     if "lda" in draws.texts:
         reps = draws.texts["lda"]
         texts = draws.distinct_texts(["lda"])
@@ -117,6 +122,7 @@ def _sinkhorn_kinds(
     seed: int,
     epsilon: tuple[float, float] | None,
     result: DistanceSuiteResult,
+    sensitivity: tuple[list[float], int] | None = None,
 ) -> None:
     padding = "real" if distance["tokens"] == "real" else "max_length"
     texts = draws.distinct_texts(kinds)
@@ -151,3 +157,7 @@ def _sinkhorn_kinds(
             config = matrix.config | {"relabellings_total": total}
             matrix = replace(matrix, p_above_noise=p, config=config)
         result.matrices[name], result.diagnostics[name] = matrix, table
+        if sensitivity and sensitivity[0]:
+            values = epsilon_sensitivity(clouds[kind][0], settings, *sensitivity)
+            result.sensitivity[name] = values
+            result.sensitivity[f"{name}_stability"] = ranking_stability(values)
