@@ -20,6 +20,8 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
+from regbias.app.quiet import quiet_libraries
+from regbias.app.start import data_for_job
 from regbias.data.loading import DATA_DIR_ENV
 from regbias.errors import ConfigError, RegbiasError
 from regbias.tracking.provenance import config_hash, git_state, provenance_tags
@@ -101,6 +103,7 @@ def main(cfg: DictConfig) -> Any:
     """The Hydra task function behind ``run.py``."""
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    quiet_libraries()
     context = job_context()
     try:
         return _dispatch(cfg, context)
@@ -129,6 +132,7 @@ def _config_error(error: OmegaConfBaseException) -> ConfigError:
 
 def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
     task = cfg.get("task")
+    data_for_job(cfg)
     if task == "describe":
         from regbias.app.describe import describe, render
 

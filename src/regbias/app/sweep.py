@@ -14,6 +14,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from regbias.app.start import start_sweep
 from regbias.errors import RegbiasError
 from regbias.tracking.ledger import DONE
 from regbias.tracking.provenance import provenance_tags
@@ -50,6 +51,7 @@ class SweepCallback(Callback):
         self._open: RunLog | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        start_sweep(config)
         if config.get("task") not in TRACKED_TASKS:
             return
         sweep_dir = Path(config.hydra.sweep.dir)

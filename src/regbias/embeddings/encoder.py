@@ -377,12 +377,12 @@ def _check_finite(values: torch.Tensor, mask: torch.Tensor | None, texts: list[s
 
 
 def _progress(items: list[list[int]], description: str) -> Iterator[list[int]]:
-    """``items`` with a progress bar when there are many of them and stderr is a terminal."""
+    """``items`` with progress (a bar on a terminal, plain lines elsewhere) when they are many."""
     if len(items) < _PROGRESS_MIN_BATCHES:
         return iter(items)
-    from tqdm.auto import tqdm
+    from regbias.console import progress_bar
 
-    return iter(tqdm(items, desc=description, unit="batch", disable=None, leave=False))
+    return iter(progress_bar(items, desc=description, unit="batch", leave=False))
 
 
 def load_encoder(spec: EncoderSpec, device: str = "auto") -> Encoder:
