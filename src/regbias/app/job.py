@@ -22,6 +22,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from regbias.app.quiet import quiet_libraries
 from regbias.app.start import data_for_job
+from regbias.app.summary import finish_job
 from regbias.data.loading import DATA_DIR_ENV
 from regbias.errors import ConfigError, RegbiasError
 from regbias.tracking.provenance import config_hash, git_state, provenance_tags
@@ -36,6 +37,7 @@ from regbias.tracking.runs import (
     start_run,
     tracked_run,
 )
+from regbias.tracking.ui import mark_model_training, without_derived
 
 __all__ = ["JobContext", "job_context", "main", "TASKS"]
 
@@ -106,7 +108,10 @@ def main(cfg: DictConfig) -> Any:
     quiet_libraries()
     context = job_context()
     try:
-        return _dispatch(cfg, context)
+        result = _dispatch(cfg, context)
+        if context.sweep_dir is None and cfg.get("task") in ("run", "analyze") and result:
+            finish_job(cfg, str(result), context.output_dir)
+        return result
     except (RegbiasError, OmegaConfBaseException) as error:
         if isinstance(error, OmegaConfBaseException):
             error = _config_error(error)
@@ -158,6 +163,7 @@ def _tracked(cfg: DictConfig, context: JobContext, work: Any) -> Any:
     client, experiment_id = connect(TrackingSettings.from_mapping(cfg.tracking))
     if parent is not None:
         experiment_id = parent["experiment_id"]
+    mark_model_training(client, experiment_id)
     digest, variant = fingerprints(resolved)
     if cfg.get("resume", True) and cfg.task == "run":
         previous = find_finished_run(client, experiment_id, digest)
@@ -175,7 +181,7 @@ def _tracked(cfg: DictConfig, context: JobContext, work: Any) -> Any:
     on_abort = (lambda: _abort_parent(client, parent)) if parent else None
     with tracked_run(run, on_abort=on_abort):
         context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)
-        log_config(run, resolved, context.hydra_dir)
+        log_config(run, without_derived(resolved), context.hydra_dir)
         work(cfg, run)
     context.write_record(status="FINISHED", run_id=run.run_id, variant=variant)
     return run.run_id

@@ -35,6 +35,7 @@ from regbias.report.publish import log_analysis, log_distances
 from regbias.settings_reader import build
 from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
+from regbias.tracking.ui import log_derived
 
 __all__ = ["run_pipeline", "prepare"]
 
@@ -213,6 +214,7 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
                 ),
             )
         log_distance_suite(run, suite)
+        log_derived(run, {"distance.sinkhorn.epsilon": suite.epsilon})
         results.distances = suite.matrices
     if cfg.finetune.enabled:
         with _timed(timings, "performance"):

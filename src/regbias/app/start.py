@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 from omegaconf import DictConfig
 
@@ -10,10 +11,16 @@ from regbias.app.quiet import quiet_libraries
 from regbias.data.first_use import datasets_in_sweep, ensure_data
 from regbias.errors import RegbiasError
 
-__all__ = ["DATA_TASKS", "data_for_job", "start_sweep"]
+__all__ = ["DATA_TASKS", "data_for_job", "start_sweep", "sweep_started"]
 
 #: Tasks that read a dataset.
 DATA_TASKS = ("run", "describe")
+_started: list[float] = []
+
+
+def sweep_started() -> float | None:
+    """When this process's sweep started (``time.time()``), if it did."""
+    return _started[-1] if _started else None
 
 
 def data_for_job(cfg: DictConfig) -> None:
@@ -32,6 +39,7 @@ def start_sweep(config: DictConfig) -> None:
     A failure ends the sweep here in one ``regbias: error:`` line (exit 2), before any job or
     MLflow run exists.
     """
+    _started.append(time.time())
     quiet_libraries()
     if config.get("task") not in DATA_TASKS or config.get("dataset") is None:
         return

@@ -14,7 +14,9 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from regbias.app.parent import open_parent
 from regbias.app.start import start_sweep
+from regbias.app.summary import finish_sweep
 from regbias.errors import RegbiasError
 from regbias.tracking.ledger import DONE
 from regbias.tracking.provenance import provenance_tags
@@ -24,9 +26,9 @@ from regbias.tracking.runs import (
     RunLog,
     TrackingSettings,
     connect,
-    start_run,
     tracked_run,
 )
+from regbias.tracking.ui import mark_model_training
 
 __all__ = ["SweepCallback", "job_records"]
 
@@ -62,7 +64,8 @@ class SweepCallback(Callback):
             "overrides": " ".join(config.hydra.overrides.task),
             **provenance_tags(),
         }
-        parent = start_run(client, experiment_id, f"sweep-{sweep_dir.name}", tags)
+        mark_model_training(client, experiment_id)
+        parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {
@@ -88,6 +91,7 @@ class SweepCallback(Callback):
                         from regbias.app.aggregate import aggregate_sweep
 
                         aggregate_sweep(config, run, records)
+                    finish_sweep(config, run, records, sweep_dir)
                     if failed:
                         raise _SweepFailed(failed)
             except _SweepFailed:
