@@ -149,6 +149,8 @@ def _stage_times(
         ]
     )
     times = {k[5:-2]: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}
+    if len(frame) > 1:
+        times["jobs"] = len(frame)
     ends = [c.info.end_time for c in children if c.info.run_id in ran and c.info.end_time]
     if ends:
         times["aggregation"] = time.time() - max(ends) / 1000
@@ -182,10 +184,11 @@ def _render(
             f"    {name} pair: {p[0]}-{p[1]} ({p[3]} {p[2]:.4g})"
             for name, p in headline.pairs.items()
         ]
-    stages = [
-        f"{k} {format_seconds(v)}" for k, v in times.items() if k not in ("aggregation", "total")
-    ]
+    other = ("aggregation", "total", "jobs")
+    stages = [f"{k} {format_seconds(v)}" for k, v in times.items() if k not in other]
     timing = ", ".join(stages) or "no stage ran (reused)"
+    if times.get("jobs"):
+        timing += f" (summed over {times['jobs']:.0f} jobs)"
     if "aggregation" in times:
         timing += f"; aggregation {format_seconds(times['aggregation'])}"
     if "total" in times:

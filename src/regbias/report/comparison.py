@@ -42,11 +42,10 @@ def variant_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
         per_variant.setdefault(str(record.get("variant", "")), []).append(words)
     common = {v: set.intersection(*sets) for v, sets in per_variant.items()}
     everywhere = set.intersection(*common.values()) if common else set()
-    labels = {}
-    for variant, words in common.items():
-        distinct = sorted(words - everywhere)
-        labels[variant] = " ".join(distinct) or f"variant-{variant}"
-    return labels
+    labels = {v: " ".join(sorted(w - everywhere)) or f"variant-{v}" for v, w in common.items()}
+    repeated = {label for label in labels.values() if list(labels.values()).count(label) > 1}
+    # Variants that differ only in what overrides do not show (the code's commit): add the hash.
+    return {v: f"{label} ({v[:8]})" if label in repeated else label for v, label in labels.items()}
 
 
 def metric_label(label: str) -> str:
@@ -60,17 +59,15 @@ def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
     rows = []
     for label, headline in headlines.items():
         row: dict[str, Any] = {"variant": label}
-        performance = _headline_performance(headline.metrics)
-        for key, value in sorted(headline.metrics.items()):
-            parts = key.split("/")
-            if (
-                key.startswith("corr/")
-                and parts[2] == performance
-                and parts[3] in ("rho", "p_perm")
-            ):
-                row[f"{parts[3]} {parts[1]} ~ {performance}"] = value
-            elif key.startswith("dist_mean/"):
-                row[f"mean {parts[1]}"] = value
+        metrics = headline.metrics
+        performance = _headline_performance(metrics)
+        for distance in sorted({k.split("/")[1] for k in metrics if k.startswith("corr/")}):
+            for suffix in ("rho", "p_perm"):
+                value = metrics.get(f"corr/{distance}/{performance}/{suffix}")
+                if value is not None:
+                    row[f"{suffix} {distance} ~ {performance}"] = value
+        means = {k: v for k, v in sorted(metrics.items()) if k.startswith("dist_mean/")}
+        row.update({f"mean {k.removeprefix('dist_mean/')}": v for k, v in means.items()})
         rows.append(row)
     return pd.DataFrame(rows).set_index("variant")
 
