@@ -34,9 +34,15 @@ def sweep_key(config: DictConfig) -> str:
     kept = OmegaConf.masked_copy(config, [k for k in config if k not in _NEUTRAL])
     resolved = OmegaConf.to_container(kept, resolve=True)
     assert isinstance(resolved, dict)
-    resolved["_overrides"] = sorted(str(o) for o in config.hydra.overrides.task)
+    overrides = [str(o) for o in config.hydra.overrides.task]
+    resolved["_overrides"] = sorted(o for o in overrides if not _neutral(o))
     resolved["_commit"] = git_state()["git.commit"]
     return config_hash(resolved)
+
+
+def _neutral(override: str) -> bool:
+    key = override.split("=", 1)[0].lstrip("+~")
+    return key.split(".", 1)[0].split("/", 1)[0] in _NEUTRAL
 
 
 def open_parent(

@@ -41,6 +41,8 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 #: The kind MLflow 3's UI opens on the runs table (its "custom model development").
 EXPERIMENT_KIND = "custom_model_development"
 NOTE_TAG = "mlflow.note.content"
+#: The UI's view for training runs (its "Model training" switch).
+WORKFLOW_TYPE = "machine_learning"
 #: Where ``mlflow ui`` serves by default.
 DEFAULT_UI = "http://127.0.0.1:5000"
 #: Config keys that may be null and then get their value at run time.
@@ -107,8 +109,13 @@ def ui_command(tracking_uri: str) -> str:
 
 
 def run_url(base: str, experiment_id: str, run_id: str) -> str:
-    """The run's page in the UI at ``base``."""
-    return f"{base.rstrip('/')}/#/experiments/{quote(experiment_id)}/runs/{quote(run_id)}"
+    """The run's page in the UI at ``base``, in the UI's model-training view.
+
+    MLflow 3.17's UI picks its view from ``?workflowType=`` (else the browser's last choice,
+    GenAI by default); the experiment tag alone does not switch it.
+    """
+    route = f"#/experiments/{quote(experiment_id)}/runs/{quote(run_id)}"
+    return f"{base.rstrip('/')}/{route}?workflowType={WORKFLOW_TYPE}"
 
 
 def ui_serving(base: str, run_id: str, timeout_s: float = 1.0) -> bool:
