@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -19,11 +18,71 @@ from regbias.distances.sensitivity import epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings, sinkhorn_matrix
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder
-from regbias.settings_reader import build
+from regbias.errors import ConfigError
 
-__all__ = ["DistanceSuiteResult", "sinkhorn_settings", "lda_settings", "run_distance_suite"]
+__all__ = [
+    "DistanceSettings",
+    "DistanceSuiteResult",
+    "LongSettings",
+    "ShortSettings",
+    "calibrate_epsilon",
+    "run_distance_suite",
+]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ShortSettings:
+    """``distance.short``: single texts per draw."""
+
+    enabled: bool
+    texts_per_draw: int
+
+
+@dataclass(frozen=True)
+class LongSettings:
+    """``distance.long``: passages per draw, each joining ``texts_per_passage`` texts."""
+
+    enabled: bool
+    passages_per_draw: int
+    texts_per_passage: int
+
+
+@dataclass(frozen=True)
+class DistanceSettings:
+    """The ``distance`` config group: stages II and III (see ``conf/distance/default.yaml``)."""
+
+    enabled: bool
+    repetitions: int
+    matched_pool: bool
+    pool_size: int | None
+    floors: bool
+    relabellings: int
+    exclude_unconverged: bool
+    calibration_seed: int | None
+    tokens: Literal["real", "all"]
+    short: ShortSettings
+    long: LongSettings
+    sinkhorn: SinkhornSettings
+    lda: LdaSettings
+
+    def __post_init__(self) -> None:
+        checks = {
+            "distance.repetitions": (self.repetitions, 1 if self.enabled else 0),
+            "distance.relabellings": (self.relabellings, 0),
+            "distance.short.texts_per_draw": (self.short.texts_per_draw, 1),
+            "distance.long.passages_per_draw": (self.long.passages_per_draw, 1),
+            "distance.long.texts_per_passage": (self.long.texts_per_passage, 1),
+            "distance.lda.passages_per_group": (self.lda.passages_per_group, 2),
+        }
+        for key, (value, least) in checks.items():
+            if value < least:
+                raise ConfigError(f"{key} must be at least {least}, not {value}")
+        if self.pool_size is not None and self.pool_size < 2:
+            raise ConfigError(
+                f"distance.pool_size must be at least 2 or null, not {self.pool_size}"
+            )
 
 
 @dataclass
@@ -35,16 +94,6 @@ class DistanceSuiteResult:
     epsilon: float | None = None
     lda_projection: LdaProjection | None = None
     sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
-
-
-def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
-    """The ``distance.sinkhorn`` config as solver settings."""
-    return build(SinkhornSettings, distance["sinkhorn"], "distance.sinkhorn")
-
-
-def lda_settings(distance: Mapping[str, Any]) -> LdaSettings:
-    """The ``distance.lda`` config as LDA settings."""
-    return build(LdaSettings, distance["lda"], "distance.lda")
 
 
 def _clouds(
@@ -60,7 +109,7 @@ def calibrate_epsilon(
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache | None,
-    distance: Mapping[str, Any],
+    distance: DistanceSettings,
 ) -> tuple[float, float]:
     """The sweep's epsilon and annealing start, from a calibration draw.
 
@@ -69,11 +118,11 @@ def calibrate_epsilon(
     be pooled. A configured epsilon is returned as it is.
     """
     kinds = [k for k in ("short", "long") if k in draws.texts]
-    padding = "real" if distance["tokens"] == "real" else "max_length"
+    padding = "real" if distance.tokens == "real" else "max_length"
     texts = draws.distinct_texts(kinds)
     tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
     pooled = [c for k in kinds for rep in _clouds(draws.texts[k], tokens) for c in rep.values()]
-    settings = resolve_settings(sinkhorn_settings(distance), pooled)
+    settings = resolve_settings(distance.sinkhorn, pooled)
     assert settings.epsilon is not None and settings.anneal_init is not None
     return float(settings.epsilon), float(settings.anneal_init)
 
@@ -82,7 +131,7 @@ def run_distance_suite(
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache | None,
-    distance: Mapping[str, Any],
+    distance: DistanceSettings,
     *,
     seed: int = 0,
     epsilon: tuple[float, float] | None = None,
@@ -107,7 +156,7 @@ def run_distance_suite(
         texts = draws.distinct_texts(["lda"])
         vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
         pooled = [{g: np.stack([vectors[t] for t in ts]) for g, ts in rep.items()} for rep in reps]
-        settings = lda_settings(distance)
+        settings = distance.lda
         result.matrices["lda"] = lda_distance_matrix(pooled, settings, name="lda", seed=seed)
         result.lda_projection = lda_projection(pooled[0], settings)
     return result
@@ -118,26 +167,26 @@ def _sinkhorn_kinds(
     kinds: list[str],
     encoder: Encoder,
     cache: EmbeddingCache | None,
-    distance: Mapping[str, Any],
+    distance: DistanceSettings,
     seed: int,
     epsilon: tuple[float, float] | None,
     result: DistanceSuiteResult,
     sensitivity: tuple[list[float], int] | None = None,
 ) -> None:
-    padding = "real" if distance["tokens"] == "real" else "max_length"
+    padding = "real" if distance.tokens == "real" else "max_length"
     texts = draws.distinct_texts(kinds)
     tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
     clouds = {k: _clouds(draws.texts[k], tokens) for k in kinds}
     # Epsilon and the annealing start are fixed once, over every cloud of the job.
     pooled = [c for k in kinds for rep in clouds[k] for c in rep.values()]
-    configured = sinkhorn_settings(distance)
+    configured = distance.sinkhorn
     if epsilon is not None:
         configured = replace(configured, epsilon=epsilon[0], anneal_init=epsilon[1])
     settings = resolve_settings(configured, pooled)
     log.info("Sinkhorn epsilon %.6g, annealing from %.4g x", settings.epsilon, settings.anneal_init)
     result.epsilon = settings.epsilon
-    exclude = bool(distance.get("exclude_unconverged", True))
-    relabellings = int(distance.get("relabellings", 0) or 0)
+    exclude = distance.exclude_unconverged
+    relabellings = distance.relabellings
     for kind in kinds:
         name = f"sinkhorn_{kind}"
         matrix, table = sinkhorn_matrix(

@@ -154,6 +154,11 @@ class EncoderSpec:
             seed=seed,
         )
 
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], key: str = "encoder") -> EncoderSpec:
+        """The settings converter's hook: the ``encoder`` group via :meth:`from_mapping`."""
+        return cls.from_mapping(config)
+
     @cached_property
     def identity(self) -> str:
         """A stable string naming the embeddings this spec produces, for cache keys."""

@@ -46,11 +46,19 @@ _BATCH = 100  # MLflow's limit of params per log_batch call.
 
 @dataclass(frozen=True)
 class TrackingSettings:
-    """Where runs go: the store's ``uri``, new experiments' ``artifact_root``, ``experiment``."""
+    """The ``tracking`` config group.
+
+    Attributes:
+        uri: the MLflow store (a SQLite file or a tracking server).
+        artifact_root: where experiments this project creates keep their artifacts.
+        experiment: the MLflow experiment's name.
+        log_models: log every fine-tuned model's weights as artifacts (large).
+    """
 
     uri: str
     artifact_root: str
     experiment: str
+    log_models: bool = False
 
     @classmethod
     def from_mapping(cls, tracking: Mapping[str, Any]) -> TrackingSettings:
