@@ -24,6 +24,8 @@ class DistanceMatrix:
         sd: ``(K, K)`` sample standard deviation over repetitions (ddof=1; 0 when R == 1).
         n_repetitions: how many repetitions the statistics cover.
         config: the settings that produced the values (epsilon, sizes, ...).
+        repetitions: the ``(R, K, K)`` per-repetition matrices the statistics summarise, or
+            None when only the summary is known; the robustness bootstrap resamples them.
     """
 
     name: str
@@ -32,6 +34,7 @@ class DistanceMatrix:
     sd: np.ndarray
     n_repetitions: int
     config: dict[str, Any] = field(default_factory=dict)
+    repetitions: np.ndarray | None = None
 
     @classmethod
     def from_repetitions(
@@ -41,11 +44,15 @@ class DistanceMatrix:
         values = np.asarray(values, dtype=np.float64)
         n = values.shape[0]
         sd = values.std(axis=0, ddof=1) if n > 1 else np.zeros(values.shape[1:])
-        return cls(name, list(groups), values.mean(axis=0), sd, n, dict(config or {}))
+        mean = values.mean(axis=0)
+        return cls(name, list(groups), mean, sd, n, dict(config or {}), values)
 
     @classmethod
     def pooled(cls, matrices: list[DistanceMatrix]) -> DistanceMatrix:
-        """Combine matrices of the same groups measured in separate jobs (weights = repetitions)."""
+        """Combine matrices of the same groups measured in separate jobs (weights = repetitions).
+
+        The per-repetition stacks are concatenated when every matrix has one.
+        """
         first = matrices[0]
         for other in matrices[1:]:
             if other.groups != first.groups:
@@ -59,7 +66,9 @@ class DistanceMatrix:
             for c, m in zip(counts, matrices, strict=True)
         )
         sd = np.sqrt(ss / (total - 1)) if total > 1 else np.zeros_like(mean)
-        return cls(first.name, first.groups, mean, sd, int(total), first.config)
+        stacks = [m.repetitions for m in matrices]
+        repetitions = None if any(s is None for s in stacks) else np.concatenate(stacks)
+        return cls(first.name, first.groups, mean, sd, int(total), first.config, repetitions)
 
     def value(self, group_a: str, group_b: str) -> float:
         i, j = self.groups.index(group_a), self.groups.index(group_b)
@@ -74,7 +83,8 @@ class DistanceMatrix:
         return pd.DataFrame(rows, columns=["group_a", "group_b", "mean", "sd"])
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """JSON-ready fields; ``repetitions`` comes last and only when known."""
+        data = {
             "name": self.name,
             "groups": self.groups,
             "mean": self.mean.tolist(),
@@ -82,6 +92,9 @@ class DistanceMatrix:
             "n_repetitions": self.n_repetitions,
             "config": self.config,
         }
+        if self.repetitions is not None:
+            data["repetitions"] = self.repetitions.tolist()
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DistanceMatrix:
@@ -92,6 +105,11 @@ class DistanceMatrix:
             sd=np.asarray(data["sd"], dtype=np.float64),
             n_repetitions=int(data["n_repetitions"]),
             config=dict(data.get("config", {})),
+            repetitions=(
+                None
+                if data.get("repetitions") is None
+                else np.asarray(data["repetitions"], dtype=np.float64)
+            ),
         )
 
     def to_frame(self) -> pd.DataFrame:
