@@ -192,6 +192,15 @@ def test_without_baseline_drops_exactly_the_baseline_pairs() -> None:
     expected = stats.spearmanr(kept["dist_sinkhorn_long"], kept["gap_accuracy"]).statistic
     assert found.loc[0, "spearman_rho"] == pytest.approx(expected)
 
+    # The same p-values as correlations() on those pairs, enumerated or randomly relabelled.
+    for exact_limit in (40320, 100):
+        settings = {**PERMUTATION, "exact_limit": exact_limit}
+        columns = (["dist_sinkhorn_long"], ["gap_accuracy", "dcor_accuracy", "gap_roc_auc"])
+        fast = without_groups(table, ["baseline"], *columns, **settings)
+        slow = correlations(kept, *columns, **settings)
+        np.testing.assert_allclose(fast["spearman_rho"], slow["spearman_rho"])
+        np.testing.assert_allclose(fast["spearman_p_perm"], slow["spearman_p_perm"])
+
     everything = correlations(table, ["dist_sinkhorn_long"], ["gap_accuracy"], **PERMUTATION)
     checks = robustness(table, everything, n_bootstrap=0, **PERMUTATION)
     assert checks.loc[0, "rho_without_baseline"] == pytest.approx(expected)

@@ -31,6 +31,8 @@ from scipy import stats as scipy_stats
 
 from regbias.analysis.pairs import (
     DISTANCE_PREFIX,
+    EXACT_LIMIT,
+    PAIR_COLUMNS,
     _batches,
     _groups_in_order,
     _p_value,
@@ -65,22 +67,77 @@ def without_groups(
     groups: Sequence[str],
     distance_columns: list[str],
     performance_columns: list[str],
-    **permutation: int,
+    *,
+    n_permutations: int = 9999,
+    seed: int = 0,
+    exact_limit: int = EXACT_LIMIT,
 ) -> pd.DataFrame:
-    """The correlations on the pairs that involve none of ``groups``.
+    """Spearman's rho and its Mantel p on the pairs that involve none of ``groups``.
+
+    The p-value is that of :func:`correlations` (the same relabellings); when every pair of
+    the remaining groups is present it is computed as one matrix product per distance.
 
     Args:
         table: the pair table.
         groups: the groups left out.
         distance_columns: the distance columns.
         performance_columns: the performance columns.
-        **permutation: ``n_permutations``, ``seed``, ``exact_limit`` of :func:`correlations`.
+        n_permutations: random relabellings when enumeration is too large.
+        seed: their seed.
+        exact_limit: the largest ``K!`` enumerated exactly.
 
     Returns:
-        The :func:`correlations` table of the remaining pairs.
+        One row per (distance, performance): ``distance, performance, n_pairs, spearman_rho,
+        spearman_p_perm``.
     """
-    kept = ~(table["group_a"].isin(groups) | table["group_b"].isin(groups))
-    return correlations(table[kept], distance_columns, performance_columns, **permutation)
+    kept = table[~(table["group_a"].isin(groups) | table["group_b"].isin(groups))]
+    rows = {}
+    for distance in distance_columns:
+        for data, columns in _batches(kept, distance, performance_columns):
+            permutation = (n_permutations, seed, exact_limit)
+            rows.update(_spearman_mantel(data, distance, columns, permutation))
+    keys = [(d, p) for d in distance_columns for p in performance_columns]
+    return pd.DataFrame([{"distance": d, "performance": p, **rows[(d, p)]} for d, p in keys])
+
+
+def _spearman_mantel(
+    data: pd.DataFrame, distance: str, columns: list[str], permutation: tuple[int, int, int]
+) -> dict[tuple[str, str], dict[str, float]]:
+    groups = _groups_in_order(data)
+    if len(data) < 3 or len(data) != len(groups) * (len(groups) - 1) // 2:
+        n_permutations, seed, exact_limit = permutation  # too few pairs, or some missing
+        found = correlations(
+            data,
+            [distance],
+            columns,
+            n_permutations=n_permutations,
+            seed=seed,
+            exact_limit=exact_limit,
+        )
+    else:
+        rank = {g: i for i, g in enumerate(groups)}
+        a, b = (tuple(data[c].map(rank)) for c in PAIR_COLUMNS)
+        # The distance relabelled, as correlations() does: the same null, value for value.
+        moved = _relabelled_pairs(a, b, *permutation, inverse=False)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rx = _unit(scipy_stats.rankdata(data[distance].to_numpy(dtype=np.float64)))
+            ry = _unit(scipy_stats.rankdata(data[columns].to_numpy(dtype=np.float64), axis=0))
+            null = rx[moved] @ ry
+        found = pd.DataFrame(
+            {
+                "performance": columns,
+                "spearman_rho": null[0],
+                "spearman_p_perm": [_p_value(null[:, j]) for j in range(len(columns))],
+            }
+        )
+    return {
+        (distance, row.performance): {
+            "n_pairs": len(data),
+            "spearman_rho": row.spearman_rho,
+            "spearman_p_perm": row.spearman_p_perm,
+        }
+        for row in found.itertuples()
+    }
 
 
 def leave_one_group_out(
@@ -92,8 +149,8 @@ def leave_one_group_out(
     """One analysis per group, on the pairs that do not involve it.
 
     Returns:
-        The stacked :func:`correlations` tables, with the group in a first column ``left_out``
-        (K groups give K analyses).
+        The stacked :func:`without_groups` tables, with the group in a first column
+        ``left_out`` (K groups give K analyses).
     """
     found = []
     for group in _groups_in_order(table):
@@ -360,7 +417,7 @@ def partial_mantel(
     *,
     n_permutations: int = 9999,
     seed: int = 0,
-    exact_limit: int = math.factorial(8),
+    exact_limit: int = EXACT_LIMIT,
 ) -> pd.DataFrame:
     """Spearman partial correlation of distance and performance given group size, with its p.
 
@@ -404,7 +461,8 @@ def _partial_batch(
     x, z = (data[c].to_numpy(dtype=np.float64) for c in (distance, "size"))
     ys = data[columns].to_numpy(dtype=np.float64)
     if len(data) == len(groups) * (len(groups) - 1) // 2:
-        inverse = _relabelled_pairs(tuple(a), tuple(b), n_permutations, seed, exact_limit)
+        permutation = (n_permutations, seed, exact_limit)
+        inverse = _relabelled_pairs(tuple(a), tuple(b), *permutation, inverse=True)
         null = _partial_complete(x, z, ys, inverse)
     else:
         perms = _permutations(len(groups), n_permutations, seed, exact_limit)
@@ -423,25 +481,34 @@ def _partial_batch(
     ]
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _relabelled_pairs(
-    a: tuple[int, ...], b: tuple[int, ...], n_permutations: int, seed: int, exact_limit: int
+    a: tuple[int, ...],
+    b: tuple[int, ...],
+    n_permutations: int,
+    seed: int,
+    exact_limit: int,
+    *,
+    inverse: bool,
 ) -> np.ndarray:
-    """``(n_perm, m)``: entry ``[n, f]`` is the pair that receives pair f's performance value.
+    """``(n_perm, m)`` pair indices under each group relabelling of :func:`_permutations`.
 
-    Relabelling the performance matrix by permutation n moves the value of pair
-    ``moved[n, e]`` onto pair e; this is the inverse map, so that the statistics become one
-    matrix product with all performance columns.
+    Relabelling a matrix by permutation n moves the value of pair ``moved[n, e]`` onto pair
+    e. With ``inverse``, entry ``[n, f]`` is instead the pair that receives pair f's value, so
+    that relabelling the performance matrix becomes one matrix product with all its columns.
     """
     k = max(*a, *b) + 1
     perms = _permutations(k, n_permutations, seed, exact_limit)
     pair_index = np.full((k, k), -1, dtype=np.int64)
     pair_index[a, b] = pair_index[b, a] = np.arange(len(a))
     moved = pair_index[perms[:, a], perms[:, b]]
-    inverse = np.empty_like(moved)
-    np.put_along_axis(inverse, moved, np.broadcast_to(np.arange(len(a)), moved.shape), axis=1)
-    inverse.setflags(write=False)
-    return inverse
+    if inverse:
+        source = np.broadcast_to(np.arange(len(a)), moved.shape)
+        moved_back = np.empty_like(moved)
+        np.put_along_axis(moved_back, moved, source, axis=1)
+        moved = moved_back
+    moved.setflags(write=False)
+    return moved
 
 
 def _partial_complete(
@@ -500,7 +567,7 @@ def robustness(
     significance: float = 0.05,
     n_permutations: int = 9999,
     seed: int = 0,
-    exact_limit: int = math.factorial(8),
+    exact_limit: int = EXACT_LIMIT,
 ) -> pd.DataFrame:
     """Every check of the module docstring for each row of a correlation table.
 
