@@ -21,11 +21,11 @@ def composed(*overrides: str):
         return compose(config_name="config", overrides=list(overrides))
 
 
-def test_default_config_is_sentiment140_laptop_minilm():
+def test_default_config_is_sentiment140_minilm_at_laptop_sizes():
     cfg = composed()
     assert cfg.dataset.name == "sentiment140"
     assert cfg.encoder.name == "minilm_l6"
-    assert cfg.finetune.mode == "head"  # laptop preset
+    assert cfg.finetune.mode == "head"  # the base groups are the laptop sizes
     assert cfg.seed == 0 and cfg.task == "run"
     OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from regbias.distances.lda import LdaSettings, lda_distance_matrix, lda_projection
+from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 
-SHRINKAGE = LdaSettings(n_components=2, solver="eigen", shrinkage="auto")
+SHRINKAGE = LdaSettings(n_components=2, solver="eigen", shrinkage="auto", relabellings=0)
+IN_SAMPLE = LdaSettings(n_components=2, cross_fit=False, relabellings=0)
 
 
 def passages(
@@ -36,7 +41,7 @@ def test_well_separated_groups_are_farther_apart():
 def test_repetitions_give_mean_and_sd_of_the_right_shape():
     groups = ["au", "ca", "nz", "uk"]
     draws = [passages(groups, 40, 16, 1.0, seed) for seed in range(3)]
-    matrix = lda_distance_matrix(draws, LdaSettings(n_components=3), name="lda")
+    matrix = lda_distance_matrix(draws, LdaSettings(n_components=3, relabellings=0), name="lda")
     assert matrix.n_repetitions == 3 and matrix.groups == groups
     assert matrix.mean.shape == matrix.sd.shape == (4, 4)
     assert np.allclose(np.diag(matrix.mean), 0) and np.allclose(matrix.mean, matrix.mean.T)
@@ -47,7 +52,7 @@ def test_repetitions_give_mean_and_sd_of_the_right_shape():
 def test_centroid_distances_match_a_direct_computation():
     draw = passages(["a", "b", "c"], 30, 8, 1.0, 2)
     projection = lda_projection(draw, LdaSettings(n_components=2))
-    matrix = lda_distance_matrix([draw], LdaSettings(n_components=2))
+    matrix = lda_distance_matrix([draw], IN_SAMPLE)
     centre_a = projection.points[projection.labels == "a"].mean(axis=0)
     centre_c = projection.points[projection.labels == "c"].mean(axis=0)
     assert matrix.value("a", "c") == pytest.approx(np.linalg.norm(centre_a - centre_c))
@@ -56,7 +61,7 @@ def test_centroid_distances_match_a_direct_computation():
 def test_svd_without_enough_samples_says_to_use_shrinkage():
     draw = passages(["au", "uk", "us"], n=10, dim=384, spread=1.0, seed=0)
     with pytest.raises(ConfigError, match="solver=eigen shrinkage=auto"):
-        lda_distance_matrix([draw], LdaSettings(n_components=2))
+        lda_distance_matrix([draw], IN_SAMPLE)
 
 
 def test_shrinkage_with_svd_is_a_config_error():
@@ -75,3 +80,113 @@ def test_unequal_group_sizes_are_refused():
     draw["us"] = draw["us"][:15]
     with pytest.raises(ConfigError, match="equal group sizes"):
         lda_projection(draw, LdaSettings(n_components=2))
+
+
+def exchangeable(groups: list[str], n: int, dim: int, seed: int) -> dict[str, np.ndarray]:
+    """Groups drawn from one anisotropic population: no group differs from another."""
+    rng = np.random.default_rng(seed)
+    scales = np.linspace(0.5, 2.0, dim)
+    return {g: rng.normal(size=(n, dim)) * scales for g in groups}
+
+
+@pytest.mark.parametrize("shrinkage", ["auto", 0.3])
+def test_eigen_solver_matches_scikit_learn(shrinkage):
+    draw = passages(["a", "b", "c", "d"], 25, 40, 0.5, 3)
+    settings = LdaSettings(3, "eigen", shrinkage, cross_fit=False, relabellings=0)
+    projection = lda_projection(draw, settings)  # scikit-learn's estimator
+    distances = np.linalg.norm(projection.centroids[:, None] - projection.centroids[None], axis=-1)
+    assert np.allclose(lda_distance_matrix([draw], settings).mean, distances, atol=1e-8)
+
+
+def test_cross_fitting_removes_the_in_sample_inflation():
+    groups = ["a", "b", "c", "d"]
+    draws = [exchangeable(groups, 16, 200, seed) for seed in range(6)]
+    crossed = lda_distance_matrix(draws, SHRINKAGE)
+    in_sample = lda_distance_matrix(draws, replace(SHRINKAGE, cross_fit=False))
+    upper = np.triu_indices(4, 1)
+    floor = crossed.floor.mean()
+    # Exchangeable groups: held-out distances sit at the floor, in-sample ones far above it.
+    assert 0.8 < crossed.mean[upper].mean() / floor < 1.25
+    assert in_sample.mean[upper].mean() / floor > 1.5
+    assert np.abs(crossed.excess()[upper].mean()) < 0.25 * floor
+    # The floor is measured on held-out passages whatever the design.
+    assert in_sample.floor == pytest.approx(floor, rel=0.25)
+
+
+def test_a_planted_shift_is_above_noise_and_exchangeable_pairs_are_not():
+    groups = ["a", "b", "c", "d"]
+    draws = [exchangeable(groups, 20, 24, seed) for seed in (7, 8)]
+    for draw in draws:
+        draw["d"] = draw["d"] + 0.6
+    settings = replace(SHRINKAGE, relabellings=19)
+    matrix = lda_distance_matrix(draws, settings)
+    p = matrix.p_above_noise
+    assert matrix.config["relabellings_total"] == 38
+    assert np.isnan(np.diag(p)).all() and np.allclose(p, p.T, equal_nan=True)
+    assert (p[3, :3] == 1 / 39).all()  # no relabelling came near the shifted group
+    assert (p[np.triu_indices(3, 1)] > 0.1).all()
+    assert (matrix.excess()[3, :3] > 2 * matrix.floor.max()).all()
+
+
+def test_exchangeable_groups_give_roughly_uniform_p_values():
+    settings = LdaSettings(2, "eigen", "auto", relabellings=19)
+    upper = np.triu_indices(4, 1)
+    p_values = np.concatenate(
+        [
+            lda_distance_matrix(
+                [exchangeable(list("abcd"), 12, 8, seed)], settings, seed=seed
+            ).p_above_noise[upper]
+            for seed in range(20)
+        ]
+    )
+    # (1 + g) / 20 <= 0.05 (no relabelling reaches the observed) has probability 0.05 under H0.
+    assert 0.01 <= np.mean(p_values <= 0.05) <= 0.12
+    assert 0.4 < p_values.mean() < 0.6
+
+
+def test_floors_have_one_value_per_group_in_group_order():
+    groups = ["a", "wide", "c", "d", "e"]
+    draws = [exchangeable(groups, 20, 10, seed) for seed in range(3)]
+    for draw in draws:
+        draw["wide"] = draw["wide"] * 3
+    matrix = lda_distance_matrix(draws, LdaSettings(2, "eigen", "auto", relabellings=0))
+    assert matrix.floor.shape == matrix.floor_sd.shape == (5,)
+    assert int(np.argmax(matrix.floor)) == groups.index("wide")
+    assert (matrix.floor > 0).all() and (matrix.floor_sd > 0).all()
+    assert matrix.p_above_noise is None and "relabellings_total" not in matrix.config
+
+
+def test_p_values_of_two_jobs_pool_their_relabellings(tmp_path):
+    groups = ["a", "b", "c"]
+    settings = LdaSettings(2, "eigen", "auto", relabellings=4)
+    jobs = [
+        lda_distance_matrix(
+            [exchangeable(groups, 12, 6, s + r) for r in range(2)], settings, seed=s
+        )
+        for s in (0, 10)
+    ]
+    jobs[1].save(tmp_path)
+    reloaded = DistanceMatrix.from_dict(json.loads((tmp_path / "lda.json").read_text()))
+    pooled = DistanceMatrix.pooled([jobs[0], reloaded])
+    reached = sum(m.p_above_noise * 9 - 1 for m in jobs)
+    assert np.allclose(pooled.p_above_noise, (1 + reached) / 17, equal_nan=True)
+    assert pooled.floor.shape == (3,)
+
+
+def test_the_same_seed_gives_the_same_matrix():
+    draws = [exchangeable(["a", "b", "c"], 12, 6, 0)]
+    settings = LdaSettings(2, "eigen", "auto", relabellings=3)
+    first, second = (lda_distance_matrix(draws, settings, seed=5) for _ in range(2))
+    assert np.array_equal(first.mean, second.mean)
+    assert np.array_equal(first.p_above_noise, second.p_above_noise, equal_nan=True)
+
+
+def test_cross_fitting_needs_four_passages_per_group():
+    draw = passages(["a", "b", "c"], n=3, dim=4, spread=1.0, seed=0)
+    with pytest.raises(ConfigError, match="at least 4 passages"):
+        lda_distance_matrix([draw], SHRINKAGE)
+
+
+def test_lsqr_cannot_project():
+    with pytest.raises(ConfigError, match="lsqr"):
+        LdaSettings(solver="lsqr")

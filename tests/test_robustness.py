@@ -74,9 +74,17 @@ def test_distance_matrix_keeps_its_repetitions_through_pooling_and_json() -> Non
     np.testing.assert_allclose(pooled.repetitions.std(axis=0, ddof=1), pooled.sd)
 
     data = one.to_dict()
-    assert list(data) == ["name", "groups", "mean", "sd", "n_repetitions", "config", "repetitions"]
+    assert list(data)[:6] == ["name", "groups", "mean", "sd", "n_repetitions", "config"]
+    assert list(data)[-1] == "repetitions"
     back = DistanceMatrix.from_dict(json.loads(json.dumps(data)))
     np.testing.assert_array_equal(back.repetitions, one.repetitions)
+
+    # A repetition left out of one pair's mean (NaN) survives the JSON round trip.
+    holes = one.repetitions.copy()
+    holes[0, 0, 1] = holes[0, 1, 0] = np.nan
+    holed = DistanceMatrix.from_repetitions(one.name, one.groups, holes)
+    back = DistanceMatrix.from_dict(json.loads(json.dumps(holed.to_dict())))
+    assert np.isnan(back.repetitions[0, 0, 1]) and back.mean[0, 1] == holes[1:, 0, 1].mean()
 
     bare = DistanceMatrix(one.name, one.groups, one.mean, one.sd, one.n_repetitions)
     assert "repetitions" not in bare.to_dict()
@@ -131,6 +139,14 @@ def test_bootstrap_replicates_resample_both_noise_sources() -> None:
             assert stats.spearmanr(values.mean(axis=0), table[column]).statistic > 0.8
         else:
             np.testing.assert_allclose(values.mean(axis=0), table[column], atol=0.02)
+
+    # A repetition left out of one pair's mean is skipped in that pair's replicates.
+    holes = results.distances["sinkhorn_long"].repetitions.copy()
+    holes[0, 0, 1] = holes[0, 1, 0] = np.nan
+    holed = DistanceMatrix.from_repetitions("sinkhorn_long", GROUPS, holes)
+    replicated = bootstrap_replicates(table, {"sinkhorn_long": holed}, None, 200, 0)
+    assert np.isfinite(replicated["dist_sinkhorn_long"]).all()
+    assert abs(replicated["dist_sinkhorn_long"][:, 0].mean() - holed.mean[0, 1]) < 0.02
 
     # One repetition and one model: nothing to resample, nothing returned, no interval.
     single = DistanceMatrix.from_repetitions(

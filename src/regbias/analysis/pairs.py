@@ -114,10 +114,29 @@ def pairwise_table(
         key=lambda pair: (rank[pair[0]], rank[pair[1]]),
     )
     frame = pd.DataFrame(keys, columns=PAIR_COLUMNS, dtype=object)
+    columns.update(_noise_columns(distances))
     for column, values in columns.items():
         by_key = {_ordered(pair, rank): v for pair, v in values.items()}
         frame[column] = np.array([by_key.get(key, np.nan) for key in keys], dtype=np.float64)
     return frame
+
+
+def _noise_columns(
+    distances: dict[str, DistanceMatrix],
+) -> dict[str, dict[tuple[str, str], float]]:
+    """``excess_dist_<name>`` (distance above the mean floor) and ``p_above_noise_dist_<name>``."""
+    columns: dict[str, dict[tuple[str, str], float]] = {}
+    for name, matrix in distances.items():
+        for label, values in (("excess", matrix.excess()), ("p_above_noise", matrix.p_above_noise)):
+            if values is None:
+                continue
+            k = len(matrix.groups)
+            columns[f"{label}_{DISTANCE_PREFIX}{name}"] = {
+                (matrix.groups[i], matrix.groups[j]): float(values[i, j])
+                for i in range(k)
+                for j in range(i + 1, k)
+            }
+    return columns
 
 
 def _matrix_pairs(matrix: DistanceMatrix) -> dict[tuple[str, str], float]:

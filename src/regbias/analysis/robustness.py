@@ -227,7 +227,7 @@ def bootstrap_replicates(
         table: the pair table (its rows give the pairs, in order).
         distances: matrices by name; one with at least 2 per-repetition matrices gives the
             column ``dist_<name>``, each replicate the mean of R repetitions drawn with
-            replacement.
+            replacement (NaN entries, repetitions left out of a pair's mean, are skipped).
         per_model: the long performance table (``seed, fold, group, metric, value``); each
             replicate draws the models (``seed, fold``) with replacement, the same for every
             metric, and recomputes ``gap_<metric>`` and ``dcor_<metric>``.
@@ -245,8 +245,12 @@ def bootstrap_replicates(
         stack = matrix.repetitions
         if column in table and stack is not None and len(stack) > 1:
             counts = rng.multinomial(len(stack), np.full(len(stack), 1 / len(stack)), n_bootstrap)
-            means = (counts @ stack.reshape(len(stack), -1)).reshape(-1, *stack.shape[1:])
-            out[column] = _pair_values(means / len(stack), matrix.groups, table)
+            flat = stack.reshape(len(stack), -1)
+            finite = np.isfinite(flat)  # NaN: a repetition left out of that pair's mean
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = (counts @ np.where(finite, flat, 0.0)) / (counts @ finite)
+            means = means.reshape(-1, *stack.shape[1:])
+            out[column] = _pair_values(means, matrix.groups, table)
     if per_model is not None and len(per_model):
         out.update(_performance_replicates(per_model, table, n_bootstrap, rng))
     return out

@@ -11,9 +11,10 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from regbias.distances.matrix import DistanceMatrix
-from regbias.report.publish import log_analysis, log_distances
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
+from regbias.distances.matrix import DistanceMatrix
+from regbias.errors import ConfigError
+from regbias.report.publish import log_analysis, log_distances
 from regbias.tracking.runs import RunLog
 
 __all__ = ["aggregate_sweep", "load_job_results", "pool_results"]
@@ -44,7 +45,13 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     """All jobs together: matrices pooled over repetitions, per-model tables concatenated."""
     first = jobs[0]
     names = [n for n in first.distances if all(n in j.distances for j in jobs)]
-    distances = {n: DistanceMatrix.pooled([j.distances[n] for j in jobs]) for n in names}
+    try:
+        distances = {n: DistanceMatrix.pooled([j.distances[n] for j in jobs]) for n in names}
+    except ValueError as error:
+        raise ConfigError(
+            f"{error}: the jobs of one variant must share their distance settings (set "
+            "distance.sinkhorn.epsilon, or keep distance.calibration_seed the same for all)"
+        ) from None
     tables = [j.per_model for j in jobs if j.per_model is not None]
     per_model = pd.concat(tables, ignore_index=True) if tables else None
     meta = {**first.meta, "jobs": len(jobs)}

@@ -6,27 +6,29 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
-from regbias.report import figures as plots
+from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
+from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
 from regbias.data.loading import load_corpus, resolve_data_dir
+from regbias.data.study import StudyData, build_study, group_table
 from regbias.distances.suite import (
     DistanceSuiteResult,
+    calibrate_epsilon,
     lda_settings,
     run_distance_suite,
     sinkhorn_settings,
 )
-from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, EncoderSpec, load_encoder
 from regbias.errors import ConfigError
 from regbias.performance.stage import finetune_settings, run_performance_stage
+from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
-from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
-from regbias.data.study import StudyData, build_study, group_table
 from regbias.tracking.runs import RunLog
 
 __all__ = ["run_pipeline", "prepare"]
@@ -45,19 +47,52 @@ def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
         int(cfg.seed),
         cfg.sampling.policy,
     )
-    d = cfg.distance
     validate_settings(cfg)
-    sizes = DrawSizes(
+    draws = distance_draws(
+        study.groups, draws_sizes(cfg), cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
+    )
+    return study, draws
+
+
+def draws_sizes(cfg: DictConfig) -> DrawSizes:
+    """The ``distance`` group's sizes of the distance suite's draws."""
+    d = cfg.distance
+    return DrawSizes(
         repetitions=int(d.repetitions) if d.enabled else 0,
         short_texts=int(d.short.texts_per_draw) if d.short.enabled else None,
         long_passages=int(d.long.passages_per_draw) if d.long.enabled else None,
         texts_per_passage=int(d.long.texts_per_passage),
         lda_passages=int(d.lda.passages_per_group) if d.lda.enabled else None,
+        matched_pool=bool(d.matched_pool),
+        pool_size=None if d.pool_size is None else int(d.pool_size),
+        floors=bool(d.floors),
     )
-    draws = distance_draws(
-        study.groups, sizes, cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
-    )
-    return study, draws
+
+
+def sweep_epsilon(
+    cfg: DictConfig,
+    study: StudyData,
+    draws: DistanceDraws,
+    encoder: Encoder,
+    cache: EmbeddingCache,
+) -> tuple[float, float] | None:
+    """Epsilon and annealing start shared by every job of a sweep (None: nothing to solve).
+
+    Derived from one calibration draw of the study's groups (without the job's own baseline
+    sample) seeded by ``distance.calibration_seed``, not by the job's seed.
+    """
+    if not any(k in draws.texts for k in ("short", "long")):
+        return None
+    s = cfg.distance.sinkhorn
+    if s.epsilon is not None and (s.anneal_init is not None or not s.anneal):
+        return None
+    if cfg.distance.calibration_seed is None:  # the first version's per-job derivation
+        return None
+    groups = {g: t for g, t in study.groups.items() if g != "baseline"}
+    sizes = replace(draws_sizes(cfg), repetitions=1, floors=False, lda_passages=None)
+    seed = int(cfg.distance.calibration_seed)
+    calibration = distance_draws(groups, sizes, cfg.dataset.unit, seed, cfg.sampling.policy)
+    return calibrate_epsilon(calibration, encoder, cache, cfg.distance)
 
 
 def validate_settings(cfg: DictConfig) -> None:
@@ -146,7 +181,10 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
     timings: dict[str, float] = {}
     if draws.texts:
         with _timed(timings, "distance_suite"):
-            suite = run_distance_suite(draws, encoder, cache, cfg.distance)
+            epsilon = sweep_epsilon(cfg, study, draws, encoder, cache)
+            suite = run_distance_suite(
+                draws, encoder, cache, cfg.distance, seed=int(cfg.seed), epsilon=epsilon
+            )
         log_distance_suite(run, suite)
         results.distances = suite.matrices
     if cfg.finetune.enabled:

@@ -1,10 +1,18 @@
-"""The texts of the distance suite: per repetition, one draw per group shared by all pairs."""
+"""The texts of the distance suite: per repetition, one draw per group shared by all pairs.
+
+With matched pools (the default) every group's draws of a repetition come from a pool of the
+same size for all groups, so no group's texts repeat more often than another's: a small group
+cannot look far away merely because it is small. With floors on, each group also gets a twin
+draw, disjoint from its main draw and of the same size, whose distance to the main draw is the
+group's noise floor.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from regbias.data.corpus import TextSet
@@ -15,6 +23,7 @@ from regbias.data.sampling import (
     long_text_passages,
     rng_for,
 )
+from regbias.errors import ConfigError, SampleSizeError
 
 __all__ = ["DrawSizes", "DistanceDraws", "distance_draws"]
 
@@ -30,6 +39,9 @@ class DrawSizes:
     long_passages: int | None
     texts_per_passage: int
     lda_passages: int | None
+    matched_pool: bool = False
+    pool_size: int | None = None
+    floors: bool = False
 
 
 @dataclass
@@ -40,7 +52,9 @@ class DistanceDraws:
     """
 
     texts: dict[str, list[dict[str, list[str]]]] = field(default_factory=dict)
+    twins: dict[str, list[dict[str, list[str]]]] = field(default_factory=dict)
     records: list[dict[str, object]] = field(default_factory=list)
+    pool_size: int | None = None
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame(self.records)
@@ -49,7 +63,7 @@ class DistanceDraws:
         """Every text the draws of ``kinds`` use, once, in first-seen order (to embed)."""
         seen: dict[str, None] = {}
         for kind in kinds:
-            for rep in self.texts.get(kind, []):
+            for rep in [*self.texts.get(kind, []), *self.twins.get(kind, [])]:
                 for texts in rep.values():
                     seen.update(dict.fromkeys(texts))
         return list(seen)
@@ -62,41 +76,138 @@ def distance_draws(
 
     Tweets: short = single tweets, long = passages of ``texts_per_passage`` tweets of one group.
     Documents are long text as they are, so there is no short measurement and long/LDA draw
-    whole documents.
+    whole documents. With ``sizes.matched_pool`` each repetition first draws a pool of the same
+    size from every group and takes every draw from it (main draws from one half of the pool,
+    twin draws for the floor from the other); otherwise draws come from the whole group as in
+    the paper (twins then come from the texts the main draw left, where there are enough).
     """
     draws = DistanceDraws()
+    if sizes.matched_pool:
+        draws.pool_size = matched_pool_size(groups, sizes.pool_size)
     # LDA needs equal group sizes: documents are drawn whole, so a small group limits them all
     # (under the `all` policy; `error` refuses). Tweet passages can always be made.
     lda_size = sizes.lda_passages
-    if lda_size and unit == "document":
+    if lda_size and unit == "document" and not sizes.matched_pool:
         lda_size = common_size(groups, lda_size, policy)
     for r in range(sizes.repetitions):
+        source = _pools(groups, draws.pool_size, seed, r) if draws.pool_size else None
         if sizes.short_texts and unit == "tweet":
-            _add(draws, "short", r, _plain(groups, sizes.short_texts, seed, f"short/{r}", policy))
+            _measure(draws, "short", r, groups, source, sizes, unit, seed, policy)
         if sizes.long_passages:
-            long = _long(groups, sizes.long_passages, sizes, unit, seed, f"long/{r}", policy)
-            _add(draws, "long", r, long)
+            _measure(draws, "long", r, groups, source, sizes, unit, seed, policy)
         if lda_size:
-            _add(draws, "lda", r, _long(groups, lda_size, sizes, unit, seed, f"lda/{r}", policy))
+            lda_groups = {g: _merged(h) for g, h in source.items()} if source else groups
+            drawn = _draw(lda_groups, "lda", lda_size, sizes, unit, seed, f"lda/{r}", policy)
+            _add(draws, "lda", r, drawn)
     return draws
+
+
+def matched_pool_size(groups: dict[str, TextSet], configured: int | None) -> int:
+    """The pool size every group gives per repetition: ``configured`` or the smallest group's.
+
+    Raises:
+        SampleSizeError: a group holds fewer texts than ``configured``.
+    """
+    smallest = min(groups, key=lambda g: len(groups[g]))
+    if configured is None:
+        return len(groups[smallest])
+    if configured < 2:
+        raise ConfigError(f"distance.pool_size must be at least 2, not {configured}")
+    if len(groups[smallest]) < configured:
+        raise SampleSizeError(
+            f"group '{smallest}' has {len(groups[smallest])} texts but distance.pool_size asks "
+            f"for {configured}: lower distance.pool_size (null = the smallest group's size)"
+        )
+    return configured
+
+
+def _pools(
+    groups: dict[str, TextSet], size: int, seed: int, repetition: int
+) -> dict[str, tuple[TextSet, TextSet]]:
+    """Per group: a pool of ``size`` texts, split into two disjoint halves (main, twin)."""
+    pools = {}
+    for name, texts in groups.items():
+        chosen = rng_for(seed, f"pool/{repetition}", name).choice(len(texts), size, replace=False)
+        half = size // 2
+        pools[name] = (texts.subset(chosen[:half]), texts.subset(chosen[half : 2 * half]))
+    return pools
+
+
+def _merged(halves: tuple[TextSet, TextSet]) -> TextSet:
+    main, twin = halves
+    return TextSet(main.texts + twin.texts, np.concatenate([main.labels, twin.labels]))
+
+
+def _measure(
+    draws: DistanceDraws,
+    kind: str,
+    r: int,
+    groups: dict[str, TextSet],
+    pools: dict[str, tuple[TextSet, TextSet]] | None,
+    sizes: DrawSizes,
+    unit: Unit,
+    seed: int,
+    policy: SizePolicy,
+) -> None:
+    """The main draws of one kind and repetition and, with floors on, the twin draws."""
+    n = sizes.short_texts if kind == "short" else sizes.long_passages
+    assert n is not None
+    main_groups = {g: h[0] for g, h in pools.items()} if pools else groups
+    _add(draws, kind, r, _draw(main_groups, kind, n, sizes, unit, seed, f"{kind}/{r}", policy))
+    if not sizes.floors:
+        return
+    if pools:
+        twin_groups = {g: h[1] for g, h in pools.items()}
+    else:
+        twin_groups = {g: _rest(t, draws.texts[kind][r][g]) for g, t in groups.items()}
+    twin = _draw(twin_groups, kind, n, sizes, unit, seed, f"{kind}/{r}/twin", policy)
+    draws.twins.setdefault(kind, []).append({g: texts for g, (texts, _, _) in twin.items()})
+    for group, (texts, requested, whole) in twin.items():
+        draws.records.append(_record(f"{kind}_twin", r, group, requested, texts, whole))
+
+
+def _rest(texts: TextSet, used: list[str]) -> TextSet:
+    """The texts a main draw left (all of them for passages, which re-use texts anyway)."""
+    taken = set(used)
+    index = [i for i, t in enumerate(texts.texts) if t not in taken]
+    return texts.subset(index) if index else texts
+
+
+def _draw(
+    groups: dict[str, TextSet],
+    kind: str,
+    n: int,
+    sizes: DrawSizes,
+    unit: Unit,
+    seed: int,
+    purpose: str,
+    policy: SizePolicy,
+) -> _Drawn:
+    if kind == "short":
+        return _plain(groups, n, seed, purpose, policy)
+    return _long(groups, n, sizes, unit, seed, purpose, policy)
 
 
 _Drawn = dict[str, tuple[list[str], int, bool]]
 
 
+def _record(
+    kind: str, repetition: int, group: str, requested: int, texts: list[str], whole: bool
+) -> dict[str, object]:
+    return {
+        "kind": kind,
+        "repetition": repetition,
+        "group": group,
+        "requested": requested,
+        "size": len(texts),
+        "whole_group": whole,
+    }
+
+
 def _add(draws: DistanceDraws, kind: str, repetition: int, drawn: _Drawn) -> None:
     draws.texts.setdefault(kind, []).append({g: texts for g, (texts, _, _) in drawn.items()})
     for group, (texts, requested, whole) in drawn.items():
-        draws.records.append(
-            {
-                "kind": kind,
-                "repetition": repetition,
-                "group": group,
-                "requested": requested,
-                "size": len(texts),
-                "whole_group": whole,
-            }
-        )
+        draws.records.append(_record(kind, repetition, group, requested, texts, whole))
 
 
 def _plain(

@@ -1,12 +1,24 @@
-"""Stage III: distance between group centroids in a linear discriminant projection."""
+"""Stage III: distance between group centroids in a linear discriminant projection.
+
+Per repetition the distance is cross-fitted by default: each group's passages are split into
+two halves, the LDA is fitted on one half of every group and the centroids are measured on the
+projected other half, then the halves swap and the two distance matrices are averaged. Fitting
+and measuring on the same passages (the paper, ``cross_fit: false``) inflates every distance,
+because the projection is chosen to separate exactly those passages.
+
+Each matrix also carries a noise floor per group and a permutation p-value per pair that the
+two groups' passages differ (see :func:`lda_distance_matrix`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 import numpy as np
+from scipy import linalg
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from threadpoolctl import threadpool_limits
 
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
@@ -15,27 +27,45 @@ __all__ = ["LdaProjection", "LdaSettings", "lda_distance_matrix", "lda_projectio
 
 SOLVERS = ("svd", "eigen", "lsqr")
 
+# Random within-group splits averaged into one repetition's floor (no refit: cheap).
+FLOOR_SPLITS = 8
+
 
 @dataclass(frozen=True)
 class LdaSettings:
-    """How to fit the discriminant analysis (classes = groups).
+    """How to fit the discriminant analysis (classes = groups); fields = ``distance.lda`` keys.
 
     Attributes:
         n_components: dimensions of the projection (the paper: 3); at most K - 1.
-        solver: scikit-learn solver, ``svd`` (the paper), ``eigen`` or ``lsqr``.
+        solver: scikit-learn solver, ``svd`` (the paper) or ``eigen``; ``lsqr`` cannot project.
         shrinkage: covariance shrinkage, a float in [0, 1], ``"auto"`` (Ledoit-Wolf) or None;
             needed when there are fewer passages than embedding dimensions (Reuters).
+        enabled: compute the LDA matrix at all (read by the job, not here).
+        passages_per_group: long-text passages per group per repetition (read by the draws).
+        cross_fit: fit on one half of each group's passages and measure on the other, then
+            swap and average (False: fit and measure on the same passages, as the paper did).
+        relabellings: relabellings of each pair's passages per repetition for the permutation
+            p-value above noise (0: no test). The p-value pools all repetitions (and jobs), so a
+            few per repetition suffice when there are many repetitions.
     """
 
     n_components: int = 3
     solver: Literal["svd", "eigen", "lsqr"] = "svd"
     shrinkage: float | Literal["auto"] | None = None
+    enabled: bool = True
+    passages_per_group: int = 100
+    cross_fit: bool = True
+    relabellings: int = 19
 
     def __post_init__(self) -> None:
         if self.solver not in SOLVERS:
             raise ConfigError(f"unknown lda solver {self.solver!r}; choose one of {SOLVERS}")
+        if self.solver == "lsqr":
+            raise ConfigError("lda solver=lsqr cannot project passages; use solver=eigen or svd")
         if self.n_components < 1:
             raise ConfigError(f"lda n_components must be >= 1, got {self.n_components}")
+        if self.relabellings < 0:
+            raise ConfigError(f"lda relabellings must be >= 0, got {self.relabellings}")
         if self.shrinkage is not None and self.solver == "svd":
             raise ConfigError(
                 "lda shrinkage does not work with solver=svd; use solver=eigen (or lsqr) "
@@ -66,8 +96,13 @@ class LdaProjection:
     groups: list[str]
 
 
-def _check(draw: dict[str, np.ndarray], settings: LdaSettings) -> tuple[list[str], int, int]:
-    """Raise a clear error when LDA cannot be fitted to this draw."""
+def _check(
+    draw: dict[str, np.ndarray], settings: LdaSettings, fit_share: float = 1.0
+) -> tuple[list[str], int, int]:
+    """Raise a clear error when LDA cannot be fitted to this draw.
+
+    ``fit_share`` is the share of each group's passages a fit sees (1/2 when cross-fitted).
+    """
     groups = list(draw)
     sizes = {g: np.asarray(v).shape[0] for g, v in draw.items()}
     if len(set(sizes.values())) != 1:
@@ -79,14 +114,25 @@ def _check(draw: dict[str, np.ndarray], settings: LdaSettings) -> tuple[list[str
             f"lda n_components={settings.n_components} exceeds groups - 1 = {len(groups) - 1}; "
             f"set n_components <= {len(groups) - 1}"
         )
-    n_samples = sum(sizes.values())
-    dim = np.asarray(draw[groups[0]]).shape[1]
+    n, dim = sizes[groups[0]], np.asarray(draw[groups[0]]).shape[1]
+    if fit_share < 1 and n < 4:
+        raise ConfigError(
+            f"cross-fitted lda needs at least 4 passages per group, got {n}; raise "
+            "passages_per_group or set cross_fit=false"
+        )
+    n_samples = int(n * fit_share) * len(groups)
     if settings.shrinkage is None and n_samples - len(groups) < dim:
         raise ConfigError(
-            f"lda has {n_samples} passages for {dim} dimensions: the within-group covariance is "
-            "singular; use solver=eigen shrinkage=auto"
+            f"lda fits {n_samples} passages for {dim} dimensions: the within-group covariance "
+            "is singular; use solver=eigen shrinkage=auto"
         )
-    return groups, sizes[groups[0]], dim
+    return groups, n, dim
+
+
+def _sklearn_lda(settings: LdaSettings) -> LinearDiscriminantAnalysis:
+    return LinearDiscriminantAnalysis(
+        n_components=settings.n_components, solver=settings.solver, shrinkage=settings.shrinkage
+    )
 
 
 def lda_projection(draw: dict[str, np.ndarray], settings: LdaSettings) -> LdaProjection:
@@ -102,38 +148,299 @@ def lda_projection(draw: dict[str, np.ndarray], settings: LdaSettings) -> LdaPro
     groups, n, _ = _check(draw, settings)
     vectors = np.concatenate([np.asarray(draw[g], dtype=np.float64) for g in groups])
     labels = np.repeat(np.array(groups), n)
-    lda = LinearDiscriminantAnalysis(
-        n_components=settings.n_components, solver=settings.solver, shrinkage=settings.shrinkage
-    )
-    points = lda.fit(vectors, labels).transform(vectors)
+    points = _sklearn_lda(settings).fit(vectors, labels).transform(vectors)
     centroids = np.stack([points[labels == g].mean(axis=0) for g in groups])
     return LdaProjection(points, labels, centroids, groups)
+
+
+def _ledoit_wolf_shrinkage(x: np.ndarray) -> float:
+    """scikit-learn's ``ledoit_wolf_shrinkage`` of centred data, through the ``n x n`` Gram
+    matrix (cheaper than its ``d x d`` blocks when passages are fewer than dimensions)."""
+    n, dim = x.shape
+    if dim == 1:
+        return 0.0  # one feature: every shrinkage gives the same covariance
+    squares = x**2
+    variances = squares.sum(axis=0) / n
+    mu = variances.sum() / dim
+    delta_ = float(np.sum((x @ x.T) ** 2)) / n**2
+    beta_ = float(np.sum(squares.sum(axis=1) ** 2))
+    beta = (beta_ / n - delta_) / (dim * n)
+    delta = (delta_ - 2.0 * mu * variances.sum() + dim * mu**2) / dim
+    beta = min(beta, delta)
+    return 0.0 if beta == 0 else beta / delta
+
+
+def _covariance(x: np.ndarray, shrinkage: float | str | None) -> np.ndarray:
+    """One class's covariance exactly as scikit-learn's eigen solver estimates it."""
+    centred = x - x.mean(axis=0)
+    n, dim = centred.shape
+    empirical = centred.T @ centred / n
+    if shrinkage is None:
+        return empirical
+    if shrinkage == "auto":
+        # Ledoit-Wolf on standardised features, rescaled: the target is diagonal, not isotropic.
+        scale = np.sqrt(np.diag(empirical)).copy()
+        scale[scale < 10 * np.finfo(np.float64).eps] = 1.0
+        standard = centred / scale
+        alpha = _ledoit_wolf_shrinkage(standard)
+        mu = float(np.sum(standard**2)) / (n * dim)
+        shrunk = (1.0 - alpha) * empirical
+        shrunk[np.diag_indices(dim)] += alpha * mu * scale**2
+        return shrunk
+    shrunk = (1.0 - float(shrinkage)) * empirical
+    shrunk[np.diag_indices(dim)] += float(shrinkage) * np.trace(empirical) / dim
+    return shrunk
+
+
+class _Fit:
+    """The training passages of one LDA fit, with what a relabelling of two groups leaves as is.
+
+    With ``solver=eigen`` the projection is scikit-learn's (``eigh(Sb, Sw)``, top components),
+    computed from cached per-group covariances: a relabelling of two groups recomputes only
+    theirs (the total covariance does not change) and only the needed eigenvectors are solved.
+    Other solvers refit scikit-learn's estimator.
+    """
+
+    def __init__(self, train: list[np.ndarray], settings: LdaSettings) -> None:
+        self.train, self.settings = train, settings
+        self.fast = settings.solver == "eigen"
+        if self.fast:
+            sizes = np.array([len(x) for x in train], dtype=np.float64)
+            self.priors = sizes / sizes.sum()
+            self.covariances = [_covariance(x, settings.shrinkage) for x in train]
+            self.within = sum(p * c for p, c in zip(self.priors, self.covariances, strict=True))
+            self.total = _covariance(np.concatenate(train), settings.shrinkage)
+
+    def scalings(self, swap: dict[int, np.ndarray] | None = None) -> np.ndarray:
+        """``(d, n_components)`` projection.
+
+        Args:
+            swap: relabelled training passages of some groups; together they hold the same
+                passages as before, in the same sizes (so the total covariance stays).
+        """
+        swap = swap or {}
+        train = [swap.get(k, x) for k, x in enumerate(self.train)]
+        if not self.fast:
+            labels = np.repeat(np.arange(len(train)), [len(x) for x in train])
+            lda = _sklearn_lda(self.settings).fit(np.concatenate(train), labels)
+            return lda.scalings_[:, : self.settings.n_components]
+        within = self.within.copy()
+        for k, x in swap.items():
+            # A relabelling keeps every group's size, so the priors stay.
+            within += self.priors[k] * (
+                _covariance(x, self.settings.shrinkage) - self.covariances[k]
+            )
+        dim, k = within.shape[0], self.settings.n_components
+        _, vectors = linalg.eigh(self.total - within, within, subset_by_index=[dim - k, dim - 1])
+        return vectors[:, ::-1]
+
+
+def _distance(scalings: np.ndarray, mean_a: np.ndarray, mean_b: np.ndarray) -> float:
+    """Distance of two centroids in the projection (projection is linear: project the means)."""
+    return float(np.linalg.norm((mean_a - mean_b) @ scalings))
 
 
 def _centroid_distances(centroids: np.ndarray) -> np.ndarray:
     return np.linalg.norm(centroids[:, None, :] - centroids[None, :, :], axis=-1)
 
 
+@dataclass
+class _Repetition:
+    """One repetition's passages in the layout of the chosen design.
+
+    ``parts[h][k]`` are group ``k``'s passages in half ``h`` (one part holding everything when
+    not cross-fitted). Fold ``h`` fits on ``parts[h]`` and measures on ``parts[1 - h]``, or on
+    ``parts[0]`` itself in-sample.
+    """
+
+    parts: list[list[np.ndarray]]
+    cross_fit: bool
+
+    @classmethod
+    def split(
+        cls, vectors: list[np.ndarray], cross_fit: bool, rng: np.random.Generator
+    ) -> _Repetition:
+        if not cross_fit:
+            return cls([vectors], False)
+        orders = [rng.permutation(len(x)) for x in vectors]
+        halves = [[x[o[: len(o) // 2]] for x, o in zip(vectors, orders, strict=True)]]
+        halves.append([x[o[len(o) // 2 :]] for x, o in zip(vectors, orders, strict=True)])
+        return cls(halves, True)
+
+    def folds(self) -> list[tuple[list[np.ndarray], list[np.ndarray]]]:
+        """``(train, test)`` passages per group for each fit."""
+        if not self.cross_fit:
+            return [(self.parts[0], self.parts[0])]
+        return [(self.parts[0], self.parts[1]), (self.parts[1], self.parts[0])]
+
+    def relabelled(self, a: int, b: int, rng: np.random.Generator) -> _Repetition:
+        """Groups ``a`` and ``b`` with their passages pooled and reassigned at random.
+
+        Within each half (the split is kept), so every fit sees the sizes it saw before.
+        """
+        parts = []
+        for part in self.parts:
+            pooled = np.concatenate([part[a], part[b]])
+            pooled = pooled[rng.permutation(len(pooled))]
+            swapped = list(part)
+            swapped[a], swapped[b] = pooled[: len(part[a])], pooled[len(part[a]) :]
+            parts.append(swapped)
+        return _Repetition(parts, self.cross_fit)
+
+
+def _fold_distances(fit: _Fit, test: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The fit's projection and the ``(K, K)`` distances of the test centroids in it."""
+    scalings = fit.scalings()
+    centroids = np.stack([x.mean(axis=0) for x in test]) @ scalings
+    return scalings, _centroid_distances(centroids)
+
+
+def _held_out_floor(
+    repetition: _Repetition, scalings: list[np.ndarray], rng: np.random.Generator
+) -> np.ndarray:
+    """``(K,)`` within-group distances of held-out passages, at the between-group scale.
+
+    In each fold a group's held-out passages (``h``) are split at random into two parts
+    (``s1 + s2 = h``) and their centroids compared in that fold's projection. Projected means
+    are (nearly) Gaussian with spread proportional to ``sqrt(1/s1 + 1/s2)``, so the distance is
+    rescaled to two centroids of ``h`` passages each, the sizes the between-group distances of
+    the fold compare.
+    """
+    floor = np.zeros(len(repetition.parts[0]))
+    for projection, (_, test) in zip(scalings, repetition.folds(), strict=True):
+        for k, x in enumerate(test):
+            h = len(x)
+            s1, s2 = h // 2, h - h // 2
+            factor = np.sqrt((2 / h) / (1 / s1 + 1 / s2))
+            for _ in range(FLOOR_SPLITS):
+                order = rng.permutation(h)
+                distance = _distance(projection, x[order[:s1]].mean(0), x[order[s1:]].mean(0))
+                floor[k] += factor * distance
+    return floor / (FLOOR_SPLITS * len(scalings))
+
+
+def _relabelled_distance(repetition: _Repetition, fits: list[_Fit], a: int, b: int) -> float:
+    """The distance of ``a`` and ``b`` refitted and measured as observed, on relabelled passages."""
+    values = []
+    for fit, (train, test) in zip(fits, repetition.folds(), strict=True):
+        scalings = fit.scalings({a: train[a], b: train[b]})
+        values.append(_distance(scalings, test[a].mean(axis=0), test[b].mean(axis=0)))
+    return float(np.mean(values))
+
+
+def _exceedances(
+    repetition: _Repetition,
+    fits: list[_Fit],
+    observed: np.ndarray,
+    relabellings: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``(K, K)`` count of relabellings whose distance reaches the observed one (ties count)."""
+    k = len(repetition.parts[0])
+    counts = np.zeros((k, k))
+    for a in range(k):
+        for b in range(a + 1, k):
+            reached = 0
+            for _ in range(relabellings):
+                null = _relabelled_distance(repetition.relabelled(a, b, rng), fits, a, b)
+                reached += null >= observed[a, b] * (1 - 1e-12)
+            counts[a, b] = counts[b, a] = reached
+    return counts
+
+
+def _floor_possible(settings: LdaSettings, n: int, k: int, dim: int) -> bool:
+    return n >= 4 and (settings.shrinkage is not None or (n // 2) * k - k >= dim)
+
+
+def _repetition_statistics(
+    draw: dict[str, np.ndarray], settings: LdaSettings, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Observed ``(K, K)`` distances, ``(K,)`` floor (None: halves too small) and exceedances."""
+    groups, n, dim = _check(draw, settings, 0.5 if settings.cross_fit else 1.0)
+    vectors = [np.asarray(draw[g], dtype=np.float64) for g in groups]
+    repetition = _Repetition.split(vectors, settings.cross_fit, rng)
+    fits, folds = [], []
+    for train, test in repetition.folds():
+        fits.append(_Fit(train, settings))
+        folds.append(_fold_distances(fits[-1], test))
+    observed = np.mean([distances for _, distances in folds], axis=0)
+    floor = None
+    if settings.cross_fit:
+        floor = _held_out_floor(repetition, [scalings for scalings, _ in folds], rng)
+    elif _floor_possible(settings, n, len(groups), dim):
+        # The floor is always measured on held-out passages, so it is the honest noise level
+        # that in-sample distances exceed.
+        halves = _Repetition.split(vectors, True, rng)
+        held_out = [_Fit(train, settings).scalings() for train, _ in halves.folds()]
+        floor = _held_out_floor(halves, held_out, rng)
+    counts = _exceedances(repetition, fits, observed, settings.relabellings, rng)
+    return observed, floor, counts
+
+
 def lda_distance_matrix(
-    draws: list[dict[str, np.ndarray]], settings: LdaSettings, name: str = "lda"
+    draws: list[dict[str, np.ndarray]], settings: LdaSettings, name: str = "lda", *, seed: int = 0
 ) -> DistanceMatrix:
     """Euclidean distance between group centroids in the LDA projection, over repetitions.
+
+    Distances are cross-fitted unless ``settings.cross_fit`` is False (see the module).
+
+    Noise floor: per group, the distance between the centroids of two disjoint random parts of
+    the group's held-out passages in the cross-fitted projection, rescaled from the parts'
+    sizes to the sizes a between-group distance compares (see ``_held_out_floor``). When two
+    groups are exchangeable their cross-fitted distance is the same kind of quantity (two
+    centroids of independent passages of one population, in a projection fitted on other
+    passages), so under the null ``d(a, b)`` is about ``(floor(a) + floor(b)) / 2``. It is
+    always measured on held-out passages, so in-sample distances exceed it even for
+    exchangeable groups (that is their inflation). When the groups' spreads differ, the mean
+    of the two floors is slightly below the null distance (a square root is concave).
+
+    Above noise: for each pair, ``relabellings`` times per repetition, the two groups' passages
+    are pooled and reassigned at random (within each half, so the split and the sizes stay),
+    the LDA is refitted and the pair measured as observed; ``p = (1 + #null >= observed) /
+    (1 + n)``, counting over all repetitions (``n`` = their relabellings, stored in the
+    config as ``relabellings_total`` so that pooling jobs can add them up).
 
     Args:
         draws: ``draws[r][group]`` = ``(n, d)`` pooled vectors of that group's long-text
             passages in repetition ``r``; equal ``n`` for every group, same groups throughout.
         settings: LDA settings.
         name: the matrix's name.
+        seed: seed of the halves, the floor's splits and the relabellings.
 
     Returns:
-        The mean and standard deviation over repetitions of the centroid distances.
+        The mean and standard deviation over repetitions of the centroid distances, with the
+        floor (mean and sd over repetitions) and ``p_above_noise`` (None without relabellings).
     """
     if not draws:
         raise ValueError("lda_distance_matrix needs at least one repetition")
     groups = list(draws[0])
-    values = []
-    for r, draw in enumerate(draws):
-        if list(draw) != groups:
-            raise ValueError(f"repetition {r} has groups {list(draw)}, expected {groups}")
-        values.append(_centroid_distances(lda_projection(draw, settings).centroids))
-    return DistanceMatrix.from_repetitions(name, groups, np.stack(values), asdict(settings))
+    rng = np.random.default_rng(seed)
+    values, floors, counts = [], [], np.zeros((len(groups), len(groups)))
+    # Many small eigenproblems: threads of a BLAS only contend for the cores.
+    with threadpool_limits(limits=1, user_api="blas"):
+        for r, draw in enumerate(draws):
+            if list(draw) != groups:
+                raise ValueError(f"repetition {r} has groups {list(draw)}, expected {groups}")
+            observed, floor, reached = _repetition_statistics(draw, settings, rng)
+            values.append(observed)
+            floors.append(floor)
+            counts += reached
+    config = asdict(settings)
+    total = settings.relabellings * len(draws)
+    p_value = None
+    if total:
+        config["relabellings_total"] = total
+        p_value = (1 + counts) / (1 + total)
+        np.fill_diagonal(p_value, np.nan)
+    matrix = DistanceMatrix.from_repetitions(name, groups, np.stack(values), config)
+    floor, floor_sd = _summary(floors)
+    return replace(matrix, floor=floor, floor_sd=floor_sd, p_above_noise=p_value)
+
+
+def _summary(floors: list[np.ndarray | None]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Mean and sample sd (ddof=1; 0 for one repetition) of the per-repetition floors."""
+    if any(f is None for f in floors):
+        return None, None
+    stacked = np.stack(floors)  # type: ignore[arg-type]
+    sd = stacked.std(axis=0, ddof=1) if len(stacked) > 1 else np.zeros(stacked.shape[1])
+    return stacked.mean(axis=0), sd

@@ -24,8 +24,16 @@ class DistanceMatrix:
         sd: ``(K, K)`` sample standard deviation over repetitions (ddof=1; 0 when R == 1).
         n_repetitions: how many repetitions the statistics cover.
         config: the settings that produced the values (epsilon, sizes, ...).
-        repetitions: the ``(R, K, K)`` per-repetition matrices the statistics summarise, or
-            None when only the summary is known; the robustness bootstrap resamples them.
+        floor: ``(K,)`` noise floor per group: the mean within-group distance between two
+            disjoint draws of the group at the sizes of a between-group draw (None: not measured).
+        floor_sd: ``(K,)`` standard deviation of those within-group distances.
+        p_above_noise: ``(K, K)`` permutation p-value that a pair's distance exceeds what
+            relabelling the two groups' drawn texts gives (None: not tested; NaN diagonal).
+        excluded: ``(K, K)`` count of repetitions left out of the mean per pair (a solve that
+            did not converge); None when none were.
+        repetitions: the ``(R, K, K)`` per-repetition matrices the statistics summarise (NaN
+            where a repetition is left out), or None when only the summary is known; the
+            robustness bootstrap resamples them.
     """
 
     name: str
@@ -34,41 +42,90 @@ class DistanceMatrix:
     sd: np.ndarray
     n_repetitions: int
     config: dict[str, Any] = field(default_factory=dict)
+    floor: np.ndarray | None = None
+    floor_sd: np.ndarray | None = None
+    p_above_noise: np.ndarray | None = None
+    excluded: np.ndarray | None = None
     repetitions: np.ndarray | None = None
+
+    def excess(self) -> np.ndarray | None:
+        """``(K, K)`` distance above the noise floor: ``d(a, b) - (floor(a) + floor(b)) / 2``."""
+        if self.floor is None:
+            return None
+        excess = self.mean - (self.floor[:, None] + self.floor[None, :]) / 2
+        np.fill_diagonal(excess, 0.0)
+        return excess
 
     @classmethod
     def from_repetitions(
         cls, name: str, groups: list[str], values: np.ndarray, config: dict[str, Any] | None = None
     ) -> DistanceMatrix:
-        """Summarise an ``(R, K, K)`` stack of per-repetition matrices."""
+        """Summarise an ``(R, K, K)`` stack of per-repetition matrices.
+
+        NaN entries (a repetition left out for one pair) are skipped in that pair's mean and sd.
+        """
         values = np.asarray(values, dtype=np.float64)
         n = values.shape[0]
-        sd = values.std(axis=0, ddof=1) if n > 1 else np.zeros(values.shape[1:])
-        mean = values.mean(axis=0)
-        return cls(name, list(groups), mean, sd, n, dict(config or {}), values)
+        if not np.isnan(values).any():
+            sd = values.std(axis=0, ddof=1) if n > 1 else np.zeros(values.shape[1:])
+            mean = values.mean(axis=0)
+            return cls(name, list(groups), mean, sd, n, dict(config or {}), repetitions=values)
+        counts = (~np.isnan(values)).sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.nansum(values, axis=0) / counts
+            squares = np.nansum((values - mean) ** 2, axis=0)
+            sd = np.where(counts > 1, np.sqrt(squares / np.maximum(counts - 1, 1)), 0.0)
+        return cls(name, list(groups), mean, sd, n, dict(config or {}), repetitions=values)
 
     @classmethod
     def pooled(cls, matrices: list[DistanceMatrix]) -> DistanceMatrix:
         """Combine matrices of the same groups measured in separate jobs (weights = repetitions).
 
         The per-repetition stacks are concatenated when every matrix has one.
+
+        Raises:
+            ValueError: the matrices cover other groups or were made with other settings
+                (another epsilon, other draw sizes): pooling them would mix two measurements.
         """
         first = matrices[0]
         for other in matrices[1:]:
             if other.groups != first.groups:
                 raise ValueError(f"cannot pool {first.groups} with {other.groups}")
+            differing = sorted(
+                k
+                for k in set(first.config) | set(other.config)
+                if first.config.get(k) != other.config.get(k)
+            )
+            if differing:
+                shown = ", ".join(
+                    f"{k}: {first.config.get(k)!r} vs {other.config.get(k)!r}" for k in differing
+                )
+                raise ValueError(
+                    f"cannot pool {first.name} matrices made with other settings ({shown})"
+                )
         counts = np.array([m.n_repetitions for m in matrices], dtype=np.float64)
         total = counts.sum()
-        mean = sum(c * m.mean for c, m in zip(counts, matrices, strict=False)) / total
+        mean = _weighted([m.mean for m in matrices], counts)
         # Pooled variance: within-job sums of squares plus between-job spread of the means.
         ss = sum(
             (c - 1) * m.sd**2 + c * (m.mean - mean) ** 2
             for c, m in zip(counts, matrices, strict=True)
         )
         sd = np.sqrt(ss / (total - 1)) if total > 1 else np.zeros_like(mean)
-        stacks = [m.repetitions for m in matrices]
-        repetitions = None if any(s is None for s in stacks) else np.concatenate(stacks)
-        return cls(first.name, first.groups, mean, sd, int(total), first.config, repetitions)
+        floor, floor_sd = _pooled_floor(matrices, counts)
+        return cls(
+            first.name,
+            first.groups,
+            mean,
+            sd,
+            int(total),
+            first.config,
+            floor=floor,
+            floor_sd=floor_sd,
+            p_above_noise=_pooled_p(matrices),
+            excluded=_summed([m.excluded for m in matrices]),
+            repetitions=_stacked([m.repetitions for m in matrices]),
+        )
 
     def value(self, group_a: str, group_b: str) -> float:
         i, j = self.groups.index(group_a), self.groups.index(group_b)
@@ -83,18 +140,24 @@ class DistanceMatrix:
         return pd.DataFrame(rows, columns=["group_a", "group_b", "mean", "sd"])
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields; ``repetitions`` comes last and only when known."""
-        data = {
+        return {
             "name": self.name,
             "groups": self.groups,
             "mean": self.mean.tolist(),
             "sd": self.sd.tolist(),
             "n_repetitions": self.n_repetitions,
             "config": self.config,
+            **{key: _listed(value) for key, value in self._extras().items() if value is not None},
         }
-        if self.repetitions is not None:
-            data["repetitions"] = self.repetitions.tolist()
-        return data
+
+    def _extras(self) -> dict[str, np.ndarray | None]:
+        return {
+            "floor": self.floor,
+            "floor_sd": self.floor_sd,
+            "p_above_noise": self.p_above_noise,
+            "excluded": self.excluded,
+            "repetitions": self.repetitions,  # last: the largest
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DistanceMatrix:
@@ -105,11 +168,7 @@ class DistanceMatrix:
             sd=np.asarray(data["sd"], dtype=np.float64),
             n_repetitions=int(data["n_repetitions"]),
             config=dict(data.get("config", {})),
-            repetitions=(
-                None
-                if data.get("repetitions") is None
-                else np.asarray(data["repetitions"], dtype=np.float64)
-            ),
+            **{key: _array(data.get(key)) for key in _EXTRA_KEYS},
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -124,3 +183,63 @@ class DistanceMatrix:
         csv_path = directory / f"{self.name}.csv"
         self.to_frame().to_csv(csv_path)
         return [json_path, csv_path]
+
+
+_EXTRA_KEYS = ("floor", "floor_sd", "p_above_noise", "excluded", "repetitions")
+
+
+def _listed(value: np.ndarray) -> list[Any]:
+    """JSON-ready nested lists; NaN becomes null."""
+    return [
+        _listed(v) if isinstance(v, np.ndarray) else (float(v) if np.isfinite(v) else None)
+        for v in np.asarray(value, dtype=np.float64)
+    ]
+
+
+def _array(value: Any) -> np.ndarray | None:
+    if value is None:
+        return None
+    return np.array(value, dtype=np.float64)  # null -> nan
+
+
+def _weighted(values: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
+    return sum(c * v for c, v in zip(counts, values, strict=True)) / counts.sum()
+
+
+def _summed(values: list[np.ndarray | None]) -> np.ndarray | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None  # type: ignore[return-value]
+
+
+def _stacked(values: list[np.ndarray | None]) -> np.ndarray | None:
+    return None if any(v is None for v in values) else np.concatenate(values)  # type: ignore[arg-type]
+
+
+def _pooled_floor(
+    matrices: list[DistanceMatrix], counts: np.ndarray
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Floors pooled like the means: weighted mean and pooled standard deviation."""
+    if any(m.floor is None for m in matrices):
+        return None, None
+    floor = _weighted([m.floor for m in matrices], counts)  # type: ignore[misc]
+    ss = sum(
+        (c - 1) * (m.floor_sd if m.floor_sd is not None else 0.0) ** 2 + c * (m.floor - floor) ** 2
+        for c, m in zip(counts, matrices, strict=True)
+    )
+    total = counts.sum()
+    return floor, np.sqrt(ss / (total - 1)) if total > 1 else np.zeros_like(floor)
+
+
+def _pooled_p(matrices: list[DistanceMatrix]) -> np.ndarray | None:
+    """Permutation p-values of several jobs as one stratified test.
+
+    Each job's p is ``(1 + n_ge) / (1 + n)`` for ``n`` relabellings; the pooled p counts the
+    relabellings at least as extreme over all jobs: ``(1 + sum n_ge) / (1 + sum n)``.
+    """
+    if any(m.p_above_noise is None for m in matrices):
+        return None
+    n = np.array([float(m.config.get("relabellings_total", 0)) for m in matrices])
+    if np.any(n <= 0):
+        return None
+    extreme = sum(m.p_above_noise * (k + 1) - 1 for m, k in zip(matrices, n, strict=True))
+    return (1 + extreme) / (1 + n.sum())

@@ -27,6 +27,7 @@ from ott.problems.linear import linear_problem
 from ott.solvers.linear import acceleration, sinkhorn
 from tqdm.auto import tqdm
 
+from regbias.distances.jax_compat import ensure_online_mode
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 
@@ -49,23 +50,6 @@ logger = logging.getLogger(__name__)
 ANNEAL_START_FRACTION = 0.1
 
 TERMS = ("xy", "xx", "yy")
-
-
-def _restore_online_mode() -> None:
-    """Give OTT's online (batch_size) mode the jax helper it calls.
-
-    ott-jax 0.6.0 calls ``jax.interpreters.batching.is_vmappable``, which jax 0.10 no longer
-    re-exports (it still lives in ``jax._src``); without it every online solve fails.
-    """
-    from jax.interpreters import batching
-
-    if not hasattr(batching, "is_vmappable"):
-        from jax._src.interpreters import batching as batching_impl
-
-        batching.is_vmappable = batching_impl.is_vmappable
-
-
-_restore_online_mode()
 
 
 @dataclass(frozen=True)
@@ -293,6 +277,8 @@ def _solver(settings: SinkhornSettings, n_points: int, *, symmetric: bool) -> _S
     batch_size = settings.batch_size
     if batch_size is None and n_points > settings.max_dense_points:
         batch_size = 1024
+    if batch_size is not None:
+        ensure_online_mode()
     anneal = settings.anneal and not symmetric
     return _Solver(
         anneal_decay=settings.anneal_decay if anneal else 1.0,
@@ -443,6 +429,7 @@ def sinkhorn_matrix(
     name: str = "sinkhorn",
     *,
     progress: bool = True,
+    exclude_unconverged: bool = False,
 ) -> tuple[DistanceMatrix, pd.DataFrame]:
     """Sinkhorn divergence between every pair of groups, over repetitions.
 
@@ -455,6 +442,9 @@ def sinkhorn_matrix(
         settings: solver settings; epsilon None is derived once from all clouds pooled.
         name: the matrix's name (``sinkhorn_short``, ``sinkhorn_long``).
         progress: show a progress bar over the solves.
+        exclude_unconverged: leave a pair's repetition out of the mean when one of its three
+            solves did not converge (counted in ``DistanceMatrix.excluded``). A non-finite
+            divergence is always left out, whatever its flags say.
 
     Returns:
         The matrix (mean and sd over repetitions, zero diagonal) and a diagnostics table with
@@ -464,15 +454,75 @@ def sinkhorn_matrix(
     groups = _check_draws(draws)
     clouds = [np.asarray(c) for draw in draws for c in draw.values()]
     settings = resolve_settings(settings, clouds)
-    size = _padded_size(max(len(c) for c in clouds), settings.pad_multiple)
+    size = padded_size(clouds, settings)
     k = len(groups)
-    values = np.zeros((len(draws), k, k))
     rows = []
     with tqdm(total=len(draws) * (k + k * (k - 1) // 2), desc=name, disable=not progress) as bar:
         for r, draw in enumerate(draws):
             rows += _repetition_rows(r, draw, settings, size, bar)
-    for row in rows:
-        i, j = groups.index(row["group_a"]), groups.index(row["group_b"])
-        values[row["repetition"], i, j] = values[row["repetition"], j, i] = row["divergence"]
+    table = pd.DataFrame(rows)
+    values, excluded = _values(table, groups, len(draws), exclude_unconverged)
     config = asdict(settings) | {"n_points_padded": size}
-    return DistanceMatrix.from_repetitions(name, groups, values, config), pd.DataFrame(rows)
+    matrix = DistanceMatrix.from_repetitions(name, groups, values, config)
+    if excluded.any():
+        matrix = replace(matrix, excluded=excluded)
+    return matrix, table
+
+
+def padded_size(clouds: list[np.ndarray], settings: SinkhornSettings) -> int:
+    """The one size every cloud of a run is padded to (one compiled solve)."""
+    return _padded_size(max(len(c) for c in clouds), settings.pad_multiple)
+
+
+def usable(table: pd.DataFrame, exclude_unconverged: bool) -> np.ndarray:
+    """Rows whose divergence may enter a mean: finite and, if asked, all terms converged."""
+    ok = np.isfinite(table["divergence"].to_numpy(dtype=np.float64))
+    if exclude_unconverged:
+        flags = table[[f"{t}_converged" for t in TERMS]].to_numpy(dtype=bool)
+        ok &= flags.all(axis=1)
+    return ok
+
+
+def _values(
+    table: pd.DataFrame, groups: list[str], n_reps: int, exclude_unconverged: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(R, K, K)`` stack (NaN where left out) and the ``(K, K)`` count left out."""
+    k = len(groups)
+    values, excluded = np.zeros((n_reps, k, k)), np.zeros((k, k))
+    ok = usable(table, exclude_unconverged)
+    for keep, row in zip(ok, table.itertuples(index=False), strict=True):
+        i, j = groups.index(row.group_a), groups.index(row.group_b)
+        value = row.divergence if keep else np.nan
+        values[row.repetition, i, j] = values[row.repetition, j, i] = value
+        if not keep:
+            excluded[i, j] += 1
+            excluded[j, i] += 1
+    return values, excluded
+
+
+def self_costs(table: pd.DataFrame) -> dict[tuple[int, str], SolveDiagnostics]:
+    """Each group's self term per repetition, read back from a diagnostics table."""
+    out: dict[tuple[int, str], SolveDiagnostics] = {}
+    for row in table.itertuples(index=False):
+        for term, group in (("xx", row.group_a), ("yy", row.group_b)):
+            out[(row.repetition, group)] = SolveDiagnostics(
+                getattr(row, f"{term}_cost"),
+                bool(getattr(row, f"{term}_converged")),
+                int(getattr(row, f"{term}_iterations")),
+                getattr(row, f"{term}_error"),
+            )
+    return out
+
+
+def divergence_from(
+    x: np.ndarray,
+    y: np.ndarray,
+    settings: SinkhornSettings,
+    size: int,
+    x_self: SolveDiagnostics | None = None,
+) -> DivergenceResult:
+    """The divergence of ``x`` and ``y`` at a run's padded size, re-using ``x``'s self term."""
+    xy = solve_ot(x, y, settings, size=size)
+    xx = x_self or solve_ot(x, x, settings, symmetric=True, size=size)
+    yy = solve_ot(y, y, settings, symmetric=True, size=size)
+    return DivergenceResult(_divergence(xy, xx, yy), xy, xx, yy)

@@ -1,0 +1,118 @@
+"""Config values -> typed, frozen settings: one generic converter instead of hand mappers.
+
+A settings dataclass names its fields exactly like the keys of its config group, so a value
+is written once (in ``conf/``) and a field once (in its dataclass). :func:`build` walks the
+dataclass's type hints: it converts and checks every value, builds nested dataclasses, and
+rejects unknown keys, missing keys and wrong types with one line that names the config key.
+Nothing here knows Hydra or OmegaConf: it reads plain mappings (``regbias.settings`` turns the
+composed config into one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+
+from regbias.errors import ConfigError
+
+__all__ = ["build"]
+
+T = TypeVar("T")
+
+
+def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
+    """A ``kind`` dataclass from the config mapping at ``key`` (e.g. ``distance.sinkhorn``).
+
+    Raises:
+        ConfigError: a key is unknown or missing, or a value has the wrong type; the message
+            names the full config key. The dataclass's own checks may raise too.
+    """
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{key} must be a group of settings, not {values!r}")
+    hints = typing.get_type_hints(kind)
+    fields = [f for f in dataclasses.fields(kind) if f.init]  # type: ignore[arg-type]
+    names = {f.name for f in fields}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        known = ", ".join(sorted(names))
+        raise ConfigError(f"{key}.{unknown[0]} is not a setting; the keys of {key} are: {known}")
+    arguments = {}
+    for field in fields:
+        if field.name in values:
+            arguments[field.name] = convert(
+                hints[field.name], values[field.name], f"{key}.{field.name}"
+            )
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise ConfigError(f"{key}.{field.name} has no value: set it ({key}.{field.name}=...)")
+    return kind(**arguments)
+
+
+def convert(hint: Any, value: Any, key: str) -> Any:
+    """``value`` checked against the type ``hint`` (and converted where lossless)."""
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is Any:
+        return value
+    if origin in (Union, types.UnionType):
+        return _union(args, value, key)
+    if origin is Literal:
+        if value in args:
+            return value
+        raise ConfigError(f"{key} must be one of {', '.join(map(repr, args))}, not {value!r}")
+    if dataclasses.is_dataclass(hint):
+        return build(hint, value, key)  # type: ignore[arg-type]
+    if origin in (list, tuple, Sequence) or hint in (list, tuple):
+        return _sequence(hint, origin, args, value, key)
+    if origin in (dict, Mapping) or hint is dict:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key} must be a mapping, not {value!r}")
+        return dict(value)
+    return _scalar(hint, value, key)
+
+
+def _union(args: tuple[Any, ...], value: Any, key: str) -> Any:
+    if value is None:
+        if type(None) in args:
+            return None
+        raise ConfigError(f"{key} needs a value, not null")
+    errors = []
+    for option in (a for a in args if a is not type(None)):
+        try:
+            return convert(option, value, key)
+        except ConfigError as error:
+            errors.append(str(error).removeprefix(f"{key} "))
+    if len(errors) == 1:
+        raise ConfigError(f"{key} {errors[0]}")
+    raise ConfigError(f"{key}: {value!r} fits none of: {'; '.join(errors)}")
+
+
+def _sequence(hint: Any, origin: Any, args: tuple[Any, ...], value: Any, key: str) -> Any:
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise ConfigError(f"{key} must be a list, not {value!r}")
+    item = args[0] if args else Any
+    items = [convert(item, v, f"{key}[{i}]") for i, v in enumerate(value)]
+    return tuple(items) if (origin or hint) is tuple else items
+
+
+def _scalar(hint: Any, value: Any, key: str) -> Any:
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{key} must be true or false, not {value!r}")
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ConfigError(f"{key} must be an integer, not {value!r}")
+    if hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise ConfigError(f"{key} must be a number, not {value!r}")
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{key} must be a string, not {value!r}")
+    if isinstance(hint, type) and not isinstance(value, hint):
+        raise ConfigError(f"{key} must be a {hint.__name__}, not {value!r}")
+    return value

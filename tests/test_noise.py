@@ -1,0 +1,95 @@
+"""Noise floors and relabelling tests: exchangeable groups stay at the floor, a shift does not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from regbias.data.corpus import TextSet
+from regbias.data.draws import DrawSizes, distance_draws, matched_pool_size
+from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.noise import relabelling_pvalues, sinkhorn_floors
+from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
+from regbias.errors import SampleSizeError
+
+SETTINGS = SinkhornSettings(epsilon=0.5, anneal=False, max_iterations=2000, pad_multiple=32)
+
+
+def texts(rng: np.random.Generator, n: int, shift: float = 0.0) -> list[np.ndarray]:
+    """``n`` texts of 3-5 token vectors in 4 dimensions."""
+    return [rng.normal(shift, 1.0, size=(rng.integers(3, 6), 4)) for _ in range(n)]
+
+
+def study(seed: int, shifted: str | None = None) -> list[dict[str, list[np.ndarray]]]:
+    rng = np.random.default_rng(seed)
+    return [{g: texts(rng, 8, 3.0 if g == shifted else 0.0) for g in ("a", "b", "c", "d")}]
+
+
+def stacked(rep: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
+    return {g: np.concatenate(ts) for g, ts in rep.items()}
+
+
+def pvalues(seed: int, shifted: str | None = None) -> np.ndarray:
+    per_text = study(seed, shifted)
+    _, table = sinkhorn_matrix([stacked(per_text[0])], SETTINGS, progress=False)
+    rng = np.random.default_rng(seed + 100)
+    p, total = relabelling_pvalues(per_text, table, SETTINGS, 19, rng, progress=False)
+    assert total == 19
+    return p[np.triu_indices(4, 1)]
+
+
+def test_exchangeable_groups_are_rarely_above_noise():
+    p = np.concatenate([pvalues(seed) for seed in range(3)])
+    assert p.min() >= 1 / 20 and p.max() <= 1
+    assert np.mean(p <= 0.05) <= 0.2  # nominal 0.05; 18 pairs
+    assert np.mean(p) > 0.3  # roughly uniform, not piled up near zero
+
+
+def test_a_planted_shift_is_above_noise():
+    p = pvalues(0, shifted="a")  # pairs a-b, a-c, a-d, b-c, b-d, c-d
+    assert np.all(p[:3] == pytest.approx(1 / 20))
+    assert np.all(p[3:] > 0.05)
+
+
+def test_floor_matches_exchangeable_distance_and_excess_shows_a_shift():
+    main, twin = study(1, shifted="a"), study(2, shifted="a")
+    clouds, twins = [stacked(main[0])], [stacked(twin[0])]
+    matrix, table = sinkhorn_matrix(clouds, SETTINGS, progress=False)
+    floor, floor_sd = sinkhorn_floors(clouds, twins, table, SETTINGS, 64, progress=False)
+    assert floor.shape == floor_sd.shape == (4,)
+    excess = DistanceMatrix(
+        "s", matrix.groups, matrix.mean, matrix.sd, 1, floor=floor, floor_sd=floor_sd
+    ).excess()
+    assert excess[0, 1:].min() > 5 * np.abs(excess[1:, 1:]).max()
+
+
+def group_sets(**sizes: int) -> dict[str, TextSet]:
+    return {
+        g: TextSet([f"{g}{i}" for i in range(n)], np.zeros(n, dtype=np.int64))
+        for g, n in sizes.items()
+    }
+
+
+def test_matched_pools_give_every_group_the_same_pool_and_disjoint_twins():
+    groups = group_sets(us=500, za=40, nz=60)
+    sizes = DrawSizes(2, 10, 5, 3, 6, matched_pool=True, floors=True)
+    draws = distance_draws(groups, sizes, "tweet", seed=0, policy="error")
+    assert draws.pool_size == 40
+    for r in range(2):
+        for g in groups:
+            main, twin = draws.texts["short"][r][g], draws.twins["short"][r][g]
+            assert len(main) == len(twin) == 10 and not set(main) & set(twin)
+            main_words = {w for p in draws.texts["long"][r][g] for w in p.split()}
+            twin_words = {w for p in draws.twins["long"][r][g] for w in p.split()}
+            assert not main_words & twin_words
+            # Every group's texts come from 20 (half the pool), the same for US as for ZA.
+            assert len(main_words) <= 20 and len(twin_words) <= 20
+    with pytest.raises(SampleSizeError, match="pool_size"):
+        matched_pool_size(groups, 100)
+
+
+def test_pooling_matrices_of_other_settings_names_the_difference():
+    one = DistanceMatrix("s", ["a", "b"], np.eye(2), np.zeros((2, 2)), 1, {"epsilon": 1.0})
+    two = DistanceMatrix("s", ["a", "b"], np.eye(2), np.zeros((2, 2)), 1, {"epsilon": 2.0})
+    with pytest.raises(ValueError, match=r"epsilon: 1.0 vs 2.0"):
+        DistanceMatrix.pooled([one, two])
