@@ -29,6 +29,7 @@ def _tables() -> tuple[pd.DataFrame, pd.DataFrame]:
         }
     )
     checks = found[["distance", "performance", "spearman_rho", "kendall_tau"]].assign(
+        bootstrap_sources="repetitions+models",
         loo_rho_min=[0.1, -0.93, 0.2, -0.1],
         loo_rho_max=[0.5, -0.85, 0.8, 0.2],
         loo_most_influential=["za", "nz", "za", "us"],
@@ -57,7 +58,7 @@ def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -
     assert "rho = 0.40" in bullets[0] and "Holm-adjusted p = 0.06" in bullets[0]
     assert (
         "not significant at 0.05" in bullets[0]
-        and "95% bootstrap interval 0.10 to 0.60" in bullets[0]
+        and "95% interval 0.10 to 0.60 (resampling repetitions and models)" in bullets[0]
     )
     # Not significant: the leave-one-group-out range is stated, no verdict on it.
     assert "; rho 0.10 to 0.50 with one group left out;" in bullets[0]

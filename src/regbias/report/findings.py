@@ -122,7 +122,8 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
     )
     low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
     if _finite(low) and _finite(high):
-        text += f", {confidence:.0%} bootstrap interval {low:.2f} to {high:.2f}"
+        sources = str(row.get("bootstrap_sources", "")).replace("+", " and ") or "the inputs"
+        text += f", {confidence:.0%} interval {low:.2f} to {high:.2f} (resampling {sources})"
     else:
         text += ", no bootstrap interval (one model and one repetition: nothing to resample)"
     return text + _logo_clause(row, verdict == "significant") + _size_clause(row) + "."
