@@ -89,7 +89,11 @@ def test_aggregation_of_two_finished_children(store):
     records = [{"job_num": i, "status": "FINISHED", "run_id": r} for i, r in enumerate(ids)]
     aggregate_sweep(config, parent, records)
     names = {a.path for a in client.list_artifacts(parent.run_id, "analysis")}
-    assert names == {"analysis/pairwise.csv", "analysis/correlations.csv"}
+    assert names == {
+        "analysis/pairwise.csv",
+        "analysis/correlations.csv",
+        "analysis/robustness.csv",
+    }
     local = client.download_artifacts(parent.run_id, "analysis/pairwise.csv", str(store[3] / "d"))
     pairwise = pd.read_csv(local)
     assert len(pairwise) == 10 and pairwise["dcor_accuracy"].notna().all()
@@ -99,6 +103,7 @@ def test_aggregation_of_two_finished_children(store):
     with open(path) as handle:
         pooled = json.load(handle)
     assert pooled["n_repetitions"] == 6
+    assert np.asarray(pooled["repetitions"]).shape == (6, 5, 5)  # both jobs' repetitions
 
 
 def test_failed_job_is_named_and_parent_marked_failed(store, capsys):

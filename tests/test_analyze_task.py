@@ -42,8 +42,14 @@ def test_analyze_writes_correlations_and_figures(tmp_path):
     assert len(found) == 2  # one distance x two performance columns
     row = found.set_index("performance").loc["gap_accuracy"]
     assert row["n_pairs"] == 14 and row["spearman_rho"] > 0.8 and row["spearman_p_perm"] < 0.05
+    assert row["spearman_p_holm"] >= row["spearman_p_perm"]
     figures = {a.path for a in client.list_artifacts(run.info.run_id, "figures")}
     assert "figures/correlations_spearman_rho.png" in figures
+    # A bare table gets the group-removal checks (6 groups: 6 LOGO analyses), no bootstrap.
+    local = client.download_artifacts(run.info.run_id, "analysis/robustness.csv", str(tmp_path))
+    checks = pd.read_csv(local).set_index("performance")
+    assert checks.loc["gap_accuracy", "loo_rho_min"] > 0.5
+    assert np.isnan(checks.loc["gap_accuracy", "spearman_ci_low"])
 
 
 def test_analyze_missing_column(tmp_path):

@@ -10,13 +10,17 @@ from typing import Any
 
 import pandas as pd
 
+from regbias.analysis.multiplicity import ADJUSTMENTS
 from regbias.analysis.pairs import MIN_GROUPS, correlations, pairwise_table
+from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
-from regbias.errors import RegbiasError
+from regbias.errors import ConfigError, RegbiasError
 
-__all__ = ["StudyResults", "Analysis", "AnalysisSettings", "analyse"]
+__all__ = ["StudyResults", "Analysis", "AnalysisSettings", "add_robustness", "analyse"]
 
 log = logging.getLogger(__name__)
+#: The robustness columns ``correlations.csv`` carries too.
+ROBUSTNESS_HEADLINE = ["spearman_ci_low", "spearman_ci_high", "loo_rho_min", "loo_rho_max"]
 
 
 @dataclass
@@ -41,20 +45,59 @@ class StudyResults:
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """The ``analysis`` config group."""
+    """The ``analysis`` config group.
+
+    Attributes:
+        n_permutations: random group relabellings when enumeration is too large.
+        exact_limit: the largest ``K!`` enumerated exactly.
+        significance: the level marked significant (applied to the adjusted p-values).
+        seed: seed of the random permutations and of the bootstrap.
+        adjust: the multiplicity adjustment marking significance: ``holm``, ``bh`` or ``none``.
+        primary: the declared hypothesis ``(distance column, performance column)``, reported
+            first; None when none is declared.
+        bootstrap: bootstrap resamples of models and distance repetitions (0 = no intervals).
+        confidence: the level of the bootstrap intervals.
+    """
 
     n_permutations: int = 9999
     exact_limit: int = 40320
     significance: float = 0.05
     seed: int = 0
+    adjust: str = "holm"
+    primary: tuple[str, str] | None = ("dist_sinkhorn_long", "gap_accuracy")
+    bootstrap: int = 999
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.adjust not in ADJUSTMENTS:
+            raise ConfigError(
+                f"analysis.adjust must be one of {list(ADJUSTMENTS)}, got {self.adjust!r}."
+            )
+        if self.primary is not None and len(self.primary) != 2:
+            raise ConfigError(
+                "analysis.primary names one distance and one performance column, e.g. "
+                f"[dist_sinkhorn_long, gap_accuracy]; got {list(self.primary)}."
+            )
+        if self.bootstrap < 0 or not 0 < self.confidence < 1:
+            raise ConfigError(
+                "analysis.bootstrap must be >= 0 and analysis.confidence in (0, 1); got "
+                f"{self.bootstrap} and {self.confidence}."
+            )
 
     @classmethod
     def from_mapping(cls, analysis: Mapping[str, Any]) -> AnalysisSettings:
+        """Settings from the ``analysis`` config group; keys added later have defaults."""
+        defaults = cls()
+        primary = analysis.get("primary", defaults.primary)
         return cls(
             int(analysis["n_permutations"]),
             int(analysis["exact_limit"]),
             float(analysis["significance"]),
             int(analysis.get("seed", 0)),
+            str(analysis.get("adjust", defaults.adjust)),
+            None if primary is None else tuple(str(c) for c in primary),  # type: ignore[arg-type]
+            int(analysis.get("bootstrap", defaults.bootstrap)),
+            float(analysis.get("confidence", defaults.confidence)),
         )
 
 
@@ -62,7 +105,9 @@ class AnalysisSettings:
 class Analysis:
     """The analysis of one job or one sweep.
 
-    ``correlations`` is None (with ``note`` saying why) when the pairs allow no rank test.
+    ``correlations`` is None (with ``note`` saying why) when the pairs allow no rank test;
+    ``robustness`` (one row per correlation, see :mod:`regbias.analysis.robustness`) is None
+    with it.
     """
 
     summary: pd.DataFrame | None
@@ -71,6 +116,7 @@ class Analysis:
     pairwise: pd.DataFrame
     correlations: pd.DataFrame | None
     note: str = ""
+    robustness: pd.DataFrame | None = None
 
 
 def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
@@ -107,4 +153,41 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
     except RegbiasError as error:
         log.warning("no correlations: %s", error)
         return Analysis(summary, gaps, dependence, table, None, f"no correlations: {error}")
-    return Analysis(summary, gaps, dependence, table, found)
+    found, checks = add_robustness(table, found, settings, results)
+    return Analysis(summary, gaps, dependence, table, found, robustness=checks)
+
+
+def add_robustness(
+    table: pd.DataFrame,
+    found: pd.DataFrame,
+    settings: AnalysisSettings,
+    results: StudyResults | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The robustness table of ``found``, and ``found`` with its headline columns.
+
+    Args:
+        table: the pair table the correlations were computed on.
+        found: the :func:`correlations` table.
+        settings: the analysis settings (permutations, bootstrap, seed).
+        results: the measurements behind ``table``: their distance repetitions and models feed
+            the bootstrap, their group sizes the partial Mantel test; None for a bare table.
+
+    Returns:
+        ``found`` with ``spearman_ci_low, spearman_ci_high, loo_rho_min, loo_rho_max``
+        appended, and the full robustness table.
+    """
+    checks = robustness(
+        table,
+        found,
+        distances=results.distances if results is not None else None,
+        per_model=results.per_model if results is not None else None,
+        group_sizes=results.group_sizes if results is not None else None,
+        n_bootstrap=settings.bootstrap,
+        confidence=settings.confidence,
+        significance=settings.significance,
+        n_permutations=settings.n_permutations,
+        seed=settings.seed,
+        exact_limit=settings.exact_limit,
+    )
+    headline = checks[["distance", "performance", *ROBUSTNESS_HEADLINE]]
+    return found.merge(headline, on=["distance", "performance"], how="left"), checks

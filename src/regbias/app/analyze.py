@@ -5,7 +5,7 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from regbias.analysis.pairs import correlations, read_pairwise_csv
-from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults, add_robustness
 from regbias.errors import ConfigError
 from regbias.report.publish import log_analysis
 from regbias.tracking.runs import RunLog
@@ -36,7 +36,9 @@ def run_analysis(cfg: DictConfig, run: RunLog) -> Analysis:
         seed=settings.seed,
         exact_limit=settings.exact_limit,
     )
-    analysis = Analysis(None, None, None, table.frame, found)
+    # A bare table: leave-one-group-out and without-group checks, no bootstrap or sizes.
+    found, checks = add_robustness(table.frame, found, settings)
+    analysis = Analysis(None, None, None, table.frame, found, robustness=checks)
     results = StudyResults(table.groups, meta={"input": str(a.input)})
     log_analysis(run, results, analysis, settings)
     return analysis

@@ -206,6 +206,7 @@ def pair_scatter(
     stats: dict[str, float] | pd.Series | None = None,
     *,
     title: str | None = None,
+    p_suffix: str = "p_perm",
 ) -> Figure:
     """Scatter of a distance against a performance column, one labelled point per pair.
 
@@ -216,6 +217,8 @@ def pair_scatter(
         stats: a row of :func:`regbias.analysis.pairs.correlations` (or any mapping with
             ``spearman_rho``, ``kendall_tau`` and their p-values) shown in the title.
         title: the figure title; defaults to the statistics or the column names.
+        p_suffix: the p-value shown with each statistic: ``p_perm`` (unadjusted), ``p_holm``
+            or ``p_bh``.
 
     Returns:
         The figure; one point and one ``A-B`` label per pair (Figs. 16-21).
@@ -240,11 +243,13 @@ def pair_scatter(
     ax.set_xlabel(distance_column)
     ax.set_ylabel(performance_column)
     ax.grid(alpha=0.3)
-    ax.set_title(title if title is not None else _stats_title(stats, data))
+    ax.set_title(title if title is not None else _stats_title(stats, data, p_suffix))
     return fig
 
 
-def _stats_title(stats: dict[str, float] | pd.Series | None, data: pd.DataFrame) -> str:
+def _stats_title(
+    stats: dict[str, float] | pd.Series | None, data: pd.DataFrame, p_suffix: str = "p_perm"
+) -> str:
     if stats is None:
         return f"{len(data)} pairs"
     parts = []
@@ -252,8 +257,9 @@ def _stats_title(stats: dict[str, float] | pd.Series | None, data: pd.DataFrame)
         statistic = stats.get(f"{name}_rho" if name == "spearman" else f"{name}_tau")
         if statistic is None:
             continue
-        p_value = stats.get(f"{name}_p_perm", stats.get(f"{name}_p"))
-        p_text = f" (p = {p_value:.3g})" if p_value is not None else ""
+        p_value = stats.get(f"{name}_{p_suffix}", stats.get(f"{name}_p"))
+        label = "p" if p_suffix == "p_perm" else p_suffix
+        p_text = f" ({label} = {p_value:.3g})" if p_value is not None else ""
         parts.append(f"{symbol} = {statistic:.2f}{p_text}")
     return ", ".join(parts) + f"; {len(data)} pairs"
 
