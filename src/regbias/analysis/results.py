@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +56,14 @@ class AnalysisSettings:
             first; None when none is declared.
         bootstrap: bootstrap resamples of models and distance repetitions (0 = no intervals).
         confidence: the level of the bootstrap intervals.
+        input: ``task=analyze``: the pairwise CSV to re-analyse.
+        distances: ``task=analyze``: the distance columns (None: every ``dist_*``).
+        performance: ``task=analyze``: the performance columns (None: ``gap_*``, ``dcor_*``).
+        exclude_groups: ``task=analyze``: groups whose pairs are left out.
+        exclude_pairs: ``task=analyze``: pairs left out, like ``nz-za`` (either order).
+        epsilon_sensitivity: epsilons (OTT units) at which repetition 0 of each Sinkhorn
+            matrix is recomputed, with the exact-OT limit; empty = off.
+        exact_max_points: the largest cloud the exact-OT limit is computed for.
     """
 
     n_permutations: int = 9999
@@ -67,6 +74,13 @@ class AnalysisSettings:
     primary: tuple[str, str] | None = ("dist_sinkhorn_long", "gap_accuracy")
     bootstrap: int = 999
     confidence: float = 0.95
+    input: str | None = None
+    distances: list[str] | None = None
+    performance: list[str] | None = None
+    exclude_groups: list[str] = field(default_factory=list)
+    exclude_pairs: list[str] = field(default_factory=list)
+    epsilon_sensitivity: list[float] = field(default_factory=list)
+    exact_max_points: int = 2000
 
     def __post_init__(self) -> None:
         if self.adjust not in ADJUSTMENTS:
@@ -83,22 +97,6 @@ class AnalysisSettings:
                 "analysis.bootstrap must be >= 0 and analysis.confidence in (0, 1); got "
                 f"{self.bootstrap} and {self.confidence}."
             )
-
-    @classmethod
-    def from_mapping(cls, analysis: Mapping[str, Any]) -> AnalysisSettings:
-        """Settings from the ``analysis`` config group; keys added later have defaults."""
-        defaults = cls()
-        primary = analysis.get("primary", defaults.primary)
-        return cls(
-            int(analysis["n_permutations"]),
-            int(analysis["exact_limit"]),
-            float(analysis["significance"]),
-            int(analysis.get("seed", 0)),
-            str(analysis.get("adjust", defaults.adjust)),
-            None if primary is None else tuple(str(c) for c in primary),  # type: ignore[arg-type]
-            int(analysis.get("bootstrap", defaults.bootstrap)),
-            float(analysis.get("confidence", defaults.confidence)),
-        )
 
 
 @dataclass
