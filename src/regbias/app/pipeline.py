@@ -11,22 +11,22 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from regbias.report import figures as plots
-from regbias.data.loading import load_corpus, resolve_data_dir
+from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
+from regbias.app.preflight import draw_sizes, preflight_job, preflight_study, validate_seed
+from regbias.data.draws import DistanceDraws, distance_draws
+from regbias.data.loading import dataset_data_dir, load_corpus
+from regbias.data.study import StudyData, build_study, group_table, require_training
 from regbias.distances.suite import (
     DistanceSuiteResult,
     lda_settings,
     run_distance_suite,
     sinkhorn_settings,
 )
-from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, EncoderSpec, load_encoder
-from regbias.errors import ConfigError
 from regbias.performance.stage import finetune_settings, run_performance_stage
+from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
-from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
-from regbias.data.study import StudyData, build_study, group_table
 from regbias.tracking.runs import RunLog
 
 __all__ = ["run_pipeline", "prepare"]
@@ -35,8 +35,10 @@ log = logging.getLogger(__name__)
 
 
 def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
-    """Read the corpus, build the job's groups and training sample, draw the distance texts."""
-    corpus = load_corpus(cfg.dataset, resolve_data_dir(cfg.paths.data_dir))
+    """Check the settings, read the corpus, build the groups and sample, draw the texts."""
+    preflight_job(cfg)
+    validate_settings(cfg)
+    corpus = load_corpus(cfg.dataset, dataset_data_dir(cfg.dataset, cfg.paths.data_dir))
     binary = corpus.task == "binary"
     study = build_study(
         corpus,
@@ -45,17 +47,11 @@ def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
         int(cfg.seed),
         cfg.sampling.policy,
     )
-    d = cfg.distance
-    validate_settings(cfg)
-    sizes = DrawSizes(
-        repetitions=int(d.repetitions) if d.enabled else 0,
-        short_texts=int(d.short.texts_per_draw) if d.short.enabled else None,
-        long_passages=int(d.long.passages_per_draw) if d.long.enabled else None,
-        texts_per_passage=int(d.long.texts_per_passage),
-        lda_passages=int(d.lda.passages_per_group) if d.lda.enabled else None,
-    )
+    if cfg.finetune.enabled:
+        require_training(study)
+    preflight_study(cfg.distance, len(study.groups))
     draws = distance_draws(
-        study.groups, sizes, cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
+        study.groups, draw_sizes(cfg.distance), cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
     )
     return study, draws
 
@@ -124,9 +120,7 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
     """The job: prepare and log the data, run the enabled stages, analyse and log it all."""
     from lightning import seed_everything
 
-    if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool):
-        raise ConfigError(f"seed must be an integer (0 is a real seed), not {cfg.seed!r}")
-    seed_everything(cfg.seed, workers=True, verbose=False)
+    seed_everything(validate_seed(cfg.seed), workers=True, verbose=False)
     study, draws = prepare(cfg)
     log_study(run, study, draws)
     encoder = _encoder(cfg)

@@ -10,7 +10,15 @@ from typing import Any
 from regbias.data.corpus import Corpus
 from regbias.errors import ConfigError, DataError
 
-__all__ = ["DATA_DIR_ENV", "DATASETS", "resolve_data_dir", "load_corpus", "select_groups"]
+__all__ = [
+    "DATA_DIR_ENV",
+    "DATASETS",
+    "resolve_data_dir",
+    "dataset_data_dir",
+    "csv_path",
+    "load_corpus",
+    "select_groups",
+]
 
 DATA_DIR_ENV = "REGBIAS_DATA_DIR"
 DATASETS = ("sentiment140", "reuters21578", "csv")
@@ -34,7 +42,37 @@ def resolve_data_dir(configured: str | os.PathLike[str] | None) -> Path:
     return chosen.resolve()
 
 
-def load_corpus(dataset: Mapping[str, Any], data_dir: Path) -> Corpus:
+def dataset_data_dir(
+    dataset: Mapping[str, Any], configured: str | os.PathLike[str] | None
+) -> Path | None:
+    """The data directory ``dataset`` needs; None for a CSV file found without one.
+
+    Raises:
+        DataError: the dataset needs a data directory and it does not exist.
+    """
+    if dataset.get("name") == "csv" and _standalone_csv(dataset):
+        return None
+    return resolve_data_dir(configured)
+
+
+def _standalone_csv(dataset: Mapping[str, Any]) -> bool:
+    """An absolute CSV path, or a relative one that exists from here, needs no data dir."""
+    try:
+        path = Path(str(dataset["path"]))
+    except Exception:  # a missing mandatory path: the reader says so
+        return False
+    return path.is_absolute() or path.is_file()
+
+
+def csv_path(dataset: Mapping[str, Any], data_dir: Path | None) -> Path:
+    """The CSV file of ``dataset=csv``: as given when it exists or is absolute, else in data_dir."""
+    path = Path(str(dataset["path"]))
+    if path.is_absolute() or path.exists() or data_dir is None:
+        return path
+    return data_dir / path
+
+
+def load_corpus(dataset: Mapping[str, Any], data_dir: Path | None) -> Corpus:
     """Read the corpus that ``dataset`` (the ``dataset`` config group) names."""
     name = dataset.get("name")
     if name == "sentiment140":
@@ -51,14 +89,11 @@ def load_corpus(dataset: Mapping[str, Any], data_dir: Path) -> Corpus:
     raise ConfigError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}")
 
 
-def _load_csv(dataset: Mapping[str, Any], data_dir: Path) -> Corpus:
+def _load_csv(dataset: Mapping[str, Any], data_dir: Path | None) -> Corpus:
     from regbias.data.csv_corpus import read_csv_corpus
 
-    path = Path(str(dataset["path"]))
-    if not path.is_absolute() and not path.exists():
-        path = data_dir / path
     return read_csv_corpus(
-        path,
+        csv_path(dataset, data_dir),
         text_column=dataset["text_column"],
         label_column=dataset["label_column"],
         group_column=dataset["group_column"],

@@ -11,7 +11,13 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 
-__all__ = ["LdaProjection", "LdaSettings", "lda_distance_matrix", "lda_projection"]
+__all__ = [
+    "LdaProjection",
+    "LdaSettings",
+    "check_components",
+    "lda_distance_matrix",
+    "lda_projection",
+]
 
 SOLVERS = ("svd", "eigen", "lsqr")
 
@@ -66,6 +72,20 @@ class LdaProjection:
     groups: list[str]
 
 
+def check_components(n_components: int, n_groups: int) -> None:
+    """LDA projects ``n_groups`` groups onto at most ``n_groups - 1`` components.
+
+    Raises:
+        ConfigError: too many components for the groups (checked before any embedding).
+    """
+    if n_groups - 1 < n_components:
+        raise ConfigError(
+            f"lda n_components={n_components} exceeds groups - 1 = {n_groups - 1}: set "
+            f"distance.lda.n_components <= {max(n_groups - 1, 1)}, study more groups, or "
+            "distance.lda.enabled=false"
+        )
+
+
 def _check(draw: dict[str, np.ndarray], settings: LdaSettings) -> tuple[list[str], int, int]:
     """Raise a clear error when LDA cannot be fitted to this draw."""
     groups = list(draw)
@@ -74,11 +94,7 @@ def _check(draw: dict[str, np.ndarray], settings: LdaSettings) -> tuple[list[str
         raise ConfigError(
             f"lda needs equal group sizes, got {sizes}; draw the same count per group"
         )
-    if len(groups) - 1 < settings.n_components:
-        raise ConfigError(
-            f"lda n_components={settings.n_components} exceeds groups - 1 = {len(groups) - 1}; "
-            f"set n_components <= {len(groups) - 1}"
-        )
+    check_components(settings.n_components, len(groups))
     n_samples = sum(sizes.values())
     dim = np.asarray(draw[groups[0]]).shape[1]
     if settings.shrinkage is None and n_samples - len(groups) < dim:

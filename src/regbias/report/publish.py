@@ -6,13 +6,13 @@ import math
 
 import pandas as pd
 
-from regbias.report import figures as plots
 from regbias.analysis.pairs import strongest
-from regbias.distances.matrix import DistanceMatrix
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.distances.matrix import DistanceMatrix
+from regbias.report import figures as plots
 from regbias.tracking.runs import RunLog
 
-__all__ = ["log_distances", "log_analysis", "report_markdown"]
+__all__ = ["log_distances", "log_analysis", "report_markdown", "artifact_name"]
 
 # Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
@@ -81,7 +81,18 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
     order = significant["spearman_rho"].abs().sort_values(ascending=False).index
     for row in significant.reindex(order).head(MAX_SCATTERS).itertuples():
         figure = plots.pair_scatter(analysis.pairwise, row.distance, row.performance, row._asdict())
-        run.figure(figure, f"figures/scatter/{row.distance}__{row.performance}.png")
+        name = f"{artifact_name(row.distance)}__{artifact_name(row.performance)}"
+        run.figure(figure, f"figures/scatter/{name}.png")
+
+
+def artifact_name(name: object) -> str:
+    """A user's column name made safe as one artifact path component.
+
+    Only letters, digits, ``_``, ``-`` and ``.`` are kept (others become ``_``) and leading dots
+    go, so ``../x`` or ``a/b`` can never leave or nest the run's artifact folder.
+    """
+    safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in str(name))
+    return safe.lstrip(".") or "_"
 
 
 def _representation_figures(run: RunLog, results: StudyResults) -> None:
