@@ -14,10 +14,15 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 WORDS = "good bad happy sad great awful fine terrible lovely nasty calm loud".split()
 
 
-def composed(*overrides: str):
-    """The real config, composed as ``run.py`` would (experiment=smoke unless overridden)."""
+def composed(*overrides: str, hydra: bool = False):
+    """The real config, composed as ``run.py`` would (experiment=smoke unless overridden);
+    ``hydra`` keeps the ``hydra`` node (sweep dir, overrides) that callbacks read."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose(config_name="config", overrides=["experiment=smoke", *overrides])
+        return compose(
+            config_name="config",
+            overrides=["experiment=smoke", *overrides],
+            return_hydra_config=hydra,
+        )
 
 
 def write_csv(path: Path, groups: dict[str, int], seed: int = 0) -> Path:
@@ -34,11 +39,17 @@ def write_csv(path: Path, groups: dict[str, int], seed: int = 0) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def store_dir(tmp_path_factory):
+    """One SQLite store for all fault tests (creating a schema takes seconds)."""
+    return tmp_path_factory.mktemp("store")
+
+
 @pytest.fixture
-def store(tmp_path):
-    """A fresh SQLite store and its experiment id."""
-    settings = TrackingSettings(f"sqlite:///{tmp_path}/mlruns.db", str(tmp_path / "art"), "f")
-    return connect(settings)
+def store(store_dir, tmp_path):
+    """The shared store and an experiment of this test's own."""
+    uri = f"sqlite:///{store_dir}/mlruns.db"
+    return connect(TrackingSettings(uri, str(tmp_path / "art"), tmp_path.name))
 
 
 @pytest.fixture(autouse=True)

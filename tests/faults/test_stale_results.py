@@ -16,13 +16,6 @@ from regbias.errors import ConfigError, DataError
 from tests.faults.conftest import composed, write_csv
 
 
-@pytest.fixture(scope="module")
-def store_dir(tmp_path_factory):
-    """One SQLite store for the module (creating its schema takes seconds); one experiment
-    per test keeps the tests apart."""
-    return tmp_path_factory.mktemp("store")
-
-
 def csv_job(tmp_path, store_dir, *overrides):
     """A ``task=run`` config over a tiny CSV with its own experiment and cache."""
     path = write_csv(tmp_path / "study.csv", {"train": 60, "a": 20, "b": 20, "c": 20})

@@ -71,11 +71,11 @@ def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
         ConfigError: the store cannot be reached; the message names the URI.
         TrackingError: a local store's disk is nearly full.
     """
-    client = MlflowClient(tracking_uri=settings.uri)
     try:
         _probe(settings.uri)
         check_free_space(settings.uri)
         with store_lock(settings.uri):
+            client = MlflowClient(tracking_uri=settings.uri)  # creates a fresh store's schema
             return client, _experiment_id(client, settings)
     except TrackingError:
         raise
