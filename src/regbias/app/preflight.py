@@ -118,8 +118,8 @@ def preflight_sweep(cfg: Mapping[str, Any]) -> None:
     Raises:
         DataError: the data directory is missing (said once, not once per job).
     """
-    if cfg.get("task") == "run":
-        dataset_data_dir(cfg["dataset"], cfg["paths"]["data_dir"])
+    if cfg.get("task") == "run" and cfg.get("dataset") is not None:
+        dataset_data_dir(cfg["dataset"], (cfg.get("paths") or {}).get("data_dir"))
 
 
 def resume_inputs(resolved: Mapping[str, Any]) -> dict[str, str]:

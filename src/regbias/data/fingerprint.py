@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from regbias.files import file_mode
+
 __all__ = ["MEMO_FILE", "dataset_files", "file_sha256", "content_fingerprint"]
 
 MEMO_FILE = "file_hashes.json"
@@ -97,9 +99,7 @@ def _write_memo(path: Path, memo: dict[str, list[Any]]) -> None:
     except OSError:
         return
     try:
-        mask = os.umask(0o022)
-        os.umask(mask)
-        os.fchmod(handle, 0o666 & ~mask)
+        os.fchmod(handle, file_mode())
         with os.fdopen(handle, "w") as stream:
             json.dump(memo, stream)
         os.replace(temporary, path)

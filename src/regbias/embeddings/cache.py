@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from regbias.errors import CacheError
+from regbias.files import file_mode
 
 if TYPE_CHECKING:
     from regbias.embeddings.encoder import Encoder, Padding
@@ -50,15 +51,6 @@ _QUARANTINE = "quarantine"
 _CHUNK = 1 << 22
 
 log = logging.getLogger(__name__)
-
-
-def _current_umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_FILE_MODE = 0o666 & ~_current_umask()
 
 
 def text_key(text: str) -> str:
@@ -358,7 +350,7 @@ def _atomic_write(path: Path, write: Callable[..., object]) -> None:
     except OSError as error:
         raise _cache_error(path, error) from error
     try:
-        os.fchmod(handle, _FILE_MODE)  # mkstemp makes 0600; a shared cache needs the umask's
+        os.fchmod(handle, file_mode())  # mkstemp makes 0600; a shared cache needs the umask's
         with os.fdopen(handle, "wb") as file:
             write(file)
             file.flush()
