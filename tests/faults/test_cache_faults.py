@@ -47,9 +47,7 @@ def filled(root: Path) -> Path:
 
 
 @pytest.mark.parametrize("garbage", ["finite", "nan"])
-def test_overwritten_shard_rows_are_detected_quarantined_and_recomputed(
-    tmp_path, caplog, garbage
-):
+def test_overwritten_shard_rows_are_detected_quarantined_and_recomputed(tmp_path, caplog, garbage):
     data = filled(tmp_path)
     rows = np.load(data, mmap_mode="r+")
     fill = np.random.default_rng(0).normal(size=(5, 8)) if garbage == "finite" else np.nan

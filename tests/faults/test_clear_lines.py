@@ -125,9 +125,7 @@ def test_csv_without_training_rows_says_so(tmp_path, policy):
 
 def test_csv_without_training_rows_runs_distances_without_baseline(tmp_path):
     path = write_csv(tmp_path / "none.csv", {"a": 40, "b": 40, "c": 40, "d": 40})
-    study, draws = prepare(
-        csv_config(path, "finetune.enabled=false", "dataset.groups=[a,b,c,d]")
-    )
+    study, draws = prepare(csv_config(path, "finetune.enabled=false", "dataset.groups=[a,b,c,d]"))
     assert list(study.groups) == ["a", "b", "c", "d"] and draws.texts
 
 

@@ -69,9 +69,7 @@ def runs_of(cfg):
 # Item 6: Hydra turns a callback's exception into a warning; the sweep must fail instead.
 
 
-def test_failed_aggregation_exits_non_zero_in_one_line(
-    tmp_path, monkeypatch, capsys, sweep_config
-):
+def test_failed_aggregation_exits_non_zero_in_one_line(tmp_path, monkeypatch, capsys, sweep_config):
     cfg = sweep_config
     callbacks = Callbacks(cfg)  # Hydra's own dispatcher, which catches Exception
     callbacks.on_multirun_start(config=cfg)
@@ -92,9 +90,7 @@ def test_failed_aggregation_exits_non_zero_in_one_line(
     assert [r.info.status for r in runs_of(cfg)] == ["FAILED"]
 
 
-def test_parent_that_cannot_be_created_stops_the_sweep(
-    tmp_path, monkeypatch, capsys, sweep_config
-):
+def test_parent_that_cannot_be_created_stops_the_sweep(tmp_path, monkeypatch, capsys, sweep_config):
     def read_only(*args, **kwargs):
         raise sqlalchemy.exc.OperationalError(
             "INSERT INTO runs", {}, Exception("attempt to write a readonly database")
@@ -110,9 +106,7 @@ def test_parent_that_cannot_be_created_stops_the_sweep(
     assert not (tmp_path / "sweep" / "regbias_parent.json").exists()
 
 
-def test_missing_data_directory_stops_the_sweep_once(
-    tmp_path, monkeypatch, capsys, sweep_config
-):
+def test_missing_data_directory_stops_the_sweep_once(tmp_path, monkeypatch, capsys, sweep_config):
     monkeypatch.setenv("REGBIAS_DATA_DIR", str(tmp_path / "nowhere"))
     cfg = sweep_config
     with pytest.raises(SystemExit) as exit_:

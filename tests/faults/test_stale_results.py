@@ -82,7 +82,9 @@ def test_data_hash_is_memoised_by_size_and_mtime(tmp_path, monkeypatch):
     assert content_fingerprint([data], tmp_path / "memo") != first and len(hashed) == 2
 
 
-def test_reused_job_keeps_its_variant_so_a_resumed_sweep_pools_as_one(tmp_path, store_dir, monkeypatch):
+def test_reused_job_keeps_its_variant_so_a_resumed_sweep_pools_as_one(
+    tmp_path, store_dir, monkeypatch
+):
     cfg = csv_job(tmp_path, store_dir)
     _, finished = run_job(cfg, tmp_path, "job0")
     _, reused = run_job(cfg, tmp_path, "job1")
