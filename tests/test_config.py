@@ -42,7 +42,7 @@ def test_every_option_under_every_preset_reads_into_valid_settings(group, preset
     """Each group option composes with each preset and passes the settings' checks."""
     for option in options(group):
         overrides = [f"{group}={option}", *([f"experiment={preset}"] if preset else [])]
-        if option == "csv" or "dataset=csv" in overrides:
+        if group == "dataset" and option == "csv":
             overrides.append("dataset.path=/tmp/table.csv")
         settings = read_settings(composed(*overrides))
         assert isinstance(settings, StudySettings)
@@ -55,9 +55,9 @@ def test_settings_fail_on_the_key_with_what_to_set():
         read_settings(composed("distance.repetitions=two"))
     with pytest.raises(ConfigError, match=r"distance\.sinkhorn\.epsilonn is not a setting"):
         read_settings(composed("+distance.sinkhorn.epsilonn=1"))
-    with pytest.raises(ConfigError, match=r"distance\.repetitions must be at least 1"):
+    with pytest.raises(ConfigError, match=r"distance\.repetitions must be an integer >= 1"):
         read_settings(composed("distance.repetitions=-1"))
-    with pytest.raises(ConfigError, match="seed must be an integer >= 0"):
+    with pytest.raises(ConfigError, match="seed must be between 0 and"):
         read_settings(composed("seed=-1"))
     with pytest.raises(ConfigError, match=r"dataset\.path=my\.csv"):
         read_settings(composed("dataset=csv", "dataset.path=''"))

@@ -22,9 +22,18 @@ from regbias.performance.finetune import FinetuneSettings, TrainerSettings
 from regbias.settings_reader import build
 from regbias.tracking.runs import TrackingSettings
 
-__all__ = ["TASKS", "SamplingSettings", "StudySettings", "read_settings", "plain_config"]
+__all__ = [
+    "MAX_SEED",
+    "TASKS",
+    "SamplingSettings",
+    "StudySettings",
+    "plain_config",
+    "read_settings",
+    "validate_seed",
+]
 
 TASKS = ("run", "describe", "analyze")
+MAX_SEED = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -59,9 +68,9 @@ class StudySettings:
 
 def plain_config(cfg: DictConfig) -> dict[str, Any]:
     """The config as plain, resolved containers (without Hydra's own node)."""
-    values = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    study = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    values = OmegaConf.to_container(study, resolve=True, throw_on_missing=True)
     assert isinstance(values, dict)
-    values.pop("hydra", None)
     return values  # type: ignore[return-value]
 
 
@@ -81,6 +90,17 @@ def _check_task_and_seed(values: dict[str, Any]) -> None:
     task = values.get("task")
     if task not in TASKS:
         raise ConfigError(f"unknown task '{task}': use one of {', '.join(TASKS)} (task=...)")
-    seed = values.get("seed")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ConfigError(f"seed must be an integer >= 0 (0 is a real seed), not {seed!r}")
+    validate_seed(values.get("seed"))
+
+
+def validate_seed(seed: object) -> int:
+    """The job's seed as an int in ``0 .. 2**32 - 1`` (numpy's and Lightning's range).
+
+    Raises:
+        ConfigError: not an integer, or out of range (0 is a real seed).
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ConfigError(f"seed must be an integer (0 is a real seed), not {seed!r}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"seed must be between 0 and {MAX_SEED} (0 is a real seed), not {seed}")
+    return seed

@@ -270,6 +270,14 @@ def _numeric_column(values: pd.Series, column: str, path: Path) -> pd.Series:
             f"{path}: column {column!r} is not numeric: row {row + 1} (file line {row + 2}) "
             f"holds {values.iloc[row]!r}. Leave a cell empty for a missing value."
         )
+    infinite = np.isinf(numbers.to_numpy(dtype=np.float64))
+    if infinite.any():
+        row = int(np.flatnonzero(infinite)[0])
+        raise DataError(
+            f"{path}: column {column!r} holds an infinite value in row {row + 1} (file line "
+            f"{row + 2}): {values.iloc[row]!r}. Rank tests need finite values; leave the cell "
+            "empty for a missing value."
+        )
     return numbers.astype(np.float64)
 
 

@@ -39,6 +39,7 @@ from regbias.analysis.pairs import (
     _permutations,
     correlations,
 )
+from regbias.data.groups import BASELINE, MIXED
 from regbias.distances.matrix import DistanceMatrix
 
 __all__ = [
@@ -51,9 +52,8 @@ __all__ = [
     "without_groups",
 ]
 
-#: Groups of another kind than the regions: the training sample (``regbias.performance``
-#: names it BASELINE; not imported here, that package loads torch) and the all-region mix.
-SPECIAL_GROUPS = ("baseline", "mixed")
+#: Groups of another kind than the regions: the training sample and the all-region mix.
+SPECIAL_GROUPS = (BASELINE, MIXED)
 _KEYS = ["distance", "performance"]
 _CHUNK = 4096
 _SOURCE = {True: "repetitions", False: "models"}

@@ -26,7 +26,13 @@ from regbias.data.sampling import (
 )
 from regbias.errors import ConfigError, SampleSizeError
 
-__all__ = ["DrawSizes", "DistanceDraws", "distance_draws", "evaluation_draws"]
+__all__ = [
+    "DrawSizes",
+    "DistanceDraws",
+    "distance_draws",
+    "evaluation_draws",
+    "validate_draw_sizes",
+]
 
 Unit = Literal["tweet", "document"]
 
@@ -43,6 +49,36 @@ class DrawSizes:
     matched_pool: bool = False
     pool_size: int | None = None
     floors: bool = False
+
+
+def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
+    """Reject sizes that would silently give no distances (``repetitions=0``, ``-1``, ...).
+
+    Raises:
+        ConfigError: the first bad size, named by its ``distance.*`` key.
+    """
+    if not enabled:
+        return
+    named = {
+        "distance.repetitions": sizes.repetitions,
+        "distance.short.texts_per_draw": sizes.short_texts,
+        "distance.long.passages_per_draw": sizes.long_passages,
+        "distance.long.texts_per_passage": sizes.texts_per_passage,
+        "distance.lda.passages_per_group": sizes.lda_passages,
+    }
+    for key, value in named.items():
+        if value is None:
+            continue  # that measurement is disabled
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(
+                f"{key} must be an integer >= 1, not {value!r} (distance.enabled=false skips "
+                "the distance stages)"
+            )
+    if sizes.short_texts is None and sizes.long_passages is None and sizes.lda_passages is None:
+        raise ConfigError(
+            "distance.enabled=true but short, long and lda are all disabled: enable one, or "
+            "set distance.enabled=false"
+        )
 
 
 @dataclass
@@ -235,7 +271,7 @@ def _long(
     out: _Drawn = {}
     for name, texts in groups.items():
         rng = rng_for(seed, purpose, name)
-        passages, _ = long_text_passages(texts.texts, n, sizes.texts_per_passage, rng)
+        passages, _ = long_text_passages(texts.texts, n, sizes.texts_per_passage, rng, name)
         out[name] = (passages, n, False)
     return out
 

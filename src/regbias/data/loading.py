@@ -17,6 +17,8 @@ __all__ = [
     "DatasetSettings",
     "PathSettings",
     "resolve_data_dir",
+    "dataset_data_dir",
+    "csv_path",
     "load_corpus",
     "select_groups",
 ]
@@ -95,8 +97,35 @@ def resolve_data_dir(configured: str | os.PathLike[str] | None) -> Path:
     return chosen.resolve()
 
 
-def load_corpus(dataset: DatasetSettings, data_dir: Path) -> Corpus:
-    """Read the corpus that ``dataset`` names."""
+def dataset_data_dir(
+    dataset: DatasetSettings, configured: str | os.PathLike[str] | None
+) -> Path | None:
+    """The data directory ``dataset`` needs; None for a CSV file found without one.
+
+    Raises:
+        DataError: the dataset needs a data directory and it does not exist.
+    """
+    if dataset.name == "csv" and _standalone_csv(dataset):
+        return None
+    return resolve_data_dir(configured)
+
+
+def _standalone_csv(dataset: DatasetSettings) -> bool:
+    """An absolute CSV path, or a relative one that exists from here, needs no data dir."""
+    path = Path(str(dataset.path))
+    return path.is_absolute() or path.is_file()
+
+
+def csv_path(dataset: DatasetSettings, data_dir: Path | None) -> Path:
+    """The CSV file of ``dataset=csv``: as given when it exists or is absolute, else in data_dir."""
+    path = Path(str(dataset.path))
+    if path.is_absolute() or path.exists() or data_dir is None:
+        return path
+    return data_dir / path
+
+
+def load_corpus(dataset: DatasetSettings, data_dir: Path | None) -> Corpus:
+    """Read the corpus that ``dataset`` names (``data_dir`` None: a standalone CSV file)."""
     if dataset.name == "sentiment140":
         from regbias.data.sentiment140 import read_sentiment140
 
@@ -108,14 +137,11 @@ def load_corpus(dataset: DatasetSettings, data_dir: Path) -> Corpus:
     return _load_csv(dataset, data_dir)
 
 
-def _load_csv(dataset: DatasetSettings, data_dir: Path) -> Corpus:
+def _load_csv(dataset: DatasetSettings, data_dir: Path | None) -> Corpus:
     from regbias.data.csv_corpus import read_csv_corpus
 
-    path = Path(str(dataset.path))
-    if not path.is_absolute() and not path.exists():
-        path = data_dir / path
     return read_csv_corpus(
-        path,
+        csv_path(dataset, data_dir),
         text_column=dataset.text_column,
         label_column=dataset.label_column,
         group_column=dataset.group_column,

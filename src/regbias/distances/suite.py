@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from regbias.data.draws import DistanceDraws
+from regbias.data.draws import DistanceDraws, DrawSizes, validate_draw_sizes
 from regbias.data.sampling import rng_for
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
@@ -68,21 +68,26 @@ class DistanceSettings:
     lda: LdaSettings
 
     def __post_init__(self) -> None:
-        checks = {
-            "distance.repetitions": (self.repetitions, 1 if self.enabled else 0),
-            "distance.relabellings": (self.relabellings, 0),
-            "distance.short.texts_per_draw": (self.short.texts_per_draw, 1),
-            "distance.long.passages_per_draw": (self.long.passages_per_draw, 1),
-            "distance.long.texts_per_passage": (self.long.texts_per_passage, 1),
-            "distance.lda.passages_per_group": (self.lda.passages_per_group, 2),
-        }
-        for key, (value, least) in checks.items():
-            if value < least:
-                raise ConfigError(f"{key} must be at least {least}, not {value}")
+        validate_draw_sizes(self.draw_sizes(), enabled=self.enabled)
+        if self.relabellings < 0:
+            raise ConfigError(f"distance.relabellings must be >= 0, not {self.relabellings}")
         if self.pool_size is not None and self.pool_size < 2:
             raise ConfigError(
                 f"distance.pool_size must be at least 2 or null, not {self.pool_size}"
             )
+
+    def draw_sizes(self) -> DrawSizes:
+        """The sizes of the suite's draws (a disabled measurement draws nothing)."""
+        return DrawSizes(
+            repetitions=self.repetitions if self.enabled else 0,
+            short_texts=self.short.texts_per_draw if self.short.enabled else None,
+            long_passages=self.long.passages_per_draw if self.long.enabled else None,
+            texts_per_passage=self.long.texts_per_passage,
+            lda_passages=self.lda.passages_per_group if self.lda.enabled else None,
+            matched_pool=self.matched_pool,
+            pool_size=self.pool_size,
+            floors=self.floors,
+        )
 
 
 @dataclass

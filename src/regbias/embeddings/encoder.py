@@ -26,6 +26,7 @@ import torch
 
 from regbias.embeddings.pooling import POOLINGS, Pooling, pool
 from regbias.errors import ConfigError, RegbiasError
+from regbias.interrupt import check_stop
 
 __all__ = [
     "TINY_BERT_CONFIG",
@@ -320,6 +321,7 @@ class Encoder:
         plan = plan_batches(lengths, batch_size * self.spec.max_length)
         with torch.inference_mode():
             for index in _progress(plan, f"embedding {len(texts)} texts"):
+                check_stop()  # a safe point between forward passes
                 batch = _pad([encoded[i] for i in index], self.tokenizer.pad_token_id, pad_to)
                 yield index, {name: tensor.to(self.device) for name, tensor in batch.items()}
 

@@ -16,7 +16,7 @@ from regbias.report import figures as plots
 from regbias.report.findings import findings_markdown
 from regbias.tracking.runs import RunLog
 
-__all__ = ["log_distances", "log_analysis", "report_markdown"]
+__all__ = ["log_distances", "log_analysis", "report_markdown", "artifact_name"]
 
 # Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
@@ -89,7 +89,18 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
         figure = plots.pair_scatter(
             analysis.pairwise, row.distance, row.performance, row._asdict(), p_suffix=suffix
         )
-        run.figure(figure, f"figures/scatter/{row.distance}__{row.performance}.png")
+        name = f"{artifact_name(row.distance)}__{artifact_name(row.performance)}"
+        run.figure(figure, f"figures/scatter/{name}.png")
+
+
+def artifact_name(name: object) -> str:
+    """A user's column name made safe as one artifact path component.
+
+    Only letters, digits, ``_``, ``-`` and ``.`` are kept (others become ``_``) and leading dots
+    go, so ``../x`` or ``a/b`` can never leave or nest the run's artifact folder.
+    """
+    safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in str(name))
+    return safe.lstrip(".") or "_"
 
 
 def _representation_figures(run: RunLog, results: StudyResults) -> None:
