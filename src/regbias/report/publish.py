@@ -14,6 +14,7 @@ from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import figures as plots
 from regbias.report.findings import findings_markdown
+from regbias.report.noise import above_noise_lines, noise_section
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_distances", "log_analysis", "report_markdown", "artifact_name"]
@@ -57,7 +58,8 @@ def log_analysis(
     if analysis.robustness is not None:
         run.table(analysis.robustness, "analysis/robustness.csv")
     _representation_figures(run, results)
-    run.text(report_markdown(results, analysis, settings), "report.md")
+    noise = above_noise_lines(results.distances, settings.significance)
+    run.text(report_markdown(results, analysis, settings, extra_findings=noise), "report.md")
 
 
 def _log_group_means(run: RunLog, summary: pd.DataFrame) -> None:
@@ -145,6 +147,7 @@ def report_markdown(
             note=analysis.note,
         )
     ]
+    lines += ["## Settings that ran", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
     lines += [f"| {g} | {results.group_sizes.get(g, '')} |" for g in results.groups]
@@ -157,6 +160,12 @@ def report_markdown(
     for name, matrix in results.distances.items():
         lines += ["", f"## Distance: {name} (mean over {matrix.n_repetitions} repetitions)", ""]
         lines += [_markdown_table(matrix.to_frame()), "", f"![{name}](figures/{name}.png)"]
+        epsilon = matrix.config.get("epsilon")
+        if epsilon is not None:
+            lines += ["", f"Epsilon {epsilon:.4g} (OTT units, cost |x-y|^2) for every pair."]
+    section = noise_section(results.distances)
+    if section:
+        lines += ["", section]
     if analysis.summary is not None:
         means = analysis.summary.groupby(["group", "metric"], sort=False)["value"].mean().unstack()
         n_models = analysis.summary["model"].nunique()
