@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from tests.cli import run_cli, runs
+from tests.cli import run_job, runs
 from tests.test_cli_errors import assert_clean_failure
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
@@ -30,7 +30,7 @@ def write_table(path, groups=GROUPS, **extra_columns):
 
 def test_analyze_writes_correlations_and_figures(tmp_path):
     table = write_table(tmp_path / "pairs.csv")
-    done = run_cli(
+    done = run_job(
         tmp_path, "task=analyze", f"analysis.input={table}", "analysis.exclude_pairs=[nz-za]"
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -54,7 +54,7 @@ def test_analyze_writes_correlations_and_figures(tmp_path):
 
 def test_analyze_missing_column(tmp_path):
     table = write_table(tmp_path / "pairs.csv")
-    done = run_cli(
+    done = run_job(
         tmp_path, "task=analyze", f"analysis.input={table}", "analysis.performance=[gap_auc]"
     )
     assert_clean_failure(tmp_path, done, "gap_auc")
@@ -62,16 +62,16 @@ def test_analyze_missing_column(tmp_path):
 
 def test_analyze_non_numeric_values(tmp_path):
     table = write_table(tmp_path / "pairs.csv", gap_f1=["high"] * 15)
-    done = run_cli(tmp_path, "task=analyze", f"analysis.input={table}")
+    done = run_job(tmp_path, "task=analyze", f"analysis.input={table}")
     assert_clean_failure(tmp_path, done, "gap_f1", "high")
 
 
 def test_analyze_needs_four_groups(tmp_path):
     table = write_table(tmp_path / "pairs.csv", groups=["au", "ca", "nz"])
-    done = run_cli(tmp_path, "task=analyze", f"analysis.input={table}")
+    done = run_job(tmp_path, "task=analyze", f"analysis.input={table}")
     assert_clean_failure(tmp_path, done, "fewer than 4 groups")
 
 
 def test_analyze_without_input(tmp_path):
-    done = run_cli(tmp_path, "task=analyze")
+    done = run_job(tmp_path, "task=analyze")
     assert_clean_failure(tmp_path, done, "analysis.input")

@@ -121,6 +121,7 @@ def distance_draws(
     draws = DistanceDraws()
     if sizes.matched_pool:
         draws.pool_size = matched_pool_size(groups, sizes.pool_size)
+        _check_half_pool(groups, sizes, unit, draws.pool_size)
     # LDA needs equal group sizes: documents are drawn whole, so a small group limits them all
     # (under the `all` policy; `error` refuses). Tweet passages can always be made.
     lda_size = sizes.lda_passages
@@ -156,6 +157,27 @@ def matched_pool_size(groups: dict[str, TextSet], configured: int | None) -> int
             f"for {configured}: lower distance.pool_size (null = the smallest group's size)"
         )
     return configured
+
+
+def _check_half_pool(
+    groups: dict[str, TextSet], sizes: DrawSizes, unit: Unit, pool_size: int
+) -> None:
+    """Draws without replacement come from half a pool (the other half is the twin's).
+
+    Raises:
+        SampleSizeError: a draw asks for more texts than half the pool holds.
+    """
+    wanted = {"distance.short.texts_per_draw": sizes.short_texts if unit == "tweet" else None}
+    if unit == "document":
+        wanted["distance.long.passages_per_draw"] = sizes.long_passages
+    smallest = min(groups, key=lambda g: len(groups[g]))
+    for key, n in wanted.items():
+        if n and n > pool_size // 2:
+            raise SampleSizeError(
+                f"{key}={n} exceeds half the matched pool ({pool_size // 2} of {pool_size} "
+                f"texts; group '{smallest}' has {len(groups[smallest])}): lower it, or set "
+                "distance.matched_pool=false to draw from whole groups"
+            )
 
 
 def _pools(
