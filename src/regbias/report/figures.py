@@ -130,6 +130,48 @@ def distance_heatmap(
     return fig
 
 
+def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
+    """Each pair's distance against the noise floor of its two groups.
+
+    Pairs are sorted by distance; a dot with whiskers is the pair's mean ± sd over
+    repetitions, the grey bar the mean floor of its two groups ± their floors' sd. A pair whose
+    dot sits inside its grey bar is not apart from sampling noise. Filled dots: relabelling
+    p-value at most 0.05 (where the test ran).
+
+    Raises:
+        ValueError: the matrix has no floor.
+    """
+    if matrix.floor is None:
+        raise ValueError(f"{matrix.name} has no noise floor")
+    pairs = [(i, j) for i in range(len(matrix.groups)) for j in range(i + 1, len(matrix.groups))]
+    pairs.sort(key=lambda p: matrix.mean[p])
+    floor_sd = matrix.floor_sd if matrix.floor_sd is not None else np.zeros_like(matrix.floor)
+    fig = _figure(7.0, 0.8 + 0.22 * len(pairs))
+    ax = fig.add_subplot()
+    for y, (i, j) in enumerate(pairs):
+        floor = (matrix.floor[i] + matrix.floor[j]) / 2
+        spread = max(floor_sd[i], floor_sd[j])
+        ax.barh(y, 2 * spread, left=floor - spread, height=0.6, color="0.85", zorder=1)
+        ax.plot([floor, floor], [y - 0.3, y + 0.3], color="0.5", lw=1, zorder=2)
+        above = matrix.p_above_noise is not None and matrix.p_above_noise[i, j] <= 0.05
+        ax.errorbar(
+            matrix.mean[i, j],
+            y,
+            xerr=matrix.sd[i, j],
+            fmt="o",
+            color="C0",
+            zorder=3,
+            markerfacecolor="C0" if above else "white",
+            markersize=5,
+            capsize=2,
+        )
+    labels = [f"{_label(matrix.groups[i])}–{_label(matrix.groups[j])}" for i, j in pairs]
+    ax.set_yticks(range(len(pairs)), labels, fontsize=7)
+    ax.set_xlabel(f"{matrix.name}: mean ± sd (filled: relabelling p <= 0.05); grey: floor ± sd")
+    ax.set_title(title if title is not None else f"{matrix.name}: distance vs noise floor")
+    return fig
+
+
 def correlation_heatmap(
     correlations_df: pd.DataFrame,
     statistic: str = "spearman_rho",

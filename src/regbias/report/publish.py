@@ -34,6 +34,8 @@ def log_distances(run: RunLog, matrices: dict[str, DistanceMatrix]) -> None:
         sd = pd.DataFrame(matrix.sd, index=matrix.groups, columns=matrix.groups)
         run.table(sd, f"distances/{name}_sd.csv", index=True)
         run.figure(plots.distance_heatmap(matrix), f"figures/{name}.png")
+        if matrix.floor is not None:
+            run.figure(plots.floor_plot(matrix), f"figures/{name}_floor.png")
         for row in matrix.pairs().itertuples():
             metrics[f"dist/{name}/{row.group_a}__{row.group_b}"] = row.mean
     run.metrics({k: v for k, v in metrics.items() if math.isfinite(v)})
