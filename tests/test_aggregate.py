@@ -7,13 +7,14 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
 
 from regbias.analysis.results import StudyResults
 from regbias.app.aggregate import aggregate_sweep, pool_results
 from regbias.app.sweep import SweepCallback
 from regbias.distances.matrix import DistanceMatrix
+from regbias.settings import read_settings
 from regbias.tracking.runs import JOB_FILE, PARENT_FILE, TrackingSettings, connect, start_run
+from tests.conftest import ROOT
 
 GROUPS = ["au", "ca", "nz", "uk", "us"]
 
@@ -48,24 +49,26 @@ def log_fake_job(client, experiment, parent_id, results):
     return run.run_id
 
 
+def composed(*overrides: str):
+    """The real config with Hydra's node (the sweep callback reads its sweep dir)."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose("config", overrides=list(overrides), return_hydra_config=True)
+
+
 @pytest.fixture
 def store(tmp_path):
     settings = TrackingSettings(f"sqlite:///{tmp_path}/mlruns.db", str(tmp_path / "mlruns"), "agg")
     client, experiment = connect(settings)
-    config = OmegaConf.create(
-        {
-            "task": "run",
-            "tracking": {
-                "uri": settings.uri,
-                "artifact_root": settings.artifact_root,
-                "experiment": "agg",
-            },
-            "analysis": {"n_permutations": 99, "exact_limit": 40320, "significance": 0.05},
-            "hydra": {
-                "sweep": {"dir": str(tmp_path / "sweep")},
-                "overrides": {"task": ["seed=0,1"]},
-            },
-        }
+    config = composed(
+        "task=run",
+        f"tracking.uri={settings.uri}",
+        f"tracking.artifact_root={settings.artifact_root}",
+        "tracking.experiment=agg",
+        "analysis.n_permutations=99",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        "seed=0",
     )
     return client, experiment, config, tmp_path
 
@@ -87,9 +90,13 @@ def test_aggregation_of_two_finished_children(store):
     parent = start_run(client, experiment, "sweep", {"regbias.role": "sweep"})
     ids = [log_fake_job(client, experiment, parent.run_id, fake_job(s)) for s in (0, 1)]
     records = [{"job_num": i, "status": "FINISHED", "run_id": r} for i, r in enumerate(ids)]
-    aggregate_sweep(config, parent, records)
+    aggregate_sweep(read_settings(config).analysis, parent, records)
     names = {a.path for a in client.list_artifacts(parent.run_id, "analysis")}
-    assert names == {"analysis/pairwise.csv", "analysis/correlations.csv"}
+    assert names == {
+        "analysis/pairwise.csv",
+        "analysis/correlations.csv",
+        "analysis/robustness.csv",
+    }
     local = client.download_artifacts(parent.run_id, "analysis/pairwise.csv", str(store[3] / "d"))
     pairwise = pd.read_csv(local)
     assert len(pairwise) == 10 and pairwise["dcor_accuracy"].notna().all()
@@ -99,6 +106,7 @@ def test_aggregation_of_two_finished_children(store):
     with open(path) as handle:
         pooled = json.load(handle)
     assert pooled["n_repetitions"] == 6
+    assert np.asarray(pooled["repetitions"]).shape == (6, 5, 5)  # both jobs' repetitions
 
 
 def test_failed_job_is_named_and_parent_marked_failed(store, capsys):

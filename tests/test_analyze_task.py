@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from tests.cli import run_cli, runs
+from tests.cli import run_job, runs
 from tests.test_cli_errors import assert_clean_failure
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
@@ -30,7 +30,7 @@ def write_table(path, groups=GROUPS, **extra_columns):
 
 def test_analyze_writes_correlations_and_figures(tmp_path):
     table = write_table(tmp_path / "pairs.csv")
-    done = run_cli(
+    done = run_job(
         tmp_path, "task=analyze", f"analysis.input={table}", "analysis.exclude_pairs=[nz-za]"
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -42,13 +42,19 @@ def test_analyze_writes_correlations_and_figures(tmp_path):
     assert len(found) == 2  # one distance x two performance columns
     row = found.set_index("performance").loc["gap_accuracy"]
     assert row["n_pairs"] == 14 and row["spearman_rho"] > 0.8 and row["spearman_p_perm"] < 0.05
+    assert row["spearman_p_holm"] >= row["spearman_p_perm"]
     figures = {a.path for a in client.list_artifacts(run.info.run_id, "figures")}
     assert "figures/correlations_spearman_rho.png" in figures
+    # A bare table gets the group-removal checks (6 groups: 6 LOGO analyses), no bootstrap.
+    local = client.download_artifacts(run.info.run_id, "analysis/robustness.csv", str(tmp_path))
+    checks = pd.read_csv(local).set_index("performance")
+    assert checks.loc["gap_accuracy", "loo_rho_min"] > 0.5
+    assert np.isnan(checks.loc["gap_accuracy", "spearman_ci_low"])
 
 
 def test_analyze_missing_column(tmp_path):
     table = write_table(tmp_path / "pairs.csv")
-    done = run_cli(
+    done = run_job(
         tmp_path, "task=analyze", f"analysis.input={table}", "analysis.performance=[gap_auc]"
     )
     assert_clean_failure(tmp_path, done, "gap_auc")
@@ -56,16 +62,16 @@ def test_analyze_missing_column(tmp_path):
 
 def test_analyze_non_numeric_values(tmp_path):
     table = write_table(tmp_path / "pairs.csv", gap_f1=["high"] * 15)
-    done = run_cli(tmp_path, "task=analyze", f"analysis.input={table}")
+    done = run_job(tmp_path, "task=analyze", f"analysis.input={table}")
     assert_clean_failure(tmp_path, done, "gap_f1", "high")
 
 
 def test_analyze_needs_four_groups(tmp_path):
     table = write_table(tmp_path / "pairs.csv", groups=["au", "ca", "nz"])
-    done = run_cli(tmp_path, "task=analyze", f"analysis.input={table}")
+    done = run_job(tmp_path, "task=analyze", f"analysis.input={table}")
     assert_clean_failure(tmp_path, done, "fewer than 4 groups")
 
 
 def test_analyze_without_input(tmp_path):
-    done = run_cli(tmp_path, "task=analyze")
+    done = run_job(tmp_path, "task=analyze")
     assert_clean_failure(tmp_path, done, "analysis.input")

@@ -1,10 +1,14 @@
-"""Each user mistake: one clear message, a non-zero exit, no MLflow run left RUNNING."""
+"""Each user mistake: one clear message, a non-zero exit, no MLflow run left RUNNING.
+
+Single runs go through the task function in-process (``run_job``); Hydra's own command-line
+errors and a failing sweep run as real ``run.py`` subprocesses.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.cli import run_cli, runs
+from tests.cli import run_cli, run_job, runs
 
 FAST = ["distance.enabled=false", "experiment=smoke"]
 
@@ -20,37 +24,40 @@ def assert_clean_failure(workdir, done, *fragments):
 
 
 def test_missing_data_directory(tmp_path):
-    done = run_cli(tmp_path, *FAST, data_dir=tmp_path / "nowhere")
+    done = run_job(tmp_path, *FAST, data_dir=tmp_path / "nowhere")
     assert_clean_failure(tmp_path, done, "does not exist", "regbias.data.fetch")
 
 
 def test_missing_data_file(tmp_path):
     (tmp_path / "data").mkdir()
-    done = run_cli(tmp_path, "task=describe", data_dir=tmp_path / "data")
+    done = run_job(tmp_path, "task=describe", data_dir=tmp_path / "data")
     assert_clean_failure(tmp_path, done, "regional_sentiment140", "fetch")
 
 
 def test_unknown_group(tmp_path, shared_data_dir):
-    done = run_cli(tmp_path, *FAST, "dataset.groups=[au,xx]", data_dir=shared_data_dir)
+    done = run_job(tmp_path, *FAST, "dataset.groups=[au,xx]", data_dir=shared_data_dir)
     assert_clean_failure(tmp_path, done, "unknown group(s) xx", "au, ca")
     assert [r.info.status for r in runs(tmp_path)] == ["FAILED"]
 
 
 def test_unknown_task(tmp_path, shared_data_dir):
-    done = run_cli(tmp_path, "task=nosuch", data_dir=shared_data_dir)
+    done = run_job(tmp_path, "task=nosuch", data_dir=shared_data_dir)
     assert_clean_failure(tmp_path, done, "unknown task 'nosuch'", "describe")
 
 
 def test_draw_larger_than_group(tmp_path, shared_data_dir):
-    args = ["experiment=smoke", "dataset.groups=[nz,za]", "distance.short.texts_per_draw=300"]
-    done = run_cli(tmp_path, *args, data_dir=shared_data_dir)
+    args = ["experiment=smoke", "dataset.groups=[au,ca,nz,za]", "distance.short.texts_per_draw=300"]
+    done = run_job(tmp_path, *args, data_dir=shared_data_dir)
+    assert_clean_failure(tmp_path, done, "half the matched pool", "group 'za' has 250")
+    args.append("distance.matched_pool=false")
+    done = run_job(tmp_path, *args, data_dir=shared_data_dir)
     assert_clean_failure(tmp_path, done, "group 'za' has 250 texts", "sampling.policy=all")
 
 
 def test_csv_missing_column(tmp_path):
     (tmp_path / "my.csv").write_text("text,label,dialect\nhello there,1,a\n")
     args = ["dataset=csv", f"dataset.path={tmp_path}/my.csv", "dataset.group_column=region"]
-    done = run_cli(tmp_path, *FAST, *args, data_dir=tmp_path)
+    done = run_job(tmp_path, *FAST, *args, data_dir=tmp_path)
     assert_clean_failure(tmp_path, done, "region", "dialect")
 
 
@@ -62,11 +69,13 @@ def test_unknown_config_option_is_hydras_clear_error(tmp_path, override):
 
 
 @pytest.mark.parametrize(
-    ("overrides", "fragments"),
+    ("overrides", "fragments", "runs_left"),
     [
-        (["distance.sinkhorn.epsilon=-1"], ["epsilon must be > 0"]),
-        (["finetune.optimizer=Adamm", "distance.enabled=false"], ["Adamm"]),
-        (["finetune.k_folds=500", "distance.enabled=false"], ["500"]),
+        # A bad value is caught when the settings are read: no run is even started.
+        (["distance.sinkhorn.epsilon=-1"], ["epsilon must be > 0"], []),
+        (["finetune.optimizer=Adamm", "distance.enabled=false"], ["Adamm"], []),
+        # What needs the data or the model is found inside the run, which ends FAILED.
+        (["finetune.k_folds=500", "distance.enabled=false"], ["500"], ["FAILED"]),
         (
             [
                 "encoder=bert_small",
@@ -75,24 +84,25 @@ def test_unknown_config_option_is_hydras_clear_error(tmp_path, override):
                 "distance.enabled=false",
             ],
             ["/no/such/model"],
+            ["FAILED"],
         ),
     ],
     ids=["epsilon", "optimizer", "k_folds", "encoder_path"],
 )
-def test_bad_stage_settings(tmp_path, shared_data_dir, overrides, fragments):
+def test_bad_stage_settings(tmp_path, shared_data_dir, overrides, fragments, runs_left):
     args = ["experiment=smoke", "dataset.groups=[au,nz]", *overrides]
-    done = run_cli(tmp_path, *args, data_dir=shared_data_dir)
+    done = run_job(tmp_path, *args, data_dir=shared_data_dir)
     assert_clean_failure(tmp_path, done, *fragments)
-    assert [r.info.status for r in runs(tmp_path)] == ["FAILED"]
+    assert [r.info.status for r in runs(tmp_path)] == runs_left
 
 
 def test_csv_without_path(tmp_path):
-    done = run_cli(tmp_path, *FAST, "dataset=csv", data_dir=tmp_path)
+    done = run_job(tmp_path, *FAST, "dataset=csv", data_dir=tmp_path)
     assert_clean_failure(tmp_path, done, "dataset.path has no value")
 
 
 def test_a_single_group_is_no_study(tmp_path, shared_data_dir):
-    done = run_cli(tmp_path, *FAST, "dataset.groups=[au]", data_dir=shared_data_dir)
+    done = run_job(tmp_path, *FAST, "dataset.groups=[au]", data_dir=shared_data_dir)
     assert_clean_failure(tmp_path, done, "at least two")
 
 
@@ -108,5 +118,5 @@ def test_sweep_with_failing_jobs_exits_non_zero_and_closes_parent(tmp_path, shar
 
 
 def test_seed_must_be_an_integer(tmp_path, shared_data_dir):
-    done = run_cli(tmp_path, *FAST, "seed=null", data_dir=shared_data_dir)
+    done = run_job(tmp_path, *FAST, "seed=null", data_dir=shared_data_dir)
     assert_clean_failure(tmp_path, done, "seed must be an integer")

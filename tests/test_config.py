@@ -9,6 +9,9 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
+from regbias.errors import ConfigError
+from regbias.settings import StudySettings, read_settings
+
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
 
@@ -30,14 +33,34 @@ def test_default_config_is_sentiment140_minilm_at_laptop_sizes():
     OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
 
 
-@pytest.mark.parametrize(
-    "group", ["dataset", "encoder", "distance", "trainer", "tracking", "analysis", "experiment"]
-)
-def test_every_option_of_every_group_composes(group):
+GROUPS = ["dataset", "encoder", "distance", "finetune", "trainer", "tracking", "analysis"]
+
+
+@pytest.mark.parametrize("preset", [None, *options("experiment")])
+@pytest.mark.parametrize("group", GROUPS)
+def test_every_option_under_every_preset_reads_into_valid_settings(group, preset):
+    """Each group option composes with each preset and passes the settings' checks."""
     for option in options(group):
-        cfg = composed(f"{group}={option}")
-        container = OmegaConf.to_container(cfg, resolve=False)
-        assert container, (group, option)
+        overrides = [f"{group}={option}", *([f"experiment={preset}"] if preset else [])]
+        if group == "dataset" and option == "csv":
+            overrides.append("dataset.path=/tmp/table.csv")
+        settings = read_settings(composed(*overrides))
+        assert isinstance(settings, StudySettings)
+        if group == "dataset":
+            assert settings.dataset.name == option
+
+
+def test_settings_fail_on_the_key_with_what_to_set():
+    with pytest.raises(ConfigError, match=r"distance\.repetitions must be an integer"):
+        read_settings(composed("distance.repetitions=two"))
+    with pytest.raises(ConfigError, match=r"distance\.sinkhorn\.epsilonn is not a setting"):
+        read_settings(composed("+distance.sinkhorn.epsilonn=1"))
+    with pytest.raises(ConfigError, match=r"distance\.repetitions must be an integer >= 1"):
+        read_settings(composed("distance.repetitions=-1"))
+    with pytest.raises(ConfigError, match="seed must be between 0 and"):
+        read_settings(composed("seed=-1"))
+    with pytest.raises(ConfigError, match=r"dataset\.path=my\.csv"):
+        read_settings(composed("dataset=csv", "dataset.path=''"))
 
 
 @pytest.mark.parametrize("dataset", ["sentiment140", "reuters21578", "csv"])

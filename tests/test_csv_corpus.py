@@ -98,5 +98,5 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "latin.csv"
     path.write_bytes(b"text,label,dialect\ncaf\xe9,1,x\n")
-    with pytest.raises(DataError, match=r"latin\.csv is not UTF-8"):
+    with pytest.raises(DataError, match=r"latin\.csv, line 2: not UTF-8"):
         read_csv_corpus(path, **COLUMNS)

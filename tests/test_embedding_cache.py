@@ -122,7 +122,9 @@ def test_killed_write_leaves_no_entry(tmp_path: Path, monkeypatch: pytest.Monkey
     assert compute.calls == [["lost"]]
 
 
-def test_stray_temporary_files_are_ignored_then_removed(tmp_path: Path) -> None:
+def test_stray_temporary_files_are_ignored_then_removed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     cache = EmbeddingCache(tmp_path)
     cache.get_or_compute("tokens-real", IDENTITY, ["a"], CountingCompute())
     folder = next(path for path in tmp_path.iterdir() if path.is_dir())
@@ -131,8 +133,8 @@ def test_stray_temporary_files_are_ignored_then_removed(tmp_path: Path) -> None:
     (folder / "shard-0-junk.index.npz.partial").write_bytes(b"not a shard name")
     (folder / "shard-1-corrupt.index.npz").write_bytes(b"written by hand, not by a cache")
     compute = CountingCompute()
-    with pytest.warns(UserWarning, match="skipping unreadable cache shard shard-1-corrupt"):
-        EmbeddingCache(tmp_path).get_or_compute("tokens-real", IDENTITY, ["a", "b"], compute)
+    EmbeddingCache(tmp_path).get_or_compute("tokens-real", IDENTITY, ["a", "b"], compute)
+    assert "corrupt embedding cache shard" in caplog.text and "shard-1-corrupt" in caplog.text
     assert compute.calls == [["b"]] and stray.exists()
     old = time.time() - 7 * 3600
     os.utime(stray, (old, old))

@@ -93,3 +93,17 @@ def test_pooling_matrices_of_other_settings_names_the_difference():
     two = DistanceMatrix("s", ["a", "b"], np.eye(2), np.zeros((2, 2)), 1, {"epsilon": 2.0})
     with pytest.raises(ValueError, match=r"epsilon: 1.0 vs 2.0"):
         DistanceMatrix.pooled([one, two])
+
+
+def test_floor_figure_shows_every_pair_against_its_floor():
+    from regbias.report.figures import floor_plot
+
+    groups = ["a", "b", "c", "d"]
+    mean = np.array([[0, 1, 2, 3], [1, 0, 4, 5], [2, 4, 0, 6], [3, 5, 6, 0]], dtype=float)
+    bare = DistanceMatrix("s", groups, mean, np.zeros((4, 4)), 2)
+    with pytest.raises(ValueError, match="no noise floor"):
+        floor_plot(bare)
+    figure = floor_plot(DistanceMatrix("s", groups, mean, np.zeros((4, 4)), 2, floor=np.ones(4)))
+    (axes,) = figure.axes
+    labels = [t.get_text() for t in axes.get_yticklabels()]
+    assert labels[0] == "A–B" and labels[-1] == "C–D" and len(labels) == 6  # by distance

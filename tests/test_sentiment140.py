@@ -201,5 +201,5 @@ def test_malformed_full_training_file(tmp_path: Path, rows: str, expected: str) 
 def test_pool_that_is_not_utf8(tmp_path: Path) -> None:
     data_dir = make_data_dir(tmp_path)
     (data_dir / "sentiment140_pool/negative.txt").write_bytes(b"caf\xe9\n")
-    with pytest.raises(DataError, match=r"negative\.txt is not UTF-8"):
+    with pytest.raises(DataError, match=r"negative\.txt, line 1: not UTF-8"):
         read_sentiment140(data_dir)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["RegbiasError", "DataError", "ConfigError", "SampleSizeError"]
+__all__ = [
+    "RegbiasError",
+    "DataError",
+    "ConfigError",
+    "SampleSizeError",
+    "TrackingError",
+    "CacheError",
+]
 
 
 class RegbiasError(Exception):
@@ -19,3 +26,11 @@ class ConfigError(RegbiasError):
 
 class SampleSizeError(RegbiasError):
     """A group holds fewer texts than a draw asks for under the ``error`` policy."""
+
+
+class TrackingError(RegbiasError):
+    """The MLflow store cannot be written (read-only, full disk, a failed schema migration)."""
+
+
+class CacheError(RegbiasError):
+    """The embedding cache cannot be written (full disk, no permission); names the path."""

@@ -4,6 +4,8 @@ A settings dataclass names its fields exactly like the keys of its config group,
 is written once (in ``conf/``) and a field once (in its dataclass). :func:`build` walks the
 dataclass's type hints: it converts and checks every value, builds nested dataclasses, and
 rejects unknown keys, missing keys and wrong types with one line that names the config key.
+A dataclass whose config group is shaped otherwise (the encoder's ``random`` block) provides a
+``from_config(values, key)`` classmethod, which the converter calls instead.
 Nothing here knows Hydra or OmegaConf: it reads plain mappings (``regbias.settings`` turns the
 composed config into one).
 """
@@ -24,7 +26,8 @@ T = TypeVar("T")
 
 
 def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
-    """A ``kind`` dataclass from the config mapping at ``key`` (e.g. ``distance.sinkhorn``).
+    """A ``kind`` dataclass from the config mapping at ``key`` (e.g. ``distance.sinkhorn``;
+    ``""`` for the top level).
 
     Raises:
         ConfigError: a key is unknown or missing, or a value has the wrong type; the message
@@ -38,16 +41,20 @@ def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
     unknown = sorted(set(values) - names)
     if unknown:
         known = ", ".join(sorted(names))
-        raise ConfigError(f"{key}.{unknown[0]} is not a setting; the keys of {key} are: {known}")
+        group = f"the keys of {key}" if key else "the top-level keys"
+        raise ConfigError(f"{_join(key, unknown[0])} is not a setting; {group} are: {known}")
     arguments = {}
     for field in fields:
+        name = _join(key, field.name)
         if field.name in values:
-            arguments[field.name] = convert(
-                hints[field.name], values[field.name], f"{key}.{field.name}"
-            )
+            arguments[field.name] = convert(hints[field.name], values[field.name], name)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-            raise ConfigError(f"{key}.{field.name} has no value: set it ({key}.{field.name}=...)")
+            raise ConfigError(f"{name} has no value: set it ({name}=...)")
     return kind(**arguments)
+
+
+def _join(key: str, name: str) -> str:
+    return f"{key}.{name}" if key else name
 
 
 def convert(hint: Any, value: Any, key: str) -> Any:
@@ -62,7 +69,9 @@ def convert(hint: Any, value: Any, key: str) -> Any:
             return value
         raise ConfigError(f"{key} must be one of {', '.join(map(repr, args))}, not {value!r}")
     if dataclasses.is_dataclass(hint):
-        return build(hint, value, key)  # type: ignore[arg-type]
+        # A dataclass whose config keys differ from its fields reads them itself.
+        reader = getattr(hint, "from_config", None)
+        return reader(value, key) if reader else build(hint, value, key)  # type: ignore[arg-type]
     if origin in (list, tuple, Sequence) or hint in (list, tuple):
         return _sequence(hint, origin, args, value, key)
     if origin in (dict, Mapping) or hint is dict:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from regbias.analysis.multiplicity import add_adjusted_p
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError, RegbiasError
 
@@ -269,6 +270,14 @@ def _numeric_column(values: pd.Series, column: str, path: Path) -> pd.Series:
             f"{path}: column {column!r} is not numeric: row {row + 1} (file line {row + 2}) "
             f"holds {values.iloc[row]!r}. Leave a cell empty for a missing value."
         )
+    infinite = np.isinf(numbers.to_numpy(dtype=np.float64))
+    if infinite.any():
+        row = int(np.flatnonzero(infinite)[0])
+        raise DataError(
+            f"{path}: column {column!r} holds an infinite value in row {row + 1} (file line "
+            f"{row + 2}): {values.iloc[row]!r}. Rank tests need finite values; leave the cell "
+            "empty for a missing value."
+        )
     return numbers.astype(np.float64)
 
 
@@ -356,7 +365,10 @@ def correlations(
     Returns:
         One row per (distance, performance): ``distance, performance, n_pairs, spearman_rho,
         spearman_p, spearman_p_perm, kendall_tau, kendall_p, kendall_p_perm, n_groups,
-        exact``. Statistics are NaN where a column is constant or fewer than 3 pairs remain.
+        exact``, then the permutation p-values adjusted over all rows, per statistic:
+        ``spearman_p_holm, spearman_p_bh, kendall_p_holm, kendall_p_bh`` (see
+        :mod:`regbias.analysis.multiplicity`). Statistics are NaN where a column is constant or
+        fewer than 3 pairs remain; their p-values are left out of the adjustment.
 
     Raises:
         DataError: a named column is missing from the table.
@@ -374,7 +386,7 @@ def correlations(
                 _correlate_batch(data, distance, columns, n_permutations, seed, exact_limit)
             )
     ordered = [rows[(d, p)] for d in distance_columns for p in performance_columns]
-    return pd.DataFrame(ordered, columns=_RESULT_COLUMNS)
+    return add_adjusted_p(pd.DataFrame(ordered, columns=_RESULT_COLUMNS))
 
 
 _RESULT_COLUMNS = [

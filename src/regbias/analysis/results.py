@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from regbias.analysis.multiplicity import ADJUSTMENTS
 from regbias.analysis.pairs import MIN_GROUPS, correlations, pairwise_table
+from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
-from regbias.errors import RegbiasError
+from regbias.errors import ConfigError, RegbiasError
 
-__all__ = ["StudyResults", "Analysis", "AnalysisSettings", "analyse"]
+__all__ = ["StudyResults", "Analysis", "AnalysisSettings", "add_robustness", "analyse"]
 
 log = logging.getLogger(__name__)
+#: The robustness columns ``correlations.csv`` carries too.
+ROBUSTNESS_HEADLINE = ["spearman_ci_low", "spearman_ci_high", "loo_rho_min", "loo_rho_max"]
 
 
 @dataclass
@@ -41,28 +44,68 @@ class StudyResults:
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """The ``analysis`` config group."""
+    """The ``analysis`` config group.
+
+    Attributes:
+        n_permutations: random group relabellings when enumeration is too large.
+        exact_limit: the largest ``K!`` enumerated exactly.
+        significance: the level marked significant (applied to the adjusted p-values).
+        seed: seed of the random permutations and of the bootstrap.
+        adjust: the multiplicity adjustment marking significance: ``holm``, ``bh`` or ``none``.
+        primary: the declared hypothesis ``(distance column, performance column)``, reported
+            first; None when none is declared.
+        bootstrap: bootstrap resamples of models and distance repetitions (0 = no intervals).
+        confidence: the level of the bootstrap intervals.
+        input: ``task=analyze``: the pairwise CSV to re-analyse.
+        distances: ``task=analyze``: the distance columns (None: every ``dist_*``).
+        performance: ``task=analyze``: the performance columns (None: ``gap_*``, ``dcor_*``).
+        exclude_groups: ``task=analyze``: groups whose pairs are left out.
+        exclude_pairs: ``task=analyze``: pairs left out, like ``nz-za`` (either order).
+        epsilon_sensitivity: epsilons (OTT units) at which repetition 0 of each Sinkhorn
+            matrix is recomputed, with the exact-OT limit; empty = off.
+        exact_max_points: the largest cloud the exact-OT limit is computed for.
+    """
 
     n_permutations: int = 9999
     exact_limit: int = 40320
     significance: float = 0.05
     seed: int = 0
+    adjust: str = "holm"
+    primary: tuple[str, str] | None = ("dist_sinkhorn_long", "gap_accuracy")
+    bootstrap: int = 999
+    confidence: float = 0.95
+    input: str | None = None
+    distances: list[str] | None = None
+    performance: list[str] | None = None
+    exclude_groups: list[str] = field(default_factory=list)
+    exclude_pairs: list[str] = field(default_factory=list)
+    epsilon_sensitivity: list[float] = field(default_factory=list)
+    exact_max_points: int = 2000
 
-    @classmethod
-    def from_mapping(cls, analysis: Mapping[str, Any]) -> AnalysisSettings:
-        return cls(
-            int(analysis["n_permutations"]),
-            int(analysis["exact_limit"]),
-            float(analysis["significance"]),
-            int(analysis.get("seed", 0)),
-        )
+    def __post_init__(self) -> None:
+        if self.adjust not in ADJUSTMENTS:
+            raise ConfigError(
+                f"analysis.adjust must be one of {list(ADJUSTMENTS)}, got {self.adjust!r}."
+            )
+        if self.primary is not None and len(self.primary) != 2:
+            raise ConfigError(
+                "analysis.primary names one distance and one performance column, e.g. "
+                f"[dist_sinkhorn_long, gap_accuracy]; got {list(self.primary)}."
+            )
+        if self.bootstrap < 0 or not 0 < self.confidence < 1:
+            raise ConfigError(
+                "analysis.bootstrap must be >= 0 and analysis.confidence in (0, 1); got "
+                f"{self.bootstrap} and {self.confidence}."
+            )
 
 
 @dataclass
 class Analysis:
     """The analysis of one job or one sweep.
 
-    ``correlations`` is None (with ``note`` saying why) when the pairs allow no rank test.
+    ``correlations`` is None (with ``note`` saying why) when the pairs allow no rank test;
+    ``robustness`` (one row per correlation, see :mod:`regbias.analysis.robustness`) is None
+    with it.
     """
 
     summary: pd.DataFrame | None
@@ -71,6 +114,7 @@ class Analysis:
     pairwise: pd.DataFrame
     correlations: pd.DataFrame | None
     note: str = ""
+    robustness: pd.DataFrame | None = None
 
 
 def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
@@ -107,4 +151,41 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
     except RegbiasError as error:
         log.warning("no correlations: %s", error)
         return Analysis(summary, gaps, dependence, table, None, f"no correlations: {error}")
-    return Analysis(summary, gaps, dependence, table, found)
+    found, checks = add_robustness(table, found, settings, results)
+    return Analysis(summary, gaps, dependence, table, found, robustness=checks)
+
+
+def add_robustness(
+    table: pd.DataFrame,
+    found: pd.DataFrame,
+    settings: AnalysisSettings,
+    results: StudyResults | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The robustness table of ``found``, and ``found`` with its headline columns.
+
+    Args:
+        table: the pair table the correlations were computed on.
+        found: the :func:`correlations` table.
+        settings: the analysis settings (permutations, bootstrap, seed).
+        results: the measurements behind ``table``: their distance repetitions and models feed
+            the bootstrap, their group sizes the partial Mantel test; None for a bare table.
+
+    Returns:
+        ``found`` with ``spearman_ci_low, spearman_ci_high, loo_rho_min, loo_rho_max``
+        appended, and the full robustness table.
+    """
+    checks = robustness(
+        table,
+        found,
+        distances=results.distances if results is not None else None,
+        per_model=results.per_model if results is not None else None,
+        group_sizes=results.group_sizes if results is not None else None,
+        n_bootstrap=settings.bootstrap,
+        confidence=settings.confidence,
+        significance=settings.significance,
+        n_permutations=settings.n_permutations,
+        seed=settings.seed,
+        exact_limit=settings.exact_limit,
+    )
+    headline = checks[["distance", "performance", *ROBUSTNESS_HEADLINE]]
+    return found.merge(headline, on=["distance", "performance"], how="left"), checks

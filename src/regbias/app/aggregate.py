@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from omegaconf import DictConfig
 
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.distances.matrix import DistanceMatrix
@@ -60,7 +59,9 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     return StudyResults(first.groups, distances, per_model, first.group_sizes, meta)
 
 
-def aggregate_sweep(config: DictConfig, parent: RunLog, records: list[dict[str, Any]]) -> None:
+def aggregate_sweep(
+    settings: AnalysisSettings, parent: RunLog, records: list[dict[str, Any]]
+) -> None:
     """Analyse the finished jobs of ``records`` together and log it all to ``parent``.
 
     Jobs are pooled only with jobs of the same variant (the same config but for the seed). A
@@ -74,7 +75,6 @@ def aggregate_sweep(config: DictConfig, parent: RunLog, records: list[dict[str, 
     variants: dict[str, list[dict[str, Any]]] = {}
     for record in done:
         variants.setdefault(str(record.get("variant", "")), []).append(record)
-    settings = AnalysisSettings.from_mapping(config.analysis)
     if len(variants) == 1:
         _aggregate_variant(parent, done, settings)
         return

@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
 from regbias.data.groups import BASELINE
-from regbias.data.loading import load_corpus, resolve_data_dir, select_groups
+from regbias.data.loading import dataset_data_dir, load_corpus, select_groups
 from regbias.data.study import group_table
+from regbias.settings import StudySettings
 
 __all__ = ["describe", "render"]
 
 
-def describe(cfg: Mapping[str, Any]) -> pd.DataFrame:
+def describe(settings: StudySettings) -> pd.DataFrame:
     """The group table of the configured dataset, with the training split as a last row.
 
     For binary corpora a ``baseline`` row gives the size of one model's held-out fold.
     """
-    corpus = load_corpus(cfg["dataset"], resolve_data_dir(cfg["paths"]["data_dir"]))
-    select_groups(corpus, cfg["dataset"].get("groups"), with_baseline=corpus.task == "binary")
+    dataset = settings.dataset
+    corpus = load_corpus(dataset, dataset_data_dir(dataset, settings.paths.data_dir))
+    select_groups(corpus, dataset.groups, with_baseline=corpus.task == "binary")
     table = group_table(corpus, {"train": corpus.train})
     if corpus.task == "binary":
-        size, k = cfg["finetune"].get("sample_size"), int(cfg["finetune"]["k_folds"])
+        size, k = settings.finetune.sample_size, settings.finetune.k_folds
         size = min(int(size), len(corpus.train)) if size else len(corpus.train)
         row = {"group": BASELINE, "n_texts": size // k}
         table = pd.concat([table, pd.DataFrame([row])], ignore_index=True)

@@ -7,6 +7,7 @@ end can aggregate the finished ones and close the parent run; the sweep then exi
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -17,20 +18,23 @@ from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
+from regbias.app.preflight import resume_inputs
 from regbias.app.quiet import quiet_libraries
 from regbias.app.start import data_for_job
 from regbias.app.summary import finish_job
 from regbias.data.loading import DATA_DIR_ENV
 from regbias.errors import ConfigError, RegbiasError
+from regbias.interrupt import StopRequested, check_stop
+from regbias.settings import TASKS, StudySettings, plain_config, read_settings
 from regbias.tracking.provenance import config_hash, git_state, provenance_tags
+from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
     JOB_FILE,
     PARENT_FILE,
     RunLog,
-    TrackingSettings,
     connect,
     find_finished_run,
     log_config,
@@ -43,7 +47,8 @@ __all__ = ["JobContext", "job_context", "main", "TASKS"]
 
 log = logging.getLogger(__name__)
 
-TASKS = ("run", "describe", "analyze")
+# A full disk, a read-only folder, a quota: one line, not a traceback.
+DISK_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT}
 # Settings that do not change results: a rerun with other values of these is the same job.
 NEUTRAL = {
     "tracking": None,
@@ -108,10 +113,17 @@ def main(cfg: DictConfig) -> Any:
     quiet_libraries()
     context = job_context()
     try:
+        check_stop()  # a SIGTERM between a sweep's jobs: start no new one
         result = _dispatch(cfg, context)
         if context.sweep_dir is None and cfg.get("task") in ("run", "analyze") and result:
             finish_job(cfg, str(result), context.output_dir)
         return result
+    except KeyboardInterrupt:
+        print("regbias: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
+    except StopRequested as stop:
+        print(f"regbias: {stop}", file=sys.stderr)
+        raise
     except (RegbiasError, OmegaConfBaseException) as error:
         if isinstance(error, OmegaConfBaseException):
             error = _config_error(error)
@@ -121,10 +133,24 @@ def main(cfg: DictConfig) -> Any:
         context.write_record(status="FAILED", error=str(error))
     except Exception as error:
         if context.sweep_dir is None:
+            _exit_on_disk_error(error)
             raise
         log.exception("job %s failed", context.job_num)
         context.write_record(status="FAILED", error=f"{type(error).__name__}: {error}")
     return None
+
+
+def _exit_on_disk_error(error: Exception) -> None:
+    """A full or read-only disk is the user's to fix: one line, not a traceback."""
+    cause = error if isinstance(error, OSError) else error.__cause__
+    if isinstance(cause, OSError) and cause.errno in DISK_ERRNOS:
+        where = f" ({cause.filename})" if cause.filename else ""
+        print(
+            f"regbias: error: {cause.strerror or cause}{where}: free space or fix the "
+            "permissions of the output, artifact and cache folders",
+            file=sys.stderr,
+        )
+        raise SystemExit(1) from None
 
 
 def _config_error(error: OmegaConfBaseException) -> ConfigError:
@@ -136,63 +162,65 @@ def _config_error(error: OmegaConfBaseException) -> ConfigError:
 
 
 def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
-    task = cfg.get("task")
+    settings = read_settings(cfg)
     data_for_job(cfg)
-    if task == "describe":
+    if settings.task == "describe":
         from regbias.app.describe import describe, render
 
-        table = describe(cfg)
-        render(table, f"{cfg.dataset.name}: groups")
+        table = describe(settings)
+        render(table, f"{settings.dataset.name}: groups")
         return table
-    if task == "run":
+    if settings.task == "run":
         from regbias.app.pipeline import run_pipeline
 
-        return _tracked(cfg, context, run_pipeline)
-    if task == "analyze":
-        from regbias.app.analyze import run_analysis
+        return _tracked(settings, plain_config(cfg), context, run_pipeline)
+    from regbias.app.analyze import run_analysis
 
-        return _tracked(cfg, context, run_analysis)
-    raise ConfigError(f"unknown task '{task}': use one of {', '.join(TASKS)} (task=...)")
+    return _tracked(settings, plain_config(cfg), context, run_analysis)
 
 
-def _tracked(cfg: DictConfig, context: JobContext, work: Any) -> Any:
-    """Run ``work(cfg, run)`` inside a child (sweep) or standalone MLflow run."""
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(resolved, dict)
+def _tracked(
+    settings: StudySettings, resolved: dict[str, Any], context: JobContext, work: Any
+) -> Any:
+    """Run ``work(settings, run)`` inside a child (sweep) or standalone MLflow run."""
     parent = read_parent(context.sweep_dir)
-    client, experiment_id = connect(TrackingSettings.from_mapping(cfg.tracking))
+    client, experiment_id = connect(settings.tracking)
     if parent is not None:
         experiment_id = parent["experiment_id"]
+    else:
+        report_reaped(reap_dead_runs(client, experiment_id))
     mark_model_training(client, experiment_id)
-    digest, variant = fingerprints(resolved)
-    if cfg.get("resume", True) and cfg.task == "run":
+    inputs = resume_inputs(settings) if settings.task == "run" else {}
+    digest, variant = fingerprints(resolved, inputs)
+    if settings.resume and settings.task == "run":
         previous = find_finished_run(client, experiment_id, digest)
         if previous is not None:
             log.info("job already FINISHED as run %s (resume=false reruns it)", previous)
-            context.write_record(status="REUSED", run_id=previous)
+            context.write_record(status="REUSED", run_id=previous, variant=variant)
             return previous
     run = start_run(
         client,
         experiment_id,
-        _run_name(cfg, context),
-        {**_tags(cfg, context, digest), "regbias.variant": variant},
+        _run_name(settings, context),
+        {**_tags(settings, context, digest), **inputs, "regbias.variant": variant},
         parent["run_id"] if parent else None,
     )
     on_abort = (lambda: _abort_parent(client, parent)) if parent else None
     with tracked_run(run, on_abort=on_abort):
         context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)
         log_config(run, without_derived(resolved), context.hydra_dir)
-        work(cfg, run)
+        work(settings, run)
     context.write_record(status="FINISHED", run_id=run.run_id, variant=variant)
     return run.run_id
 
 
-def fingerprints(resolved: dict[str, Any]) -> tuple[str, str]:
+def fingerprints(resolved: dict[str, Any], inputs: dict[str, str] | None = None) -> tuple[str, str]:
     """The job's hash (what makes two jobs the same) and its variant (the same without seed).
 
     Both cover the resolved config without :data:`NEUTRAL` settings, plus the data directory
-    actually read and the code's git commit: a rerun after a code change is a new job. Jobs of
-    one sweep that share a variant are pooled by the sweep's end.
+    actually read, the code's git commit and ``inputs`` (:func:`resume_inputs`: the data
+    files' contents and the uncommitted diff): a rerun after a change of code or data is a new
+    job. Jobs of one sweep that share a variant are pooled by the sweep's end.
     """
     kept = {k: v for k, v in resolved.items() if k not in NEUTRAL or NEUTRAL[k] is not None}
     for key, fields in NEUTRAL.items():
@@ -201,23 +229,24 @@ def fingerprints(resolved: dict[str, Any]) -> tuple[str, str]:
     data_dir = os.environ.get(DATA_DIR_ENV) or str(resolved.get("paths", {}).get("data_dir"))
     kept["_data_dir"] = str(Path(data_dir).resolve())
     kept["_commit"] = git_state()["git.commit"]
+    kept["_inputs"] = dict(sorted((inputs or {}).items()))
     return config_hash(kept), config_hash(kept, ("seed",))
 
 
-def _run_name(cfg: DictConfig, context: JobContext) -> str:
+def _run_name(settings: StudySettings, context: JobContext) -> str:
     prefix = f"job{context.job_num}-" if context.job_num is not None else ""
-    if cfg.task == "analyze":
+    if settings.task == "analyze":
         return f"{prefix}analyze"
-    return f"{prefix}{cfg.dataset.name}-{cfg.encoder.name}-seed{cfg.seed}"
+    return f"{prefix}{settings.dataset.name}-{settings.encoder.name}-seed{settings.seed}"
 
 
-def _tags(cfg: DictConfig, context: JobContext, digest: str) -> dict[str, str]:
+def _tags(settings: StudySettings, context: JobContext, digest: str) -> dict[str, str]:
     tags = {
-        "regbias.task": str(cfg.task),
+        "regbias.task": settings.task,
         "regbias.config_hash": digest,
-        "seed": str(cfg.seed),
-        "dataset": str(cfg.dataset.name),
-        "encoder": str(cfg.encoder.name),
+        "seed": str(settings.seed),
+        "dataset": settings.dataset.name,
+        "encoder": settings.encoder.name,
         "overrides": " ".join(context.overrides),
         **provenance_tags(),
     }

@@ -10,119 +10,76 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-from omegaconf import DictConfig, OmegaConf
-
-from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
-from regbias.data.draws import DistanceDraws, DrawSizes, distance_draws
+from regbias.analysis.results import StudyResults, analyse
+from regbias.app.preflight import preflight_job, preflight_study
+from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE
-from regbias.data.loading import load_corpus, resolve_data_dir
-from regbias.data.study import StudyData, build_study, group_table
-from regbias.distances.suite import (
-    DistanceSuiteResult,
-    calibrate_epsilon,
-    lda_settings,
-    run_distance_suite,
-    sinkhorn_settings,
-)
+from regbias.data.loading import dataset_data_dir, load_corpus
+from regbias.data.study import StudyData, build_study, group_table, require_training
+from regbias.distances.suite import DistanceSuiteResult, calibrate_epsilon, run_distance_suite
 from regbias.embeddings.cache import EmbeddingCache
-from regbias.embeddings.encoder import Encoder, EncoderSpec, load_encoder
-from regbias.errors import ConfigError
-from regbias.performance.finetune import FinetuneSettings, TrainerSettings
+from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.performance.stage import run_performance_stage
 from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
-from regbias.settings_reader import build
+from regbias.settings import StudySettings
 from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
 from regbias.tracking.ui import log_derived
 
-__all__ = ["run_pipeline", "prepare"]
+__all__ = ["run_pipeline", "prepare", "sweep_epsilon"]
 
 log = logging.getLogger(__name__)
 
 
-def prepare(cfg: DictConfig) -> tuple[StudyData, DistanceDraws]:
-    """Read the corpus, build the job's groups and training sample, draw the distance texts."""
-    corpus = load_corpus(cfg.dataset, resolve_data_dir(cfg.paths.data_dir))
+def prepare(settings: StudySettings) -> tuple[StudyData, DistanceDraws]:
+    """Check the settings, read the corpus, build the groups and sample, draw the texts."""
+    preflight_job(settings)
+    dataset = settings.dataset
+    corpus = load_corpus(dataset, dataset_data_dir(dataset, settings.paths.data_dir))
     binary = corpus.task == "binary"
     study = build_study(
         corpus,
-        _list(cfg.dataset.get("groups")),
-        cfg.finetune.get("sample_size") if binary else None,
-        int(cfg.seed),
-        cfg.sampling.policy,
+        dataset.groups,
+        settings.finetune.sample_size if binary else None,
+        settings.seed,
+        settings.sampling.policy,
     )
-    validate_settings(cfg)
+    if settings.finetune.enabled:
+        require_training(study)
+    preflight_study(settings.distance, len(study.groups))
+    sizes = settings.distance.draw_sizes()
     draws = distance_draws(
-        study.groups, draws_sizes(cfg), cfg.dataset.unit, int(cfg.seed), cfg.sampling.policy
+        study.groups, sizes, dataset.unit, settings.seed, settings.sampling.policy
     )
     return study, draws
 
 
-def draws_sizes(cfg: DictConfig) -> DrawSizes:
-    """The ``distance`` group's sizes of the distance suite's draws."""
-    d = cfg.distance
-    return DrawSizes(
-        repetitions=int(d.repetitions) if d.enabled else 0,
-        short_texts=int(d.short.texts_per_draw) if d.short.enabled else None,
-        long_passages=int(d.long.passages_per_draw) if d.long.enabled else None,
-        texts_per_passage=int(d.long.texts_per_passage),
-        lda_passages=int(d.lda.passages_per_group) if d.lda.enabled else None,
-        matched_pool=bool(d.matched_pool),
-        pool_size=None if d.pool_size is None else int(d.pool_size),
-        floors=bool(d.floors),
-    )
-
-
 def sweep_epsilon(
-    cfg: DictConfig,
+    settings: StudySettings,
     study: StudyData,
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache,
 ) -> tuple[float, float] | None:
-    """Epsilon and annealing start shared by every job of a sweep (None: nothing to solve).
+    """Epsilon and annealing start shared by every job of a sweep (None: nothing to derive).
 
     Derived from one calibration draw of the study's groups (without the job's own baseline
     sample) seeded by ``distance.calibration_seed``, not by the job's seed.
     """
+    distance, sinkhorn = settings.distance, settings.distance.sinkhorn
     if not any(k in draws.texts for k in ("short", "long")):
         return None
-    s = cfg.distance.sinkhorn
-    if s.epsilon is not None and (s.anneal_init is not None or not s.anneal):
+    if sinkhorn.epsilon is not None and (sinkhorn.anneal_init is not None or not sinkhorn.anneal):
         return None
-    if cfg.distance.calibration_seed is None:  # the first version's per-job derivation
+    if distance.calibration_seed is None:  # the first version's per-job derivation
         return None
     groups = {g: t for g, t in study.groups.items() if g != BASELINE}
-    sizes = replace(draws_sizes(cfg), repetitions=1, floors=False, lda_passages=None)
-    seed = int(cfg.distance.calibration_seed)
-    calibration = distance_draws(groups, sizes, cfg.dataset.unit, seed, cfg.sampling.policy)
-    return calibrate_epsilon(calibration, encoder, cache, cfg.distance)
-
-
-def validate_settings(cfg: DictConfig) -> None:
-    """Build every stage's settings once, so a bad value fails before minutes of embedding."""
-    if cfg.distance.enabled:
-        sinkhorn_settings(cfg.distance)
-        lda_settings(cfg.distance)
-    if cfg.finetune.enabled:
-        finetune_settings_from(cfg)
-        trainer_settings_from(cfg)
-
-
-def finetune_settings_from(cfg: DictConfig) -> FinetuneSettings:
-    """The ``finetune`` config group as settings."""
-    return build(FinetuneSettings, OmegaConf.to_container(cfg.finetune, resolve=True), "finetune")
-
-
-def trainer_settings_from(cfg: DictConfig) -> TrainerSettings:
-    """The ``trainer`` config group as settings."""
-    return build(TrainerSettings, OmegaConf.to_container(cfg.trainer, resolve=True), "trainer")
-
-
-def _list(value: Any) -> list[str] | None:
-    return None if value is None else [str(v) for v in value]
+    sizes = replace(distance.draw_sizes(), repetitions=1, floors=False, lda_passages=None)
+    calibration = distance_draws(
+        groups, sizes, settings.dataset.unit, distance.calibration_seed, settings.sampling.policy
+    )
+    return calibrate_epsilon(calibration, encoder, cache, distance)
 
 
 def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
@@ -135,6 +92,8 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
     metrics = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
     metrics["data/size/train_sample"] = len(study.training)
     metrics.update({f"data/dropped/{k}": v for k, v in study.corpus.dropped.items()})
+    if draws.pool_size:
+        metrics["draws/pool_size"] = draws.pool_size
     if draws.records:
         frame = draws.table()
         run.table(frame, "data/draws.csv")
@@ -147,10 +106,10 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
     run.metrics(metrics)
 
 
-def _encoder(cfg: DictConfig) -> Encoder:
-    spec = EncoderSpec.from_mapping(cfg.encoder)
-    device = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(str(cfg.trainer.accelerator), "auto")
-    return load_encoder(spec, device=device)
+def _encoder(settings: StudySettings) -> Encoder:
+    accelerator = settings.trainer.accelerator
+    device = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(accelerator, "auto")
+    return load_encoder(settings.encoder, device=device)
 
 
 def log_distance_suite(run: RunLog, suite: DistanceSuiteResult) -> None:
@@ -174,17 +133,15 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult) -> None:
     run.metrics(metrics)
 
 
-def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
+def run_pipeline(settings: StudySettings, run: RunLog) -> StudyResults:
     """The job: prepare and log the data, run the enabled stages, analyse and log it all."""
     from lightning import seed_everything
 
-    if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool):
-        raise ConfigError(f"seed must be an integer (0 is a real seed), not {cfg.seed!r}")
-    seed_everything(cfg.seed, workers=True, verbose=False)
-    study, draws = prepare(cfg)
+    seed_everything(settings.seed, workers=True, verbose=False)
+    study, draws = prepare(settings)
     log_study(run, study, draws)
-    encoder = _encoder(cfg)
-    cache = EmbeddingCache(Path(cfg.paths.cache_dir))
+    encoder = _encoder(settings)
+    cache = EmbeddingCache(Path(settings.paths.cache_dir))
     run.tags(
         {
             "encoder.identity": encoder.spec.identity,
@@ -195,35 +152,22 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
     results = StudyResults(
         list(study.groups),
         group_sizes={g: len(t) for g, t in study.groups.items()},
-        meta=_meta(cfg, encoder),
+        meta=_meta(settings, encoder),
     )
     timings: dict[str, float] = {}
     if draws.texts:
         with _timed(timings, "distance_suite"):
-            epsilon = sweep_epsilon(cfg, study, draws, encoder, cache)
-            suite = run_distance_suite(
-                draws,
-                encoder,
-                cache,
-                cfg.distance,
-                seed=int(cfg.seed),
-                epsilon=epsilon,
-                sensitivity=(
-                    [float(e) for e in cfg.analysis.epsilon_sensitivity],
-                    int(cfg.analysis.exact_max_points),
-                ),
-            )
+            suite = _distance_suite(settings, study, draws, encoder, cache)
         log_distance_suite(run, suite)
         log_derived(run, {"distance.sinkhorn.epsilon": suite.epsilon})
         results.distances = suite.matrices
-    if cfg.finetune.enabled:
+    if settings.finetune.enabled:
         with _timed(timings, "performance"):
-            results.per_model = _performance(cfg, study, encoder, cache, run)
+            results.per_model = _performance(settings, study, encoder, cache, run)
         run.table(results.per_model, "performance/per_model.csv")
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
-    settings = AnalysisSettings.from_mapping(cfg.analysis)
-    log_analysis(run, results, analyse(results, settings), settings)
+    log_analysis(run, results, analyse(results, settings.analysis), settings.analysis)
     run.json(
         {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},
         "results/study.json",
@@ -231,19 +175,41 @@ def run_pipeline(cfg: DictConfig, run: RunLog) -> StudyResults:
     return results
 
 
+def _distance_suite(
+    settings: StudySettings,
+    study: StudyData,
+    draws: DistanceDraws,
+    encoder: Encoder,
+    cache: EmbeddingCache,
+) -> DistanceSuiteResult:
+    analysis = settings.analysis
+    return run_distance_suite(
+        draws,
+        encoder,
+        cache,
+        settings.distance,
+        seed=settings.seed,
+        epsilon=sweep_epsilon(settings, study, draws, encoder, cache),
+        sensitivity=(analysis.epsilon_sensitivity, analysis.exact_max_points),
+    )
+
+
 def _performance(
-    cfg: DictConfig, study: StudyData, encoder: Encoder, cache: EmbeddingCache, run: RunLog
-) -> pd.DataFrame:
-    """Stage I with the job's settings, recording into the job's run."""
+    settings: StudySettings,
+    study: StudyData,
+    encoder: Encoder,
+    cache: EmbeddingCache,
+    run: RunLog,
+) -> Any:
     return run_performance_stage(
-        finetune_settings_from(cfg),
-        trainer_settings_from(cfg),
+        settings.finetune,
+        settings.trainer,
         study,
         encoder,
         cache,
-        seed=int(cfg.seed),
-        policy=cfg.sampling.policy,
-        log_models=bool(cfg.tracking.get("log_models")),
+        seed=settings.seed,
+        policy=settings.sampling.policy,
+        log_models=settings.tracking.log_models,
         sink=RunPerformanceSink(run),
     )
 
@@ -257,13 +223,18 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
     log.info("%s took %.1f s", stage, timings[stage])
 
 
-def _meta(cfg: DictConfig, encoder: Encoder) -> dict[str, Any]:
+def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
     return {
-        "dataset": str(cfg.dataset.name),
+        "dataset": settings.dataset.name,
         "encoder": encoder.spec.name,
         "encoder_revision": str(encoder.spec.revision),
         "encoder_identity": encoder.spec.identity,
-        "seed": int(cfg.seed),
-        "finetune_mode": str(cfg.finetune.mode),
-        "distance_repetitions": int(cfg.distance.repetitions),
+        "seed": settings.seed,
+        "finetune_mode": settings.finetune.mode,
+        "distance_repetitions": settings.distance.repetitions,
+        "matched_pool": settings.distance.matched_pool,
+        "floors": settings.distance.floors,
+        "relabellings": settings.distance.relabellings,
+        "lda_cross_fit": settings.distance.lda.cross_fit,
+        "evaluation_seed": settings.finetune.evaluation.seed,
     }

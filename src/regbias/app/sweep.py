@@ -15,16 +15,19 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from regbias.app.parent import open_parent
+from regbias.app.preflight import preflight_sweep
 from regbias.app.start import start_sweep
 from regbias.app.summary import finish_sweep
 from regbias.errors import RegbiasError
+from regbias.interrupt import install_sigterm_flag
+from regbias.settings import StudySettings, read_settings
 from regbias.tracking.ledger import DONE
 from regbias.tracking.provenance import provenance_tags
+from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
     JOB_FILE,
     PARENT_FILE,
     RunLog,
-    TrackingSettings,
     connect,
     tracked_run,
 )
@@ -54,10 +57,25 @@ class SweepCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         start_sweep(config)
+        # Hydra turns a callback's exception into a warning and runs the jobs anyway: a sweep
+        # that cannot check its data or open its parent run stops here, in one line.
         if config.get("task") not in TRACKED_TASKS:
             return
+        try:
+            settings = read_settings(config)
+            preflight_sweep(settings)
+            self._open_parent(config, settings)
+        except RegbiasError as error:
+            print(f"regbias: error: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
+        except Exception as error:
+            print(f"regbias: error: the sweep could not start ({_line(error)})", file=sys.stderr)
+            raise SystemExit(1) from None
+
+    def _open_parent(self, config: DictConfig, settings: StudySettings) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
-        client, experiment_id = _connect_or_exit(config)
+        client, experiment_id = connect(settings.tracking)
+        report_reaped(reap_dead_runs(client, experiment_id))
         tags = {
             "regbias.role": "sweep",
             "sweep_dir": str(sweep_dir),
@@ -71,7 +89,7 @@ class SweepCallback(Callback):
         record = {
             "run_id": parent.run_id,
             "experiment_id": experiment_id,
-            "tracking_uri": str(config.tracking.uri),
+            "tracking_uri": settings.tracking.uri,
         }
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2))
         log.info("sweep parent run %s in experiment %s", parent.run_id, experiment_id)
@@ -80,41 +98,59 @@ class SweepCallback(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         records = job_records(sweep_dir)
         failed = [r for r in records if r.get("status") not in DONE]
+        for record in failed:
+            print(
+                f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
+                file=sys.stderr,
+            )
         parent_file = sweep_dir / PARENT_FILE
         if parent_file.exists():
-            client, _ = _connect_or_exit(config)
-            run = RunLog(client, json.loads(parent_file.read_text())["run_id"])
             try:
-                with tracked_run(run):
-                    _summarise(run, records)
-                    if config.get("task") == "run":
-                        from regbias.app.aggregate import aggregate_sweep
-
-                        aggregate_sweep(config, run, records)
-                    finish_sweep(config, run, records, sweep_dir)
-                    if failed:
-                        raise _SweepFailed(failed)
-            except _SweepFailed:
-                pass
-            finally:
-                self._open = None
-        if failed:
-            for record in failed:
+                self._close_parent(config, parent_file, records, failed)
+            except Exception as error:  # disk full, store gone: the sweep must not exit 0
                 print(
-                    f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
+                    f"regbias: error: the sweep's aggregation failed ({_line(error)}); its "
+                    "parent run is FAILED",
                     file=sys.stderr,
                 )
+                raise SystemExit(1) from None
+            finally:
+                self._open = None
+        elif config.get("task") in TRACKED_TASKS:
+            print("regbias: error: the sweep has no parent run", file=sys.stderr)
             raise SystemExit(1)
+        if failed:
+            raise SystemExit(1)
+
+    def _close_parent(
+        self,
+        config: DictConfig,
+        parent_file: Path,
+        records: list[dict[str, Any]],
+        failed: list[dict[str, Any]],
+    ) -> None:
+        """Aggregate into the parent run and end it (FAILED when a job failed)."""
+        client, _ = _connect_or_exit(config)
+        run = RunLog(client, json.loads(parent_file.read_text())["run_id"])
+        try:
+            with tracked_run(run):
+                _summarise(run, records)
+                if config.get("task") == "run":
+                    from regbias.app.aggregate import aggregate_sweep
+
+                    aggregate_sweep(read_settings(config).analysis, run, records)
+                finish_sweep(config, run, records, parent_file.parent)
+                if failed:
+                    raise _SweepFailed(failed)
+        except _SweepFailed:
+            pass
 
     def _guard(self, parent: RunLog) -> None:
         """End ``parent`` FAILED at exit unless the sweep's end closed it."""
         self._open = parent
         atexit.register(self._close_if_open)
-        try:
-            if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-                signal.signal(signal.SIGTERM, _exit_on_sigterm)
-        except ValueError:  # not the main thread
-            pass
+        if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+            install_sigterm_flag()  # the running job stops at its next safe point
 
     def _close_if_open(self) -> None:
         if self._open is None:
@@ -127,14 +163,15 @@ class SweepCallback(Callback):
             log.exception("could not end the sweep's parent run %s", run.run_id)
 
 
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)
+def _line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 def _connect_or_exit(config: DictConfig) -> tuple[Any, str]:
     """The store, or one clear line and exit 2 before any job starts."""
     try:
-        return connect(TrackingSettings.from_mapping(config.tracking))
+        return connect(read_settings(config).tracking)
     except RegbiasError as error:
         print(f"regbias: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None

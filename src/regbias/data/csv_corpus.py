@@ -67,23 +67,13 @@ def read_csv_corpus(
     texts = [clean_tweet(t) if clean else " ".join(t.split()) for t in rows.texts]
     keep = [i for i, text in enumerate(texts) if text]
     negative, positive = _label_values([rows.labels[i] for i in keep], positive_label, path)
-    train_value = "" if train_group is None else train_group
-    by_group: dict[str, list[int]] = {}
-    for i in keep:
-        by_group.setdefault(rows.groups[i], []).append(i)
-    train_index = by_group.pop(train_value, [])
-    by_group.pop("", None)  # rows without a group belong to no evaluation group
+    train_index, by_group = _split_groups(rows.groups, keep, train_group, path, group_column)
 
     def text_set(index: list[int]) -> TextSet:
         labels = np.asarray([rows.labels[i] == positive for i in index], dtype=np.int64)
         ids = [str(rows.lines[i]) for i in index]
         return TextSet(texts=[texts[i] for i in index], labels=labels, ids=ids)
 
-    if not by_group:
-        raise DataError(
-            f"{path}: no evaluation group: every row with a text is in the training group "
-            f"{train_value!r} or has an empty {group_column!r}; fill the {group_column!r} column"
-        )
     return Corpus(
         name="csv",
         task="binary",
@@ -92,6 +82,28 @@ def read_csv_corpus(
         groups={name: text_set(index) for name, index in by_group.items()},
         dropped={"empty_after_cleaning": len(texts) - len(keep)},
     )
+
+
+def _split_groups(
+    groups: list[str], keep: list[int], train_group: str | None, path: Path, column: str
+) -> tuple[list[int], dict[str, list[int]]]:
+    """Row positions of the training pool and of each evaluation group (first-seen order).
+
+    Raises:
+        DataError: no row belongs to an evaluation group.
+    """
+    train_value = "" if train_group is None else train_group
+    by_group: dict[str, list[int]] = {}
+    for i in keep:
+        by_group.setdefault(groups[i], []).append(i)
+    train_index = by_group.pop(train_value, [])
+    by_group.pop("", None)  # rows without a group belong to no evaluation group
+    if not by_group:
+        raise DataError(
+            f"{path}: no evaluation group: every row with a text is in the training group "
+            f"{train_value!r} or has an empty {column!r}; fill the {column!r} column"
+        )
+    return train_index, by_group
 
 
 def _read_rows(path: Path, columns: tuple[str, str, str]) -> _Rows:

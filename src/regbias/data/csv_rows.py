@@ -8,7 +8,7 @@ from pathlib import Path
 
 from regbias.errors import DataError
 
-__all__ = ["read_csv_rows"]
+__all__ = ["read_csv_rows", "non_utf8_message"]
 
 
 def read_csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
@@ -41,5 +41,20 @@ def read_csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, 
                 yield reader.line_num, dict(zip(header, row, strict=True))
         except csv.Error as error:
             raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
-        except UnicodeDecodeError as error:
-            raise DataError(f"{path} is not UTF-8 text ({error})") from None
+        except UnicodeDecodeError:
+            raise DataError(non_utf8_message(path)) from None
+
+
+def non_utf8_message(path: Path) -> str:
+    """Where a file stops being UTF-8: the first bad line and its bad bytes, for the user."""
+    with path.open("rb") as stream:
+        for number, line in enumerate(stream, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                bad = line[error.start : error.end]
+                return (
+                    f"{path}, line {number}: not UTF-8 text (bytes {bad!r} at column "
+                    f"{error.start + 1}); re-save the file as UTF-8"
+                )
+    return f"{path} is not UTF-8 text; re-save the file as UTF-8"

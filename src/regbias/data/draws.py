@@ -26,7 +26,13 @@ from regbias.data.sampling import (
 )
 from regbias.errors import ConfigError, SampleSizeError
 
-__all__ = ["DrawSizes", "DistanceDraws", "distance_draws", "evaluation_draws"]
+__all__ = [
+    "DrawSizes",
+    "DistanceDraws",
+    "distance_draws",
+    "evaluation_draws",
+    "validate_draw_sizes",
+]
 
 Unit = Literal["tweet", "document"]
 
@@ -43,6 +49,36 @@ class DrawSizes:
     matched_pool: bool = False
     pool_size: int | None = None
     floors: bool = False
+
+
+def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
+    """Reject sizes that would silently give no distances (``repetitions=0``, ``-1``, ...).
+
+    Raises:
+        ConfigError: the first bad size, named by its ``distance.*`` key.
+    """
+    if not enabled:
+        return
+    named = {
+        "distance.repetitions": sizes.repetitions,
+        "distance.short.texts_per_draw": sizes.short_texts,
+        "distance.long.passages_per_draw": sizes.long_passages,
+        "distance.long.texts_per_passage": sizes.texts_per_passage,
+        "distance.lda.passages_per_group": sizes.lda_passages,
+    }
+    for key, value in named.items():
+        if value is None:
+            continue  # that measurement is disabled
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(
+                f"{key} must be an integer >= 1, not {value!r} (distance.enabled=false skips "
+                "the distance stages)"
+            )
+    if sizes.short_texts is None and sizes.long_passages is None and sizes.lda_passages is None:
+        raise ConfigError(
+            "distance.enabled=true but short, long and lda are all disabled: enable one, or "
+            "set distance.enabled=false"
+        )
 
 
 @dataclass
@@ -85,6 +121,7 @@ def distance_draws(
     draws = DistanceDraws()
     if sizes.matched_pool:
         draws.pool_size = matched_pool_size(groups, sizes.pool_size)
+        _check_half_pool(groups, sizes, unit, draws.pool_size)
     # LDA needs equal group sizes: documents are drawn whole, so a small group limits them all
     # (under the `all` policy; `error` refuses). Tweet passages can always be made.
     lda_size = sizes.lda_passages
@@ -120,6 +157,27 @@ def matched_pool_size(groups: dict[str, TextSet], configured: int | None) -> int
             f"for {configured}: lower distance.pool_size (null = the smallest group's size)"
         )
     return configured
+
+
+def _check_half_pool(
+    groups: dict[str, TextSet], sizes: DrawSizes, unit: Unit, pool_size: int
+) -> None:
+    """Draws without replacement come from half a pool (the other half is the twin's).
+
+    Raises:
+        SampleSizeError: a draw asks for more texts than half the pool holds.
+    """
+    wanted = {"distance.short.texts_per_draw": sizes.short_texts if unit == "tweet" else None}
+    if unit == "document":
+        wanted["distance.long.passages_per_draw"] = sizes.long_passages
+    smallest = min(groups, key=lambda g: len(groups[g]))
+    for key, n in wanted.items():
+        if n and n > pool_size // 2:
+            raise SampleSizeError(
+                f"{key}={n} exceeds half the matched pool ({pool_size // 2} of {pool_size} "
+                f"texts; group '{smallest}' has {len(groups[smallest])}): lower it, or set "
+                "distance.matched_pool=false to draw from whole groups"
+            )
 
 
 def _pools(
@@ -235,7 +293,7 @@ def _long(
     out: _Drawn = {}
     for name, texts in groups.items():
         rng = rng_for(seed, purpose, name)
-        passages, _ = long_text_passages(texts.texts, n, sizes.texts_per_passage, rng)
+        passages, _ = long_text_passages(texts.texts, n, sizes.texts_per_passage, rng, name)
         out[name] = (passages, n, False)
     return out
 

@@ -3,18 +3,80 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from regbias.data.corpus import Corpus
 from regbias.data.groups import BASELINE
 from regbias.errors import ConfigError, DataError
 
-__all__ = ["DATA_DIR_ENV", "DATASETS", "resolve_data_dir", "load_corpus", "select_groups"]
+__all__ = [
+    "DATA_DIR_ENV",
+    "DATASETS",
+    "DatasetSettings",
+    "PathSettings",
+    "resolve_data_dir",
+    "dataset_data_dir",
+    "csv_path",
+    "load_corpus",
+    "select_groups",
+]
 
 DATA_DIR_ENV = "REGBIAS_DATA_DIR"
 DATASETS = ("sentiment140", "reuters21578", "csv")
+
+
+@dataclass(frozen=True)
+class PathSettings:
+    """The ``paths`` config group: the data directory and the embedding cache."""
+
+    data_dir: str
+    cache_dir: str
+
+
+@dataclass(frozen=True)
+class DatasetSettings:
+    """The ``dataset`` config group: which corpus, its groups and text unit.
+
+    The keys after ``unit`` belong to one reader each (their configs name them); the others
+    leave them unset.
+
+    Attributes:
+        name: ``sentiment140``, ``reuters21578`` or ``csv``.
+        task: ``binary`` (sentiment) or ``multilabel`` (topics).
+        unit: ``tweet`` (short texts; long text joins several) or ``document``.
+        groups: the groups to study, in display order (None: every group of the corpus).
+        clean_regional: Sentiment140: clean the regional files again (raw sources).
+        multiple_places: Reuters: places that make a several-place document count.
+        path: csv: the file (relative paths are looked up in the data directory too).
+        text_column, label_column, group_column: csv: column names.
+        train_group: csv: the group whose rows form the general training pool.
+        positive_label: csv: the label value that counts as positive (None: the larger).
+        clean: csv: apply the tweet cleaning to the texts.
+    """
+
+    name: str
+    task: Literal["binary", "multilabel"]
+    unit: Literal["tweet", "document"]
+    groups: list[str] | None = None
+    clean_regional: bool = False
+    multiple_places: list[str] | None = None
+    path: str | None = None
+    text_column: str = "text"
+    label_column: str = "label"
+    group_column: str = "group"
+    train_group: str | None = None
+    positive_label: str | int | None = None
+    clean: bool = False
+
+    def __post_init__(self) -> None:
+        if self.name not in DATASETS:
+            raise ConfigError(
+                f"unknown dataset '{self.name}': use one of {', '.join(DATASETS)} (dataset=...)"
+            )
+        if self.name == "csv" and not self.path:
+            raise ConfigError("dataset=csv needs its file: dataset.path=my.csv")
 
 
 def resolve_data_dir(configured: str | os.PathLike[str] | None) -> Path:
@@ -35,37 +97,57 @@ def resolve_data_dir(configured: str | os.PathLike[str] | None) -> Path:
     return chosen.resolve()
 
 
-def load_corpus(dataset: Mapping[str, Any], data_dir: Path) -> Corpus:
-    """Read the corpus that ``dataset`` (the ``dataset`` config group) names."""
-    name = dataset.get("name")
-    if name == "sentiment140":
+def dataset_data_dir(
+    dataset: DatasetSettings, configured: str | os.PathLike[str] | None
+) -> Path | None:
+    """The data directory ``dataset`` needs; None for a CSV file found without one.
+
+    Raises:
+        DataError: the dataset needs a data directory and it does not exist.
+    """
+    if dataset.name == "csv" and _standalone_csv(dataset):
+        return None
+    return resolve_data_dir(configured)
+
+
+def _standalone_csv(dataset: DatasetSettings) -> bool:
+    """An absolute CSV path, or a relative one that exists from here, needs no data dir."""
+    path = Path(str(dataset.path))
+    return path.is_absolute() or path.is_file()
+
+
+def csv_path(dataset: DatasetSettings, data_dir: Path | None) -> Path:
+    """The CSV file of ``dataset=csv``: as given when it exists or is absolute, else in data_dir."""
+    path = Path(str(dataset.path))
+    if path.is_absolute() or path.exists() or data_dir is None:
+        return path
+    return data_dir / path
+
+
+def load_corpus(dataset: DatasetSettings, data_dir: Path | None) -> Corpus:
+    """Read the corpus that ``dataset`` names (``data_dir`` None: a standalone CSV file)."""
+    if dataset.name == "sentiment140":
         from regbias.data.sentiment140 import read_sentiment140
 
-        return read_sentiment140(data_dir, clean_regional=bool(dataset.get("clean_regional")))
-    if name == "reuters21578":
+        return read_sentiment140(data_dir, clean_regional=dataset.clean_regional)
+    if dataset.name == "reuters21578":
         from regbias.data.reuters import read_reuters21578
 
-        places = dataset.get("multiple_places")
-        return read_reuters21578(data_dir, multiple_places=None if places is None else list(places))
-    if name == "csv":
-        return _load_csv(dataset, data_dir)
-    raise ConfigError(f"unknown dataset '{name}': use one of {', '.join(DATASETS)}")
+        return read_reuters21578(data_dir, multiple_places=dataset.multiple_places)
+    return _load_csv(dataset, data_dir)
 
 
-def _load_csv(dataset: Mapping[str, Any], data_dir: Path) -> Corpus:
+def _load_csv(dataset: DatasetSettings, data_dir: Path | None) -> Corpus:
     from regbias.data.csv_corpus import read_csv_corpus
 
-    path = Path(str(dataset["path"]))
-    if not path.is_absolute() and not path.exists():
-        path = data_dir / path
     return read_csv_corpus(
-        path,
-        text_column=dataset["text_column"],
-        label_column=dataset["label_column"],
-        group_column=dataset["group_column"],
-        train_group=dataset.get("train_group"),
-        positive_label=dataset.get("positive_label"),
-        clean=bool(dataset.get("clean", False)),
+        csv_path(dataset, data_dir),
+        text_column=dataset.text_column,
+        label_column=dataset.label_column,
+        group_column=dataset.group_column,
+        train_group=dataset.train_group,
+        positive_label=dataset.positive_label,
+        clean=dataset.clean,
     )
 
 

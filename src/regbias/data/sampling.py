@@ -118,7 +118,11 @@ def common_size(groups: dict[str, TextSet], size: int, policy: SizePolicy) -> in
 
 
 def long_text_passages(
-    texts: list[str], n_passages: int, texts_per_passage: int, rng: np.random.Generator
+    texts: list[str],
+    n_passages: int,
+    texts_per_passage: int,
+    rng: np.random.Generator,
+    group: str = "",
 ) -> tuple[list[str], list[np.ndarray]]:
     """Passages of ``texts_per_passage`` distinct texts of one group, joined by spaces.
 
@@ -131,8 +135,9 @@ def long_text_passages(
     if texts_per_passage < 1 or n_passages < 1:
         raise ConfigError("long text needs at least 1 passage of at least 1 text")
     if len(texts) < texts_per_passage:
+        named = f"group {group!r}" if group else "the group"
         raise SampleSizeError(
-            f"a passage joins {texts_per_passage} texts but the group has only {len(texts)}: "
+            f"a passage joins {texts_per_passage} texts but {named} has only {len(texts)}: "
             f"lower distance.long.texts_per_passage"
         )
     members = [

@@ -10,7 +10,7 @@ import numpy as np
 
 from regbias.data.cleaning import clean_tweet
 from regbias.data.corpus import Corpus, TextSet
-from regbias.data.csv_rows import read_csv_rows
+from regbias.data.csv_rows import non_utf8_message, read_csv_rows
 from regbias.data.fetch import fetch_command
 from regbias.data.groups import MIXED
 from regbias.errors import DataError
@@ -155,10 +155,8 @@ def _read_pool(data_dir: Path) -> tuple[list[str], list[int], list[str]]:
         _require_file(path)
         try:
             content = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise DataError(
-                f"{path} is not UTF-8 text ({error}); {_fetch_hint(data_dir)}"
-            ) from None
+        except UnicodeDecodeError:
+            raise DataError(f"{non_utf8_message(path)}, or {_fetch_hint(data_dir)}") from None
         # Split on '\n' only: some tweets hold U+0085, which str.splitlines() would break on.
         lines = content.split("\n")
         if lines and not lines[-1]:

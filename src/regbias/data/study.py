@@ -11,8 +11,9 @@ from regbias.data.corpus import Corpus, TextSet
 from regbias.data.groups import BASELINE
 from regbias.data.loading import select_groups
 from regbias.data.sampling import SizePolicy, draw_indices, rng_for
+from regbias.errors import DataError
 
-__all__ = ["StudyData", "build_study", "group_table"]
+__all__ = ["StudyData", "build_study", "group_table", "require_training"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,10 @@ def build_study(
     """
     binary = corpus.task == "binary"
     names = select_groups(corpus, group_names, with_baseline=binary)
-    if sample_size is None or not binary:
+    _check_not_empty(corpus, names)
+    if binary and not len(corpus.train):
+        index = np.arange(0)
+    elif sample_size is None or not binary:
         index = np.arange(len(corpus.train))
     else:
         rng = rng_for(seed, "training-sample")
@@ -58,6 +62,35 @@ def build_study(
     training = corpus.train.subset(index)
     groups = {name: training if name == BASELINE else corpus.groups[name] for name in names}
     return StudyData(corpus, groups, training, index)
+
+
+def _check_not_empty(corpus: Corpus, names: list[str]) -> None:
+    """An empty group (or an empty training pool behind ``baseline``) fails here, named."""
+    for name in names:
+        if name != BASELINE and not len(corpus.groups[name]):
+            raise DataError(
+                f"group {name!r} of dataset '{corpus.name}' has no texts (after cleaning): "
+                "leave it out of dataset.groups or fill it"
+            )
+    if BASELINE in names and not len(corpus.train):
+        raise DataError(
+            f"dataset '{corpus.name}' has no training rows, so there is no baseline group: add "
+            "training rows (dataset.train_group), or name the groups without baseline "
+            "(dataset.groups=[...]) and set finetune.enabled=false"
+        )
+
+
+def require_training(study: StudyData) -> None:
+    """Fine-tuning needs training texts.
+
+    Raises:
+        DataError: the training pool is empty.
+    """
+    if not len(study.training):
+        raise DataError(
+            f"dataset '{study.corpus.name}' has no training rows, which fine-tuning needs: add "
+            "training rows (dataset.train_group) or set finetune.enabled=false"
+        )
 
 
 def _label_summary(corpus: Corpus, labels: np.ndarray) -> dict[str, int]:

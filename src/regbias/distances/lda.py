@@ -23,7 +23,13 @@ from threadpoolctl import threadpool_limits
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 
-__all__ = ["LdaProjection", "LdaSettings", "lda_distance_matrix", "lda_projection"]
+__all__ = [
+    "LdaProjection",
+    "LdaSettings",
+    "check_components",
+    "lda_distance_matrix",
+    "lda_projection",
+]
 
 SOLVERS = ("svd", "eigen", "lsqr")
 
@@ -96,6 +102,20 @@ class LdaProjection:
     groups: list[str]
 
 
+def check_components(n_components: int, n_groups: int) -> None:
+    """LDA projects ``n_groups`` groups onto at most ``n_groups - 1`` components.
+
+    Raises:
+        ConfigError: too many components for the groups (checked before any embedding).
+    """
+    if n_groups - 1 < n_components:
+        raise ConfigError(
+            f"lda n_components={n_components} exceeds groups - 1 = {n_groups - 1}: set "
+            f"distance.lda.n_components <= {max(n_groups - 1, 1)}, study more groups, or "
+            "distance.lda.enabled=false"
+        )
+
+
 def _check(
     draw: dict[str, np.ndarray], settings: LdaSettings, fit_share: float = 1.0
 ) -> tuple[list[str], int, int]:
@@ -109,16 +129,12 @@ def _check(
         raise ConfigError(
             f"lda needs equal group sizes, got {sizes}; draw the same count per group"
         )
-    if len(groups) - 1 < settings.n_components:
-        raise ConfigError(
-            f"lda n_components={settings.n_components} exceeds groups - 1 = {len(groups) - 1}; "
-            f"set n_components <= {len(groups) - 1}"
-        )
+    check_components(settings.n_components, len(groups))
     n, dim = sizes[groups[0]], np.asarray(draw[groups[0]]).shape[1]
     if fit_share < 1 and n < 4:
         raise ConfigError(
             f"cross-fitted lda needs at least 4 passages per group, got {n}; raise "
-            "passages_per_group or set cross_fit=false"
+            "distance.lda.passages_per_group or set distance.lda.cross_fit=false"
         )
     n_samples = int(n * fit_share) * len(groups)
     if settings.shrinkage is None and n_samples - len(groups) < dim:

@@ -31,6 +31,9 @@ class DistanceMatrix:
             relabelling the two groups' drawn texts gives (None: not tested; NaN diagonal).
         excluded: ``(K, K)`` count of repetitions left out of the mean per pair (a solve that
             did not converge); None when none were.
+        repetitions: the ``(R, K, K)`` per-repetition matrices the statistics summarise (NaN
+            where a repetition is left out), or None when only the summary is known; the
+            robustness bootstrap resamples them.
     """
 
     name: str
@@ -43,6 +46,7 @@ class DistanceMatrix:
     floor_sd: np.ndarray | None = None
     p_above_noise: np.ndarray | None = None
     excluded: np.ndarray | None = None
+    repetitions: np.ndarray | None = None
 
     def excess(self) -> np.ndarray | None:
         """``(K, K)`` distance above the noise floor: ``d(a, b) - (floor(a) + floor(b)) / 2``."""
@@ -64,17 +68,20 @@ class DistanceMatrix:
         n = values.shape[0]
         if not np.isnan(values).any():
             sd = values.std(axis=0, ddof=1) if n > 1 else np.zeros(values.shape[1:])
-            return cls(name, list(groups), values.mean(axis=0), sd, n, dict(config or {}))
+            mean = values.mean(axis=0)
+            return cls(name, list(groups), mean, sd, n, dict(config or {}), repetitions=values)
         counts = (~np.isnan(values)).sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.nansum(values, axis=0) / counts
             squares = np.nansum((values - mean) ** 2, axis=0)
             sd = np.where(counts > 1, np.sqrt(squares / np.maximum(counts - 1, 1)), 0.0)
-        return cls(name, list(groups), mean, sd, n, dict(config or {}))
+        return cls(name, list(groups), mean, sd, n, dict(config or {}), repetitions=values)
 
     @classmethod
     def pooled(cls, matrices: list[DistanceMatrix]) -> DistanceMatrix:
         """Combine matrices of the same groups measured in separate jobs (weights = repetitions).
+
+        The per-repetition stacks are concatenated when every matrix has one.
 
         Raises:
             ValueError: the matrices cover other groups or were made with other settings
@@ -117,6 +124,7 @@ class DistanceMatrix:
             floor_sd=floor_sd,
             p_above_noise=_pooled_p(matrices),
             excluded=_summed([m.excluded for m in matrices]),
+            repetitions=_stacked([m.repetitions for m in matrices]),
         )
 
     def value(self, group_a: str, group_b: str) -> float:
@@ -148,6 +156,7 @@ class DistanceMatrix:
             "floor_sd": self.floor_sd,
             "p_above_noise": self.p_above_noise,
             "excluded": self.excluded,
+            "repetitions": self.repetitions,  # last: the largest
         }
 
     @classmethod
@@ -176,7 +185,7 @@ class DistanceMatrix:
         return [json_path, csv_path]
 
 
-_EXTRA_KEYS = ("floor", "floor_sd", "p_above_noise", "excluded")
+_EXTRA_KEYS = ("floor", "floor_sd", "p_above_noise", "excluded", "repetitions")
 
 
 def _listed(value: np.ndarray) -> list[Any]:
@@ -200,6 +209,10 @@ def _weighted(values: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
 def _summed(values: list[np.ndarray | None]) -> np.ndarray | None:
     present = [v for v in values if v is not None]
     return sum(present) if present else None  # type: ignore[return-value]
+
+
+def _stacked(values: list[np.ndarray | None]) -> np.ndarray | None:
+    return None if any(v is None for v in values) else np.concatenate(values)  # type: ignore[arg-type]
 
 
 def _pooled_floor(

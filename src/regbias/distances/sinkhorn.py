@@ -30,6 +30,7 @@ from regbias.console import progress_bar as tqdm
 from regbias.distances.jax_compat import ensure_online_mode
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
+from regbias.interrupt import check_stop
 
 __all__ = [
     "DivergenceResult",
@@ -412,6 +413,7 @@ def _repetition_rows(
         own[group] = solve_ot(cloud, cloud, settings, symmetric=True, size=size)
         _warn_unconverged(r, f"the self term of {group!r}", own[group], settings)
         bar.update()
+        check_stop()  # a safe point between solves
     groups = list(draw)
     rows = []
     for i, a in enumerate(groups):
@@ -420,6 +422,7 @@ def _repetition_rows(
             _warn_unconverged(r, f"pair {a!r}-{b!r}", xy, settings)
             rows.append(_row(r, a, b, float(settings.epsilon), (xy, own[a], own[b])))
             bar.update()
+            check_stop()
     return rows
 
 

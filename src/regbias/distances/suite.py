@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from regbias.data.draws import DistanceDraws
+from regbias.data.draws import DistanceDraws, DrawSizes, validate_draw_sizes
 from regbias.data.sampling import rng_for
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
@@ -19,11 +18,76 @@ from regbias.distances.sensitivity import epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings, sinkhorn_matrix
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder
-from regbias.settings_reader import build
+from regbias.errors import ConfigError
 
-__all__ = ["DistanceSuiteResult", "sinkhorn_settings", "lda_settings", "run_distance_suite"]
+__all__ = [
+    "DistanceSettings",
+    "DistanceSuiteResult",
+    "LongSettings",
+    "ShortSettings",
+    "calibrate_epsilon",
+    "run_distance_suite",
+]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ShortSettings:
+    """``distance.short``: single texts per draw."""
+
+    enabled: bool
+    texts_per_draw: int
+
+
+@dataclass(frozen=True)
+class LongSettings:
+    """``distance.long``: passages per draw, each joining ``texts_per_passage`` texts."""
+
+    enabled: bool
+    passages_per_draw: int
+    texts_per_passage: int
+
+
+@dataclass(frozen=True)
+class DistanceSettings:
+    """The ``distance`` config group: stages II and III (see ``conf/distance/default.yaml``)."""
+
+    enabled: bool
+    repetitions: int
+    matched_pool: bool
+    pool_size: int | None
+    floors: bool
+    relabellings: int
+    exclude_unconverged: bool
+    calibration_seed: int | None
+    tokens: Literal["real", "all"]
+    short: ShortSettings
+    long: LongSettings
+    sinkhorn: SinkhornSettings
+    lda: LdaSettings
+
+    def __post_init__(self) -> None:
+        validate_draw_sizes(self.draw_sizes(), enabled=self.enabled)
+        if self.relabellings < 0:
+            raise ConfigError(f"distance.relabellings must be >= 0, not {self.relabellings}")
+        if self.pool_size is not None and self.pool_size < 2:
+            raise ConfigError(
+                f"distance.pool_size must be at least 2 or null, not {self.pool_size}"
+            )
+
+    def draw_sizes(self) -> DrawSizes:
+        """The sizes of the suite's draws (a disabled measurement draws nothing)."""
+        return DrawSizes(
+            repetitions=self.repetitions if self.enabled else 0,
+            short_texts=self.short.texts_per_draw if self.short.enabled else None,
+            long_passages=self.long.passages_per_draw if self.long.enabled else None,
+            texts_per_passage=self.long.texts_per_passage,
+            lda_passages=self.lda.passages_per_group if self.lda.enabled else None,
+            matched_pool=self.matched_pool,
+            pool_size=self.pool_size,
+            floors=self.floors,
+        )
 
 
 @dataclass
@@ -35,16 +99,6 @@ class DistanceSuiteResult:
     epsilon: float | None = None
     lda_projection: LdaProjection | None = None
     sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
-
-
-def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
-    """The ``distance.sinkhorn`` config as solver settings."""
-    return build(SinkhornSettings, distance["sinkhorn"], "distance.sinkhorn")
-
-
-def lda_settings(distance: Mapping[str, Any]) -> LdaSettings:
-    """The ``distance.lda`` config as LDA settings."""
-    return build(LdaSettings, distance["lda"], "distance.lda")
 
 
 def _clouds(
@@ -60,7 +114,7 @@ def calibrate_epsilon(
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache | None,
-    distance: Mapping[str, Any],
+    distance: DistanceSettings,
 ) -> tuple[float, float]:
     """The sweep's epsilon and annealing start, from a calibration draw.
 
@@ -69,11 +123,11 @@ def calibrate_epsilon(
     be pooled. A configured epsilon is returned as it is.
     """
     kinds = [k for k in ("short", "long") if k in draws.texts]
-    padding = "real" if distance["tokens"] == "real" else "max_length"
+    padding = "real" if distance.tokens == "real" else "max_length"
     texts = draws.distinct_texts(kinds)
     tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
     pooled = [c for k in kinds for rep in _clouds(draws.texts[k], tokens) for c in rep.values()]
-    settings = resolve_settings(sinkhorn_settings(distance), pooled)
+    settings = resolve_settings(distance.sinkhorn, pooled)
     assert settings.epsilon is not None and settings.anneal_init is not None
     return float(settings.epsilon), float(settings.anneal_init)
 
@@ -82,7 +136,7 @@ def run_distance_suite(
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache | None,
-    distance: Mapping[str, Any],
+    distance: DistanceSettings,
     *,
     seed: int = 0,
     epsilon: tuple[float, float] | None = None,
@@ -107,7 +161,7 @@ def run_distance_suite(
         texts = draws.distinct_texts(["lda"])
         vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
         pooled = [{g: np.stack([vectors[t] for t in ts]) for g, ts in rep.items()} for rep in reps]
-        settings = lda_settings(distance)
+        settings = distance.lda
         result.matrices["lda"] = lda_distance_matrix(pooled, settings, name="lda", seed=seed)
         result.lda_projection = lda_projection(pooled[0], settings)
     return result
@@ -118,26 +172,26 @@ def _sinkhorn_kinds(
     kinds: list[str],
     encoder: Encoder,
     cache: EmbeddingCache | None,
-    distance: Mapping[str, Any],
+    distance: DistanceSettings,
     seed: int,
     epsilon: tuple[float, float] | None,
     result: DistanceSuiteResult,
     sensitivity: tuple[list[float], int] | None = None,
 ) -> None:
-    padding = "real" if distance["tokens"] == "real" else "max_length"
+    padding = "real" if distance.tokens == "real" else "max_length"
     texts = draws.distinct_texts(kinds)
     tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
     clouds = {k: _clouds(draws.texts[k], tokens) for k in kinds}
     # Epsilon and the annealing start are fixed once, over every cloud of the job.
     pooled = [c for k in kinds for rep in clouds[k] for c in rep.values()]
-    configured = sinkhorn_settings(distance)
+    configured = distance.sinkhorn
     if epsilon is not None:
         configured = replace(configured, epsilon=epsilon[0], anneal_init=epsilon[1])
     settings = resolve_settings(configured, pooled)
     log.info("Sinkhorn epsilon %.6g, annealing from %.4g x", settings.epsilon, settings.anneal_init)
     result.epsilon = settings.epsilon
-    exclude = bool(distance.get("exclude_unconverged", True))
-    relabellings = int(distance.get("relabellings", 0) or 0)
+    exclude = distance.exclude_unconverged
+    relabellings = distance.relabellings
     for kind in kinds:
         name = f"sinkhorn_{kind}"
         matrix, table = sinkhorn_matrix(

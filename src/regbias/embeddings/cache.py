@@ -5,26 +5,35 @@ Layout: ``root/<key>/`` per (encoder identity, output kind), ``key`` a hash of b
 via a temporary file in the same folder and :func:`os.replace`: the data
 ``shard-<id>.data.npy`` (float32 rows: the token vectors of all its texts stacked, or one
 pooled vector per text) first, then the index ``shard-<id>.index.npz`` (text hashes and row
-offsets). Readers only look at index files, so a shard is visible whole or not at all; a
-killed writer leaves a temporary file or an orphan data file, both ignored. Files are never
-modified after they appear, so any number of processes may read and write one root at once.
+offsets, and a BLAKE2b checksum of the data file). Readers only look at index files, so a
+shard is visible whole or not at all; a killed writer leaves a temporary file or an orphan data
+file, both ignored. Files are never modified after they appear, so any number of processes may
+read and write one root at once.
+
+Each process verifies a shard's checksum the first time it reads it. A shard that fails (a
+flipped byte, rows overwritten, a truncated index) is reported in one log line naming it, moved
+into ``<key>/quarantine/`` and its texts are embedded again. Files honour the umask, so a lab
+can share one cache folder.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import time
 import uuid
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from regbias.errors import CacheError
+from regbias.files import file_mode
 
 if TYPE_CHECKING:
     from regbias.embeddings.encoder import Encoder, Padding
@@ -38,6 +47,10 @@ _TEMP_PREFIX = ".tmp-"
 _INDEX_SUFFIX = ".index.npz"
 _DATA_SUFFIX = ".data.npy"
 _STALE_TEMP_SECONDS = 6 * 3600
+_QUARANTINE = "quarantine"
+_CHUNK = 1 << 22
+
+log = logging.getLogger(__name__)
 
 
 def text_key(text: str) -> str:
@@ -152,12 +165,21 @@ class EmbeddingCache:
         data = np.concatenate(embeddings) if ragged else embeddings
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
         name = f"shard-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}"
-        _atomic_write(index.folder / f"{name}{_DATA_SUFFIX}", lambda f: np.save(f, data))
+        digest = hashlib.blake2b(digest_size=16)
+        _atomic_write(
+            index.folder / f"{name}{_DATA_SUFFIX}", lambda f: np.save(_Hashing(f, digest), data)
+        )
         _atomic_write(
             index.folder / f"{name}{_INDEX_SUFFIX}",
-            lambda f: np.savez(f, keys=np.array(keys, dtype="U32"), offsets=offsets, ragged=ragged),
+            lambda f: np.savez(
+                f,
+                keys=np.array(keys, dtype="U32"),
+                offsets=offsets,
+                ragged=ragged,
+                checksum=digest.hexdigest(),
+            ),
         )
-        self._add_shard(index, name)
+        self._add_shard(index, name, verified=True)
 
     def remove_stale_temp_files(self, older_than_s: float = _STALE_TEMP_SECONDS) -> int:
         """Delete temporary files left by killed writers; returns how many were removed.
@@ -199,15 +221,15 @@ class EmbeddingCache:
             if name not in index.shards:
                 self._add_shard(index, name)
 
-    def _add_shard(self, index: _KeyIndex, name: str) -> None:
-        """Load a shard's index, memory-map its data and record its texts."""
+    def _add_shard(self, index: _KeyIndex, name: str, verified: bool = False) -> None:
+        """Load a shard's index, check its data (once per process), record its texts.
+
+        ``verified``: this process just wrote the shard, so its checksum is known good.
+        """
         try:
-            with np.load(index.folder / f"{name}{_INDEX_SUFFIX}") as stored:
-                keys, offsets = stored["keys"], stored["offsets"]
-                ragged = bool(stored["ragged"])
-            data = np.load(index.folder / f"{name}{_DATA_SUFFIX}", mmap_mode="r")
-        except (OSError, ValueError, KeyError) as error:
-            warnings.warn(f"skipping unreadable cache shard {name} ({error})", stacklevel=3)
+            keys, offsets, ragged, data = _open_shard(index.folder, name, verified)
+        except Exception as error:  # BadZipFile, EOFError, OSError, ValueError, a bad checksum
+            _quarantine(index.folder, name, error)
             index.shards[name] = _Shard(np.empty((0, 0), np.float32), ragged=False)
             return
         index.shards[name] = _Shard(data, ragged)
@@ -227,6 +249,67 @@ class EmbeddingCache:
         if not arrays:
             return np.empty((0, 0), np.float32)
         return np.concatenate(arrays)
+
+
+class _CorruptShard(ValueError):
+    """A shard whose data does not match its index."""
+
+
+def _open_shard(
+    folder: Path, name: str, verified: bool
+) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
+    """A shard's keys, offsets, raggedness and memory-mapped rows, checked against its index."""
+    with np.load(folder / f"{name}{_INDEX_SUFFIX}") as stored:
+        keys, offsets = stored["keys"], stored["offsets"]
+        ragged = bool(stored["ragged"])
+        checksum = str(stored["checksum"]) if "checksum" in stored.files else None
+    path = folder / f"{name}{_DATA_SUFFIX}"
+    if not verified:
+        if checksum is None:
+            raise _CorruptShard("no checksum (written by an older regbias)")
+        if _file_digest(path) != checksum:
+            raise _CorruptShard("checksum mismatch: the data file was modified or damaged")
+    data = np.load(path, mmap_mode="r")
+    if len(offsets) != len(keys) + 1 or int(offsets[-1]) != len(data):
+        raise _CorruptShard(f"index holds {int(offsets[-1])} rows, data {len(data)}")
+    return keys, offsets, ragged, data
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _quarantine(folder: Path, name: str, error: BaseException) -> None:
+    """Move a bad shard's files aside (kept for inspection) and say so in one line."""
+    target = folder / _QUARANTINE
+    target.mkdir(exist_ok=True)
+    for suffix in (_INDEX_SUFFIX, _DATA_SUFFIX):
+        try:
+            (folder / f"{name}{suffix}").replace(target / f"{name}{suffix}")
+        except FileNotFoundError:  # never written, or another process moved it first
+            continue
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    log.warning(
+        "corrupt embedding cache shard %s (%s): moved to %s, its texts will be embedded again",
+        folder / f"{name}{_INDEX_SUFFIX}",
+        reason,
+        target,
+    )
+
+
+class _Hashing:
+    """A write-only file wrapper that hashes what passes through (np.save streams into it)."""
+
+    def __init__(self, file: object, digest: object) -> None:
+        self._file, self._digest = file, digest
+
+    def write(self, data: bytes) -> int:
+        self._digest.update(data)  # type: ignore[attr-defined]
+        return self._file.write(data)  # type: ignore[attr-defined]
 
 
 def _distinct_missing(
@@ -257,17 +340,35 @@ def _check_count(computed: Embeddings, expected: int) -> None:
 
 
 def _atomic_write(path: Path, write: Callable[..., object]) -> None:
-    """Write ``path`` whole or not at all: a temporary file in its folder, then a rename."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX)
+    """Write ``path`` whole or not at all: a temporary file in its folder, then a rename.
+
+    Raises:
+        CacheError: the disk is full or not writable; the message names the file.
+    """
     try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX)
+    except OSError as error:
+        raise _cache_error(path, error) from error
+    try:
+        os.fchmod(handle, file_mode())  # mkstemp makes 0600; a shared cache needs the umask's
         with os.fdopen(handle, "wb") as file:
             write(file)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise _cache_error(path, error) from error
         raise
+
+
+def _cache_error(path: Path, error: OSError) -> CacheError:
+    reason = error.strerror or str(error).splitlines()[0]
+    return CacheError(
+        f"cannot write the embedding cache file {path} ({reason}): free space in "
+        f"{path.parent.parent} or point paths.cache_dir (REGBIAS_CACHE_DIR) elsewhere"
+    )
 
 
 def embed_tokens(

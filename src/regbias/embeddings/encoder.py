@@ -26,6 +26,7 @@ import torch
 from regbias.embeddings.hub import PATH_HINT, hub_offline, one_line
 from regbias.embeddings.pooling import POOLINGS, Pooling, pool
 from regbias.errors import ConfigError, RegbiasError
+from regbias.interrupt import check_stop
 
 __all__ = [
     "TINY_BERT_CONFIG",
@@ -155,6 +156,11 @@ class EncoderSpec:
             bert_config=random_config,
             seed=seed,
         )
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], key: str = "encoder") -> EncoderSpec:
+        """The settings converter's hook: the ``encoder`` group via :meth:`from_mapping`."""
+        return cls.from_mapping(config)
 
     @cached_property
     def identity(self) -> str:
@@ -317,6 +323,7 @@ class Encoder:
         plan = plan_batches(lengths, batch_size * self.spec.max_length)
         with torch.inference_mode():
             for index in _progress(plan, f"embedding {len(texts)} texts"):
+                check_stop()  # a safe point between forward passes
                 batch = _pad([encoded[i] for i in index], self.tokenizer.pad_token_id, pad_to)
                 yield index, {name: tensor.to(self.device) for name, tensor in batch.items()}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import signal
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ from regbias.console import progress_mode
 from regbias.data.corpus import TaskKind, TextSet
 from regbias.data.groups import BASELINE
 from regbias.errors import ConfigError
+from regbias.interrupt import StopRequested, check_stop
 from regbias.performance.datamodule import (
     PREDICT_BATCH_SIZE,
     FoldDataModule,
@@ -506,12 +508,12 @@ def train_fold(
     monitor = f"{metric_prefix}{settings.monitor}"
     with tempfile.TemporaryDirectory(prefix="regbias-ckpt-") as ckpt_dir:
         checkpoint = _checkpoint(ckpt_dir, monitor, settings)
-        callbacks = [checkpoint, *_early_stopping(monitor, settings)]
+        callbacks = [checkpoint, *_early_stopping(monitor, settings), _StopCheck()]
         with _fit_scope(quiet=not trainer.enable_progress_bar):
             fit = _lightning_trainer(
                 trainer, settings.max_epochs, callbacks, logger, datamodule.n_fit_batches
             )
-            fit.fit(module, datamodule=datamodule)
+            _fit(fit, module, datamodule)
         _restore_best(module, checkpoint)
     return module.eval()
 
@@ -523,6 +525,28 @@ def _check_monitor(task: TaskKind, settings: FinetuneSettings) -> None:
             f"finetune.monitor={settings.monitor!r} is not logged for a {task} task: "
             f"choose one of {', '.join(logged)}"
         )
+
+
+class _StopCheck(L.Callback):
+    """A safe point after every training batch: a pending SIGTERM stops the fit there."""
+
+    def on_train_batch_end(self, *args: Any, **kwargs: Any) -> None:
+        check_stop()
+
+
+def _fit(trainer: L.Trainer, module: EncoderClassifier, datamodule: Any) -> None:
+    """``trainer.fit``, with Ctrl-C kept a KeyboardInterrupt.
+
+    Lightning turns Ctrl-C into ``sys.exit(1)`` (and ignores SIGINT from then on); the job
+    needs to tell an interrupt from a failure, so it gets its KeyboardInterrupt back.
+    """
+    try:
+        trainer.fit(module, datamodule=datamodule)
+    except SystemExit as exit_:
+        if isinstance(exit_, StopRequested) or not trainer.interrupted:
+            raise
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        raise KeyboardInterrupt from None
 
 
 def _checkpoint(ckpt_dir: str, monitor: str, settings: FinetuneSettings) -> ModelCheckpoint:
@@ -572,7 +596,7 @@ def _restore_best(module: EncoderClassifier, checkpoint: ModelCheckpoint) -> Non
             f"no checkpoint was saved: the monitored metric {checkpoint.monitor!r} was never "
             "logged; use val/loss, val/acc (binary) or val/micro_f1 (multilabel)"
         )
-    state = torch.load(checkpoint.best_model_path, map_location="cpu", weights_only=False)
+    state = torch.load(checkpoint.best_model_path, map_location="cpu", weights_only=True)
     module.load_state_dict(state["state_dict"])
     score = checkpoint.best_model_score
     module.best_score = None if score is None else float(score)

@@ -130,6 +130,48 @@ def distance_heatmap(
     return fig
 
 
+def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
+    """Each pair's distance against the noise floor of its two groups.
+
+    Pairs are sorted by distance; a dot with whiskers is the pair's mean ± sd over
+    repetitions, the grey bar the mean floor of its two groups ± their floors' sd. A pair whose
+    dot sits inside its grey bar is not apart from sampling noise. Filled dots: relabelling
+    p-value at most 0.05 (where the test ran).
+
+    Raises:
+        ValueError: the matrix has no floor.
+    """
+    if matrix.floor is None:
+        raise ValueError(f"{matrix.name} has no noise floor")
+    pairs = [(i, j) for i in range(len(matrix.groups)) for j in range(i + 1, len(matrix.groups))]
+    pairs.sort(key=lambda p: matrix.mean[p])
+    floor_sd = matrix.floor_sd if matrix.floor_sd is not None else np.zeros_like(matrix.floor)
+    fig = _figure(7.0, 0.8 + 0.22 * len(pairs))
+    ax = fig.add_subplot()
+    for y, (i, j) in enumerate(pairs):
+        floor = (matrix.floor[i] + matrix.floor[j]) / 2
+        spread = max(floor_sd[i], floor_sd[j])
+        ax.barh(y, 2 * spread, left=floor - spread, height=0.6, color="0.85", zorder=1)
+        ax.plot([floor, floor], [y - 0.3, y + 0.3], color="0.5", lw=1, zorder=2)
+        above = matrix.p_above_noise is not None and matrix.p_above_noise[i, j] <= 0.05
+        ax.errorbar(
+            matrix.mean[i, j],
+            y,
+            xerr=matrix.sd[i, j],
+            fmt="o",
+            color="C0",
+            zorder=3,
+            markerfacecolor="C0" if above else "white",
+            markersize=5,
+            capsize=2,
+        )
+    labels = [f"{_label(matrix.groups[i])}–{_label(matrix.groups[j])}" for i, j in pairs]
+    ax.set_yticks(range(len(pairs)), labels, fontsize=7)
+    ax.set_xlabel(f"{matrix.name}: mean ± sd (filled: relabelling p <= 0.05); grey: floor ± sd")
+    ax.set_title(title if title is not None else f"{matrix.name}: distance vs noise floor")
+    return fig
+
+
 def correlation_heatmap(
     correlations_df: pd.DataFrame,
     statistic: str = "spearman_rho",
@@ -206,6 +248,7 @@ def pair_scatter(
     stats: dict[str, float] | pd.Series | None = None,
     *,
     title: str | None = None,
+    p_suffix: str = "p_perm",
 ) -> Figure:
     """Scatter of a distance against a performance column, one labelled point per pair.
 
@@ -216,6 +259,8 @@ def pair_scatter(
         stats: a row of :func:`regbias.analysis.pairs.correlations` (or any mapping with
             ``spearman_rho``, ``kendall_tau`` and their p-values) shown in the title.
         title: the figure title; defaults to the statistics or the column names.
+        p_suffix: the p-value shown with each statistic: ``p_perm`` (unadjusted), ``p_holm``
+            or ``p_bh``.
 
     Returns:
         The figure; one point and one ``A-B`` label per pair (Figs. 16-21).
@@ -240,11 +285,13 @@ def pair_scatter(
     ax.set_xlabel(distance_column)
     ax.set_ylabel(performance_column)
     ax.grid(alpha=0.3)
-    ax.set_title(title if title is not None else _stats_title(stats, data))
+    ax.set_title(title if title is not None else _stats_title(stats, data, p_suffix))
     return fig
 
 
-def _stats_title(stats: dict[str, float] | pd.Series | None, data: pd.DataFrame) -> str:
+def _stats_title(
+    stats: dict[str, float] | pd.Series | None, data: pd.DataFrame, p_suffix: str = "p_perm"
+) -> str:
     if stats is None:
         return f"{len(data)} pairs"
     parts = []
@@ -252,8 +299,9 @@ def _stats_title(stats: dict[str, float] | pd.Series | None, data: pd.DataFrame)
         statistic = stats.get(f"{name}_rho" if name == "spearman" else f"{name}_tau")
         if statistic is None:
             continue
-        p_value = stats.get(f"{name}_p_perm", stats.get(f"{name}_p"))
-        p_text = f" (p = {p_value:.3g})" if p_value is not None else ""
+        p_value = stats.get(f"{name}_{p_suffix}", stats.get(f"{name}_p"))
+        label = "p" if p_suffix == "p_perm" else p_suffix
+        p_text = f" ({label} = {p_value:.3g})" if p_value is not None else ""
         parts.append(f"{symbol} = {statistic:.2f}{p_text}")
     return ", ".join(parts) + f"; {len(data)} pairs"
 

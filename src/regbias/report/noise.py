@@ -35,7 +35,7 @@ def above_noise_lines(matrices: dict[str, DistanceMatrix], alpha: float = 0.05) 
             rule = "excess > 2 x floor sd"
         named = ", ".join(f"{matrix.groups[i]}-{matrix.groups[j]}" for i, j in above) or "none"
         lines.append(
-            f"- `{name}`: {len(above)} of {len(pairs)} pairs above noise ({rule}): {named}."
+            f"`{name}`: {len(above)} of {len(pairs)} pairs above noise ({rule}): {named}."
         )
     return lines
 

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 
+from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pairs import strongest
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import figures as plots
+from regbias.report.findings import findings_markdown
+from regbias.report.noise import above_noise_lines, noise_section
 from regbias.tracking.runs import RunLog
 
-__all__ = ["log_distances", "log_analysis", "report_markdown"]
+__all__ = ["log_distances", "log_analysis", "report_markdown", "artifact_name"]
 
 # Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
@@ -30,6 +34,8 @@ def log_distances(run: RunLog, matrices: dict[str, DistanceMatrix]) -> None:
         sd = pd.DataFrame(matrix.sd, index=matrix.groups, columns=matrix.groups)
         run.table(sd, f"distances/{name}_sd.csv", index=True)
         run.figure(plots.distance_heatmap(matrix), f"figures/{name}.png")
+        if matrix.floor is not None:
+            run.figure(plots.floor_plot(matrix), f"figures/{name}_floor.png")
         for row in matrix.pairs().itertuples():
             metrics[f"dist/{name}/{row.group_a}__{row.group_b}"] = row.mean
     run.metrics({k: v for k, v in metrics.items() if math.isfinite(v)})
@@ -51,8 +57,11 @@ def log_analysis(
     if analysis.correlations is not None:
         run.table(analysis.correlations, "analysis/correlations.csv")
         _correlation_figures(run, analysis, settings)
+    if analysis.robustness is not None:
+        run.table(analysis.robustness, "analysis/robustness.csv")
     _representation_figures(run, results)
-    run.text(report_markdown(results, analysis, settings), "report.md")
+    noise = above_noise_lines(results.distances, settings.significance)
+    run.text(report_markdown(results, analysis, settings, extra_findings=noise), "report.md")
 
 
 def _log_group_means(run: RunLog, summary: pd.DataFrame) -> None:
@@ -71,18 +80,31 @@ def _distribution_figures(run: RunLog, summary: pd.DataFrame, groups: list[str])
 def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSettings) -> None:
     found = analysis.correlations
     assert found is not None
-    for statistic, p_column in (
-        ("spearman_rho", "spearman_p_perm"),
-        ("kendall_tau", "kendall_p_perm"),
-    ):
-        figure = plots.correlation_heatmap(found, statistic, p_column, alpha=settings.significance)
+    # Significance is marked by the p-values adjusted as `analysis.adjust` says.
+    spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
+    for statistic, marking in (("spearman_rho", spearman_p), ("kendall_tau", kendall_p)):
+        figure = plots.correlation_heatmap(found, statistic, marking, alpha=settings.significance)
         run.figure(figure, f"figures/correlations_{statistic}.png")
     alpha = settings.significance
-    significant = found[(found["spearman_p_perm"] < alpha) | (found["kendall_p_perm"] < alpha)]
+    significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]
     order = significant["spearman_rho"].abs().sort_values(ascending=False).index
+    suffix = spearman_p.removeprefix("spearman_")
     for row in significant.reindex(order).head(MAX_SCATTERS).itertuples():
-        figure = plots.pair_scatter(analysis.pairwise, row.distance, row.performance, row._asdict())
-        run.figure(figure, f"figures/scatter/{row.distance}__{row.performance}.png")
+        figure = plots.pair_scatter(
+            analysis.pairwise, row.distance, row.performance, row._asdict(), p_suffix=suffix
+        )
+        name = f"{artifact_name(row.distance)}__{artifact_name(row.performance)}"
+        run.figure(figure, f"figures/scatter/{name}.png")
+
+
+def artifact_name(name: object) -> str:
+    """A user's column name made safe as one artifact path component.
+
+    Only letters, digits, ``_``, ``-`` and ``.`` are kept (others become ``_``) and leading dots
+    go, so ``../x`` or ``a/b`` can never leave or nest the run's artifact folder.
+    """
+    safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in str(name))
+    return safe.lstrip(".") or "_"
 
 
 def _representation_figures(run: RunLog, results: StudyResults) -> None:
@@ -99,10 +121,35 @@ def _representation_figures(run: RunLog, results: StudyResults) -> None:
             run.figure(figure, f"figures/representation_{name}.png")
 
 
-def report_markdown(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> str:
-    """One page: groups, encoder and revision, matrices, strongest correlations, figures."""
+def report_markdown(
+    results: StudyResults,
+    analysis: Analysis,
+    settings: AnalysisSettings,
+    extra_findings: Sequence[str] = (),
+) -> str:
+    """One page: findings, groups, encoder and revision, matrices, correlations, figures.
+
+    Args:
+        results: the measurements.
+        analysis: their analysis.
+        settings: the analysis settings (adjustment, level, primary hypothesis).
+        extra_findings: further lines for the Findings section (e.g. pairs above noise).
+    """
     meta = results.meta
     lines = [f"# regbias report: {meta.get('dataset', '')}", ""]
+    lines += [
+        findings_markdown(
+            analysis.correlations,
+            analysis.robustness,
+            primary=settings.primary,
+            adjust=settings.adjust,
+            significance=settings.significance,
+            confidence=settings.confidence,
+            extra_lines=extra_findings,
+            note=analysis.note,
+        )
+    ]
+    lines += ["## Settings that ran", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
     lines += [f"| {g} | {results.group_sizes.get(g, '')} |" for g in results.groups]
@@ -115,35 +162,61 @@ def report_markdown(results: StudyResults, analysis: Analysis, settings: Analysi
     for name, matrix in results.distances.items():
         lines += ["", f"## Distance: {name} (mean over {matrix.n_repetitions} repetitions)", ""]
         lines += [_markdown_table(matrix.to_frame()), "", f"![{name}](figures/{name}.png)"]
+        epsilon = matrix.config.get("epsilon")
+        if epsilon is not None:
+            lines += ["", f"Epsilon {epsilon:.4g} (OTT units, cost |x-y|^2) for every pair."]
+    section = noise_section(results.distances)
+    if section:
+        lines += ["", section]
     if analysis.summary is not None:
         means = analysis.summary.groupby(["group", "metric"], sort=False)["value"].mean().unstack()
         n_models = analysis.summary["model"].nunique()
         lines += ["", f"## Performance (mean over {n_models} models)", "", _markdown_table(means)]
     lines += ["", "## Strongest correlations", ""]
-    if analysis.correlations is None:
-        lines.append(analysis.note)
-    else:
-        top = strongest(analysis.correlations, k=8)
-        columns = [
-            "distance",
-            "performance",
-            "n_pairs",
-            "spearman_rho",
-            "spearman_p_perm",
-            "kendall_tau",
-            "kendall_p_perm",
-        ]
-        lines += [_markdown_table(top[columns].set_index("distance")), ""]
-        lines += [
-            "![rho](figures/correlations_spearman_rho.png)",
-            "![tau](figures/correlations_kendall_tau.png)",
-        ]
-        lines.append(
-            f"\nPermutation p-values are Mantel-style (group labels permuted), "
-            f"significance level {settings.significance}. Scatter plots: the {MAX_SCATTERS} "
-            f"strongest pairs significant by either test, in figures/scatter/."
-        )
+    lines += _correlation_section(analysis, settings)
     return "\n".join(lines) + "\n"
+
+
+def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list[str]:
+    """The primary hypothesis, then the strongest correlations, with their evidence."""
+    found = analysis.correlations
+    if found is None:
+        return [analysis.note]
+    top = strongest(found, k=8)
+    if settings.primary is not None:
+        distance, performance = settings.primary
+        is_primary = (found["distance"] == distance) & (found["performance"] == performance)
+        others = (top["distance"] != distance) | (top["performance"] != performance)
+        top = pd.concat([found[is_primary], top[others]], ignore_index=True)
+    spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
+    wanted = [
+        "distance",
+        "performance",
+        "n_pairs",
+        "spearman_rho",
+        "spearman_p_perm",
+        spearman_p,
+        "spearman_ci_low",
+        "spearman_ci_high",
+        "loo_rho_min",
+        "loo_rho_max",
+        "kendall_tau",
+        "kendall_p_perm",
+        kendall_p,
+    ]
+    columns = [c for c in dict.fromkeys(wanted) if c in top.columns]
+    primary = "" if settings.primary is None else " The declared primary hypothesis comes first."
+    return [
+        _markdown_table(top[columns].set_index("distance")),
+        "",
+        "![rho](figures/correlations_spearman_rho.png)",
+        "![tau](figures/correlations_kendall_tau.png)",
+        f"\nPermutation p-values are Mantel-style (group labels permuted); significance "
+        f"(level {settings.significance}) is marked by the {settings.adjust} adjustment over "
+        f"all rows of the table (columns *_p_holm, *_p_bh; none = unadjusted).{primary} "
+        f"Scatter plots: the {MAX_SCATTERS} strongest pairs significant by either test, in "
+        "figures/scatter/. Robustness of every correlation: analysis/robustness.csv.",
+    ]
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:

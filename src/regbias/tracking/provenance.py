@@ -37,23 +37,43 @@ PACKAGES = (
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 
+# Untracked files here change what runs; untracked files elsewhere (outputs, notes) do not.
+CODE_PATHS = ("src", "conf", "run.py")
+
+
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, str]:
-    """Commit hash and dirty flag of the checkout holding the code ("unknown" outside git)."""
+    """Commit, dirty flag and a hash of the uncommitted changes ("unknown" outside git).
 
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout.strip()
-
-    commit = git("rev-parse", "HEAD")
+    ``git.diff_hash`` covers ``git diff HEAD`` and the untracked files under
+    :data:`CODE_PATHS`; it is "none" for a clean tree. Two dirty trees with the same diff hash
+    run the same code.
+    """
+    commit = _git(root, "rev-parse", "HEAD")
     if commit is None:
-        return {"git.commit": "unknown", "git.dirty": "unknown"}
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"git.commit": commit, "git.dirty": str(bool(status)).lower()}
+        return {"git.commit": "unknown", "git.dirty": "unknown", "git.diff_hash": "unknown"}
+    diff = _git(root, "diff", "HEAD", "--binary", "--", ".") or b""
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *CODE_PATHS)
+    digest = hashlib.sha256(diff)
+    for name in sorted(filter(None, (untracked or b"").split(b"\0"))):
+        digest.update(b"\0" + name + b"\0")
+        try:
+            digest.update((root / name.decode()).read_bytes())
+        except OSError:
+            continue
+    dirty = bool(diff or untracked)
+    return {
+        "git.commit": commit.decode().strip(),
+        "git.dirty": str(dirty).lower(),
+        "git.diff_hash": digest.hexdigest()[:16] if dirty else "none",
+    }
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
 import tempfile
 import time
 import traceback
@@ -22,8 +21,11 @@ import pandas as pd
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
-from regbias.errors import ConfigError
+from regbias.errors import ConfigError, TrackingError
+from regbias.interrupt import StopRequested, stop_on_sigterm
 from regbias.tracking.provenance import flatten
+from regbias.tracking.reaper import owner_tags
+from regbias.tracking.store import check_free_space, store_lock
 
 __all__ = [
     "TrackingSettings",
@@ -46,11 +48,19 @@ _BATCH = 100  # MLflow's limit of params per log_batch call.
 
 @dataclass(frozen=True)
 class TrackingSettings:
-    """Where runs go: the store's ``uri``, new experiments' ``artifact_root``, ``experiment``."""
+    """The ``tracking`` config group.
+
+    Attributes:
+        uri: the MLflow store (a SQLite file or a tracking server).
+        artifact_root: where experiments this project creates keep their artifacts.
+        experiment: the MLflow experiment's name.
+        log_models: log every fine-tuned model's weights as artifacts (large).
+    """
 
     uri: str
     artifact_root: str
     experiment: str
+    log_models: bool = False
 
     @classmethod
     def from_mapping(cls, tracking: Mapping[str, Any]) -> TrackingSettings:
@@ -62,25 +72,36 @@ class TrackingSettings:
 def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
     """A client for the store and the id of the experiment (created when missing).
 
+    A local store is checked for free space first, and its schema is created under a file lock
+    (:mod:`regbias.tracking.store`), so sweeps starting at once on a fresh store all get in.
+
     Raises:
         ConfigError: the store cannot be reached; the message names the URI.
+        TrackingError: a local store's disk is nearly full.
     """
-    client = MlflowClient(tracking_uri=settings.uri)
     try:
         _probe(settings.uri)
-        experiment = client.get_experiment_by_name(settings.experiment)
-        if experiment is not None:
-            return client, experiment.experiment_id
-        location = None
-        if not settings.uri.startswith(("http://", "https://", "databricks")):
-            location = Path(settings.artifact_root).resolve().as_uri()
-        return client, client.create_experiment(settings.experiment, artifact_location=location)
+        check_free_space(settings.uri)
+        with store_lock(settings.uri):
+            client = MlflowClient(tracking_uri=settings.uri)  # creates a fresh store's schema
+            return client, _experiment_id(client, settings)
+    except TrackingError:
+        raise
     except Exception as error:  # MLflow raises many types for an unreachable store.
         raise ConfigError(
-            f"cannot reach the MLflow store at '{settings.uri}' ({type(error).__name__}: "
-            f"{str(error).splitlines()[0] if str(error) else ''}); check tracking.uri or "
-            f"MLFLOW_TRACKING_URI"
+            f"cannot reach the MLflow store at '{settings.uri}' ({_first_line(error)}); check "
+            f"tracking.uri or MLFLOW_TRACKING_URI, and that the store is writable"
         ) from error
+
+
+def _experiment_id(client: MlflowClient, settings: TrackingSettings) -> str:
+    experiment = client.get_experiment_by_name(settings.experiment)
+    if experiment is not None:
+        return experiment.experiment_id
+    location = None
+    if not settings.uri.startswith(("http://", "https://", "databricks")):
+        location = Path(settings.artifact_root).resolve().as_uri()
+    return client.create_experiment(settings.experiment, artifact_location=location)
 
 
 def _probe(uri: str) -> None:
@@ -119,7 +140,10 @@ class RunLog:
         return RunLog(self.client, self.run_id, f"{self.prefix}{prefix}")
 
     def _at(self, path: str) -> str:
-        return f"{self.prefix}{path}"
+        full = f"{self.prefix}{path}"
+        if any(part in ("..", ".") for part in full.split("/")) or full.startswith("/"):
+            raise ValueError(f"artifact path {full!r} would leave the run's artifact folder")
+        return full
 
     def params(self, values: Mapping[str, Any]) -> None:
         items = [Param(k, str(v)[:6000]) for k, v in values.items()]
@@ -181,32 +205,30 @@ def start_run(
     tags: Mapping[str, str],
     parent_run_id: str | None = None,
 ) -> RunLog:
-    """Create a RUNNING run (a child when ``parent_run_id`` is given)."""
-    all_tags = dict(tags)
+    """Create a RUNNING run (a child when ``parent_run_id`` is given), tagged with its owner.
+
+    The owner tags (pid, host, process start) let a later start tell a run whose process died
+    from one still running (:func:`regbias.tracking.reaper.reap_dead_runs`).
+
+    Raises:
+        TrackingError: the store refused the write (read-only, full disk); names the URI.
+    """
+    all_tags = {**tags, **owner_tags()}
     if parent_run_id:
         all_tags["mlflow.parentRunId"] = parent_run_id
-    run = client.create_run(experiment_id, run_name=name, tags=all_tags)
+    try:
+        run = client.create_run(experiment_id, run_name=name, tags=all_tags)
+    except Exception as error:  # SQLAlchemy, MlflowException, OSError: one line for all
+        raise TrackingError(
+            f"cannot create a run in the MLflow store at '{client.tracking_uri}' "
+            f"({_first_line(error)}): check that the store is writable and its disk has space"
+        ) from error
     return RunLog(client, run.info.run_id)
 
 
-class _Terminated(SystemExit):
-    """SIGTERM (a scheduler's kill) turned into an exception so runs are closed."""
-
-
-@contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    def handler(signum: int, frame: Any) -> None:
-        raise _Terminated(128 + signum)
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread (some launchers): leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"
 
 
 @contextmanager
@@ -218,12 +240,12 @@ def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
     """
     status = "FAILED"
     try:
-        with _sigterm_as_exit():
+        with stop_on_sigterm():
             yield run
         status = "FINISHED"
     except BaseException as error:
         _record_error(run, error)
-        if isinstance(error, KeyboardInterrupt | _Terminated) and on_abort is not None:
+        if isinstance(error, KeyboardInterrupt | StopRequested) and on_abort is not None:
             on_abort()
         raise
     finally:

@@ -1,0 +1,91 @@
+"""SIGTERM as a request to stop at the next safe point, never an exception inside a callback.
+
+A scheduler's SIGTERM can land anywhere, including inside a C callback (numba, llvmlite, JAX)
+where a raised exception is printed as "Exception ignored" and lost. So the handler only sets a
+flag; the stages call :func:`check_stop` between units of work (embedding batches, Sinkhorn
+solves, training epochs, jobs) and that raises :class:`StopRequested`. A second SIGTERM while a
+stop is pending raises at once, for work that reaches no safe point.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = [
+    "StopRequested",
+    "check_stop",
+    "request_stop",
+    "stop_requested",
+    "clear_stop",
+    "stop_on_sigterm",
+    "install_sigterm_flag",
+]
+
+_requested = threading.Event()
+_signal_number = signal.SIGTERM
+
+
+class StopRequested(SystemExit):
+    """A stop was asked for (SIGTERM); raised at a safe point, ends the job and the sweep.
+
+    A ``SystemExit`` (exit status 128 + signal), so ``except Exception`` does not swallow it and
+    a sweep does not go on to its next job.
+    """
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(128 + int(signum))
+
+    def __str__(self) -> str:
+        return "stopped by SIGTERM"
+
+
+def request_stop(signum: int = signal.SIGTERM, frame: Any = None) -> None:
+    """The SIGTERM handler: set the flag; on a second signal, stop now."""
+    global _signal_number
+    if _requested.is_set():
+        raise StopRequested(signum)
+    _signal_number = signum
+    _requested.set()
+
+
+def stop_requested() -> bool:
+    """Whether a stop is pending."""
+    return _requested.is_set()
+
+
+def clear_stop() -> None:
+    """Forget a pending stop (tests; a process that handled it)."""
+    _requested.clear()
+
+
+def check_stop() -> None:
+    """A safe point: raise :class:`StopRequested` if a stop is pending."""
+    if _requested.is_set():
+        raise StopRequested(_signal_number)
+
+
+def install_sigterm_flag() -> bool:
+    """Make SIGTERM set the flag for the rest of the process; False off the main thread."""
+    try:
+        signal.signal(signal.SIGTERM, request_stop)
+    except ValueError:  # not the main thread (some launchers): leave signals alone
+        return False
+    return True
+
+
+@contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM sets the stop flag inside the block; the previous handler is restored after."""
+    try:
+        previous = signal.signal(signal.SIGTERM, request_stop)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

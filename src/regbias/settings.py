@@ -1,0 +1,106 @@
+"""The composed Hydra config, read once into typed, frozen settings.
+
+This is the only module besides ``app/`` that sees OmegaConf. Every config group maps onto the
+settings dataclass of the stage that uses it, field name = config key, through the generic
+converter of :mod:`regbias.settings_reader`; so a value is written once (``conf/``) and a field
+once (its dataclass), and a typo or a wrong type fails here, before any work, with the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from omegaconf import DictConfig, OmegaConf
+
+from regbias.analysis.results import AnalysisSettings
+from regbias.data.loading import DatasetSettings, PathSettings
+from regbias.distances.suite import DistanceSettings
+from regbias.embeddings.encoder import EncoderSpec
+from regbias.errors import ConfigError
+from regbias.performance.finetune import FinetuneSettings, TrainerSettings
+from regbias.settings_reader import build
+from regbias.tracking.runs import TrackingSettings
+
+__all__ = [
+    "MAX_SEED",
+    "TASKS",
+    "SamplingSettings",
+    "StudySettings",
+    "plain_config",
+    "read_settings",
+    "validate_seed",
+]
+
+TASKS = ("run", "describe", "analyze")
+MAX_SEED = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """The ``sampling`` config group.
+
+    Attributes:
+        policy: what a draw does when a group has fewer texts than asked: ``error`` or ``all``
+            (take the group whole, as the paper did for NZ; logged).
+    """
+
+    policy: Literal["error", "all"]
+
+
+@dataclass(frozen=True)
+class StudySettings:
+    """Everything one job reads from its config, typed and validated."""
+
+    task: Literal["run", "describe", "analyze"]
+    seed: int
+    resume: bool
+    paths: PathSettings
+    sampling: SamplingSettings
+    dataset: DatasetSettings
+    finetune: FinetuneSettings
+    encoder: EncoderSpec
+    distance: DistanceSettings
+    trainer: TrainerSettings
+    tracking: TrackingSettings
+    analysis: AnalysisSettings
+
+
+def plain_config(cfg: DictConfig) -> dict[str, Any]:
+    """The config as plain, resolved containers (without Hydra's own node)."""
+    study = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    values = OmegaConf.to_container(study, resolve=True, throw_on_missing=True)
+    assert isinstance(values, dict)
+    return values  # type: ignore[return-value]
+
+
+def read_settings(cfg: DictConfig) -> StudySettings:
+    """The job's settings from the composed config.
+
+    Raises:
+        ConfigError: an unknown or missing key, a value of the wrong type or out of range; the
+            message names the key and says what to set.
+    """
+    values = plain_config(cfg)
+    _check_task_and_seed(values)
+    return build(StudySettings, values, "")
+
+
+def _check_task_and_seed(values: dict[str, Any]) -> None:
+    task = values.get("task")
+    if task not in TASKS:
+        raise ConfigError(f"unknown task '{task}': use one of {', '.join(TASKS)} (task=...)")
+    validate_seed(values.get("seed"))
+
+
+def validate_seed(seed: object) -> int:
+    """The job's seed as an int in ``0 .. 2**32 - 1`` (numpy's and Lightning's range).
+
+    Raises:
+        ConfigError: not an integer, or out of range (0 is a real seed).
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ConfigError(f"seed must be an integer (0 is a real seed), not {seed!r}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"seed must be between 0 and {MAX_SEED} (0 is a real seed), not {seed}")
+    return seed

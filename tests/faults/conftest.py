@@ -1,0 +1,60 @@
+"""Shared pieces of the fault tests: composed configs, a temporary store, a tiny CSV corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from regbias.interrupt import clear_stop
+from regbias.tracking.runs import TrackingSettings, connect
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+WORDS = "good bad happy sad great awful fine terrible lovely nasty calm loud".split()
+
+
+def composed(*overrides: str, hydra: bool = False):
+    """The real config, composed as ``run.py`` would (experiment=smoke unless overridden);
+    ``hydra`` keeps the ``hydra`` node (sweep dir, overrides) that callbacks read."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose(
+            config_name="config",
+            overrides=["experiment=smoke", *overrides],
+            return_hydra_config=hydra,
+        )
+
+
+def write_csv(path: Path, groups: dict[str, int], seed: int = 0) -> Path:
+    """A CSV corpus with ``groups[name]`` rows per group (``train`` is the training pool)."""
+    import random
+
+    rng = random.Random(seed)
+    rows = ["text,label,group"]
+    for group, count in groups.items():
+        for i in range(count):
+            words = " ".join(rng.choice(WORDS) for _ in range(6))
+            rows.append(f"{words} {group}{i},{i % 2},{group}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def store_dir(tmp_path_factory):
+    """One SQLite store for all fault tests (creating a schema takes seconds)."""
+    return tmp_path_factory.mktemp("store")
+
+
+@pytest.fixture
+def store(store_dir, tmp_path):
+    """The shared store and an experiment of this test's own."""
+    uri = f"sqlite:///{store_dir}/mlruns.db"
+    return connect(TrackingSettings(uri, str(tmp_path / "art"), tmp_path.name))
+
+
+@pytest.fixture(autouse=True)
+def no_pending_stop():
+    """A test that sends SIGTERM leaves no stop pending for the next one."""
+    clear_stop()
+    yield
+    clear_stop()

@@ -1,0 +1,126 @@
+"""The report's Findings section and where significance marks come from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.report.findings import GLOSSARY, findings_markdown
+from regbias.report.publish import log_analysis, report_markdown
+
+
+def _tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    found = pd.DataFrame(
+        {
+            "distance": ["dist_sinkhorn_long", "dist_lda", "dist_lda", "dist_sinkhorn_short"],
+            "performance": ["gap_accuracy", "gap_f1", "dcor_accuracy", "gap_f1"],
+            "n_pairs": [28, 28, 28, 28],
+            "spearman_rho": [0.40, -0.90, 0.70, 0.10],
+            "spearman_p_perm": [0.03, 0.0001, 0.004, 0.6],
+            "spearman_p_holm": [0.06, 0.0004, 0.012, 0.6],
+            "spearman_p_bh": [0.04, 0.0004, 0.008, 0.6],
+            "kendall_tau": [0.3, -0.7, 0.5, 0.05],
+            "kendall_p_perm": [0.03, 0.0001, 0.004, 0.6],
+            "kendall_p_holm": [0.06, 0.0004, 0.012, 0.6],
+            "kendall_p_bh": [0.04, 0.0004, 0.008, 0.6],
+            "spearman_ci_low": [0.1, -0.95, 0.5, -0.2],
+            "spearman_ci_high": [0.6, -0.8, 0.8, 0.4],
+        }
+    )
+    checks = found[["distance", "performance", "spearman_rho", "kendall_tau"]].assign(
+        bootstrap_sources="repetitions+models",
+        loo_rho_min=[0.1, -0.93, 0.2, -0.1],
+        loo_rho_max=[0.5, -0.85, 0.8, 0.2],
+        loo_most_influential=["za", "nz", "za", "us"],
+        loo_rho_without_most_influential=[0.1, -0.85, 0.2, -0.1],
+        loo_p_max=[0.4, 0.001, 0.3, 0.9],
+        survives_loo=[False, True, False, False],
+        partial_rho=[0.2, -0.8, 0.6, 0.0],
+        partial_p=[0.3, 0.001, 0.02, 0.9],
+    )
+    return found, checks
+
+
+def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -> None:
+    found, checks = _tables()
+    text = findings_markdown(
+        found,
+        checks,
+        primary=("dist_sinkhorn_long", "gap_accuracy"),
+        adjust="holm",
+        significance=0.05,
+        confidence=0.95,
+        extra_lines=["3 of 28 pairs are above the noise floor."],
+    )
+    bullets = [line for line in text.splitlines() if line.startswith("- ")]
+    assert bullets[0].startswith("- **Primary hypothesis.** The accuracy gap against the long")
+    assert "rho = 0.40" in bullets[0] and "Holm-adjusted p = 0.06" in bullets[0]
+    assert (
+        "not significant at 0.05" in bullets[0]
+        and "95% interval 0.10 to 0.60 (resampling repetitions and models)" in bullets[0]
+    )
+    # Not significant: the leave-one-group-out range is stated, no verdict on it.
+    assert "; rho 0.10 to 0.50 with one group left out;" in bullets[0]
+    assert "does not hold up" in bullets[2] and "without za rho is 0.20" in bullets[2]
+    # Then the three strongest others by |rho|: -0.90, 0.70, 0.10.
+    assert (
+        "`dist_lda`, `gap_f1`" in bullets[1]
+        and "survives leaving out any single group" in bullets[1]
+    )
+    assert "(significant at 0.05)" in bullets[1]
+    assert "`dist_lda`, `dcor_accuracy`" in bullets[2]
+    assert "`dist_sinkhorn_short`" in bullets[3]
+    assert bullets[4] == "- 3 of 28 pairs are above the noise floor."
+    assert text.index("## Findings") < text.index("Terms:")
+    assert all(line in text for line in GLOSSARY) and len(GLOSSARY) == 5
+
+    missing = findings_markdown(
+        found, None, primary=("dist_x", "gap_y"), adjust="bh", significance=0.05, confidence=0.9
+    )
+    assert "Primary hypothesis (dist_x vs gap_y): not measured" in missing
+    assert "Benjamini-Hochberg-adjusted p = 0.0004" in missing
+
+
+class FakeRun:
+    """Records what would be logged to MLflow."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, pd.DataFrame] = {}
+        self.figures: list[str] = []
+        self.texts: dict[str, str] = {}
+
+    def table(self, frame: pd.DataFrame, path: str, index: bool = False) -> None:
+        self.tables[path] = frame
+
+    def figure(self, figure: object, path: str) -> None:
+        self.figures.append(path)
+
+    def text(self, text: str, path: str) -> None:
+        self.texts[path] = text
+
+    def metrics(self, values: dict[str, float]) -> None:
+        pass
+
+
+def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -> None:
+    found, checks = _tables()
+    pairwise = pd.DataFrame(
+        {"group_a": list("aaab"), "group_b": list("bcdc")}
+        | {c: np.arange(4.0) for c in set(found["distance"]) | set(found["performance"])}
+    )
+    analysis = Analysis(None, None, None, pairwise, found, robustness=checks)
+    results = StudyResults(["a", "b", "c", "d"], meta={"dataset": "toy"})
+    run = FakeRun()
+    log_analysis(run, results, analysis, AnalysisSettings(adjust="holm"))  # type: ignore[arg-type]
+    assert run.tables["analysis/robustness.csv"] is checks
+    # Holm leaves two correlations below 0.05 (the raw p would have flagged three).
+    scatters = sorted(p for p in run.figures if p.startswith("figures/scatter/"))
+    assert scatters == [
+        "figures/scatter/dist_lda__dcor_accuracy.png",
+        "figures/scatter/dist_lda__gap_f1.png",
+    ]
+    report = run.texts["report.md"]
+    assert report.index("## Findings") < report.index("## Groups") < report.index("|---")
+    none = report_markdown(results, analysis, AnalysisSettings(adjust="none"))
+    assert "unadjusted p = 0.03" in none
