@@ -14,6 +14,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from regbias.cluster_checks import presubmit
 from regbias.errors import RegbiasError
 from regbias.provenance import provenance_tags
 from regbias.tracking import (
@@ -50,6 +51,7 @@ class SweepCallback(Callback):
         self._open: RunLog | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        presubmit(config)  # cluster launchers only: absolute paths for the jobs, or exit 2
         if config.get("task") not in TRACKED_TASKS:
             return
         sweep_dir = Path(config.hydra.sweep.dir)
