@@ -124,8 +124,10 @@ def test_cluster_slurm_smoke_sweep(tmp_path: Path, shared_data_dir: Path) -> Non
         _report("one-node SLURM (submitit)", elapsed)
         _check_sweep(store, "regbias-sentiment140")
         # Every job ran as a SLURM job and sacct has it COMPLETED.
-        job_ids = sorted(p.name for p in (sweep_dir / ".submitit").iterdir() if p.is_dir())
-        assert len(job_ids) == SEEDS, job_ids
+        # submitit folders: the array job (ID) and one per task (ID_0, ID_1, ...).
+        folders = [p.name for p in (sweep_dir / ".submitit").iterdir() if p.is_dir()]
+        job_ids = sorted(name for name in folders if "_" in name)
+        assert len(job_ids) == SEEDS, folders
         states: dict[str, str] = {}
         for _ in range(30):
             out = subprocess.run(
