@@ -114,7 +114,11 @@ admin_password = $(cat "$HOME_DIR/admin-password")
 authorization_function = mlflow.server.auth:authenticate_request_basic_auth
 INI
   )
+  [ -s "$HOME_DIR/flask-secret" ] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' \
+    > "$HOME_DIR/flask-secret")
   export MLFLOW_AUTH_CONFIG_PATH="$HOME_DIR/basic_auth.ini"
+  MLFLOW_FLASK_SERVER_SECRET_KEY="$(cat "$HOME_DIR/flask-secret")"
+  export MLFLOW_FLASK_SERVER_SECRET_KEY  # CSRF protection of the auth app's forms
   EXTRA=(--app-name basic-auth)
 fi
 setsid "$PYTHON" -m mlflow server --backend-store-uri "$STORE" \
