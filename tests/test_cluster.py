@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -28,7 +29,16 @@ ROOT = Path(__file__).resolve().parents[1]
 SEEDS = 3
 SMOKE = ["-m", f"seed=range({SEEDS})", "experiment=smoke", "trainer.enable_progress_bar=false"]
 RAY_PORT = os.environ.get("REGBIAS_RAY_PORT", "6379")
-MLFLOW_PORT = os.environ.get("REGBIAS_MLFLOW_PORT", "5055")
+
+
+def _free_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
+# A port nobody else uses unless one is given (the script refuses a port taken by another).
+MLFLOW_PORT = os.environ.get("REGBIAS_MLFLOW_PORT") or _free_port()
 
 
 def _needs(module: str, what: str) -> None:
@@ -44,6 +54,7 @@ def _env(**extra: str) -> dict[str, str]:
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHON"] = sys.executable
     env["PYTHONUNBUFFERED"] = "1"
+    env["REGBIAS_MLFLOW_PORT"] = MLFLOW_PORT
     env.update(extra)
     return env
 

@@ -101,6 +101,15 @@ if running "$HOME_DIR/mlflow.pid"; then
   kill -TERM -- "-$(cat "$HOME_DIR/mlflow.pid")" 2>/dev/null || true
   sleep 2
 fi
+# Another process on the port would answer our health checks: refuse instead.
+if "$PYTHON" - "$PORT" <<'PY'
+import socket, sys
+with socket.socket() as s:
+    sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)
+PY
+then
+  die "port $PORT is taken by another process (not this script's server): set REGBIAS_MLFLOW_PORT"
+fi
 EXTRA=()
 if [ "${REGBIAS_MLFLOW_AUTH:-0}" = 1 ]; then
   [ -s "$HOME_DIR/admin-password" ] || (umask 077; head -c 18 /dev/urandom | base64 \
@@ -131,6 +140,8 @@ for _ in $(seq 120); do
   running "$HOME_DIR/mlflow.pid" || die "mlflow server exited: see $HOME_DIR/log/mlflow.log"
   sleep 1
 done
-healthy || die "mlflow server not answering at $URL: see $HOME_DIR/log/mlflow.log"
+sleep 2  # a server that lost the port to another one exits right after binding
+{ healthy && running "$HOME_DIR/mlflow.pid"; } \
+  || die "mlflow server not answering at $URL: see $HOME_DIR/log/mlflow.log"
 say "MLflow server at $URL (store: PostgreSQL 127.0.0.1:$PG_PORT/mlflow, artifacts: $HOME_DIR/artifacts${EXTRA:+, basic auth on})"
 say "sweeps: python run.py -m ... tracking.uri=$URL"

@@ -198,9 +198,7 @@ def _select(config: DictConfig, key: str) -> str | None:
     return None if value is None else str(value)
 
 
-def _absolutize_env(
-    config: DictConfig, key: str, env: str, cwd: Path, absolute: Any
-) -> None:
+def _absolutize_env(config: DictConfig, key: str, env: str, cwd: Path, absolute: Any) -> None:
     """Make ``key`` absolute through ``env`` when the config takes it from ``env``.
 
     Works when the key is ``${oc.env:ENV,default}`` (set or not); a value given on the command
