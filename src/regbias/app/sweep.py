@@ -14,6 +14,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from regbias.app.cluster_checks import presubmit
 from regbias.app.preflight import preflight_sweep
 from regbias.errors import RegbiasError
 from regbias.interrupt import install_sigterm_flag
@@ -53,6 +54,7 @@ class SweepCallback(Callback):
         self._open: RunLog | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        presubmit(config)  # cluster launchers only: absolute paths for the jobs, or exit 2
         # Hydra turns a callback's exception into a warning and runs the jobs anyway: a sweep
         # that cannot check its data or open its parent run stops here, in one line.
         if config.get("task") not in TRACKED_TASKS:
