@@ -27,6 +27,7 @@ from ott.problems.linear import linear_problem
 from ott.solvers.linear import acceleration, sinkhorn
 from tqdm.auto import tqdm
 
+from regbias.distances.exact import exact_ot
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 
@@ -49,6 +50,10 @@ logger = logging.getLogger(__name__)
 ANNEAL_START_FRACTION = 0.1
 
 TERMS = ("xy", "xx", "yy")
+SOLVERS = ("sinkhorn", "exact")
+
+# Bytes of cost matrices one batched call may hold (dense mode: ~3 n^2 float32 per problem).
+BATCH_BYTES = 1 << 30
 
 
 def _restore_online_mode() -> None:
@@ -91,6 +96,10 @@ class SinkhornSettings:
             None keeps the dense cost matrix unless the clouds hold more than ``max_dense_points``.
         max_dense_points: points per side above which online mode is switched on.
         pad_multiple: clouds are padded to a multiple of this many points (one compile per size).
+        solver: ``sinkhorn`` (entropic, OTT) or ``exact`` (the epsilon -> 0 limit: POT's
+            network simplex on the same cost; self terms are 0, epsilon is unused).
+        batch_pairs: solve all self terms, then all cross terms, of a repetition in one
+            vmapped call each (same values as one call per pair, far fewer dispatches).
     """
 
     epsilon: float | None = 0.005
@@ -106,12 +115,18 @@ class SinkhornSettings:
     batch_size: int | None = None
     max_dense_points: int = 8192
     pad_multiple: int = 256
+    solver: str = "sinkhorn"
+    batch_pairs: bool = True
 
     def __post_init__(self) -> None:
         if self.epsilon is not None and not self.epsilon > 0:
             raise ConfigError(
                 f"sinkhorn epsilon must be > 0, got {self.epsilon}; set a positive value "
                 "(the paper: 0.005) or null to derive it from epsilon_relative"
+            )
+        if self.solver not in SOLVERS:
+            raise ConfigError(
+                f"sinkhorn solver={self.solver!r} is unknown: use one of {', '.join(SOLVERS)}"
             )
         checks = {
             "epsilon_relative": self.epsilon_relative > 0,
@@ -225,8 +240,7 @@ def _note_trace(solver: _Solver, shape: tuple[int, ...]) -> None:
     logger.debug("compiling a Sinkhorn solve for shape %s, %s", shape, solver)
 
 
-@partial(jax.jit, static_argnames=("solver",))
-def _solve_arrays(
+def _solve_core(
     x: jax.Array,
     y: jax.Array,
     a: jax.Array,
@@ -261,9 +275,30 @@ def _solve_arrays(
         lse_mode=solver.lse_mode,
         **options,
     )(linear_problem.LinearProblem(geom, a=a, b=b))
-    recorded = out.errors != -1
-    last = jnp.maximum(jnp.sum(recorded) - 1, 0)
-    return out.reg_ot_cost, out.converged, out.n_iters, out.errors[last]
+    errors = out.errors.reshape(out.errors.shape[0], -1)[:, 0]
+    last = jnp.maximum(jnp.sum(errors != -1) - 1, 0)
+    error = errors[last]
+    # OTT also stops (and flags converged) when the error turns non-finite: not a convergence.
+    converged = out.converged & jnp.isfinite(error) & jnp.isfinite(out.reg_ot_cost)
+    return out.reg_ot_cost, converged & (error < solver.threshold), out.n_iters, error
+
+
+_solve_arrays = jax.jit(_solve_core, static_argnames=("solver",))
+
+
+@partial(jax.jit, static_argnames=("solver",))
+def _solve_stack(
+    xs: jax.Array,
+    ys: jax.Array,
+    a: jax.Array,
+    b: jax.Array,
+    epsilon: jax.Array,
+    anneal_init: jax.Array,
+    solver: _Solver,
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """:func:`_solve_core` over a leading batch axis of padded clouds (one compiled call)."""
+    one = partial(_solve_core, epsilon=epsilon, anneal_init=anneal_init, solver=solver)
+    return jax.vmap(one)(xs, ys, a, b)
 
 
 def _padded_size(n: int, multiple: int) -> int:
@@ -334,19 +369,68 @@ def solve_ot(
     _check_cloud(y, "y")
     if x.shape[1] != y.shape[1]:
         raise ValueError(f"point clouds differ in dimension: {x.shape[1]} vs {y.shape[1]}")
-    settings = resolve_settings(settings, [x, y])
     a, b = weights if weights is not None else (None, None)
+    if settings.solver == "exact":
+        return _exact_term(x, y, (a, b), symmetric=symmetric)
+    settings = resolve_settings(settings, [x, y])
     size = size or _padded_size(max(len(x), len(y)), settings.pad_multiple)
-    xp, ap = _pad(x, a, size)
-    yp, bp = _pad(y, b, size)
+    padded = (*_pad(x, a, size), *_pad(y, b, size))
+    diag = _run_padded([padded], settings, size, symmetric=symmetric)[0]
+    if math.isfinite(diag.cost) or settings.momentum is None or symmetric:
+        return diag
+    return _without_momentum(padded, settings, size, diag)
+
+
+def _exact_term(
+    x: np.ndarray, y: np.ndarray, weights: tuple, *, symmetric: bool
+) -> SolveDiagnostics:
+    """One term in the exact limit; a self term is 0 (the identity plan), no solve needed."""
+    if symmetric:
+        return SolveDiagnostics(0.0, True, 0, 0.0)
+    cost, optimal = exact_ot(x, y, weights)
+    return SolveDiagnostics(cost, optimal, 0, 0.0 if optimal else math.inf)
+
+
+def _without_momentum(
+    padded: tuple[np.ndarray, ...], settings: SinkhornSettings, size: int, diag: SolveDiagnostics
+) -> SolveDiagnostics:
+    """Re-solve a term whose over-relaxed solve ended non-finite, with plain updates."""
+    warnings.warn(
+        f"Sinkhorn with momentum {settings.momentum} gave a non-finite cost ({diag.cost}) after "
+        f"{diag.iterations} iterations; solving again without momentum (set momentum: null "
+        "to avoid the second solve)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return _run_padded([padded], replace(settings, momentum=None), size, symmetric=False)[0]
+
+
+def _run_padded(
+    problems: list[tuple[np.ndarray, ...]],
+    settings: SinkhornSettings,
+    size: int,
+    *,
+    symmetric: bool,
+) -> list[SolveDiagnostics]:
+    """Solve padded problems ``(x, a, y, b)``: one compiled call, vmapped when several.
+
+    Never reports a non-finite cost as converged (see :func:`_solve_core`).
+    """
     solver = _solver(settings, size, symmetric=symmetric)
     # A self term starts near its optimum (the diagonal plan): annealing would only slow it.
     anneal_init = settings.anneal_init if settings.anneal and not symmetric else 1.0
+    args = (jnp.float32(settings.epsilon), jnp.float32(anneal_init))
     with jax.default_matmul_precision("highest"):
-        cost, converged, iterations, error = _solve_arrays(
-            xp, yp, ap, bp, jnp.float32(settings.epsilon), jnp.float32(anneal_init), solver=solver
-        )
-    return SolveDiagnostics(float(cost), bool(converged), int(iterations), float(error))
+        if len(problems) == 1:
+            x, a, y, b = problems[0]
+            outs = [np.atleast_1d(v) for v in _solve_arrays(x, y, a, b, *args, solver=solver)]
+        else:
+            x, a, y, b = (np.stack(parts) for parts in zip(*problems, strict=True))
+            outs = [np.asarray(v) for v in _solve_stack(x, y, a, b, *args, solver=solver)]
+    return [
+        SolveDiagnostics(float(c), bool(ok), int(it), float(err))
+        for c, ok, it, err in zip(*outs, strict=True)
+    ]
 
 
 def _divergence(xy: SolveDiagnostics, xx: SolveDiagnostics, yy: SolveDiagnostics) -> float:
@@ -408,19 +492,78 @@ def _warn_unconverged(
     r: int, label: str, diag: SolveDiagnostics, settings: SinkhornSettings
 ) -> None:
     if not diag.converged:
+        what = "" if math.isfinite(diag.cost) else f"a non-finite cost ({diag.cost}), "
         warnings.warn(
-            f"Sinkhorn did not converge for {label} in repetition {r}: marginal error "
-            f"{diag.error:.2e} > threshold {settings.threshold:g} after {diag.iterations} "
-            "iterations; raise max_iterations, slow anneal_decay or raise epsilon",
+            f"Sinkhorn did not converge for {label} in repetition {r}: {what}marginal error "
+            f"{diag.error:.2e} vs threshold {settings.threshold:g} after {diag.iterations} "
+            "iterations; it is left out of the means. Raise max_iterations, slow anneal_decay, "
+            "drop momentum or raise epsilon",
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def _row_epsilon(settings: SinkhornSettings) -> float:
+    """The epsilon a row was solved at: 0 in the exact limit."""
+    return 0.0 if settings.solver == "exact" else float(settings.epsilon)
+
+
+def _solve_many(
+    problems: list[tuple[np.ndarray, ...]],
+    settings: SinkhornSettings,
+    size: int,
+    *,
+    symmetric: bool,
+) -> list[SolveDiagnostics]:
+    """Padded problems in as few vmapped calls as :data:`BATCH_BYTES` allows.
+
+    Chunks are of equal width (the last one filled with copies of the first problem) so that
+    every chunk shares one compiled program.
+    """
+    columns = settings.batch_size or size
+    if settings.batch_size is None and size > settings.max_dense_points:
+        columns = 1024
+    per_problem = 3 * 4 * size * columns
+    chunk = max(1, min(len(problems), BATCH_BYTES // per_problem))
+    n_chunks = math.ceil(len(problems) / chunk)
+    width = math.ceil(len(problems) / n_chunks)
+    filled = problems + [problems[0]] * (n_chunks * width - len(problems))
+    out: list[SolveDiagnostics] = []
+    for start in range(0, len(filled), width):
+        out += _run_padded(filled[start : start + width], settings, size, symmetric=symmetric)
+    return out[: len(problems)]
+
+
+def _repetition_batched(
+    r: int, draw: dict[str, np.ndarray], settings: SinkhornSettings, size: int, bar: tqdm
+) -> list[dict[str, Any]]:
+    """All pairs of one repetition: the K self terms in one call, the cross terms in another."""
+    groups = list(draw)
+    padded = {g: _pad(np.asarray(c), None, size) for g, c in draw.items()}
+    selves = _solve_many([(*padded[g], *padded[g]) for g in groups], settings, size, symmetric=True)
+    own = dict(zip(groups, selves, strict=True))
+    for group in groups:
+        _warn_unconverged(r, f"the self term of {group!r}", own[group], settings)
+    bar.update(len(groups))
+    pairs = [(a, b) for i, a in enumerate(groups) for b in groups[i + 1 :]]
+    problems = [(*padded[a], *padded[b]) for a, b in pairs]
+    cross = _solve_many(problems, settings, size, symmetric=False)
+    rows = []
+    for (a, b), problem, xy in zip(pairs, problems, cross, strict=True):
+        if not math.isfinite(xy.cost) and settings.momentum is not None:
+            xy = _without_momentum(problem, settings, size, xy)
+        _warn_unconverged(r, f"pair {a!r}-{b!r}", xy, settings)
+        rows.append(_row(r, a, b, _row_epsilon(settings), (xy, own[a], own[b])))
+    bar.update(len(pairs))
+    return rows
 
 
 def _repetition_rows(
     r: int, draw: dict[str, np.ndarray], settings: SinkhornSettings, size: int, bar: tqdm
 ) -> list[dict[str, Any]]:
     """All pairs of one repetition; each self term solved once and shared by its pairs."""
+    if settings.batch_pairs and settings.solver == "sinkhorn":
+        return _repetition_batched(r, draw, settings, size, bar)
     own = {}
     for group, cloud in draw.items():
         own[group] = solve_ot(cloud, cloud, settings, symmetric=True, size=size)
@@ -432,7 +575,7 @@ def _repetition_rows(
         for b in groups[i + 1 :]:
             xy = solve_ot(draw[a], draw[b], settings, size=size)
             _warn_unconverged(r, f"pair {a!r}-{b!r}", xy, settings)
-            rows.append(_row(r, a, b, float(settings.epsilon), (xy, own[a], own[b])))
+            rows.append(_row(r, a, b, _row_epsilon(settings), (xy, own[a], own[b])))
             bar.update()
     return rows
 
@@ -448,7 +591,10 @@ def sinkhorn_matrix(
     """Sinkhorn divergence between every pair of groups, over repetitions.
 
     Each group's self term is solved once per repetition and shared by its K - 1 pairs, so a
-    repetition costs K + K(K-1)/2 solves. All clouds are padded to one size (one compile).
+    repetition costs K + K(K-1)/2 solves. All clouds are padded to one size (one compile); with
+    ``settings.batch_pairs`` the K self terms and the K(K-1)/2 cross terms of a repetition are
+    each solved in one vmapped call. ``settings.solver`` ``exact`` solves the epsilon -> 0
+    limit with POT instead (table epsilon 0, self terms 0); the matrix's config names the solver.
 
     Args:
         draws: ``draws[r][group]`` = the ``(n_points, d)`` point cloud of ``group`` in

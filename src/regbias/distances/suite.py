@@ -50,6 +50,8 @@ def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
         inner_iterations=int(s["inner_iterations"]),
         momentum=None if s.get("momentum") is None else float(s["momentum"]),
         pad_multiple=int(s["pad_multiple"]),
+        solver=str(s.get("solver", "sinkhorn")),
+        batch_pairs=bool(s.get("batch_pairs", True)),
     )
 
 
