@@ -18,7 +18,7 @@ from regbias.distances.sinkhorn import (
 )
 from regbias.errors import ConfigError
 
-SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64)
+SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64, solver="sinkhorn")
 
 
 def cloud(n: int, dim: int = 8, shift: float = 0.0, seed: int = 0) -> np.ndarray:
@@ -147,7 +147,12 @@ def test_matrix_solves_each_self_term_once_per_repetition(monkeypatch):
 def test_matrix_warns_and_records_non_convergence():
     draws = [{"a": unit_cloud(30, 8, 1), "b": unit_cloud(30, 8, 2)}]
     settings = SinkhornSettings(
-        epsilon=1e-4, anneal=False, max_iterations=10, threshold=1e-9, pad_multiple=64
+        epsilon=1e-4,
+        anneal=False,
+        max_iterations=10,
+        threshold=1e-9,
+        pad_multiple=64,
+        solver="sinkhorn",
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

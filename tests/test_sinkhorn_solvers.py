@@ -13,6 +13,7 @@ from regbias.distances import sinkhorn
 from regbias.distances.exact import exact_ot
 from regbias.distances.sinkhorn import (
     SinkhornSettings,
+    resolve_settings,
     sinkhorn_divergence,
     sinkhorn_matrix,
     solve_ot,
@@ -20,7 +21,7 @@ from regbias.distances.sinkhorn import (
 from regbias.errors import ConfigError
 
 EPSILON = 0.05
-BASE = SinkhornSettings(epsilon=EPSILON, pad_multiple=64, threshold=1e-5)
+BASE = SinkhornSettings(epsilon=EPSILON, pad_multiple=64, threshold=1e-5, solver="sinkhorn")
 
 # Every way of solving a term the settings offer, at one epsilon.
 OPTIONS = {
@@ -111,6 +112,18 @@ def test_exact_matrix_says_which_solver_and_reports_converged_rows():
     assert row.divergence == pytest.approx(expected, rel=1e-9)
 
 
+def test_auto_solver_takes_the_exact_limit_only_at_small_relative_epsilon():
+    x, y = spiky_pair()  # mean pooled cost ~128
+    auto = SinkhornSettings(epsilon=0.005)
+    assert resolve_settings(auto, [x, y]).solver == "exact"
+    assert resolve_settings(replace(auto, epsilon=None), [x, y]).solver == "sinkhorn"
+    assert resolve_settings(replace(auto, exact_max_points=50), [x, y]).solver == "sinkhorn"
+    matrix, table = sinkhorn_matrix([{"a": x, "b": y}], auto, progress=False)
+    assert matrix.config["solver"] == "exact" and table["xy_converged"].all()
+    matrix, _ = sinkhorn_matrix([{"a": x, "b": y}], replace(auto, epsilon=None), progress=False)
+    assert matrix.config["solver"] == "sinkhorn"
+
+
 def test_unknown_solver_is_a_config_error():
     with pytest.raises(ConfigError, match="solver"):
         SinkhornSettings(solver="emd")
@@ -171,7 +184,9 @@ def spiky_pair() -> tuple[np.ndarray, np.ndarray]:
 def test_a_non_finite_solve_is_never_converged_and_falls_back_to_plain_updates():
     x, y = spiky_pair()
     # The case: no annealing, momentum 1.5, epsilon 0.005 on costs ~128 ends at -inf.
-    fast = SinkhornSettings(epsilon=0.005, anneal=False, momentum=1.5, inner_iterations=5)
+    fast = SinkhornSettings(
+        epsilon=0.005, anneal=False, momentum=1.5, inner_iterations=5, solver="sinkhorn"
+    )
     size = 128
     problem = (*sinkhorn._pad(x, None, size), *sinkhorn._pad(y, None, size))
     raw = sinkhorn._run_padded([problem], fast, size, symmetric=False)[0]
@@ -185,7 +200,12 @@ def test_a_non_finite_solve_is_never_converged_and_falls_back_to_plain_updates()
 def test_a_non_finite_divergence_is_never_averaged(fallback, monkeypatch):
     x, y = spiky_pair()
     settings = SinkhornSettings(
-        epsilon=0.005, anneal=False, momentum=1.5, inner_iterations=5, max_iterations=50
+        epsilon=0.005,
+        anneal=False,
+        momentum=1.5,
+        inner_iterations=5,
+        max_iterations=50,
+        solver="sinkhorn",
     )
     if not fallback:  # the plain re-solve fails too: the row stays non-finite
         monkeypatch.setattr(sinkhorn, "_without_momentum", lambda *args: args[-1])

@@ -42,6 +42,7 @@ def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
         epsilon_relative=float(s["epsilon_relative"]),
         anneal=bool(s["anneal"]),
         anneal_init=None if s.get("anneal_init") is None else float(s["anneal_init"]),
+        anneal_start=float(s.get("anneal_start", 0.05)),
         anneal_decay=float(s["anneal_decay"]),
         threshold=float(s["threshold"]),
         max_iterations=int(s["max_iterations"]),
@@ -50,7 +51,9 @@ def sinkhorn_settings(distance: Mapping[str, Any]) -> SinkhornSettings:
         inner_iterations=int(s["inner_iterations"]),
         momentum=None if s.get("momentum") is None else float(s["momentum"]),
         pad_multiple=int(s["pad_multiple"]),
-        solver=str(s.get("solver", "sinkhorn")),
+        solver=str(s.get("solver", "auto")),
+        exact_below=float(s.get("exact_below", 1e-3)),
+        exact_max_points=int(s.get("exact_max_points", 5000)),
         batch_pairs=bool(s.get("batch_pairs", True)),
     )
 
