@@ -238,3 +238,12 @@ def test_online_mode_holds_no_dense_cost_matrix():
 
     assert temp_bytes(dense) >= 4 * n * n  # the dense path holds the n x n cost
     assert temp_bytes(online) < 4 * n * n // 4
+
+
+def test_batched_pairs_in_online_mode_give_the_dense_values():
+    draw = {g: cloud(30 + 5 * k, shift=0.2 * k, seed=k) for k, g in enumerate("abc")}
+    settings = SinkhornSettings(epsilon=0.05, pad_multiple=64)
+    _, dense = sinkhorn_matrix([draw], settings, progress=False)
+    _, online = sinkhorn_matrix([draw], replace(settings, batch_size=16), progress=False)
+    assert np.allclose(online["divergence"], dense["divergence"], rtol=1e-5, atol=1e-7)
+    assert online["xy_converged"].all()
