@@ -129,7 +129,9 @@ def test_unknown_solver_is_a_config_error():
         SinkhornSettings(solver="emd")
 
 
-def test_batched_pairs_give_the_per_pair_values(monkeypatch):
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])  # one lane at a time, or all vmapped
+def test_batched_pairs_give_the_per_pair_values(backend, monkeypatch):
+    monkeypatch.setattr(sinkhorn.jax, "default_backend", lambda: backend)
     groups = ["au", "ca", "uk", "us", "za"]
     draws = [
         {g: cloud(25 + 4 * k, shift=0.15 * k, seed=10 * r + k) for k, g in enumerate(groups)}

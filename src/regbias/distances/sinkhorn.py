@@ -111,7 +111,7 @@ class SinkhornSettings:
         exact_below: see ``solver``.
         exact_max_points: see ``solver`` (network simplex time grows ~n^3).
         batch_pairs: solve all self terms, then all cross terms, of a repetition in one
-            vmapped call each (same values as one call per pair, far fewer dispatches).
+            compiled call each (same values as one call per pair; vmapped on an accelerator).
     """
 
     epsilon: float | None = 0.005
@@ -310,7 +310,7 @@ def _solve_core(
 _solve_arrays = jax.jit(_solve_core, static_argnames=("solver",))
 
 
-@partial(jax.jit, static_argnames=("solver",))
+@partial(jax.jit, static_argnames=("solver", "lanes"))
 def _solve_stack(
     xs: jax.Array,
     ys: jax.Array,
@@ -319,10 +319,20 @@ def _solve_stack(
     epsilon: jax.Array,
     anneal_init: jax.Array,
     solver: _Solver,
+    lanes: int,
 ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    """:func:`_solve_core` over a leading batch axis of padded clouds (one compiled call)."""
-    one = partial(_solve_core, epsilon=epsilon, anneal_init=anneal_init, solver=solver)
-    return jax.vmap(one)(xs, ys, a, b)
+    """:func:`_solve_core` over a leading axis of padded clouds, in one compiled call.
+
+    ``lanes`` problems at a time are vmapped. Vmapping a solve turns its loop's branches
+    (the error check every ``inner_iterations``) into selects that run every iteration, and
+    runs every lane until the slowest converges: worth it where one problem leaves an
+    accelerator idle, not on a CPU (there ``lanes`` is 1: one problem after another).
+    """
+
+    def one(problem: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        return _solve_core(*problem, epsilon, anneal_init, solver)
+
+    return jax.lax.map(one, (xs, ys, a, b), batch_size=lanes)
 
 
 def _padded_size(n: int, multiple: int) -> int:
@@ -451,7 +461,9 @@ def _run_padded(
             outs = [np.atleast_1d(v) for v in _solve_arrays(x, y, a, b, *args, solver=solver)]
         else:
             x, a, y, b = (np.stack(parts) for parts in zip(*problems, strict=True))
-            outs = [np.asarray(v) for v in _solve_stack(x, y, a, b, *args, solver=solver)]
+            lanes = 1 if jax.default_backend() == "cpu" else len(problems)
+            stack = _solve_stack(x, y, a, b, *args, solver=solver, lanes=lanes)
+            outs = [np.asarray(v) for v in stack]
     return [
         SolveDiagnostics(float(c), bool(ok), int(it), float(err))
         for c, ok, it, err in zip(*outs, strict=True)
@@ -618,8 +630,9 @@ def sinkhorn_matrix(
     Each group's self term is solved once per repetition and shared by its K - 1 pairs, so a
     repetition costs K + K(K-1)/2 solves. All clouds are padded to one size (one compile); with
     ``settings.batch_pairs`` the K self terms and the K(K-1)/2 cross terms of a repetition are
-    each solved in one vmapped call. ``settings.solver`` ``exact`` solves the epsilon -> 0
-    limit with POT instead (table epsilon 0, self terms 0); the matrix's config names the solver.
+    each solved in one compiled call (vmapped on an accelerator, in sequence on a CPU).
+    ``settings.solver`` ``exact`` (or ``auto`` resolving to it) solves the epsilon -> 0 limit
+    with POT instead (table epsilon 0, self terms 0); the matrix's config names the solver.
 
     Args:
         draws: ``draws[r][group]`` = the ``(n_points, d)`` point cloud of ``group`` in
