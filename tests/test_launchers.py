@@ -15,13 +15,13 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
-from regbias.app.sweep import SweepCallback
 
 from regbias.app.cluster_checks import (
     cluster_kind,
     prepare_cluster_sweep,
     presubmit,
 )
+from regbias.app.sweep import SweepCallback
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 HAS_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
