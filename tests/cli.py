@@ -20,12 +20,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(
-    workdir: Path, *args: str, data_dir: Path | None = None, timeout: int = 600
+    workdir: Path,
+    *args: str,
+    data_dir: Path | None = None,
+    timeout: int = 600,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``python run.py ARGS`` in ``workdir`` with its store at ``workdir/mlruns.db``."""
+    """``python run.py ARGS`` in ``workdir`` with its store at ``workdir/mlruns.db``.
+
+    Tests never download (``REGBIAS_OFFLINE=1``) unless ``env`` says otherwise.
+    """
+    extra = env or {}
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
     env["REGBIAS_CACHE_DIR"] = str(workdir / "cache")
     env["PYTHONUNBUFFERED"] = "1"
+    env["REGBIAS_OFFLINE"] = "1"
+    env.update(extra)
     if data_dir is not None:
         env["REGBIAS_DATA_DIR"] = str(data_dir)
     command = [

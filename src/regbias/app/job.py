@@ -22,6 +22,9 @@ from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from regbias.app.preflight import resume_inputs
+from regbias.app.quiet import quiet_libraries
+from regbias.app.start import data_for_job
+from regbias.app.summary import finish_job
 from regbias.data.loading import DATA_DIR_ENV
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop
@@ -38,6 +41,7 @@ from regbias.tracking.runs import (
     start_run,
     tracked_run,
 )
+from regbias.tracking.ui import mark_model_training, without_derived
 
 __all__ = ["JobContext", "job_context", "main", "TASKS"]
 
@@ -106,10 +110,14 @@ def main(cfg: DictConfig) -> Any:
     """The Hydra task function behind ``run.py``."""
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    quiet_libraries()
     context = job_context()
     try:
         check_stop()  # a SIGTERM between a sweep's jobs: start no new one
-        return _dispatch(cfg, context)
+        result = _dispatch(cfg, context)
+        if context.sweep_dir is None and cfg.get("task") in ("run", "analyze") and result:
+            finish_job(cfg, str(result), context.output_dir)
+        return result
     except KeyboardInterrupt:
         print("regbias: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
@@ -155,6 +163,7 @@ def _config_error(error: OmegaConfBaseException) -> ConfigError:
 
 def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
     settings = read_settings(cfg)
+    data_for_job(cfg)
     if settings.task == "describe":
         from regbias.app.describe import describe, render
 
@@ -180,6 +189,7 @@ def _tracked(
         experiment_id = parent["experiment_id"]
     else:
         report_reaped(reap_dead_runs(client, experiment_id))
+    mark_model_training(client, experiment_id)
     inputs = resume_inputs(settings) if settings.task == "run" else {}
     digest, variant = fingerprints(resolved, inputs)
     if settings.resume and settings.task == "run":
@@ -198,7 +208,7 @@ def _tracked(
     on_abort = (lambda: _abort_parent(client, parent)) if parent else None
     with tracked_run(run, on_abort=on_abort):
         context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)
-        log_config(run, resolved, context.hydra_dir)
+        log_config(run, without_derived(resolved), context.hydra_dir)
         work(settings, run)
     context.write_record(status="FINISHED", run_id=run.run_id, variant=variant)
     return run.run_id

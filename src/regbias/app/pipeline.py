@@ -25,6 +25,7 @@ from regbias.report.publish import log_analysis, log_distances
 from regbias.settings import StudySettings
 from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
+from regbias.tracking.ui import log_derived
 
 __all__ = ["run_pipeline", "prepare", "sweep_epsilon"]
 
@@ -158,6 +159,7 @@ def run_pipeline(settings: StudySettings, run: RunLog) -> StudyResults:
         with _timed(timings, "distance_suite"):
             suite = _distance_suite(settings, study, draws, encoder, cache)
         log_distance_suite(run, suite)
+        log_derived(run, {"distance.sinkhorn.epsilon": suite.epsilon})
         results.distances = suite.matrices
     if settings.finetune.enabled:
         with _timed(timings, "performance"):

@@ -15,7 +15,10 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from regbias.app.cluster_checks import presubmit
+from regbias.app.parent import open_parent
 from regbias.app.preflight import preflight_sweep
+from regbias.app.start import start_sweep
+from regbias.app.summary import finish_sweep
 from regbias.errors import RegbiasError
 from regbias.interrupt import install_sigterm_flag
 from regbias.settings import StudySettings, read_settings
@@ -27,9 +30,9 @@ from regbias.tracking.runs import (
     PARENT_FILE,
     RunLog,
     connect,
-    start_run,
     tracked_run,
 )
+from regbias.tracking.ui import mark_model_training
 
 __all__ = ["SweepCallback", "job_records"]
 
@@ -54,6 +57,7 @@ class SweepCallback(Callback):
         self._open: RunLog | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        start_sweep(config)
         presubmit(config)  # cluster launchers only: absolute paths for the jobs, or exit 2
         # Hydra turns a callback's exception into a warning and runs the jobs anyway: a sweep
         # that cannot check its data or open its parent run stops here, in one line.
@@ -80,7 +84,8 @@ class SweepCallback(Callback):
             "overrides": " ".join(config.hydra.overrides.task),
             **provenance_tags(),
         }
-        parent = start_run(client, experiment_id, f"sweep-{sweep_dir.name}", tags)
+        mark_model_training(client, experiment_id)
+        parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {
@@ -136,6 +141,7 @@ class SweepCallback(Callback):
                     from regbias.app.aggregate import aggregate_sweep
 
                     aggregate_sweep(read_settings(config).analysis, run, records)
+                finish_sweep(config, run, records, parent_file.parent)
                 if failed:
                     raise _SweepFailed(failed)
         except _SweepFailed:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from regbias.console import progress_bar as tqdm
 from regbias.distances.sinkhorn import (
     SinkhornSettings,
     _padded_size,

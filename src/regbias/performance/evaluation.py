@@ -10,8 +10,8 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
-from tqdm.auto import tqdm
 
+from regbias.console import progress_bar as tqdm
 from regbias.data.draws import evaluation_draws
 from regbias.data.sampling import SizePolicy
 from regbias.errors import ConfigError, DataError

@@ -25,6 +25,7 @@ import torch
 from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import Logger
 
+from regbias.console import progress_mode
 from regbias.data.corpus import TaskKind, TextSet
 from regbias.data.groups import BASELINE
 from regbias.errors import ConfigError
@@ -401,7 +402,7 @@ def _lightning_trainer(
         max_epochs=max_epochs,
         logger=logger if logger is not None else False,
         callbacks=callbacks,
-        enable_progress_bar=trainer.enable_progress_bar,
+        enable_progress_bar=trainer.enable_progress_bar and progress_mode() == "bar",
         enable_model_summary=False,
         num_sanity_val_steps=0,
         log_every_n_steps=max(1, min(50, n_batches)),
@@ -789,7 +790,7 @@ def _fit_plan(
     """Train one plan's model and predict its groups (with its held-out fold, if any)."""
     settings = run.settings
     fit_index, val_index = validation_split(plan.train_index, settings.val_fraction, plan.seed)
-    log.info(
+    log.debug(
         "seed %d fold %d: fit %d, val %d, test %d",
         run.seed,
         plan.fold,

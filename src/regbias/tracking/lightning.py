@@ -24,6 +24,15 @@ class JobRunLogger(MLFlowLogger):
     def finalize(self, status: str = "success") -> None:
         return None
 
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        """Lightning's ``epoch`` goes under the fold's prefix (``fold0/epoch``), like the curves,
+        so the folds of a job do not share one ``epoch`` series."""
+        prefixes = {key.split("/", 1)[0] for key in metrics if "/" in key}
+        if "epoch" in metrics and len(prefixes) == 1:
+            metrics = dict(metrics)
+            metrics[f"{prefixes.pop()}/epoch"] = metrics.pop("epoch")
+        super().log_metrics(metrics, step)
+
 
 class RunPerformanceSink:
     """A :class:`regbias.performance.stage.PerformanceSink` that writes into one job's run.

@@ -1,0 +1,108 @@
+"""The sweep's parent run: its name, and one parent per sweep also when the sweep is rerun.
+
+Rerunning a sweep (same config, overrides and code; ``resume=true``) reopens the parent it had
+before, so its children and report stay in one place. With ``resume=false`` the rerun gets a
+new parent and the old one is tagged ``regbias.superseded_by`` (the new one
+``regbias.supersedes``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mlflow.tracking import MlflowClient
+from omegaconf import DictConfig, OmegaConf
+
+from regbias.tracking.provenance import config_hash, git_state
+from regbias.tracking.runs import RunLog, start_run
+
+__all__ = ["SWEEP_KEY_TAG", "open_parent", "sweep_key", "sweep_name"]
+
+log = logging.getLogger(__name__)
+
+SWEEP_KEY_TAG = "regbias.sweep_key"
+# Keys that do not make a sweep another sweep.
+_NEUTRAL = ("hydra", "resume", "tracking")
+
+
+def sweep_key(config: DictConfig) -> str:
+    """What makes two sweeps the same: config, sweep overrides and code commit."""
+    kept = OmegaConf.masked_copy(config, [k for k in config if k not in _NEUTRAL])
+    resolved = OmegaConf.to_container(kept, resolve=True)
+    assert isinstance(resolved, dict)
+    overrides = [str(o) for o in config.hydra.overrides.task]
+    resolved["_overrides"] = sorted(o for o in overrides if not _neutral(o))
+    resolved["_commit"] = git_state()["git.commit"]
+    return config_hash(resolved)
+
+
+def _neutral(override: str) -> bool:
+    key = override.split("=", 1)[0].lstrip("+~")
+    return key.split(".", 1)[0].split("/", 1)[0] in _NEUTRAL
+
+
+def open_parent(
+    client: MlflowClient, experiment_id: str, config: DictConfig, tags: Mapping[str, str]
+) -> RunLog:
+    """The sweep's parent run: the previous one of the same sweep reopened, or a new one."""
+    key = sweep_key(config)
+    found = client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.`{SWEEP_KEY_TAG}` = '{key}'",
+        order_by=["attributes.start_time DESC"],
+        max_results=1,
+    )
+    previous = found[0] if found else None
+    overrides = [str(o) for o in config.hydra.overrides.task]
+    reuse = bool(config.get("resume", True)) and previous is not None
+    if reuse and previous.info.status != "RUNNING":
+        run = RunLog(client, previous.info.run_id)
+        client.update_run(run.run_id, status="RUNNING")
+        reopened = int(previous.data.tags.get("regbias.reopened", "0")) + 1
+        run.tags({**tags, "regbias.reopened": str(reopened)})
+        log.info("sweep parent run %s reopened (this sweep ran before)", run.run_id)
+        return run
+    name = sweep_name(config, [" ".join(overrides)])
+    run = start_run(client, experiment_id, name, {**tags, SWEEP_KEY_TAG: key})
+    if previous is not None:
+        RunLog(client, previous.info.run_id).tags({"regbias.superseded_by": run.run_id})
+        run.tags({"regbias.supersedes": previous.info.run_id})
+    return run
+
+
+def sweep_name(config: DictConfig, overrides: Iterable[str]) -> str:
+    """``sentiment140 · minilm_l6 · laptop · 5 seeds`` from the config and the jobs' overrides.
+
+    Args:
+        config: the sweep's config.
+        overrides: each job's overrides (``"seed=0 encoder=tiny"``), or the sweep's own
+            overrides (``"seed=range(5)"``) before the jobs exist.
+    """
+    values: dict[str, list[str]] = {}
+    for line in overrides:
+        for word in shlex.split(line):
+            key, _, value = word.partition("=")
+            for item in _expand(value):
+                values.setdefault(key.lstrip("+~"), [])
+                if item not in values[key.lstrip("+~")]:
+                    values[key.lstrip("+~")].append(item)
+    choices = config.hydra.runtime.choices if "hydra" in config else {}
+    preset = choices.get("experiment") or "default"
+    dataset = values.get("dataset") or [str(config.dataset.name)]
+    encoder = values.get("encoder") or [str(config.encoder.name)]
+    seeds = len(values.get("seed", [])) or 1
+    parts = [", ".join(dataset), ", ".join(encoder), ", ".join(values.get("experiment", [preset]))]
+    return " · ".join([*parts, f"{seeds} seed{'s' if seeds != 1 else ''}"])
+
+
+def _expand(value: str) -> list[str]:
+    """A sweep value as its items: ``a,b`` -> [a, b]; ``range(3)`` -> [0, 1, 2]."""
+    match = re.fullmatch(r"range\((-?\d+)(?:,\s*(-?\d+))?(?:,\s*(-?\d+))?\)", value.strip())
+    if match:
+        numbers: list[Any] = [int(g) for g in match.groups() if g is not None]
+        return [str(i) for i in range(*numbers)]
+    return [v for v in value.split(",") if v]

@@ -1,0 +1,210 @@
+"""The end of a sweep or a run: a local copy of the report, the UI's view, a printed summary.
+
+After the sweep's aggregation (or a single run, or ``task=analyze``) this
+
+- copies the run's ``report.md``, tables and figures under the Hydra output directory
+  (``multirun/<date>/<time>/report/``);
+- compares the variants of a sweep over several configs (``encoder=a,b``) in one page;
+- gives the run what the MLflow UI shows: its name, its description (the findings), the
+  shared and swept params and the headline metrics;
+- prints the findings, the closest and farthest pairs, where the report is, the run's URL (or
+  the ``mlflow ui`` command) and the wall time per stage.
+
+Nothing here may fail the sweep: a problem is logged and the summary is shorter.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from regbias.app.parent import sweep_name
+from regbias.report import comparison
+from regbias.report.figures import save_figure
+from regbias.report.headline import Headline, read_headline
+from regbias.report.local_copy import REPORT_FOLDER, copy_report
+from regbias.tracking.ledger import DONE
+from regbias.tracking.runs import RunLog, TrackingSettings, connect
+from regbias.tracking.ui import (
+    DEFAULT_UI,
+    describe_run,
+    rename_run,
+    run_url,
+    shared_and_swept,
+    ui_command,
+    ui_serving,
+)
+
+__all__ = ["finish_job", "finish_sweep", "format_seconds"]
+
+log = logging.getLogger(__name__)
+
+
+def finish_sweep(
+    config: DictConfig, parent: RunLog, records: list[dict[str, Any]], sweep_dir: Path
+) -> None:
+    """After the aggregation, while the parent is open: copy, compare, label, print."""
+    try:
+        folder = copy_report(parent, sweep_dir / REPORT_FOLDER)
+        children = _children(parent, records)
+        _log_params(parent, [c.data.params for c in children])
+        headlines = _headlines(parent, folder, records)
+        first = next(iter(headlines.values()))
+        metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
+        parent.metrics(metrics)
+        describe_run(parent, _description(headlines))
+        rename_run(parent, sweep_name(config, [str(r.get("overrides", "")) for r in records]))
+        times = _stage_times(children, records, parent)
+        print(_render(parent, headlines, folder, times), flush=True)
+    except Exception:
+        log.exception("could not write the sweep's summary (the results are in MLflow)")
+
+
+def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
+    """After a single run or ``task=analyze``: copy, label, print."""
+    try:
+        client, _ = connect(TrackingSettings.from_mapping(cfg.tracking))
+        run = RunLog(client, run_id)
+        folder = copy_report(run, output_dir / REPORT_FOLDER)
+        headline = read_headline(folder)
+        run.metrics(headline.metrics)
+        describe_run(run, headline.markdown())
+        info = client.get_run(run_id)
+        times = {k[5:-2]: v for k, v in info.data.metrics.items() if _is_time(k)}
+        if info.info.end_time and info.info.start_time:
+            times["total"] = (info.info.end_time - info.info.start_time) / 1000
+        print(_render(run, {"": headline}, folder, times), flush=True)
+    except Exception:
+        log.exception("could not write the run's summary (the results are in MLflow)")
+
+
+def _is_time(key: str) -> bool:
+    return key.startswith("time/") and key.endswith("_s")
+
+
+def _children(parent: RunLog, records: list[dict[str, Any]]) -> list[Any]:
+    done = [r["run_id"] for r in records if r.get("status") in DONE and r.get("run_id")]
+    return [parent.client.get_run(run_id) for run_id in done]
+
+
+def _log_params(parent: RunLog, params: list[Mapping[str, str]]) -> None:
+    """The shared config as params, the swept keys as ``sweep.<key>``; never twice."""
+    shared, swept = shared_and_swept(params)
+    values = {**shared, **{f"sweep.{k}": v for k, v in swept.items()}}
+    logged = parent.client.get_run(parent.run_id).data.params
+    fresh = {k: v for k, v in values.items() if k not in logged}
+    if fresh:
+        parent.params(fresh)
+
+
+def _headlines(parent: RunLog, folder: Path, records: list[dict[str, Any]]) -> dict[str, Headline]:
+    """One headline per variant; several variants also get the comparison page."""
+    variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
+    if not variants:
+        return {"": read_headline(folder)}
+    labels = comparison.variant_labels([r for r in records if r.get("status") in DONE])
+    headlines = {
+        labels.get(v, f"variant-{v}"): read_headline(folder / f"variant-{v}") for v in variants
+    }
+    table = comparison.comparison_table(headlines)
+    folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
+    page = comparison.comparison_markdown(table, folders)
+    figure = comparison.comparison_figure(table)
+    parent.table(table, "comparison/variants.csv", index=True)
+    parent.text(page, "report.md")
+    parent.figure(figure, "figures/comparison.png")
+    table.to_csv(_ensure(folder / "comparison") / "variants.csv")
+    (folder / "report.md").write_text(page)
+    save_figure(comparison.comparison_figure(table), folder / "figures" / "comparison.png")
+    return headlines
+
+
+def _ensure(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _description(headlines: Mapping[str, Headline]) -> str:
+    if len(headlines) == 1:
+        return next(iter(headlines.values())).markdown()
+    return "\n\n".join(f"**{label}**\n\n{h.markdown()}" for label, h in headlines.items())
+
+
+def _stage_times(
+    children: list[Any], records: list[dict[str, Any]], parent: RunLog
+) -> dict[str, float]:
+    """Seconds per stage summed over the jobs that ran (reused jobs cost nothing now)."""
+    ran = {r.get("run_id") for r in records if r.get("status") == "FINISHED"}
+    frame = pd.DataFrame(
+        [
+            {k: v for k, v in c.data.metrics.items() if _is_time(k)}
+            for c in children
+            if c.info.run_id in ran
+        ]
+    )
+    times = {k[5:-2]: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}
+    if len(frame) > 1:
+        times["jobs"] = len(frame)
+    ends = [c.info.end_time for c in children if c.info.run_id in ran and c.info.end_time]
+    if ends:
+        times["aggregation"] = time.time() - max(ends) / 1000
+    from regbias.app.start import sweep_started
+
+    if sweep_started() is not None:
+        times["total"] = time.time() - sweep_started()
+    return times
+
+
+def format_seconds(seconds: float) -> str:
+    """``42.1 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def _render(
+    run: RunLog, headlines: Mapping[str, Headline], folder: Path, times: dict[str, float]
+) -> str:
+    lines = ["", "regbias: results"]
+    for label, headline in headlines.items():
+        lines.append(f"  findings{f' ({label})' if label else ''}:")
+        lines += [f"    - {line}" for line in headline.findings] or [
+            "    - no correlations computed"
+        ]
+        lines += [
+            f"    {name} pair: {p[0]}-{p[1]} ({p[3]} {p[2]:.4g})"
+            for name, p in headline.pairs.items()
+        ]
+    other = ("aggregation", "total", "jobs")
+    stages = [f"{k} {format_seconds(v)}" for k, v in times.items() if k not in other]
+    timing = ", ".join(stages) or "no stage ran (reused)"
+    if times.get("jobs"):
+        timing += f" (summed over {times['jobs']:.0f} jobs)"
+    if "aggregation" in times:
+        timing += f"; aggregation {format_seconds(times['aggregation'])}"
+    if "total" in times:
+        timing += f"; total {format_seconds(times['total'])}"
+    lines.append(f"  time per stage: {timing}")
+    lines.append(f"  report: {folder.resolve() / 'report.md'} (tables and figures beside it)")
+    lines += [f"  {line}" for line in _where_in_mlflow(run)]
+    return "\n".join(lines)
+
+
+def _where_in_mlflow(run: RunLog) -> list[str]:
+    uri = run.tracking_uri
+    experiment_id = run.client.get_run(run.run_id).info.experiment_id
+    if uri.startswith(("http://", "https://")):
+        return [f"MLflow: {run_url(uri, experiment_id, run.run_id)}"]
+    url = run_url(DEFAULT_UI, experiment_id, run.run_id)
+    if ui_serving(DEFAULT_UI, run.run_id):
+        return [f"MLflow: {url}"]
+    return [f"MLflow: start the UI with `{ui_command(uri)}`, then open {url}"]

@@ -1,0 +1,153 @@
+"""Comparing the variants of one sweep (``encoder=a,b``): a table, a figure, a page.
+
+"Which encoder is more regionally biased" is then one sweep and one page: per variant the
+headline correlations (Spearman rho and permutation p of each distance against the accuracy
+gap) and the mean distance over all pairs of groups.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from regbias.report.figures import _figure
+from regbias.report.headline import Headline
+
+__all__ = [
+    "HEADLINE_PERFORMANCE",
+    "comparison_figure",
+    "comparison_markdown",
+    "comparison_metrics",
+    "comparison_table",
+    "metric_label",
+    "variant_labels",
+]
+
+#: The performance column the comparison puts first (the protocol's primary gap).
+HEADLINE_PERFORMANCE = ("gap_accuracy", "gap_roc_auc", "gap_micro_f1", "gap_subset_accuracy")
+
+
+def variant_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
+    """Per variant, the overrides that set it apart (``encoder=tiny``), from the job records."""
+    per_variant: dict[str, list[set[str]]] = {}
+    for record in records:
+        words = {w for w in shlex.split(str(record.get("overrides", ""))) if "=" in w}
+        words = {w for w in words if w.split("=", 1)[0].lstrip("+~") != "seed"}
+        per_variant.setdefault(str(record.get("variant", "")), []).append(words)
+    common = {v: set.intersection(*sets) for v, sets in per_variant.items()}
+    everywhere = set.intersection(*common.values()) if common else set()
+    labels = {v: " ".join(sorted(w - everywhere)) or f"variant-{v}" for v, w in common.items()}
+    repeated = {label for label in labels.values() if list(labels.values()).count(label) > 1}
+    # Variants that differ only in what overrides do not show (the code's commit): add the hash.
+    return {v: f"{label} ({v[:8]})" if label in repeated else label for v, label in labels.items()}
+
+
+def metric_label(label: str) -> str:
+    """A variant label as a metric-key segment (``encoder=tiny`` -> ``encoder_tiny``)."""
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in label.replace(" ", "__"))
+
+
+def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
+    """One row per variant: ``rho`` and ``p_perm`` per distance against the headline gap,
+    and each distance's mean over pairs."""
+    rows = []
+    for label, headline in headlines.items():
+        row: dict[str, Any] = {"variant": label}
+        metrics = headline.metrics
+        performance = _headline_performance(metrics)
+        for distance in sorted({k.split("/")[1] for k in metrics if k.startswith("corr/")}):
+            for suffix in ("rho", "p_perm"):
+                value = metrics.get(f"corr/{distance}/{performance}/{suffix}")
+                if value is not None:
+                    row[f"{suffix} {distance} ~ {performance}"] = value
+        means = {k: v for k, v in sorted(metrics.items()) if k.startswith("dist_mean/")}
+        row.update({f"mean {k.removeprefix('dist_mean/')}": v for k, v in means.items()})
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("variant")
+
+
+def _headline_performance(metrics: Mapping[str, float]) -> str | None:
+    present = {k.split("/")[2] for k in metrics if k.startswith("corr/")}
+    for name in HEADLINE_PERFORMANCE:
+        if name in present:
+            return name
+    return min(present) if present else None
+
+
+def comparison_metrics(headlines: Mapping[str, Headline]) -> dict[str, float]:
+    """Every variant's headline metrics as ``variant/<label>/<metric>``."""
+    return {
+        f"variant/{metric_label(label)}/{key}": value
+        for label, headline in headlines.items()
+        for key, value in headline.metrics.items()
+    }
+
+
+def comparison_figure(table: pd.DataFrame) -> Figure:
+    """Left: rho of each distance against the headline gap per variant; right: mean distances."""
+    fig = _figure(11, 4.2)
+    left, right = fig.subplots(1, 2)
+    rho = [c for c in table.columns if c.startswith("rho ")]
+    means = [c for c in table.columns if c.startswith("mean ")]
+    _bars(left, table, rho, "Spearman rho (distance ~ gap)")
+    left.axhline(0, color="black", linewidth=0.8)
+    left.set_ylim(-1, 1)
+    _bars(right, table, means, "mean distance over pairs")
+    fig.suptitle("Variants of the sweep")
+    return fig
+
+
+def _bars(axes: Any, table: pd.DataFrame, columns: list[str], title: str) -> None:
+    if not columns:
+        axes.set_axis_off()
+        return
+    positions = np.arange(len(columns))
+    width = 0.8 / max(1, len(table))
+    for i, (label, row) in enumerate(table.iterrows()):
+        values = [row.get(c, math.nan) for c in columns]
+        axes.bar(positions + i * width, values, width, label=str(label))
+    axes.set_xticks(positions + width * (len(table) - 1) / 2)
+    axes.set_xticklabels([c.split(" ", 1)[1].split(" ~ ")[0] for c in columns], fontsize=8)
+    axes.set_title(title)
+    axes.legend(fontsize=8)
+
+
+def comparison_markdown(table: pd.DataFrame, folders: Mapping[str, str]) -> str:
+    """The sweep's page: the table, the figure, and a link to each variant's own report."""
+    lines = ["# regbias sweep: variants compared", "", "## Findings", ""]
+    for label, row in table.iterrows():
+        cells = [f"{c} = {v:.3g}" for c, v in row.items() if c.startswith("rho ") and _finite(v)]
+        lines.append(f"- {label}: {'; '.join(cells) or 'no correlations'}")
+    lines += [
+        "",
+        "## Comparison",
+        "",
+        _markdown(table),
+        "",
+        "![comparison](figures/comparison.png)",
+    ]
+    lines += ["", "## Reports of the variants", ""]
+    lines += [
+        f"- {label}: [{folder}/report.md]({folder}/report.md)" for label, folder in folders.items()
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, float | int) and math.isfinite(value)
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    header = "| variant | " + " | ".join(map(str, table.columns)) + " |"
+    rule = "|---" * (len(table.columns) + 1) + "|"
+    body = [
+        f"| {label} | " + " | ".join(f"{v:.4g}" if _finite(v) else "" for v in row) + " |"
+        for label, row in table.iterrows()
+    ]
+    return "\n".join([header, rule, *body])

@@ -1,0 +1,144 @@
+"""The headline of a report folder: findings in a few lines, extreme pairs, stable metrics.
+
+Read from what a run logged (``report.md``, ``analysis/correlations.csv``,
+``distances/*.json``), so the end-of-run summary, the run's description in the MLflow UI and
+the parent's headline metrics all say the same thing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from regbias.analysis.pairs import strongest
+from regbias.distances.matrix import DistanceMatrix
+
+__all__ = ["Headline", "PREFERRED_DISTANCES", "correlation_metrics", "read_headline"]
+
+#: The distance whose closest and farthest pairs are named first.
+PREFERRED_DISTANCES = ("sinkhorn_long", "sinkhorn_short", "lda")
+#: Correlation columns logged as ``corr/<distance>/<performance>/<suffix>``.
+METRIC_COLUMNS = {
+    "spearman_rho": "rho",
+    "spearman_p_perm": "p_perm",
+    "spearman_p_holm": "p_holm",
+    "spearman_p_bh": "p_bh",
+}
+
+
+@dataclass
+class Headline:
+    """What a report says first.
+
+    Attributes:
+        findings: one plain line per finding (the report's Findings, else the strongest
+            correlations).
+        pairs: ``closest`` and ``farthest`` as ``(group_a, group_b, distance, name)``.
+        metrics: stable names (``corr/dist_sinkhorn_long/gap_accuracy/rho``,
+            ``dist_mean/sinkhorn_long``) for the runs table and charts.
+    """
+
+    findings: list[str] = field(default_factory=list)
+    pairs: dict[str, tuple[str, str, float, str]] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def markdown(self) -> str:
+        """The headline as a run description."""
+        lines = [f"- {line}" for line in self.findings] or ["- no correlations computed"]
+        lines += [f"- {label} pair: {_pair(p)}" for label, p in self.pairs.items()]
+        return "\n".join(lines)
+
+
+def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
+    """The headline of a report folder (a local copy of a run's artifacts)."""
+    correlations = _read_csv(folder / "analysis" / "correlations.csv")
+    findings = _report_findings(folder / "report.md")
+    if not findings and correlations is not None:
+        findings = [
+            _correlation_line(row) for _, row in strongest(correlations, n_strongest).iterrows()
+        ]
+    matrices = _matrices(folder / "distances")
+    metrics = correlation_metrics(correlations) if correlations is not None else {}
+    for name, matrix in matrices.items():
+        values = matrix.pairs()["mean"]
+        if len(values) and values.notna().any():
+            metrics[f"dist_mean/{name}"] = float(values.mean())
+    return Headline(findings, _extreme_pairs(matrices), metrics)
+
+
+def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
+    """``corr/<distance>/<performance>/rho`` (and ``p_perm``, ``p_holm``...) per row."""
+    metrics = {}
+    for _, row in correlations.iterrows():
+        for column, suffix in METRIC_COLUMNS.items():
+            value = row.get(column)
+            if value is not None and isinstance(value, float | int) and math.isfinite(value):
+                metrics[f"corr/{row['distance']}/{row['performance']}/{suffix}"] = float(value)
+    return metrics
+
+
+def _read_csv(path: Path) -> pd.DataFrame | None:
+    return pd.read_csv(path) if path.is_file() else None
+
+
+def _report_findings(report: Path) -> list[str]:
+    """The bullet lines of the report's ``## Findings`` section, without Markdown emphasis."""
+    if not report.is_file():
+        return []
+    text = report.read_text()
+    match = re.search(r"^## Findings\s*$(.*?)(?=^## |^Terms:|\Z)", text, re.M | re.S)
+    if not match:
+        return []
+    bullets = [line[2:].strip() for line in match.group(1).splitlines() if line.startswith("- ")]
+    return [re.sub(r"\*\*|`", "", line) for line in bullets]
+
+
+def _correlation_line(row: pd.Series) -> str:
+    p = row.get("spearman_p_perm", math.nan)
+    line = (
+        f"{row['performance']} vs {row['distance']}: Spearman rho = {row['spearman_rho']:.2f} "
+        f"over {int(row['n_pairs'])} pairs, Mantel permutation p = {_p(p)}"
+    )
+    holm = row.get("spearman_p_holm")
+    if holm is not None and isinstance(holm, float) and math.isfinite(holm):
+        line += f", Holm-adjusted p = {_p(holm)}"
+    return line
+
+
+def _p(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.2g}" if value < 0.01 else f"{value:.3f}"
+
+
+def _matrices(folder: Path) -> dict[str, DistanceMatrix]:
+    matrices = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            matrix = DistanceMatrix.from_dict(json.loads(path.read_text()))
+        except (KeyError, TypeError, ValueError):
+            continue  # another table in the folder
+        matrices[matrix.name] = matrix
+    return matrices
+
+
+def _extreme_pairs(matrices: dict[str, DistanceMatrix]) -> dict[str, tuple[str, str, float, str]]:
+    names = [n for n in PREFERRED_DISTANCES if n in matrices] or sorted(matrices)
+    if not names:
+        return {}
+    pairs = matrices[names[0]].pairs().dropna(subset=["mean"])
+    if not len(pairs):
+        return {}
+    ordered = pairs.sort_values("mean", kind="stable")
+    low, high = ordered.iloc[0], ordered.iloc[-1]
+    return {
+        "closest": (low.group_a, low.group_b, float(low["mean"]), names[0]),
+        "farthest": (high.group_a, high.group_b, float(high["mean"]), names[0]),
+    }
+
+
+def _pair(pair: tuple[str, str, float, str]) -> str:
+    return f"{pair[0]}-{pair[1]} ({pair[3]} {pair[2]:.4g})"

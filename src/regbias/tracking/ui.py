@@ -1,0 +1,130 @@
+"""What the MLflow UI shows: the experiment's kind, run names, descriptions, headline metrics.
+
+MLflow 3's UI opens an experiment on its runs table only when the experiment is tagged as a
+model-training one (``mlflow.experimentKind``); otherwise it shows the GenAI traces overview.
+A run's description on its page is the ``mlflow.note.content`` tag.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from mlflow.tracking import MlflowClient
+
+from regbias.tracking.runs import RunLog
+
+__all__ = [
+    "DEFAULT_UI",
+    "DERIVED_KEYS",
+    "EXPERIMENT_KIND",
+    "EXPERIMENT_KIND_TAG",
+    "NOTE_TAG",
+    "describe_run",
+    "log_derived",
+    "mark_model_training",
+    "rename_run",
+    "run_url",
+    "shared_and_swept",
+    "ui_command",
+    "ui_serving",
+    "without_derived",
+]
+
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+#: The kind MLflow 3's UI opens on the runs table (its "custom model development").
+EXPERIMENT_KIND = "custom_model_development"
+NOTE_TAG = "mlflow.note.content"
+#: The UI's view for training runs (its "Model training" switch).
+WORKFLOW_TYPE = "machine_learning"
+#: Where ``mlflow ui`` serves by default.
+DEFAULT_UI = "http://127.0.0.1:5000"
+#: Config keys that may be null and then get their value at run time.
+DERIVED_KEYS = ("distance.sinkhorn.epsilon", "distance.sinkhorn.anneal_init")
+
+
+def mark_model_training(client: MlflowClient, experiment_id: str) -> None:
+    """Tag the experiment as model training, so the UI opens on its runs table."""
+    experiment = client.get_experiment(experiment_id)
+    if experiment.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+        client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+
+
+def describe_run(run: RunLog, markdown: str) -> None:
+    """The run's description on its UI page (Markdown)."""
+    run.client.set_tag(run.run_id, NOTE_TAG, markdown[:5000])
+
+
+def rename_run(run: RunLog, name: str) -> None:
+    """Give the run the name the runs table shows."""
+    run.client.update_run(run.run_id, name=name)
+
+
+def without_derived(resolved: Mapping[str, Any]) -> dict[str, Any]:
+    """The config without the :data:`DERIVED_KEYS` that are null (logged once derived)."""
+    kept = copy.deepcopy(dict(resolved))
+    for key in DERIVED_KEYS:
+        *parents, leaf = key.split(".")
+        node: Any = kept
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and leaf in node and node[leaf] is None:
+            del node[leaf]
+    return kept
+
+
+def log_derived(run: RunLog, values: Mapping[str, float | None]) -> None:
+    """Log run-time values under their config keys, where the config left them null."""
+    logged = run.client.get_run(run.run_id).data.params
+    fresh = {k: v for k, v in values.items() if v is not None and k not in logged}
+    if fresh:
+        run.params(fresh)
+        run.tags({"regbias.derived": ",".join(sorted(fresh))})
+
+
+def shared_and_swept(params: list[Mapping[str, str]]) -> tuple[dict[str, str], dict[str, str]]:
+    """Params equal in every run (the shared config) and the others (``key: a,b``)."""
+    keys = sorted(set().union(*params)) if params else []
+    shared, swept = {}, {}
+    for key in keys:
+        values = list(dict.fromkeys(p.get(key, "") for p in params))
+        if len(values) == 1:
+            shared[key] = values[0]
+        else:
+            swept[key] = ",".join(values)
+    return shared, swept
+
+
+def ui_command(tracking_uri: str) -> str:
+    """The shell command that starts a UI on ``tracking_uri`` (a SQLite path made absolute)."""
+    if tracking_uri.startswith("sqlite:///") and not tracking_uri.startswith("sqlite:////"):
+        tracking_uri = f"sqlite:///{Path(tracking_uri.removeprefix('sqlite:///')).resolve()}"
+    return f"mlflow ui --backend-store-uri {tracking_uri}"
+
+
+def run_url(base: str, experiment_id: str, run_id: str) -> str:
+    """The run's page in the UI at ``base``, in the UI's model-training view.
+
+    MLflow 3.17's UI picks its view from ``?workflowType=`` (else the browser's last choice,
+    GenAI by default); the experiment tag alone does not switch it.
+    """
+    route = f"#/experiments/{quote(experiment_id)}/runs/{quote(run_id)}"
+    return f"{base.rstrip('/')}/{route}?workflowType={WORKFLOW_TYPE}"
+
+
+def ui_serving(base: str, run_id: str, timeout_s: float = 1.0) -> bool:
+    """Whether a UI answers at ``base`` and knows ``run_id`` (so it shows this store)."""
+    url = f"{base.rstrip('/')}/api/2.0/mlflow/runs/get?run_id={quote(run_id)}"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            return (
+                json.loads(response.read()).get("run", {}).get("info", {}).get("run_id") == run_id
+            )
+    except (urllib.error.URLError, OSError, ValueError):
+        return False

@@ -1,0 +1,56 @@
+"""Encoder errors: an unreachable hub fails in seconds, and the hint it gives works as written."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from regbias.embeddings.encoder import EncoderSpec, _random_encoder, load_encoder
+from regbias.embeddings.hub import PATH_HINT
+from regbias.errors import ConfigError
+from tests.conftest import compose_config
+
+
+@pytest.fixture
+def no_hub(monkeypatch, tmp_path):
+    """A hub endpoint where nothing listens, and an empty local hub cache."""
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+
+
+def _hub_error() -> str:
+    cfg = compose_config("encoder=bert_small")
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as caught:
+        load_encoder(EncoderSpec.from_mapping(cfg.encoder), device="cpu")
+    assert time.perf_counter() - start < 10  # not a minute of retries
+    return str(caught.value)
+
+
+def test_unreachable_hub_fails_fast_in_one_line(no_hub):
+    message = _hub_error()
+    assert "\n" not in message
+    assert "not reachable" in message and "google/bert_uncased_L-4_H-512_A-8" in message
+    assert f"`{PATH_HINT}`" in message
+
+
+def test_the_hint_works_as_written(no_hub, tmp_path: Path):
+    hint = re.search(r"run with `([^`]+)`", _hub_error()).group(1)
+    folder = tmp_path / "bert_small"
+    tokenizer, model, _ = _random_encoder(EncoderSpec(name="x", source="random"))
+    tokenizer.save_pretrained(folder)
+    model.save_pretrained(folder)
+    overrides = hint.replace("DIR", str(folder)).split()
+    cfg = compose_config("encoder=bert_small", *overrides)
+    encoder = load_encoder(EncoderSpec.from_mapping(cfg.encoder), device="cpu")
+    assert encoder.spec.source == "path"
+    assert encoder.pooled(["hello there"]).shape == (1, encoder.hidden_size)
+
+
+def test_config_comment_hint_is_an_override():
+    comment = (Path(__file__).parents[1] / "conf/encoder/bert_small.yaml").read_text()
+    assert "encoder.source=path encoder.location=" in comment

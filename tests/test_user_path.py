@@ -1,0 +1,130 @@
+"""The pieces of the end-of-run path: headline, comparison, names, UI helpers (no runs)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from regbias.app.parent import sweep_name
+from regbias.app.summary import format_seconds
+from regbias.distances.matrix import DistanceMatrix
+from regbias.report import comparison
+from regbias.report.headline import read_headline
+from regbias.tracking.ui import shared_and_swept, ui_command, without_derived
+from tests.conftest import compose_config
+
+
+def _report_folder(root, rho, scale=1.0):
+    groups = ["au", "ca", "nz", "uk"]
+    mean = np.array([[0, 1, 4, 2], [1, 0, 3, 5], [4, 3, 0, 6], [2, 5, 6, 0]], float) * scale
+    matrix = DistanceMatrix("sinkhorn_long", groups, mean, np.zeros_like(mean), 2)
+    (root / "distances").mkdir(parents=True)
+    (root / "distances" / "sinkhorn_long.json").write_text(json.dumps(matrix.to_dict()))
+    (root / "analysis").mkdir()
+    pd.DataFrame(
+        {
+            "distance": ["dist_sinkhorn_long", "dist_sinkhorn_long"],
+            "performance": ["gap_accuracy", "dcor_accuracy"],
+            "n_pairs": [6, 6],
+            "spearman_rho": [rho, 0.1],
+            "spearman_p_perm": [0.02, 0.8],
+            "kendall_tau": [0.5, 0.0],
+            "kendall_p_perm": [0.03, 1.0],
+        }
+    ).to_csv(root / "analysis" / "correlations.csv", index=False)
+    return root
+
+
+def test_headline_from_tables(tmp_path):
+    headline = read_headline(_report_folder(tmp_path, -0.83))
+    assert headline.findings[0].startswith(
+        "gap_accuracy vs dist_sinkhorn_long: Spearman rho = -0.83"
+    )
+    assert headline.pairs["closest"][:2] == ("au", "ca")
+    assert headline.pairs["farthest"][:2] == ("nz", "uk")
+    assert headline.metrics["corr/dist_sinkhorn_long/gap_accuracy/rho"] == -0.83
+    assert headline.metrics["corr/dist_sinkhorn_long/gap_accuracy/p_perm"] == 0.02
+    assert headline.metrics["dist_mean/sinkhorn_long"] == pytest.approx(3.5)
+
+
+def test_headline_prefers_the_reports_findings(tmp_path):
+    folder = _report_folder(tmp_path, 0.5)
+    (folder / "report.md").write_text(
+        "# r\n\n## Findings\n\n- **Primary hypothesis.** The `gap` is large.\n- Second.\n\n"
+        "Terms:\n\n- *epsilon*: a term\n\n## Groups\n"
+    )
+    assert read_headline(folder).findings == ["Primary hypothesis. The gap is large.", "Second."]
+
+
+def test_variants_are_labelled_by_what_sets_them_apart():
+    records = [
+        {"variant": "a", "overrides": "encoder=minilm_l6 seed=0 experiment=smoke"},
+        {"variant": "a", "overrides": "encoder=minilm_l6 seed=1 experiment=smoke"},
+        {"variant": "b", "overrides": "encoder=tiny seed=0 experiment=smoke"},
+    ]
+    assert comparison.variant_labels(records) == {"a": "encoder=minilm_l6", "b": "encoder=tiny"}
+
+
+def test_comparison_table_and_metrics(tmp_path):
+    headlines = {
+        "encoder=minilm_l6": read_headline(_report_folder(tmp_path / "a", -0.8)),
+        "encoder=tiny": read_headline(_report_folder(tmp_path / "b", 0.2, scale=10)),
+    }
+    table = comparison.comparison_table(headlines)
+    assert table.loc["encoder=tiny", "rho dist_sinkhorn_long ~ gap_accuracy"] == 0.2
+    assert table.loc["encoder=tiny", "mean sinkhorn_long"] == pytest.approx(35.0)
+    metrics = comparison.comparison_metrics(headlines)
+    assert metrics["variant/encoder_tiny/corr/dist_sinkhorn_long/gap_accuracy/rho"] == 0.2
+    page = comparison.comparison_markdown(table, {"encoder=tiny": "variant-b"})
+    assert "[variant-b/report.md](variant-b/report.md)" in page
+    assert comparison.comparison_figure(table) is not None
+
+
+def test_sweep_name_says_what_it_is():
+    cfg = compose_config()
+    jobs = [f"seed={s}" for s in range(5)]
+    assert sweep_name(cfg, jobs) == "sentiment140 · minilm_l6 · default · 5 seeds"
+    assert sweep_name(cfg, ["seed=range(3) encoder=minilm_l6,tiny experiment=smoke"]) == (
+        "sentiment140 · minilm_l6, tiny · smoke · 3 seeds"
+    )
+
+
+def test_shared_and_swept_params():
+    shared, swept = shared_and_swept([{"a": "1", "seed": "0"}, {"a": "1", "seed": "1"}])
+    assert shared == {"a": "1"} and swept == {"seed": "0,1"}
+
+
+def test_null_derived_keys_wait_for_their_value():
+    resolved = {"distance": {"sinkhorn": {"epsilon": None, "batch_size": 4}}}
+    assert without_derived(resolved) == {"distance": {"sinkhorn": {"batch_size": 4}}}
+    fixed = {"distance": {"sinkhorn": {"epsilon": 0.005}}}
+    assert without_derived(fixed) == fixed
+
+
+def test_ui_command_names_an_absolute_store(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert (
+        ui_command("sqlite:///mlruns.db")
+        == f"mlflow ui --backend-store-uri sqlite:///{tmp_path}/mlruns.db"
+    )
+
+
+def test_format_seconds():
+    assert [format_seconds(s) for s in (4.25, 185, 3720)] == ["4.2 s", "3 min 05 s", "1 h 02 min"]
+
+
+def test_variants_alike_but_for_the_code_keep_apart():
+    records = [
+        {"variant": "aaaaaaaaaa", "overrides": "encoder=tiny seed=0"},
+        {"variant": "bbbbbbbbbb", "overrides": "encoder=tiny seed=1"},
+        {"variant": "cccccccccc", "overrides": "encoder=minilm_l6 seed=0"},
+    ]
+    labels = comparison.variant_labels(records)
+    assert labels == {
+        "aaaaaaaaaa": "encoder=tiny (aaaaaaaa)",
+        "bbbbbbbbbb": "encoder=tiny (bbbbbbbb)",
+        "cccccccccc": "encoder=minilm_l6",
+    }
