@@ -23,7 +23,7 @@ from regbias.app.cluster_checks import (
 )
 from regbias.app.sweep import SweepCallback
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = Path(__file__).resolve().parents[2] / "conf"
 HAS_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
 HAS_RAY = importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is not None
 SLURM_TARGET = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"

@@ -25,7 +25,7 @@ from mlflow.tracking import MlflowClient
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEEDS = 3
 SMOKE = ["-m", f"seed=range({SEEDS})", "experiment=smoke", "trainer.enable_progress_bar=false"]
 RAY_PORT = os.environ.get("REGBIAS_RAY_PORT", "6379")

@@ -17,7 +17,7 @@ from mlflow.tracking import MlflowClient
 
 from tests.cli import run_cli, runs
 
-RECORDED = Path(__file__).parent / "regression"
+RECORDED = Path(__file__).parents[1] / "regression"
 # The switches that give the first version's behaviour: whole-group draws, no floors or
 # relabelling tests, epsilon derived per job, evaluation draws seeded by the job; Sinkhorn
 # annealed from 10% of the mean cost with plain updates, one call per pair.
