@@ -14,6 +14,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from regbias.app.cluster_checks import presubmit
 from regbias.app.parent import open_parent
 from regbias.app.preflight import preflight_sweep
 from regbias.app.start import start_sweep
@@ -57,6 +58,7 @@ class SweepCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         start_sweep(config)
+        presubmit(config)  # cluster launchers only: absolute paths for the jobs, or exit 2
         # Hydra turns a callback's exception into a warning and runs the jobs anyway: a sweep
         # that cannot check its data or open its parent run stops here, in one line.
         if config.get("task") not in TRACKED_TASKS:

@@ -188,7 +188,12 @@ def _sinkhorn_kinds(
     if epsilon is not None:
         configured = replace(configured, epsilon=epsilon[0], anneal_init=epsilon[1])
     settings = resolve_settings(configured, pooled)
-    log.info("Sinkhorn epsilon %.6g, annealing from %.4g x", settings.epsilon, settings.anneal_init)
+    log.info(
+        "Sinkhorn solver %s, epsilon %.6g, annealing from %.4g x",
+        settings.solver,
+        settings.epsilon,
+        settings.anneal_init,
+    )
     result.epsilon = settings.epsilon
     exclude = distance.exclude_unconverged
     relabellings = distance.relabellings

@@ -17,7 +17,7 @@ from regbias.app.summary import finish_job
 from regbias.tracking.runs import RunLog, TrackingSettings, connect, start_run
 from regbias.tracking.ui import EXPERIMENT_KIND, mark_model_training
 from tests.conftest import compose_config
-from tests.test_user_path import _report_folder
+from tests.app.test_user_path import _report_folder
 
 
 def _free_port() -> int:

@@ -196,7 +196,7 @@ def test_nan_outputs_name_the_texts(tiny: Encoder, monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.parametrize(
     "path",
-    sorted((Path(__file__).parents[1] / "conf/encoder").glob("*.yaml")),
+    sorted((Path(__file__).parents[2] / "conf/encoder").glob("*.yaml")),
     ids=lambda p: p.stem,
 )
 def test_encoder_configs_build_specs(path: Path) -> None:

@@ -18,7 +18,7 @@ from regbias.distances.sinkhorn import (
 )
 from regbias.errors import ConfigError
 
-SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64)
+SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64, solver="sinkhorn")
 
 
 def cloud(n: int, dim: int = 8, shift: float = 0.0, seed: int = 0) -> np.ndarray:
@@ -129,7 +129,8 @@ def test_matrix_solves_each_self_term_once_per_repetition(monkeypatch):
         {g: cloud(20 + 3 * k, shift=0.1 * k, seed=10 * r + k) for k, g in enumerate(groups)}
         for r in range(2)
     ]
-    matrix, table = sinkhorn_matrix(draws, SETTINGS, name="sinkhorn_short", progress=False)
+    per_pair = SinkhornSettings(epsilon=0.05, pad_multiple=64, batch_pairs=False)
+    matrix, table = sinkhorn_matrix(draws, per_pair, name="sinkhorn_short", progress=False)
     k = len(groups)
     assert len(calls) == 2 * (k + k * (k - 1) // 2)
     assert sum(calls) == 2 * k
@@ -146,7 +147,12 @@ def test_matrix_solves_each_self_term_once_per_repetition(monkeypatch):
 def test_matrix_warns_and_records_non_convergence():
     draws = [{"a": unit_cloud(30, 8, 1), "b": unit_cloud(30, 8, 2)}]
     settings = SinkhornSettings(
-        epsilon=1e-4, anneal=False, max_iterations=10, threshold=1e-9, pad_multiple=64
+        epsilon=1e-4,
+        anneal=False,
+        max_iterations=10,
+        threshold=1e-9,
+        pad_multiple=64,
+        solver="sinkhorn",
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -52,5 +52,5 @@ def test_the_hint_works_as_written(no_hub, tmp_path: Path):
 
 
 def test_config_comment_hint_is_an_override():
-    comment = (Path(__file__).parents[1] / "conf/encoder/bert_small.yaml").read_text()
+    comment = (Path(__file__).parents[2] / "conf/encoder/bert_small.yaml").read_text()
     assert "encoder.source=path encoder.location=" in comment

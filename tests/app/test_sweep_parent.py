@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli import run_cli, runs
-from tests.test_analyze_task import write_table
+from tests.app.test_analyze_task import write_table
 
 
 def _parents(workdir: Path) -> list:

@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 from regbias.errors import ConfigError
 from regbias.settings import StudySettings, read_settings
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def options(group: str) -> list[str]:

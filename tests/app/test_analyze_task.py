@@ -9,7 +9,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from tests.cli import run_job, runs
-from tests.test_cli_errors import assert_clean_failure
+from tests.app.test_cli_errors import assert_clean_failure
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
 

@@ -17,9 +17,10 @@ from mlflow.tracking import MlflowClient
 
 from tests.cli import run_cli, runs
 
-RECORDED = Path(__file__).parent / "regression"
+RECORDED = Path(__file__).parents[1] / "regression"
 # The switches that give the first version's behaviour: whole-group draws, no floors or
-# relabelling tests, epsilon derived per job, evaluation draws seeded by the job.
+# relabelling tests, epsilon derived per job, evaluation draws seeded by the job; Sinkhorn
+# annealed from 10% of the mean cost with plain updates, one call per pair.
 FIRST_VERSION = (
     "distance.matched_pool=false",
     "distance.floors=false",
@@ -28,6 +29,9 @@ FIRST_VERSION = (
     "distance.lda.cross_fit=false",
     "distance.lda.relabellings=0",
     "finetune.evaluation.seed=null",
+    "distance.sinkhorn.anneal_start=0.1",
+    "distance.sinkhorn.momentum=null",
+    "distance.sinkhorn.batch_pairs=false",
 )
 VALUES = ("mean", "sd")
 FILES = (

@@ -1,0 +1,236 @@
+"""Before a sweep's jobs leave this machine (SLURM, Ray): absolute paths, and what would break.
+
+A cluster job runs on another host, in another working directory: SLURM starts it in the
+submit directory (on a shared filesystem, usually), a Ray worker in the directory its node's
+``ray start`` ran in. Relative paths there point elsewhere. So, on the submit host, before any
+job is submitted, :func:`prepare_cluster_sweep`
+
+* resolves the data directory, the embedding cache and a SQLite store to absolute paths and
+  exports them as ``REGBIAS_DATA_DIR``, ``REGBIAS_CACHE_DIR`` and ``MLFLOW_TRACKING_URI``
+  (where the config takes them from those variables): SLURM copies the submitting
+  environment into every job, and ``conf/hydra/launcher/ray.yaml`` passes them to Ray
+  workers as ``runtime_env`` variables;
+* returns one :class:`Problem` per thing that would still break on the nodes (a relative
+  SQLite URI or cache path set on the command line, a data directory missing on the submit
+  host, ...). :func:`presubmit` prints them, one line each, and exits 2 on a fatal one.
+
+Nothing happens for the local launchers (basic, joblib).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+__all__ = [
+    "Problem",
+    "cluster_kind",
+    "check_cluster_config",
+    "prepare_cluster_sweep",
+    "presubmit",
+    "EXPORTED",
+]
+
+DATA_ENV = "REGBIAS_DATA_DIR"
+CACHE_ENV = "REGBIAS_CACHE_DIR"
+TRACKING_ENV = "MLFLOW_TRACKING_URI"
+# What the submit host exports for the jobs (ray.yaml forwards these to Ray workers).
+EXPORTED = (DATA_ENV, CACHE_ENV, TRACKING_ENV)
+_TRACKED_TASKS = ("run", "analyze")
+_DATA_TASKS = ("run", "describe")
+_LOOPBACK = ("127.", "localhost", "[::1]", "0.0.0.0")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing that breaks (``fatal``) or may break a sweep on a cluster, in one line."""
+
+    fatal: bool
+    message: str
+
+    def __str__(self) -> str:
+        return f"regbias: {'error' if self.fatal else 'warning'}: {self.message}"
+
+
+def cluster_kind(config: DictConfig) -> str | None:
+    """``slurm`` or ``ray`` when the sweep's launcher runs jobs on other hosts, else None."""
+    target = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
+    if "hydra_submitit_launcher" in target and "Slurm" in target:
+        return "slurm"
+    if "hydra_ray_launcher" in target:
+        return "ray"
+    return None
+
+
+def presubmit(config: DictConfig) -> list[Problem]:
+    """For a cluster launcher: export absolute paths, print problems, exit 2 on a fatal one."""
+    problems = prepare_cluster_sweep(config)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if any(problem.fatal for problem in problems):
+        print("regbias: nothing was submitted; fix the lines above", file=sys.stderr)
+        raise SystemExit(2)
+    return problems
+
+
+def prepare_cluster_sweep(config: DictConfig, cwd: Path | None = None) -> list[Problem]:
+    """Export absolute paths for the jobs (see the module doc), then check the config.
+
+    Returns no problems and changes nothing when the launcher is not a cluster launcher.
+    """
+    if cluster_kind(config) is None:
+        return []
+    cwd = Path.cwd() if cwd is None else cwd
+    data_env = os.environ.get(DATA_ENV)
+    if data_env and not Path(data_env).is_absolute():
+        os.environ[DATA_ENV] = str((cwd / data_env).resolve())
+    elif not data_env and config.get("task", "run") in _DATA_TASKS:
+        configured = _select(config, "paths.data_dir")
+        if configured is not None and (cwd / configured).is_dir():
+            os.environ[DATA_ENV] = str((cwd / configured).resolve())
+    _absolutize_env(config, "paths.cache_dir", CACHE_ENV, cwd, _absolute_path)
+    _absolutize_env(config, "tracking.uri", TRACKING_ENV, cwd, _absolute_store)
+    return check_cluster_config(config)
+
+
+def check_cluster_config(config: DictConfig) -> list[Problem]:
+    """What would break on the nodes, one :class:`Problem` each (empty for local launchers)."""
+    kind = cluster_kind(config)
+    if kind is None:
+        return []
+    task = config.get("task", "run")
+    problems: list[Problem] = []
+    if task in _DATA_TASKS:
+        problems += _check_data_dir(config)
+    cache = _select(config, "paths.cache_dir")
+    if task == "run" and cache is not None and not Path(cache).is_absolute():
+        problems.append(
+            Problem(
+                False,
+                f"paths.cache_dir '{cache}' is relative: each node resolves it in its own "
+                "working directory and the jobs do not share embeddings; pass an absolute "
+                "path on a shared filesystem (or set REGBIAS_CACHE_DIR)",
+            )
+        )
+    if task in _TRACKED_TASKS:
+        problems += _check_store(config, kind)
+    sweep_dir = _select(config, "hydra.sweep.dir")
+    if kind == "ray" and sweep_dir is not None and not Path(sweep_dir).is_absolute():
+        problems.append(
+            Problem(
+                True,
+                f"hydra.sweep.dir '{sweep_dir}' is relative: Ray workers run in the directory "
+                "their node's `ray start` ran in, so the jobs could not find the sweep's "
+                "parent run; pass an absolute path on a shared filesystem",
+            )
+        )
+    return problems
+
+
+def _check_data_dir(config: DictConfig) -> list[Problem]:
+    env = os.environ.get(DATA_ENV)
+    chosen = env or _select(config, "paths.data_dir")
+    if chosen is None:
+        return []
+    source = f"${DATA_ENV}" if env else "paths.data_dir"
+    if not Path(chosen).is_dir():
+        return [
+            Problem(
+                True,
+                f"data directory '{chosen}' (from {source}) does not exist on the submit "
+                f"host: every job would fail; set {DATA_ENV} or paths.data_dir to the data "
+                "on a filesystem the nodes share",
+            )
+        ]
+    if not Path(chosen).is_absolute():
+        return [
+            Problem(
+                True,
+                f"data directory '{chosen}' (from {source}) is relative: the nodes resolve it "
+                "in their own working directories; use an absolute path",
+            )
+        ]
+    return []
+
+
+def _check_store(config: DictConfig, kind: str) -> list[Problem]:
+    uri = _select(config, "tracking.uri")
+    if uri is None:
+        return []
+    if _is_relative_store(uri):
+        return [
+            Problem(
+                True,
+                f"tracking.uri '{uri}' is relative: each node would write its own store and "
+                "the sweep could not aggregate its jobs; use an absolute sqlite:////PATH on a "
+                "shared filesystem or an MLflow server (tracking.uri=http://HOST:PORT)",
+            )
+        ]
+    if uri.startswith("sqlite:"):
+        return [
+            Problem(
+                False,
+                f"tracking.uri '{uri}' is a SQLite file: fine on one node, unsafe with "
+                "concurrent writers on several hosts over a network filesystem; use an MLflow "
+                "server for a real cluster (deploy/mlflow/start-local.sh, docs/at-scale.md)",
+            )
+        ]
+    host = uri.split("://", 1)[-1]
+    if uri.startswith(("http://", "https://")) and host.startswith(_LOOPBACK):
+        return [
+            Problem(
+                False,
+                f"tracking.uri '{uri}' is this host's loopback address: jobs on other "
+                f"{kind} nodes cannot reach it; use the server's name or address on the "
+                "cluster network",
+            )
+        ]
+    return []
+
+
+def _select(config: DictConfig, key: str) -> str | None:
+    value = OmegaConf.select(config, key, default=None, throw_on_missing=False)
+    return None if value is None else str(value)
+
+
+def _absolutize_env(config: DictConfig, key: str, env: str, cwd: Path, absolute: Any) -> None:
+    """Make ``key`` absolute through ``env`` when the config takes it from ``env``.
+
+    Works when the key is ``${oc.env:ENV,default}`` (set or not); a value given on the command
+    line stays as it is (and is then checked).
+    """
+    current = os.environ.get(env)
+    if current is not None:
+        os.environ[env] = absolute(current, cwd)
+        return
+    value = _select(config, key)
+    if value is None:
+        return
+    os.environ[env] = absolute(value, cwd)
+    if _select(config, key) != os.environ[env]:  # the key does not follow ENV: undo
+        del os.environ[env]
+
+
+def _absolute_path(path: str, cwd: Path) -> str:
+    return str((cwd / path).resolve()) if path else path
+
+
+def _is_relative_store(uri: str) -> bool:
+    if uri.startswith("sqlite:///"):
+        return not uri.removeprefix("sqlite:///").startswith("/")
+    if uri.startswith("file:"):
+        return not uri.startswith("file:/")
+    return "://" not in uri and not Path(uri).is_absolute()
+
+
+def _absolute_store(uri: str, cwd: Path) -> str:
+    if uri.startswith("sqlite:///") and _is_relative_store(uri):
+        return f"sqlite:///{(cwd / uri.removeprefix('sqlite:///')).resolve()}"
+    if "://" not in uri and uri and not Path(uri).is_absolute():
+        return str((cwd / uri).resolve())
+    return uri
