@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli import run_cli, runs
 from tests.app.test_analyze_task import write_table
+from tests.cli import run_cli, runs
 
 
 def _parents(workdir: Path) -> list:

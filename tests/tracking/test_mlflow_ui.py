@@ -16,8 +16,8 @@ from mlflow.tracking import MlflowClient
 from regbias.app.summary import finish_job
 from regbias.tracking.runs import RunLog, TrackingSettings, connect, start_run
 from regbias.tracking.ui import EXPERIMENT_KIND, mark_model_training
-from tests.conftest import compose_config
 from tests.app.test_user_path import _report_folder
+from tests.conftest import compose_config
 
 
 def _free_port() -> int:
