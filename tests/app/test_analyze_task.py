@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from tests.cli import run_job, runs
 from tests.app.test_cli_errors import assert_clean_failure
+from tests.cli import run_job, runs
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
 

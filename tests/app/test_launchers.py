@@ -249,4 +249,6 @@ def test_sweep_start_checks_before_opening_the_parent_run(
         SweepCallback().on_multirun_start(config)
     assert exit_info.value.code == 2
     assert not (tmp_path / "mlruns.db").exists()  # no parent run was opened
-    assert "does not exist on the submit host" in capsys.readouterr().err
+    # The sweep's start first tries to fetch missing data (offline here), then stops in one line.
+    errors = [line for line in capsys.readouterr().err.splitlines() if "regbias: error" in line]
+    assert len(errors) == 1 and "nowhere" in errors[0]

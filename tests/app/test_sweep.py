@@ -136,12 +136,13 @@ def test_resume_skips_finished_jobs(sweep):
     done = run_cli(workdir, *SMOKE, data_dir=data_dir)
     assert done.returncode == 0, done.stderr[-3000:]
     parents, children = split(runs(workdir))
-    assert len(children) == 2 and len(parents) == 2  # a new parent, no new job run
-    assert len(runs(workdir)) == before + 1
-    newest = max(parents, key=lambda r: r.info.start_time)
-    assert newest.info.status == "FINISHED"
-    assert newest.data.metrics["sweep/jobs_reused"] == 2
-    assert "analysis/pairwise.csv" in artifacts(workdir, newest.info.run_id, "analysis")
+    # The same sweep again: its parent is reopened (one parent per sweep), no new job run.
+    assert len(children) == 2 and len(parents) == 1
+    assert len(runs(workdir)) == before
+    (parent,) = parents
+    assert parent.info.status == "FINISHED" and parent.data.tags.get("regbias.reopened")
+    assert parent.data.metrics["sweep/jobs_reused"] == 2
+    assert "analysis/pairwise.csv" in artifacts(workdir, parent.info.run_id, "analysis")
 
 
 @pytest.mark.slow

@@ -151,9 +151,13 @@ def test_sweep_start_closes_a_killed_sweeps_runs_and_says_so(capsys, sweep_confi
     client.set_tag(old.info.run_id, OWNER_PID, str(dead_pid()))  # as if SIGKILLed
     capsys.readouterr()
     Callbacks(cfg).on_multirun_start(config=cfg)  # the rerun
-    assert client.get_run(old.info.run_id).info.status == "FAILED"
     lines = regbias_lines(capsys.readouterr().err)
     assert lines == [f"regbias: marked 1 run(s) FAILED whose process had died: {old.info.run_id}"]
+    # The rerun of the same sweep then reopens that parent (one parent per sweep), now owned
+    # by the live process.
+    rerun = client.get_run(old.info.run_id)
+    assert rerun.info.status == "RUNNING" and rerun.data.tags["regbias.reopened"] == "1"
+    assert rerun.data.tags[OWNER_PID] == str(os.getpid())
 
 
 KILLED = textwrap.dedent(

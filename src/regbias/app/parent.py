@@ -18,6 +18,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
 from regbias.tracking.provenance import config_hash, git_state
+from regbias.tracking.reaper import owner_tags
 from regbias.tracking.runs import RunLog, start_run
 
 __all__ = ["SWEEP_KEY_TAG", "open_parent", "sweep_key", "sweep_name"]
@@ -63,7 +64,8 @@ def open_parent(
         run = RunLog(client, previous.info.run_id)
         client.update_run(run.run_id, status="RUNNING")
         reopened = int(previous.data.tags.get("regbias.reopened", "0")) + 1
-        run.tags({**tags, "regbias.reopened": str(reopened)})
+        # This process owns it now: a later start must not take it for a dead sweep's run.
+        run.tags({**tags, **owner_tags(), "regbias.reopened": str(reopened)})
         log.info("sweep parent run %s reopened (this sweep ran before)", run.run_id)
         return run
     name = sweep_name(config, [" ".join(overrides)])

@@ -554,6 +554,7 @@ def _solve_many(
     filled = problems + [problems[0]] * (n_chunks * width - len(problems))
     out: list[SolveDiagnostics] = []
     for start in range(0, len(filled), width):
+        check_stop()  # a safe point between compiled calls
         out += _run_padded(filled[start : start + width], settings, size, symmetric=symmetric)
     return out[: len(problems)]
 
