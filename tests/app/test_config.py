@@ -91,8 +91,9 @@ def test_reuters_paper_settings():
 
 
 def test_unknown_option_is_a_clear_hydra_error():
-    with pytest.raises(ConfigCompositionException, match="nosuch"):
-        composed("dataset=nosuch")
+    for group in ("dataset", "encoder", "experiment", "distance"):
+        with pytest.raises(ConfigCompositionException, match="nosuch"):
+            composed(f"{group}=nosuch")
 
 
 def test_tracking_defaults_to_sqlite(monkeypatch):

@@ -6,6 +6,7 @@ import io
 import json
 
 import pandas as pd
+import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.cli import run_cli, runs
@@ -24,6 +25,9 @@ def read(workdir, run_id, path):
         return handle.read()
 
 
+# Two real runs (about 50 s): slow. The default suite pins same-config-same-numbers through
+# tests/app/test_regression.py, which reproduces recorded files bit for bit.
+@pytest.mark.slow
 def test_same_seed_same_numbers_and_models_logged_on_request(tmp_path, shared_data_dir):
     first = run_cli(tmp_path, *ARGS, "tracking.log_models=true", data_dir=shared_data_dir)
     assert first.returncode == 0, first.stderr[-3000:]
