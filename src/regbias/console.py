@@ -63,13 +63,14 @@ class PlainProgress:
         self.interval_s = interval_s
         self._start = self._last = time.monotonic()
         self._closed = False
+        self._logged = -1  # the count of the last line logged
 
     def update(self, n: int = 1) -> None:
         """Count ``n`` more steps; log a line when the interval has passed."""
         self.n += n
         now = time.monotonic()
         if not self.disable and now - self._last >= self.interval_s:
-            self._last = now
+            self._last, self._logged = now, self.n
             log.info("%s", self._line(now))
 
     def _line(self, now: float) -> str:
@@ -84,7 +85,7 @@ class PlainProgress:
             return
         self._closed = True
         now = time.monotonic()
-        if not self.disable and now - self._start >= self.interval_s:
+        if not self.disable and now - self._start >= self.interval_s and self._logged != self.n:
             log.info("%s", self._line(now))
 
     def set_postfix(self, *args: Any, **kwargs: Any) -> None:
