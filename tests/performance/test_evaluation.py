@@ -211,3 +211,12 @@ def test_the_whole_chain_on_fold_models() -> None:
     accuracy = summary[summary["metric"] == "accuracy"].groupby("group")["value"].mean()
     gap = gaps[gaps["metric"] == "accuracy"]["gap"].iloc[0]
     assert gap == pytest.approx(abs(accuracy["au"] - accuracy["nz"]))
+
+
+def test_performance_table_checks_its_columns():
+    from regbias.performance.table import PerformanceTable
+
+    table = PerformanceTable(evaluate_groups(_models(), 6, 2, seed=0, progress=False))
+    assert table.groups == ["au", "nz"] and len(table.models) == len(_models())
+    with pytest.raises(ValueError, match="n_texts"):
+        PerformanceTable(table.frame.drop(columns="n_texts"))

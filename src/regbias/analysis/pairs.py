@@ -67,6 +67,16 @@ class PairTable:
         """The groups named in the table, in order of first appearance."""
         return _groups_in_order(self.frame)
 
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> PairTable:
+        """A pair table whose columns are classified by the study's prefixes (``dist_``,
+        ``gap_``, ``dcor_``); other columns (excess, p above noise) ride along."""
+        return cls(
+            frame,
+            [c for c in frame.columns if str(c).startswith(DISTANCE_PREFIX)],
+            [c for c in frame.columns if str(c).startswith(PERFORMANCE_PREFIXES)],
+        )
+
 
 def _groups_in_order(frame: pd.DataFrame) -> list[str]:
     pairs = frame[PAIR_COLUMNS].to_numpy(dtype=object)
@@ -409,16 +419,10 @@ def _resolve_columns(
     distance_columns: list[str] | None,
     performance_columns: list[str] | None,
 ) -> tuple[pd.DataFrame, list[str], list[str]]:
-    if isinstance(table, PairTable):
-        frame = table.frame
-        distance_columns = distance_columns or table.distance_columns
-        performance_columns = performance_columns or table.performance_columns
-    else:
-        frame = table
-    if distance_columns is None:
-        distance_columns = [c for c in frame.columns if str(c).startswith(DISTANCE_PREFIX)]
-    if performance_columns is None:
-        performance_columns = [c for c in frame.columns if str(c).startswith(PERFORMANCE_PREFIXES)]
+    pairs = table if isinstance(table, PairTable) else PairTable.of(table)
+    frame = pairs.frame
+    distance_columns = distance_columns or pairs.distance_columns
+    performance_columns = performance_columns or pairs.performance_columns
     needed = [*PAIR_COLUMNS, *distance_columns, *performance_columns]
     missing = [c for c in needed if c not in frame.columns]
     if missing:

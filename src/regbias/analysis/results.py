@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from regbias.analysis.multiplicity import ADJUSTMENTS
-from regbias.analysis.pairs import MIN_GROUPS, correlations, pairwise_table
+from regbias.analysis.pairs import MIN_GROUPS, PairTable, correlations, pairwise_table
 from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, RegbiasError
@@ -130,20 +130,17 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
             # One job has few models; an undefined dcor is expected there and NaN says so.
             warnings.simplefilter("ignore", RuntimeWarning)
             dependence = performance_dcor(summary, groups)
-    table = pairwise_table(results.distances, gaps, dependence)
-    distance_columns = [c for c in table.columns if c.startswith("dist_")]
-    performance_columns = [c for c in table.columns if c.startswith(("gap_", "dcor_"))]
+    pairs = PairTable.of(pairwise_table(results.distances, gaps, dependence))
+    table = pairs.frame
     if len(results.groups) < MIN_GROUPS:
         note = f"no correlations: {len(results.groups)} groups, fewer than {MIN_GROUPS}"
         return Analysis(summary, gaps, dependence, table, None, note)
-    if not distance_columns or not performance_columns:
+    if not pairs.distance_columns or not pairs.performance_columns:
         note = "no correlations: the run measured no distances or no performance"
         return Analysis(summary, gaps, dependence, table, None, note)
     try:
         found = correlations(
-            table,
-            distance_columns,
-            performance_columns,
+            pairs,
             n_permutations=settings.n_permutations,
             seed=settings.seed,
             exact_limit=settings.exact_limit,

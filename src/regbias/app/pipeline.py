@@ -20,6 +20,7 @@ from regbias.distances.suite import DistanceSuiteResult, calibrate_epsilon, run_
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.performance.stage import run_performance_stage
+from regbias.performance.table import PerformanceTable
 from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
 from regbias.settings import StudySettings
@@ -163,7 +164,7 @@ def run_pipeline(settings: StudySettings, run: RunLog) -> StudyResults:
         results.distances = suite.matrices
     if settings.finetune.enabled:
         with _timed(timings, "performance"):
-            results.per_model = _performance(settings, study, encoder, cache, run)
+            results.per_model = _performance(settings, study, encoder, cache, run).frame
         run.table(results.per_model, "performance/per_model.csv")
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
@@ -200,7 +201,7 @@ def _performance(
     encoder: Encoder,
     cache: EmbeddingCache,
     run: RunLog,
-) -> Any:
+) -> PerformanceTable:
     return run_performance_stage(
         settings.finetune,
         settings.trainer,

@@ -13,7 +13,6 @@ from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
-import pandas as pd
 import torch
 from lightning.pytorch.loggers import Logger
 
@@ -35,6 +34,7 @@ from regbias.performance.finetune import (
     TrainerSettings,
     run_folds,
 )
+from regbias.performance.table import PerformanceTable
 
 __all__ = ["PerformanceSink", "run_performance_stage"]
 
@@ -102,7 +102,7 @@ def run_performance_stage(
     policy: SizePolicy,
     log_models: bool = False,
     sink: PerformanceSink | None = None,
-) -> pd.DataFrame:
+) -> PerformanceTable:
     """Fine-tune and evaluate every model of one job.
 
     Args:
@@ -119,8 +119,7 @@ def run_performance_stage(
             records nothing.
 
     Returns:
-        The long per-model table (``performance/per_model.csv``): ``model, seed, fold, group,
-        repetition, metric, value, n_texts``.
+        The per-model table (``performance/per_model.csv``).
     """
     task = study.corpus.task
     parts = replace(EncoderParts.from_encoder(encoder), max_length=_max_length(finetune, encoder))
@@ -146,9 +145,10 @@ def run_performance_stage(
     )
     if sink is not None:
         sink.metrics(_best_scores(models, finetune.monitor))
-    return evaluate_groups(
+    frame = evaluate_groups(
         models, size, repetitions, draw_seed, policy, groups=list(study.groups), draws=draws
     )
+    return PerformanceTable(frame)
 
 
 def evaluation_size(

@@ -34,9 +34,7 @@ def above_noise_lines(matrices: dict[str, DistanceMatrix], alpha: float = 0.05) 
             above = [(i, j) for i, j in pairs if excess[i, j] > 2 * max(sd[i], sd[j])]
             rule = "excess > 2 x floor sd"
         named = ", ".join(f"{matrix.groups[i]}-{matrix.groups[j]}" for i, j in above) or "none"
-        lines.append(
-            f"`{name}`: {len(above)} of {len(pairs)} pairs above noise ({rule}): {named}."
-        )
+        lines.append(f"`{name}`: {len(above)} of {len(pairs)} pairs above noise ({rule}): {named}.")
     return lines
 
 
