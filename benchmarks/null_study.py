@@ -87,10 +87,8 @@ def run_sweep(csv: Path, seeds: int, work: Path) -> subprocess.CompletedProcess[
 def rates(work: Path) -> dict[str, float]:
     """Share of pairs above noise per distance, and correlations that survive Holm."""
     client = MlflowClient(f"sqlite:///{work}/mlruns.db")
-    (experiment,) = client.search_experiments()
-    (parent,) = client.search_runs(
-        [experiment.experiment_id], "tags.`regbias.role` = 'sweep'"
-    )
+    experiments = [e.experiment_id for e in client.search_experiments()]
+    (parent,) = client.search_runs(experiments, "tags.`regbias.role` = 'sweep'")
     folder = Path(client.download_artifacts(parent.info.run_id, "analysis", str(work / "dl")))
     pairs = pd.read_csv(folder / "pairwise.csv")
     found = pd.read_csv(folder / "correlations.csv")

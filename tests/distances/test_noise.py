@@ -107,3 +107,9 @@ def test_floor_figure_shows_every_pair_against_its_floor():
     (axes,) = figure.axes
     labels = [t.get_text() for t in axes.get_yticklabels()]
     assert labels[0] == "A–B" and labels[-1] == "C–D" and len(labels) == 6  # by distance
+
+
+def test_pooling_ignores_the_padded_size_of_each_jobs_clouds():
+    one = DistanceMatrix("s", ["a", "b"], np.eye(2), np.zeros((2, 2)), 1, {"n_points_padded": 1792})
+    two = DistanceMatrix("s", ["a", "b"], np.eye(2), np.zeros((2, 2)), 1, {"n_points_padded": 2048})
+    assert DistanceMatrix.pooled([one, two]).n_repetitions == 2

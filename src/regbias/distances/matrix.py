@@ -10,7 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["DistanceMatrix"]
+__all__ = ["DistanceMatrix", "PER_JOB_FACTS"]
+
+#: Config entries that describe one job's clouds rather than the measurement's settings (the
+#: padded size follows the longest cloud drawn): they may differ between pooled jobs.
+PER_JOB_FACTS = frozenset({"n_points_padded"})
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class DistanceMatrix:
             differing = sorted(
                 k
                 for k in set(first.config) | set(other.config)
-                if first.config.get(k) != other.config.get(k)
+                if k not in PER_JOB_FACTS and first.config.get(k) != other.config.get(k)
             )
             if differing:
                 shown = ", ".join(
