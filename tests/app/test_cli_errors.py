@@ -107,6 +107,9 @@ def test_a_single_group_is_no_study(tmp_path, shared_data_dir):
     assert_clean_failure(tmp_path, done, "at least two")
 
 
+# A real failing sweep (about 25 s): slow. The default suite covers the same path in-process
+# (tests/app/test_aggregate.py: a failed job is named and the parent ends FAILED).
+@pytest.mark.slow
 def test_sweep_with_failing_jobs_exits_non_zero_and_closes_parent(tmp_path, shared_data_dir):
     done = run_cli(
         tmp_path, "-m", "seed=0,1", *FAST, "dataset.groups=[au,xx]", data_dir=shared_data_dir
