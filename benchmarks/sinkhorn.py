@@ -73,11 +73,12 @@ def gaussian_clouds(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def real_clouds(sizes: list[int], seed: int = 0) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """US and UK token clouds of ~n real-token points each, through regbias's own readers."""
-    from regbias.data.loading import load_corpus, resolve_data_dir
+    from regbias.data.loading import DatasetSettings, load_corpus, resolve_data_dir
     from regbias.embeddings.cache import EmbeddingCache, embed_tokens
     from regbias.embeddings.encoder import EncoderSpec, load_encoder
 
-    corpus = load_corpus({"name": "sentiment140"}, resolve_data_dir(None))
+    dataset = DatasetSettings(name="sentiment140", task="binary", unit="tweet")
+    corpus = load_corpus(dataset, resolve_data_dir(None))
     encoder = load_encoder(EncoderSpec.from_mapping(MINILM), device="auto")
     cache = EmbeddingCache(Path(os.environ.get("REGBIAS_CACHE_DIR", ".cache/regbias")))
     rng = np.random.default_rng(seed)
@@ -148,11 +149,13 @@ def variants(
         return {"regbias default": default}
     cap = args.max_iterations
     plain = replace(default, solver="sinkhorn", max_iterations=cap)
-    before = replace(plain, anneal_start=0.1, momentum=None)
     out = {"regbias default": default}
     if default_exact:  # what the default's Sinkhorn settings alone would give
         out[f"regbias solver=sinkhorn (cap {cap})"] = plain
-    out[f"regbias before: anneal from 10%, plain (cap {cap})"] = before
+    else:  # the previous default: the same iterations with log-domain updates
+        out["regbias updates=log (round-2 default)"] = replace(default, updates="log")
+    first = replace(plain, anneal_start=0.1, momentum=None, updates="log")
+    out[f"regbias first version: anneal from 10%, log (cap {cap})"] = first
     if n <= 1000:
         out[f"regbias no annealing, momentum 1.5 (cap {cap})"] = replace(plain, anneal=False)
         out[f"regbias anneal_decay 0.98 (cap {cap})"] = replace(plain, anneal_decay=0.98)

@@ -20,7 +20,7 @@ from tests.cli import run_cli, runs
 RECORDED = Path(__file__).parents[1] / "regression"
 # The switches that give the first version's behaviour: whole-group draws, no floors or
 # relabelling tests, epsilon derived per job, evaluation draws seeded by the job; Sinkhorn
-# annealed from 10% of the mean cost with plain updates, one call per pair.
+# annealed from 10% of the mean cost with plain log-domain updates, one call per pair.
 FIRST_VERSION = (
     "distance.matched_pool=false",
     "distance.floors=false",
@@ -32,6 +32,7 @@ FIRST_VERSION = (
     "distance.sinkhorn.anneal_start=0.1",
     "distance.sinkhorn.momentum=null",
     "distance.sinkhorn.batch_pairs=false",
+    "distance.sinkhorn.updates=log",
 )
 VALUES = ("mean", "sd")
 FILES = (
@@ -64,7 +65,10 @@ def _check_against(recorded: Path, workdir: Path, *args: str, data_dir: Path) ->
                 np.testing.assert_allclose(now[key], then[key], rtol=1e-9, atol=1e-12)
             else:
                 assert now[key] == then[key], (path, key)
-        assert {k: now["config"].get(k) for k in then["config"]} == then["config"], path
+        # `lse_mode: true` was renamed `updates: log`.
+        config = {k: v for k, v in then["config"].items() if k != "lse_mode"}
+        assert {k: now["config"].get(k) for k in config} == config, path
+        assert now["config"].get("updates", "log") == "log", path
 
 
 def test_smoke_job_reproduces_recorded_numbers(tmp_path, shared_data_dir):

@@ -187,7 +187,12 @@ def test_a_non_finite_solve_is_never_converged_and_falls_back_to_plain_updates()
     x, y = spiky_pair()
     # The issue's case: no annealing, momentum 1.5, epsilon 0.005 on costs ~128 ends at -inf.
     fast = SinkhornSettings(
-        epsilon=0.005, anneal=False, momentum=1.5, inner_iterations=5, solver="sinkhorn"
+        epsilon=0.005,
+        anneal=False,
+        momentum=1.5,
+        inner_iterations=5,
+        solver="sinkhorn",
+        updates="log",
     )
     size = 128
     problem = (*sinkhorn._pad(x, None, size), *sinkhorn._pad(y, None, size))
@@ -208,9 +213,10 @@ def test_a_non_finite_divergence_is_never_averaged(fallback, monkeypatch):
         inner_iterations=5,
         max_iterations=50,
         solver="sinkhorn",
+        updates="log",
     )
     if not fallback:  # the plain re-solve fails too: the row stays non-finite
-        monkeypatch.setattr(sinkhorn, "_without_momentum", lambda *args: args[-1])
+        monkeypatch.setattr(sinkhorn, "_retry", lambda *args, **kwargs: args[3])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         matrix, table = sinkhorn_matrix([{"a": x, "b": y}], settings, progress=False)
@@ -249,3 +255,106 @@ def test_batched_pairs_in_online_mode_give_the_dense_values():
     _, online = sinkhorn_matrix([draw], replace(settings, batch_size=16), progress=False)
     assert np.allclose(online["divergence"], dense["divergence"], rtol=1e-5, atol=1e-7)
     assert online["xy_converged"].all()
+
+
+KERNEL_EPSILON = 0.2  # every point of `pair` within ~16 epsilons of the other cloud: safe
+
+
+@pytest.mark.parametrize("momentum", [None, 1.5])
+def test_kernel_updates_converge_to_pots_divergence_and_the_log_updates_value(pair, momentum):
+    x, y = pair
+    kernel = replace(BASE, epsilon=KERNEL_EPSILON, anneal=False, momentum=momentum)
+    assert sinkhorn._solver(kernel, 64, symmetric=False).kernel  # auto: dense, not annealed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback to log updates
+        result = sinkhorn_divergence(x, y, kernel)
+    assert all(term.converged for term in (result.xy, result.xx, result.yy))
+    terms = {
+        t: pot_reg_ot(p, q, KERNEL_EPSILON) for t, (p, q) in {"xy": (x, y), "xx": (x, x)}.items()
+    }
+    assert result.xy.cost == pytest.approx(terms["xy"], rel=1e-4)
+    assert result.xx.cost == pytest.approx(terms["xx"], rel=1e-4)
+    logged = sinkhorn_divergence(x, y, replace(kernel, updates="log"))
+    assert result.divergence == pytest.approx(logged.divergence, rel=1e-4)
+
+
+def test_auto_updates_are_kernel_only_for_dense_solves_at_one_epsilon():
+    fixed = SinkhornSettings(epsilon=1.0, anneal=False)
+    assert sinkhorn._solver(fixed, 64, symmetric=False).kernel
+    annealed = SinkhornSettings(epsilon=1.0, anneal_init=10.0)
+    assert not sinkhorn._solver(annealed, 64, symmetric=False).kernel
+    assert sinkhorn._solver(annealed, 64, symmetric=True).kernel  # self terms never anneal
+    assert not sinkhorn._solver(replace(fixed, batch_size=16), 64, symmetric=False).kernel
+    assert not sinkhorn._solver(replace(fixed, updates="log"), 64, symmetric=False).kernel
+    with pytest.raises(ConfigError, match="updates=kernel needs one fixed epsilon"):
+        sinkhorn._solver(replace(annealed, updates="kernel"), 64, symmetric=False)
+    with pytest.raises(ConfigError, match="updates"):
+        SinkhornSettings(updates="scaling")
+
+
+def test_kernel_updates_survive_a_point_far_from_the_other_cloud(pair):
+    x, y = pair  # at epsilon 0.05 a point lies ~64 epsilons from the other cloud
+    settings = replace(BASE, anneal=False, threshold=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the reduced cost keeps its kernel row: no fallback
+        term = solve_ot(x, y, settings)
+    assert term.converged
+    expected = solve_ot(x, y, replace(settings, updates="log"))
+    assert term.cost == pytest.approx(expected.cost, rel=1e-5)
+
+
+def test_auto_updates_are_log_where_most_of_the_kernel_would_underflow(pair):
+    x, y = pair  # mean pooled cost ~2.5: the kernel takes epsilon >= 0.025
+    fixed = replace(BASE, anneal=False)
+    assert resolve_settings(fixed, [x, y]).updates == "auto"
+    assert resolve_settings(replace(fixed, epsilon=0.002), [x, y]).updates == "log"
+    forced = replace(fixed, updates="kernel")
+    assert resolve_settings(replace(forced, epsilon=0.002), [x, y]).updates == "kernel"
+
+
+def test_a_failed_kernel_solve_is_redone_in_the_log_domain(pair):
+    x, y = pair
+    forced = replace(BASE, epsilon=0.002, anneal=False, updates="kernel", max_iterations=200)
+    size = 64
+    problem = (*sinkhorn._pad(x, None, size), *sinkhorn._pad(y, None, size))
+    raw = sinkhorn._run_padded([problem], forced, size, symmetric=False)[0]
+    assert not raw.converged
+    with pytest.warns(RuntimeWarning, match="kernel updates .* did not converge"):
+        term = solve_ot(x, y, forced)
+    expected = solve_ot(x, y, replace(forced, updates="log"))
+    assert term.cost == expected.cost and term.converged == expected.converged
+
+
+def test_a_kernel_state_with_an_empty_kernel_row_is_never_trusted():
+    """OTT divides by a zero kernel sum as if it were 1: such a final state is not converged."""
+    from types import SimpleNamespace
+
+    import jax.numpy as jnp
+
+    kernel = jnp.array([[1.0, 0.5], [0.0, 0.0]])  # point 1 of x reaches no point of y
+    geom = sinkhorn._FixedKernel(
+        cost_matrix=-jnp.log(kernel + 1e-30), kernel_matrix=kernel, epsilon=1.0
+    )
+    out = SimpleNamespace(f=jnp.zeros(2), g=jnp.zeros(2))
+    half = jnp.array([0.5, 0.5])
+    assert not sinkhorn._no_underflow(geom, out, half, half)
+    assert sinkhorn._no_underflow(geom, out, jnp.array([1.0, 0.0]), half)  # a weightless point
+    full = sinkhorn._FixedKernel(
+        cost_matrix=jnp.zeros((2, 2)), kernel_matrix=jnp.ones((2, 2)), epsilon=1.0
+    )
+    assert sinkhorn._no_underflow(full, out, half, half)
+
+
+def test_exact_problems_solved_at_once_equal_one_at_a_time_and_stop_between_results():
+    from regbias.distances.exact import exact_ot_many
+
+    problems = [(cloud(30, seed=k), cloud(25, shift=0.2 * k, seed=k + 10)) for k in range(5)]
+    seen = []
+    results = exact_ot_many(problems, lambda: seen.append(1), workers=2)
+    assert results == [exact_ot(x, y) for x, y in problems] and len(seen) == 5
+
+    def stop() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        exact_ot_many(problems, stop, workers=2)

@@ -16,7 +16,8 @@ from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE
 from regbias.data.loading import dataset_data_dir, load_corpus
 from regbias.data.study import StudyData, build_study, group_table, require_training
-from regbias.distances.suite import DistanceSuiteResult, calibrate_epsilon, run_distance_suite
+from regbias.distances.sinkhorn import SinkhornSettings
+from regbias.distances.suite import DistanceSuiteResult, calibrate_sinkhorn, run_distance_suite
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.performance.stage import run_performance_stage
@@ -28,7 +29,7 @@ from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
 from regbias.tracking.ui import log_derived
 
-__all__ = ["run_pipeline", "prepare", "sweep_epsilon"]
+__all__ = ["run_pipeline", "prepare", "sweep_sinkhorn"]
 
 log = logging.getLogger(__name__)
 
@@ -56,22 +57,25 @@ def prepare(settings: StudySettings) -> tuple[StudyData, DistanceDraws]:
     return study, draws
 
 
-def sweep_epsilon(
+def sweep_sinkhorn(
     settings: StudySettings,
     study: StudyData,
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache,
-) -> tuple[float, float] | None:
-    """Epsilon and annealing start shared by every job of a sweep (None: nothing to derive).
+) -> SinkhornSettings | None:
+    """Sinkhorn settings shared by every job of a sweep (None: nothing to resolve).
 
-    Derived from one calibration draw of the study's groups (without the job's own baseline
-    sample) seeded by ``distance.calibration_seed``, not by the job's seed.
+    Epsilon, the annealing start, the solver and the updates are resolved from one calibration
+    draw of the study's groups (without the job's own baseline sample) seeded by
+    ``distance.calibration_seed``, not by the job's seed.
     """
     distance, sinkhorn = settings.distance, settings.distance.sinkhorn
     if not any(k in draws.texts for k in ("short", "long")):
         return None
-    if sinkhorn.epsilon is not None and (sinkhorn.anneal_init is not None or not sinkhorn.anneal):
+    annealing_known = sinkhorn.anneal_init is not None or not sinkhorn.anneal
+    chosen = sinkhorn.solver != "auto" and sinkhorn.updates != "auto"
+    if sinkhorn.epsilon is not None and annealing_known and chosen:
         return None
     if distance.calibration_seed is None:  # the first version's per-job derivation
         return None
@@ -80,7 +84,7 @@ def sweep_epsilon(
     calibration = distance_draws(
         groups, sizes, settings.dataset.unit, distance.calibration_seed, settings.sampling.policy
     )
-    return calibrate_epsilon(calibration, encoder, cache, distance)
+    return calibrate_sinkhorn(calibration, encoder, cache, distance)
 
 
 def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
@@ -190,7 +194,7 @@ def _distance_suite(
         cache,
         settings.distance,
         seed=settings.seed,
-        epsilon=sweep_epsilon(settings, study, draws, encoder, cache),
+        calibrated=sweep_sinkhorn(settings, study, draws, encoder, cache),
         sensitivity=(analysis.epsilon_sensitivity, analysis.exact_max_points),
     )
 

@@ -7,11 +7,15 @@ divergence of exact OT is the cross term alone.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from regbias.errors import ConfigError
 
-__all__ = ["EXACT_MAX_ITERATIONS", "exact_ot"]
+__all__ = ["EXACT_MAX_ITERATIONS", "exact_ot", "exact_ot_many"]
 
 # Network-simplex pivots at most; POT's default (100,000) stops short above ~1,000 points.
 EXACT_MAX_ITERATIONS = 10**8
@@ -44,8 +48,9 @@ def exact_ot(
 
     Returns:
         ``(cost, optimal)``: the cost and whether the solver reached the optimum (False when it
-        stopped at ``max_iterations``). POT 0.9.7's network simplex is single-threaded (its
-        ``numThreads`` argument is ignored) and reports no iteration count.
+        stopped at ``max_iterations``). One problem runs on one core (POT 0.9.7 ignores
+        ``numThreads``; :func:`exact_ot_many` solves several at once) and reports no iteration
+        count.
 
     Raises:
         ConfigError: POT is not installed.
@@ -62,3 +67,37 @@ def exact_ot(
     np.maximum(cost, 0.0, out=cost)  # the expansion |x|^2 + |y|^2 - 2xy can dip below 0
     value, log = ot.emd2(a, b, cost, numItermax=max_iterations, log=True)
     return float(value), log.get("result_code") == _OPTIMAL and not log.get("warning")
+
+
+def exact_ot_many(
+    problems: Sequence[tuple[np.ndarray, np.ndarray]],
+    on_result: Callable[[], None] | None = None,
+    *,
+    workers: int | None = None,
+) -> list[tuple[float, bool]]:
+    """:func:`exact_ot` of every ``(x, y)`` (uniform weights), on all cores at once.
+
+    POT's network simplex releases the GIL, so threads scale (measured 1.9x on 2 cores). Each
+    problem holds its float64 cost matrix while it runs (``8 n m`` bytes).
+
+    Args:
+        problems: the ``(x, y)`` pairs, solved in any order, returned in this one.
+        on_result: called after each result in order (a progress bar, a stop check); what it
+            raises cancels the problems not yet started.
+        workers: threads (default: the CPUs this process may use).
+
+    Returns:
+        ``(cost, optimal)`` per problem.
+    """
+    workers = workers or len(os.sched_getaffinity(0))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(problems))))
+    try:
+        futures = [pool.submit(exact_ot, x, y) for x, y in problems]
+        results = []
+        for future in futures:
+            results.append(future.result())
+            if on_result is not None:
+                on_result()
+        return results
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -12,9 +12,11 @@ import pandas as pd
 
 __all__ = ["DistanceMatrix", "PER_JOB_FACTS"]
 
-#: Config entries that describe one job's clouds rather than the measurement's settings (the
-#: padded size follows the longest cloud drawn): they may differ between pooled jobs.
-PER_JOB_FACTS = frozenset({"n_points_padded"})
+#: Config entries that describe one job's clouds or how its values were computed rather than
+#: what was measured: the padded size follows the longest cloud drawn, and Sinkhorn's
+#: ``updates`` (kernel or log, resolved from the job's mean cost) reach the same fixed point.
+#: They may differ between pooled jobs.
+PER_JOB_FACTS = frozenset({"n_points_padded", "updates"})
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ import pandas as pd
 from regbias.console import progress_bar as tqdm
 from regbias.distances.sinkhorn import (
     SinkhornSettings,
-    _padded_size,
     divergence_from,
+    padded_points,
     self_costs,
     usable,
 )
@@ -127,4 +127,4 @@ def _relabel_size(texts: list[dict[str, list[np.ndarray]]], settings: SinkhornSe
                 if a < b:
                     longest = sorted(la + lb, reverse=True)
                     bound = max(bound, sum(longest[: max(len(la), len(lb))]))
-    return _padded_size(bound, settings.pad_multiple)
+    return padded_points(bound, settings)

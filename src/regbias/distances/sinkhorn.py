@@ -6,7 +6,9 @@ The divergence between point clouds ``x`` and ``y`` (uniform weights, cost ``|x 
 
 with ``OT_eps`` the KL-regularised transport cost (OTT's ``reg_ot_cost``). One epsilon is used
 for every pair of a run. Every cloud is padded with zero-weight points to a common, bucketed
-size so that all solves of a run share one compiled program.
+size so that all solves of a run share one compiled program. At one fixed epsilon a dense
+solve runs kernel updates (the kernel computed once, matrix-vector products); annealed and
+online solves, and kernels that could underflow, run log-domain updates.
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from ott.geometry import costs, epsilon_scheduler, pointcloud
+from ott.geometry import costs, epsilon_scheduler, geometry, pointcloud
 from ott.problems.linear import linear_problem
 from ott.solvers.linear import acceleration, sinkhorn
 
 from regbias.console import progress_bar as tqdm
-from regbias.distances.exact import exact_ot
+from regbias.distances.exact import exact_ot, exact_ot_many
 from regbias.distances.jax_compat import ensure_online_mode
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
@@ -55,6 +57,11 @@ ANNEAL_START_FRACTION = 0.05
 
 TERMS = ("xy", "xx", "yy")
 SOLVERS = ("auto", "sinkhorn", "exact")
+UPDATES = ("auto", "log", "kernel")
+
+# ``updates: auto`` runs kernel updates where epsilon is at least this fraction of the mean
+# pooled cost (the laptop's: 0.05); below, most of the kernel underflows in float32.
+KERNEL_ABOVE = 0.01
 
 # Bytes of cost matrices one batched call may hold (dense mode: ~3 n^2 float32 per problem).
 BATCH_BYTES = 1 << 30
@@ -76,7 +83,13 @@ class SinkhornSettings:
         threshold: convergence tolerance on the L1 marginal error.
         max_iterations: Sinkhorn iterations at most per solve.
         inner_iterations: iterations between two computations of the marginal error.
-        lse_mode: log-domain updates (always advisable at small epsilon).
+        updates: ``log`` (log-domain updates on the cost matrix: stable at any epsilon),
+            ``kernel`` (scaling updates on the kernel ``exp(-C / eps)``, computed once and
+            applied by matrix-vector products: 2.7x faster a divergence of 4,000-point clouds
+            on a CPU; for a fixed epsilon and a dense cost only) or ``auto`` (kernel where the
+            solve is dense, not annealed and epsilon is at least ``KERNEL_ABOVE`` x the mean
+            pooled cost, else log). A kernel solve that ends with a point's kernel sum at 0,
+            or that does not converge, is solved again with log updates.
         momentum: over-relaxation of the cross term's updates (1 < value < 2), or None for
             plain updates. Applied only where epsilon needs no annealing (``anneal_init``
             resolves to 1): 1.5 halves the iterations there, while over-relaxing an annealed
@@ -108,7 +121,7 @@ class SinkhornSettings:
     threshold: float = 1e-3
     max_iterations: int = 10_000
     inner_iterations: int = 10
-    lse_mode: bool = True
+    updates: str = "auto"
     momentum: float | None = 1.5
     batch_size: int | None = None
     max_dense_points: int = 8192
@@ -123,6 +136,10 @@ class SinkhornSettings:
             raise ConfigError(
                 f"sinkhorn epsilon must be > 0, got {self.epsilon}; set a positive value "
                 "(the paper: 0.005) or null to derive it from epsilon_relative"
+            )
+        if self.updates not in UPDATES:
+            raise ConfigError(
+                f"sinkhorn updates={self.updates!r} is unknown: use one of {', '.join(UPDATES)}"
             )
         if self.solver not in SOLVERS:
             raise ConfigError(
@@ -191,10 +208,10 @@ class _Solver:
     threshold: float
     max_iterations: int
     inner_iterations: int
-    lse_mode: bool
     batch_size: int | None
     symmetric: bool
     momentum: float | None = None
+    kernel: bool = False
 
 
 def mean_pooled_cost(clouds: list[np.ndarray]) -> float:
@@ -226,10 +243,13 @@ def resolve_settings(settings: SinkhornSettings, clouds: list[np.ndarray]) -> Si
         clouds: every point cloud of the run (the statistic is computed once, over all).
 
     Returns:
-        Settings with ``epsilon`` and ``anneal_init`` set, the same for every pair of the run.
+        Settings with ``epsilon`` and ``anneal_init`` set, the same for every pair of the run,
+        ``solver`` resolved, and ``updates`` ``auto`` resolved to ``log`` where epsilon is
+        below :data:`KERNEL_ABOVE` x the mean pooled cost.
     """
     annealing_known = settings.anneal_init is not None or not settings.anneal
-    if settings.epsilon is not None and annealing_known and settings.solver != "auto":
+    resolved = settings.solver != "auto" and settings.updates != "auto"
+    if settings.epsilon is not None and annealing_known and resolved:
         return settings
     cost = mean_pooled_cost(clouds)
     epsilon = settings.epsilon or settings.epsilon_relative * cost
@@ -241,7 +261,71 @@ def resolve_settings(settings: SinkhornSettings, clouds: list[np.ndarray]) -> Si
         small = epsilon <= settings.exact_below * cost
         few = max(len(c) for c in clouds) <= settings.exact_max_points
         solver = "exact" if small and few else "sinkhorn"
-    return replace(settings, epsilon=float(epsilon), anneal_init=float(anneal_init), solver=solver)
+    updates = settings.updates
+    if updates == "auto" and epsilon < KERNEL_ABOVE * cost:
+        updates = "log"  # most of the kernel would underflow
+    return replace(
+        settings,
+        epsilon=float(epsilon),
+        anneal_init=float(anneal_init),
+        solver=solver,
+        updates=updates,
+    )
+
+
+@jax.tree_util.register_pytree_node_class
+class _FixedKernel(geometry.Geometry):
+    """A dense geometry whose kernel ``exp(-C / eps)`` is applied as computed, at one epsilon.
+
+    OTT re-derives the kernel at every application (``K ** (eps_0 / eps)``, a pass of ``pow``
+    over the matrix, so that epsilon may change between iterations) and applies its transpose
+    by transposing it. At a fixed epsilon both are wasted: here an application is one
+    matrix-vector product, and ``eps`` is ignored (only valid without annealing).
+    """
+
+    def apply_kernel(self, vec: jax.Array, eps: float | None = None, axis: int = 0) -> jax.Array:
+        kernel = self.kernel_matrix
+        return kernel @ vec if axis == 1 else vec @ kernel
+
+
+def _log_geometry(
+    x: jax.Array, y: jax.Array, epsilon: jax.Array, anneal_init: jax.Array, solver: _Solver
+) -> geometry.Geometry:
+    """The geometry of a log-domain solve (epsilon may be annealed).
+
+    Online: OTT's point cloud, costs recomputed in row batches. Dense: the cost matrix computed
+    once.
+    """
+    schedule = _Annealing(epsilon, init=anneal_init, decay=solver.anneal_decay)
+    cost_fn = costs.SqEuclidean()
+    if solver.batch_size is not None:
+        return pointcloud.PointCloud(
+            x, y, cost_fn=cost_fn, epsilon=schedule, scale_cost=1.0, batch_size=solver.batch_size
+        )
+    return geometry.Geometry(cost_matrix=cost_fn.all_pairs(x, y), epsilon=schedule)
+
+
+def _kernel_geometry(
+    x: jax.Array, y: jax.Array, a: jax.Array, b: jax.Array, epsilon: jax.Array
+) -> tuple[_FixedKernel, jax.Array]:
+    """The geometry of a kernel solve, on the reduced cost ``C_ij - r_i - s_j``.
+
+    ``r`` are the row minima of ``C`` and ``s`` the column minima of ``C - r``, so every row and
+    column of the reduced cost holds a 0: no point's kernel row or column underflows, however
+    far it lies from the other cloud. The problem is the same (the plan is unchanged; the cost
+    shifts by ``<a, r> + <b, s>``, the returned offset).
+
+    Returns:
+        The geometry and the offset.
+    """
+    cost = costs.SqEuclidean().all_pairs(x, y)
+    rows = jnp.min(cost, axis=1)
+    reduced = cost - rows[:, None]
+    cols = jnp.min(reduced, axis=0)
+    reduced = reduced - cols[None, :]
+    kernel = jnp.exp(-reduced / epsilon)
+    geom = _FixedKernel(cost_matrix=reduced, kernel_matrix=kernel, epsilon=epsilon)
+    return geom, jnp.dot(a, rows) + jnp.dot(b, cols)
 
 
 def _note_trace(solver: _Solver, shape: tuple[int, ...]) -> None:
@@ -259,15 +343,31 @@ def _solve_core(
     solver: _Solver,
 ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     _note_trace(solver, x.shape + y.shape)
-    schedule = _Annealing(epsilon, init=anneal_init, decay=solver.anneal_decay)
-    geom = pointcloud.PointCloud(
-        x,
-        y,
-        cost_fn=costs.SqEuclidean(),
-        epsilon=schedule,
-        scale_cost=1.0,
-        batch_size=solver.batch_size,
-    )
+    if not solver.kernel:
+        geom = _log_geometry(x, y, epsilon, anneal_init, solver)
+        return _summary(_sinkhorn(linear_problem.LinearProblem(geom, a=a, b=b), solver), solver)
+    geom, offset = _kernel_geometry(x, y, a, b, epsilon)
+    out = _sinkhorn(linear_problem.LinearProblem(geom, a=a, b=b), solver)
+    cost, converged, iterations, error = _summary(out, solver)
+    return cost + offset, converged & _no_underflow(geom, out, a, b), iterations, error
+
+
+def _no_underflow(
+    geom: _FixedKernel, out: sinkhorn.SinkhornOutput, a: jax.Array, b: jax.Array
+) -> jax.Array:
+    """Whether a kernel solve ended with no point's kernel sum at 0 (or scalings at inf).
+
+    OTT divides by such a sum as if it were 1, which can leave a point's marginal wrong by
+    its whole weight while the L1 error stays under the threshold: never trust that state.
+    """
+    u, v = jnp.exp(out.f / geom.epsilon), jnp.exp(out.g / geom.epsilon)
+    rows = geom.apply_kernel(v, axis=1)
+    cols = geom.apply_kernel(u, axis=0)
+    return jnp.all((rows > 0) | (a == 0)) & jnp.all((cols > 0) | (b == 0))
+
+
+def _sinkhorn(problem: linear_problem.LinearProblem, solver: _Solver) -> sinkhorn.SinkhornOutput:
+    """OTT's Sinkhorn on ``problem`` with the solver's options."""
     options: dict[str, Any] = {}
     if solver.momentum is not None:
         options = {"momentum": acceleration.Momentum(start=0, value=solver.momentum)}
@@ -277,19 +377,26 @@ def _solve_core(
             "parallel_dual_updates": True,
             "momentum": acceleration.Momentum(start=0, value=0.5),
         }
-    out = sinkhorn.Sinkhorn(
+    return sinkhorn.Sinkhorn(
         threshold=solver.threshold,
         max_iterations=solver.max_iterations,
         inner_iterations=solver.inner_iterations,
-        lse_mode=solver.lse_mode,
+        lse_mode=not solver.kernel,
         **options,
-    )(linear_problem.LinearProblem(geom, a=a, b=b))
+    )(problem)
+
+
+def _summary(
+    out: sinkhorn.SinkhornOutput, solver: _Solver
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Cost, converged, iterations and last marginal error of a solve."""
     errors = out.errors.reshape(out.errors.shape[0], -1)[:, 0]
     last = jnp.maximum(jnp.sum(errors != -1) - 1, 0)
     error = errors[last]
     # OTT also stops (and flags converged) when the error turns non-finite: not a convergence.
     converged = out.converged & jnp.isfinite(error) & jnp.isfinite(out.reg_ot_cost)
-    return out.reg_ot_cost, converged & (error < solver.threshold), out.n_iters, error
+    cost = out.reg_ot_cost.astype(jnp.float32)
+    return cost, converged & (error < solver.threshold), out.n_iters.astype(jnp.int32), error
 
 
 _solve_arrays = jax.jit(_solve_core, static_argnames=("solver",))
@@ -356,11 +463,21 @@ def _solver(settings: SinkhornSettings, n_points: int, *, symmetric: bool) -> _S
         threshold=settings.threshold,
         max_iterations=settings.max_iterations,
         inner_iterations=settings.inner_iterations,
-        lse_mode=settings.lse_mode,
         batch_size=batch_size,
         symmetric=symmetric,
         momentum=None if symmetric or annealed else settings.momentum,
+        kernel=_kernel_updates(settings, dense=batch_size is None, annealed=annealed),
     )
+
+
+def _kernel_updates(settings: SinkhornSettings, *, dense: bool, annealed: bool) -> bool:
+    """Whether a solve runs kernel (scaling) updates; see ``SinkhornSettings.updates``."""
+    if settings.updates == "kernel" and (annealed or not dense):
+        raise ConfigError(
+            "distance.sinkhorn.updates=kernel needs one fixed epsilon and a dense cost matrix: "
+            "set anneal: false and batch_size: null, or updates: auto (kernel where possible)"
+        )
+    return settings.updates != "log" and dense and not annealed
 
 
 def solve_ot(
@@ -398,9 +515,7 @@ def solve_ot(
     size = size or _padded_size(max(len(x), len(y)), settings.pad_multiple)
     padded = (*_pad(x, a, size), *_pad(y, b, size))
     diag = _run_padded([padded], settings, size, symmetric=symmetric)[0]
-    if math.isfinite(diag.cost) or settings.momentum is None or symmetric:
-        return diag
-    return _without_momentum(padded, settings, size, diag)
+    return _retry(padded, settings, size, diag, symmetric=symmetric)
 
 
 def _exact_term(
@@ -409,14 +524,39 @@ def _exact_term(
     """One term in the exact limit; a self term is 0 (the identity plan), no solve needed."""
     if symmetric:
         return SolveDiagnostics(0.0, True, 0, 0.0)
-    cost, optimal = exact_ot(x, y, weights)
+    return _exact_diagnostics(*exact_ot(x, y, weights))
+
+
+def _exact_diagnostics(cost: float, optimal: bool) -> SolveDiagnostics:
     return SolveDiagnostics(cost, optimal, 0, 0.0 if optimal else math.inf)
 
 
-def _without_momentum(
-    padded: tuple[np.ndarray, ...], settings: SinkhornSettings, size: int, diag: SolveDiagnostics
+def _retry(
+    padded: tuple[np.ndarray, ...],
+    settings: SinkhornSettings,
+    size: int,
+    diag: SolveDiagnostics,
+    *,
+    symmetric: bool,
 ) -> SolveDiagnostics:
-    """Re-solve a term whose over-relaxed solve ended non-finite, with plain updates."""
+    """Solve a term again where a setting chosen for speed failed it, not the problem.
+
+    Kernel updates that did not converge (or whose kernel could underflow) are re-run with log
+    updates; an over-relaxed cross term that ended non-finite is re-run without momentum.
+    """
+    if not diag.converged and _solver(settings, size, symmetric=symmetric).kernel:
+        warnings.warn(
+            f"Sinkhorn kernel updates at epsilon {settings.epsilon:.4g} did not converge "
+            f"(marginal error {diag.error:.2e} after {diag.iterations} iterations, or a point's "
+            "kernel sum underflowed to 0); solving again with log updates (updates: log skips "
+            "the kernel attempt)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        settings = replace(settings, updates="log")
+        diag = _run_padded([padded], settings, size, symmetric=symmetric)[0]
+    if math.isfinite(diag.cost) or settings.momentum is None or symmetric:
+        return diag
     warnings.warn(
         f"Sinkhorn with momentum {settings.momentum} gave a non-finite cost ({diag.cost}) after "
         f"{diag.iterations} iterations; solving again without momentum (set momentum: null "
@@ -566,7 +706,10 @@ def _repetition_batched(
     groups = list(draw)
     padded = {g: _pad(np.asarray(c), None, size) for g, c in draw.items()}
     selves = _solve_many([(*padded[g], *padded[g]) for g in groups], settings, size, symmetric=True)
-    own = dict(zip(groups, selves, strict=True))
+    own = {
+        g: _retry((*padded[g], *padded[g]), settings, size, diag, symmetric=True)
+        for g, diag in zip(groups, selves, strict=True)
+    }
     for group in groups:
         _warn_unconverged(r, f"the self term of {group!r}", own[group], settings)
     bar.update(len(groups))
@@ -575,11 +718,29 @@ def _repetition_batched(
     cross = _solve_many(problems, settings, size, symmetric=False)
     rows = []
     for (a, b), problem, xy in zip(pairs, problems, cross, strict=True):
-        if not math.isfinite(xy.cost) and settings.momentum is not None:
-            xy = _without_momentum(problem, settings, size, xy)
+        xy = _retry(problem, settings, size, xy, symmetric=False)
         _warn_unconverged(r, f"pair {a!r}-{b!r}", xy, settings)
         rows.append(_row(r, a, b, _row_epsilon(settings), (xy, own[a], own[b])))
     bar.update(len(pairs))
+    return rows
+
+
+def _repetition_exact(r: int, draw: dict[str, np.ndarray], bar: Any) -> list[dict[str, Any]]:
+    """All pairs of one repetition in the exact limit: self terms 0, cross terms on all cores."""
+    groups = list(draw)
+    own = {g: _exact_term(c, c, (None, None), symmetric=True) for g, c in draw.items()}
+    bar.update(len(groups))
+    pairs = [(a, b) for i, a in enumerate(groups) for b in groups[i + 1 :]]
+
+    def done() -> None:
+        bar.update()
+        check_stop()  # a safe point: problems not yet started are cancelled
+
+    results = exact_ot_many([(draw[a], draw[b]) for a, b in pairs], done)
+    rows = []
+    for (a, b), (cost, optimal) in zip(pairs, results, strict=True):
+        xy = _exact_diagnostics(cost, optimal)
+        rows.append(_row(r, a, b, 0.0, (xy, own[a], own[b])))
     return rows
 
 
@@ -587,7 +748,9 @@ def _repetition_rows(
     r: int, draw: dict[str, np.ndarray], settings: SinkhornSettings, size: int, bar: Any
 ) -> list[dict[str, Any]]:
     """All pairs of one repetition; each self term solved once and shared by its pairs."""
-    if settings.batch_pairs and settings.solver == "sinkhorn":
+    if settings.solver == "exact":
+        return _repetition_exact(r, draw, bar)
+    if settings.batch_pairs:
         return _repetition_batched(r, draw, settings, size, bar)
     own = {}
     for group, cloud in draw.items():
@@ -659,7 +822,12 @@ def sinkhorn_matrix(
 
 def padded_size(clouds: list[np.ndarray], settings: SinkhornSettings) -> int:
     """The one size every cloud of a run is padded to (one compiled solve)."""
-    return _padded_size(max(len(c) for c in clouds), settings.pad_multiple)
+    return padded_points(max(len(c) for c in clouds), settings)
+
+
+def padded_points(n_points: int, settings: SinkhornSettings) -> int:
+    """The size a cloud of ``n_points`` points is padded to (a multiple of ``pad_multiple``)."""
+    return _padded_size(n_points, settings.pad_multiple)
 
 
 def usable(table: pd.DataFrame, exclude_unconverged: bool) -> np.ndarray:

@@ -25,7 +25,7 @@ __all__ = [
     "DistanceSuiteResult",
     "LongSettings",
     "ShortSettings",
-    "calibrate_epsilon",
+    "calibrate_sinkhorn",
     "run_distance_suite",
 ]
 
@@ -110,26 +110,25 @@ def _clouds(
     ]
 
 
-def calibrate_epsilon(
+def calibrate_sinkhorn(
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache | None,
     distance: DistanceSettings,
-) -> tuple[float, float]:
-    """The sweep's epsilon and annealing start, from a calibration draw.
+) -> SinkhornSettings:
+    """The sweep's Sinkhorn settings, resolved from a calibration draw.
 
-    ``draws`` should not depend on the job's seed (the app draws them with the sweep's
-    calibration seed), so every job of a sweep derives the same values and their matrices can
-    be pooled. A configured epsilon is returned as it is.
+    Epsilon, the annealing start, the solver (``auto``: exact or sinkhorn) and the updates
+    (``auto``: kernel or log) are fixed here once. ``draws`` should not depend on the job's
+    seed (the app draws them with the sweep's calibration seed), so every job of a sweep
+    solves the same way and their matrices can be pooled. Configured values are kept.
     """
     kinds = [k for k in ("short", "long") if k in draws.texts]
     padding = "real" if distance.tokens == "real" else "max_length"
     texts = draws.distinct_texts(kinds)
     tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
     pooled = [c for k in kinds for rep in _clouds(draws.texts[k], tokens) for c in rep.values()]
-    settings = resolve_settings(distance.sinkhorn, pooled)
-    assert settings.epsilon is not None and settings.anneal_init is not None
-    return float(settings.epsilon), float(settings.anneal_init)
+    return resolve_settings(distance.sinkhorn, pooled)
 
 
 def run_distance_suite(
@@ -139,14 +138,14 @@ def run_distance_suite(
     distance: DistanceSettings,
     *,
     seed: int = 0,
-    epsilon: tuple[float, float] | None = None,
+    calibrated: SinkhornSettings | None = None,
     sensitivity: tuple[list[float], int] | None = None,
 ) -> DistanceSuiteResult:
     """Embed every drawn text once (cached), then compute the enabled matrices.
 
-    One epsilon serves every pair: ``epsilon`` = (epsilon, annealing start) when given (the
-    sweep's, see :func:`calibrate_epsilon`), else the configured one, else one derived once from
-    the pooled clouds of all repetitions and kinds of this job. Where the
+    One epsilon serves every pair: that of ``calibrated`` when given (the sweep's resolved
+    Sinkhorn settings, see :func:`calibrate_sinkhorn`), else the configured one, else one
+    derived once from the pooled clouds of all repetitions and kinds of this job. Where the
     draws have twins the matrices carry noise floors; with ``distance.relabellings`` > 0 they
     carry relabelling p-values (seeded by ``seed``). With ``sensitivity`` = (epsilons,
     exact_max_points), repetition 0 of each Sinkhorn kind is recomputed at those epsilons and
@@ -155,7 +154,9 @@ def run_distance_suite(
     result = DistanceSuiteResult()
     kinds = [k for k in ("short", "long") if k in draws.texts]
     if kinds:
-        _sinkhorn_kinds(draws, kinds, encoder, cache, distance, seed, epsilon, result, sensitivity)
+        _sinkhorn_kinds(
+            draws, kinds, encoder, cache, distance, seed, calibrated, result, sensitivity
+        )
     if "lda" in draws.texts:
         reps = draws.texts["lda"]
         texts = draws.distinct_texts(["lda"])
@@ -174,7 +175,7 @@ def _sinkhorn_kinds(
     cache: EmbeddingCache | None,
     distance: DistanceSettings,
     seed: int,
-    epsilon: tuple[float, float] | None,
+    calibrated: SinkhornSettings | None,
     result: DistanceSuiteResult,
     sensitivity: tuple[list[float], int] | None = None,
 ) -> None:
@@ -182,15 +183,13 @@ def _sinkhorn_kinds(
     texts = draws.distinct_texts(kinds)
     tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
     clouds = {k: _clouds(draws.texts[k], tokens) for k in kinds}
-    # Epsilon and the annealing start are fixed once, over every cloud of the job.
+    # What the sweep did not fix is fixed once here, over every cloud of the job.
     pooled = [c for k in kinds for rep in clouds[k] for c in rep.values()]
-    configured = distance.sinkhorn
-    if epsilon is not None:
-        configured = replace(configured, epsilon=epsilon[0], anneal_init=epsilon[1])
-    settings = resolve_settings(configured, pooled)
+    settings = resolve_settings(calibrated or distance.sinkhorn, pooled)
     log.info(
-        "Sinkhorn solver %s, epsilon %.6g, annealing from %.4g x",
+        "Sinkhorn solver %s, updates %s, epsilon %.6g, annealing from %.4g x",
         settings.solver,
+        settings.updates,
         settings.epsilon,
         settings.anneal_init,
     )
