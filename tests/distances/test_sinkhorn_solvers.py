@@ -257,13 +257,14 @@ def test_batched_pairs_in_online_mode_give_the_dense_values():
     assert online["xy_converged"].all()
 
 
-KERNEL_EPSILON = 0.2  # every point of `pair` within ~16 epsilons of the other cloud: safe
+KERNEL_EPSILON = 0.2  # 8% of the mean pooled cost of `pair`: kernel updates
 
 
 @pytest.mark.parametrize("momentum", [None, 1.5])
 def test_kernel_updates_converge_to_pots_divergence_and_the_log_updates_value(pair, momentum):
     x, y = pair
     kernel = replace(BASE, epsilon=KERNEL_EPSILON, anneal=False, momentum=momentum)
+    assert resolve_settings(kernel, [x, y]).updates == "auto"  # not resolved to log
     assert sinkhorn._solver(kernel, 64, symmetric=False).kernel  # auto: dense, not annealed
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no fallback to log updates
@@ -294,7 +295,7 @@ def test_auto_updates_are_kernel_only_for_dense_solves_at_one_epsilon():
 
 def test_kernel_updates_survive_a_point_far_from_the_other_cloud(pair):
     x, y = pair  # at epsilon 0.05 a point lies ~64 epsilons from the other cloud
-    settings = replace(BASE, anneal=False, threshold=1e-3)
+    settings = replace(BASE, anneal=False, threshold=1e-3, updates="kernel")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the reduced cost keeps its kernel row: no fallback
         term = solve_ot(x, y, settings)
@@ -304,12 +305,13 @@ def test_kernel_updates_survive_a_point_far_from_the_other_cloud(pair):
 
 
 def test_auto_updates_are_log_where_most_of_the_kernel_would_underflow(pair):
-    x, y = pair  # mean pooled cost ~2.5: the kernel takes epsilon >= 0.025
-    fixed = replace(BASE, anneal=False)
-    assert resolve_settings(fixed, [x, y]).updates == "auto"
-    assert resolve_settings(replace(fixed, epsilon=0.002), [x, y]).updates == "log"
-    forced = replace(fixed, updates="kernel")
-    assert resolve_settings(replace(forced, epsilon=0.002), [x, y]).updates == "kernel"
+    x, y = pair
+    cost = sinkhorn.mean_pooled_cost([x, y])
+    fixed = replace(BASE, anneal=False, epsilon=sinkhorn.KERNEL_ABOVE * cost * 1.01)
+    assert resolve_settings(fixed, [x, y]).updates == "auto"  # kernel
+    below = replace(fixed, epsilon=sinkhorn.KERNEL_ABOVE * cost * 0.99)
+    assert resolve_settings(below, [x, y]).updates == "log"
+    assert resolve_settings(replace(below, updates="kernel"), [x, y]).updates == "kernel"
 
 
 def test_a_failed_kernel_solve_is_redone_in_the_log_domain(pair):
