@@ -89,7 +89,7 @@ def exact_ot_many(
     Returns:
         ``(cost, optimal)`` per problem.
     """
-    workers = workers or len(os.sched_getaffinity(0))
+    workers = workers or _usable_cpus()
     pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(problems))))
     try:
         futures = [pool.submit(exact_ot, x, y) for x, y in problems]
@@ -101,3 +101,10 @@ def exact_ot_many(
         return results
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (all of them where the OS cannot say)."""
+    if hasattr(os, "sched_getaffinity"):  # Linux
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

@@ -6,9 +6,10 @@ The divergence between point clouds ``x`` and ``y`` (uniform weights, cost ``|x 
 
 with ``OT_eps`` the KL-regularised transport cost (OTT's ``reg_ot_cost``). One epsilon is used
 for every pair of a run. Every cloud is padded with zero-weight points to a common, bucketed
-size so that all solves of a run share one compiled program. At one fixed epsilon a dense
-solve runs kernel updates (the kernel computed once, matrix-vector products); annealed and
-online solves, and kernels that could underflow, run log-domain updates.
+size so that all solves of a run share one compiled program. At one fixed epsilon of at least
+2% of the mean cost a dense solve runs kernel updates (the kernel computed once, then
+matrix-vector products); annealed, online and smaller-epsilon solves, and kernel solves that
+fail, run log-domain updates.
 """
 
 from __future__ import annotations
@@ -357,7 +358,7 @@ def _solve_core(
 def _no_underflow(
     geom: _FixedKernel, out: sinkhorn.SinkhornOutput, a: jax.Array, b: jax.Array
 ) -> jax.Array:
-    """Whether a kernel solve ended with no point's kernel sum at 0 (or scalings at inf).
+    """Whether a kernel solve ended with no positive-weight point's kernel sum at 0.
 
     OTT divides by such a sum as if it were 1, which can leave a point's marginal wrong by
     its whole weight while the L1 error stays under the threshold: never trust that state.
@@ -397,8 +398,7 @@ def _summary(
     error = errors[last]
     # OTT also stops (and flags converged) when the error turns non-finite: not a convergence.
     converged = out.converged & jnp.isfinite(error) & jnp.isfinite(out.reg_ot_cost)
-    cost = out.reg_ot_cost.astype(jnp.float32)
-    return cost, converged & (error < solver.threshold), out.n_iters.astype(jnp.int32), error
+    return out.reg_ot_cost, converged & (error < solver.threshold), out.n_iters, error
 
 
 _solve_arrays = jax.jit(_solve_core, static_argnames=("solver",))
@@ -543,8 +543,9 @@ def _retry(
 ) -> SolveDiagnostics:
     """Solve a term again where a setting chosen for speed failed it, not the problem.
 
-    Kernel updates that did not converge (or whose kernel could underflow) are re-run with log
-    updates; an over-relaxed cross term that ended non-finite is re-run without momentum.
+    Kernel updates that did not converge (or ended with a point's kernel sum at 0) are re-run
+    with log updates; an over-relaxed cross term that ended non-finite is re-run without
+    momentum.
     """
     if not diag.converged and _solver(settings, size, symmetric=symmetric).kernel:
         warnings.warn(
