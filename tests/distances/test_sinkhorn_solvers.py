@@ -129,6 +129,19 @@ def test_unknown_solver_is_a_config_error():
         SinkhornSettings(solver="emd")
 
 
+def record_call_widths(monkeypatch) -> list[int]:
+    """How many problems each compiled Sinkhorn call solves, in call order."""
+    widths: list[int] = []
+    original = sinkhorn._run_padded
+
+    def recording(problems, *args, **kwargs):
+        widths.append(len(problems))
+        return original(problems, *args, **kwargs)
+
+    monkeypatch.setattr(sinkhorn, "_run_padded", recording)
+    return widths
+
+
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])  # one lane at a time, or all vmapped
 def test_batched_pairs_give_the_per_pair_values(backend, monkeypatch):
     monkeypatch.setattr(sinkhorn.jax, "default_backend", lambda: backend)
@@ -138,14 +151,7 @@ def test_batched_pairs_give_the_per_pair_values(backend, monkeypatch):
         for r in range(2)
     ]
     settings = SinkhornSettings(epsilon=0.05, pad_multiple=64)
-    calls = []
-    original = sinkhorn._run_padded
-
-    def counting(problems, *args, **kwargs):
-        calls.append(len(problems))
-        return original(problems, *args, **kwargs)
-
-    monkeypatch.setattr(sinkhorn, "_run_padded", counting)
+    calls = record_call_widths(monkeypatch)
     _, batched = sinkhorn_matrix(draws, settings, progress=False)
     assert calls == [5, 10] * 2  # per repetition: the self terms, then the cross terms
     _, per_pair = sinkhorn_matrix(draws, replace(settings, batch_pairs=False), progress=False)
@@ -157,14 +163,7 @@ def test_batched_pairs_give_the_per_pair_values(backend, monkeypatch):
 
 def test_batches_are_split_into_equal_chunks_under_the_memory_bound(monkeypatch):
     monkeypatch.setattr(sinkhorn, "BATCH_BYTES", 3 * 4 * 64 * 64 * 4)  # four problems at most
-    widths = []
-    original = sinkhorn._run_padded
-
-    def recording(problems, *args, **kwargs):
-        widths.append(len(problems))
-        return original(problems, *args, **kwargs)
-
-    monkeypatch.setattr(sinkhorn, "_run_padded", recording)
+    widths = record_call_widths(monkeypatch)
     draw = {g: cloud(30, shift=0.1 * k, seed=k) for k, g in enumerate("abcdef")}
     _, table = sinkhorn_matrix(
         [draw], SinkhornSettings(epsilon=0.05, pad_multiple=64), progress=False
@@ -291,6 +290,8 @@ def test_auto_updates_are_kernel_only_for_dense_solves_at_one_epsilon():
         sinkhorn._solver(replace(annealed, updates="kernel"), 64, symmetric=False)
     with pytest.raises(ConfigError, match="updates"):
         SinkhornSettings(updates="scaling")
+    with pytest.raises(ConfigError, match="updates=kernel needs one fixed epsilon"):
+        SinkhornSettings(updates="kernel", batch_size=16)  # caught when the settings are read
 
 
 def test_kernel_updates_survive_a_point_far_from_the_other_cloud(pair):

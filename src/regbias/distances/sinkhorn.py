@@ -144,6 +144,8 @@ class SinkhornSettings:
             raise ConfigError(
                 f"sinkhorn updates={self.updates!r} is unknown: use one of {', '.join(UPDATES)}"
             )
+        if self.updates == "kernel" and self.batch_size is not None:
+            _kernel_updates(self, dense=False, annealed=False)  # raises what to set
         if self.solver not in SOLVERS:
             raise ConfigError(
                 f"sinkhorn solver={self.solver!r} is unknown: use one of {', '.join(SOLVERS)}"
