@@ -2,15 +2,20 @@
 
 Six "regions" are random splits of the US tweets with the real regions' sizes (AU 2165,
 CA 1840, NZ 329, UK 6446, ZA 250, and the rest as US); the general pool is the training group.
-A sweep of the real pipeline (``dataset=csv``) then reports which pairs lie above the noise floor
-and which correlations survive Holm: every such finding is a false positive. ``--shift`` plants
-a real difference instead: ZA's tweets are replaced by Reuters sentences (another domain), so
-its pairs should be above noise.
+A sweep of the real pipeline (``dataset=csv``) then reports, per distance, how many of the 15
+pairs its pair test calls different (adjusted over the pairs, as the report does) and how the
+unadjusted p-values spread (uniform under the null: a text histogram), and which correlations
+survive their adjustment: every such finding is a false positive. ``--shift`` plants a real
+difference instead: ZA's tweets are replaced by Reuters sentences (another domain). ``--power``
+runs ``task=power`` on the real Sentiment140 data: graded mixtures of UK tweets planted into
+splits of the US tweets, the power curve of every test and the share it detects with 80%.
 
-    python benchmarks/null_study.py --seeds 2            # prints the false-positive rates
-    python benchmarks/null_study.py --seeds 2 --shift    # the planted shift
+    python benchmarks/null_study.py --seeds 5                  # false-positive rates
+    python benchmarks/null_study.py --seeds 5 --distances-only # the pair tests alone (faster)
+    python benchmarks/null_study.py --seeds 5 --code ../old    # the same with another checkout
+    python benchmarks/null_study.py --power                    # the power curves
 
-Figures, not assertions: it prints the fractions and where the runs are.
+Figures, not assertions: it prints the rates and where the runs are.
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
+from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
@@ -67,11 +74,13 @@ def _plant_shift(table: pd.DataFrame, data_dir: Path, seed: int) -> pd.DataFrame
     return table
 
 
-def run_sweep(csv: Path, seeds: int, work: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+def run_sweep(
+    csv: Path, seeds: int, work: Path, code: Path, extra: list[str]
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(code / "src")}
     command = [
         sys.executable,
-        str(ROOT / "run.py"),
+        str(code / "run.py"),
         "-m",
         f"seed=range({seeds})",
         "dataset=csv",
@@ -80,46 +89,98 @@ def run_sweep(csv: Path, seeds: int, work: Path) -> subprocess.CompletedProcess[
         f"tracking.uri=sqlite:///{work}/mlruns.db",
         f"tracking.artifact_root={work}/mlruns",
         f"hydra.sweep.dir={work}/multirun",
+        *extra,
     ]
     return subprocess.run(command, env=env, capture_output=True, text=True, cwd=work)
 
 
-def rates(work: Path) -> dict[str, float]:
-    """Share of pairs above noise per distance, and correlations that survive Holm."""
+def _parent_folder(work: Path, name: str) -> Path:
     client = MlflowClient(f"sqlite:///{work}/mlruns.db")
     experiments = [e.experiment_id for e in client.search_experiments()]
     (parent,) = client.search_runs(experiments, "tags.`regbias.role` = 'sweep'")
-    folder = Path(client.download_artifacts(parent.info.run_id, "analysis", str(work / "dl")))
-    pairs = pd.read_csv(folder / "pairwise.csv")
-    found = pd.read_csv(folder / "correlations.csv")
-    out = {}
-    for column in [c for c in pairs.columns if c.startswith("p_above_noise_")]:
-        out[f"above noise ({column.removeprefix('p_above_noise_')})"] = float(
-            (pairs[column] <= 0.05).mean()
-        )
-    out["correlations p_perm <= 0.05"] = float((found["spearman_p_perm"] <= 0.05).mean())
-    out["correlations surviving Holm"] = float((found["spearman_p_holm"] <= 0.05).sum())
-    return out
+    return Path(client.download_artifacts(parent.info.run_id, name, str(work / "dl")))
+
+
+def _interval(hits: int, n: int) -> str:
+    low, high = stats.binomtest(hits, n).proportion_ci(0.95)
+    return f"{hits}/{n} = {hits / n:.3f} (95% CI {low:.3f}-{high:.3f})"
+
+
+def _histogram(p: np.ndarray, bins: int = 10) -> str:
+    counts = np.histogram(p, bins=bins, range=(0, 1))[0]
+    return " ".join(f"{c:2d}" for c in counts) + "   (p in tenths, 0-0.1 first)"
+
+
+def rates(work: Path) -> list[str]:
+    """Per distance: pairs called different (adjusted), raw p <= 0.05, the p histogram."""
+    pairs = pd.read_csv(
+        _parent_folder(work, "analysis") / "pairwise.csv", keep_default_na=False, na_values=[""]
+    )
+    lines = []
+    for column in sorted(c for c in pairs.columns if c.startswith("p_above_noise_dist_")):
+        name = column.removeprefix("p_above_noise_dist_")
+        p = pairs[column].to_numpy(dtype=np.float64)
+        p = p[np.isfinite(p)]
+        adjusted = pairs.get(f"p_adjusted_dist_{name}")
+        line = f"  {name}: raw p <= 0.05: {_interval(int(np.sum(p <= 0.05)), len(p))}"
+        if adjusted is not None:
+            line += f"; adjusted p <= 0.05: {int(np.sum(adjusted.to_numpy() <= 0.05))}"
+        lines += [line, f"    histogram of raw p: {_histogram(p)}"]
+    correlations = _parent_folder(work, "analysis") / "correlations.csv"
+    if correlations.exists():
+        found = pd.read_csv(correlations)
+        marked = next(c for c in ("spearman_p_maxt", "spearman_p_holm") if c in found.columns)
+        raw = float((found["spearman_p_perm"] <= 0.05).mean())
+        survived = int((found[marked] <= 0.05).sum())
+        lines.append(f"  correlations p_perm <= 0.05: {raw:.3g}; surviving {marked}: {survived}")
+    return lines
+
+
+def power(work: Path, code: Path, data_dir: str) -> int:
+    """``task=power`` on the real data; prints its summary."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(code / "src")}
+    env["REGBIAS_DATA_DIR"] = data_dir
+    command = [
+        sys.executable,
+        str(code / "run.py"),
+        "task=power",
+        f"tracking.uri=sqlite:///{work}/mlruns.db",
+        f"tracking.artifact_root={work}/mlruns",
+        f"hydra.run.dir={work}/outputs",
+    ]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=work)
+    print(result.stdout[result.stdout.find("regbias: power") :] or result.stderr[-3000:])
+    return result.returncode
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--split-seed", type=int, default=0)
     parser.add_argument("--shift", action="store_true")
+    parser.add_argument("--power", action="store_true", help="run task=power on the real data")
+    parser.add_argument(
+        "--distances-only", action="store_true", help="skip fine-tuning (no correlations)"
+    )
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to run")
     parser.add_argument("--data-dir", default=os.environ.get("REGBIAS_DATA_DIR", "data"))
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="regbias-null-"))
+    if args.power:
+        raise SystemExit(power(work, args.code.resolve(), args.data_dir))
     csv = work / "null.csv"
     null_table(Path(args.data_dir), args.split_seed, args.shift).to_csv(csv, index=False)
-    result = run_sweep(csv, args.seeds, work)
+    extra = ["finetune.enabled=false"] if args.distances_only else []
+    start = time.perf_counter()
+    result = run_sweep(csv, args.seeds, work, args.code.resolve(), extra)
     if result.returncode != 0:
         print(result.stderr[-3000:])
         raise SystemExit(result.returncode)
     label = "planted shift (za = Reuters)" if args.shift else "planted null (US split)"
-    print(f"{label}, {args.seeds} seeds, runs in {work}")
-    for name, value in rates(work).items():
-        print(f"  {name}: {value:.3g}")
+    took = time.perf_counter() - start
+    print(f"{label}, {args.seeds} seeds, {took:.0f} s, code {args.code}, runs in {work}")
+    for line in rates(work):
+        print(line)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ __all__ = [
     "validate_seed",
 ]
 
-TASKS = ("run", "describe", "analyze")
+TASKS = ("run", "describe", "analyze", "power")
 MAX_SEED = 2**32 - 1
 
 
@@ -52,7 +52,7 @@ class SamplingSettings:
 class StudySettings:
     """Everything one job reads from its config, typed and validated."""
 
-    task: Literal["run", "describe", "analyze"]
+    task: Literal["run", "describe", "analyze", "power"]
     seed: int
     resume: bool
     paths: PathSettings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -54,8 +55,13 @@ def _brute_force_p(table: pd.DataFrame, distance: str, performance: str) -> tupl
         perm = np.array(perm)
         y = y_matrix[perm[a], perm[b]]
         kept = np.isfinite(y)
-        hits_rho += abs(stats.spearmanr(x[kept], y[kept]).statistic) >= abs(rho) - 1e-12
-        hits_tau += abs(stats.kendalltau(x[kept], y[kept]).statistic) >= abs(tau) - 1e-12
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a constant relabelling: NaN
+            moved_rho = stats.spearmanr(x[kept], y[kept]).statistic
+            moved_tau = stats.kendalltau(x[kept], y[kept]).statistic
+        # An undefined permuted statistic counts as at least as extreme (conservative).
+        hits_rho += bool(np.isnan(moved_rho) or abs(moved_rho) >= abs(rho) - 1e-12)
+        hits_tau += bool(np.isnan(moved_tau) or abs(moved_tau) >= abs(tau) - 1e-12)
         total += 1
     return hits_rho / total, hits_tau / total
 

@@ -97,3 +97,7 @@ def test_exchangeable_null_gives_no_holm_significant_correlation(seed: int) -> N
     assert (found["spearman_p_holm"] >= 0.05).all()
     assert (found["kendall_p_holm"] >= 0.05).all()
     assert (found["spearman_p_holm"] >= found["spearman_p_perm"]).all()
+    # maxT over the shared relabellings: no finding either, and never below the raw p.
+    assert (found["spearman_p_maxt"] >= 0.05).all() and (found["kendall_p_maxt"] >= 0.05).all()
+    assert (found["spearman_p_maxt"] >= found["spearman_p_perm"]).all()
+    assert (found["maxt_method"] == "maxt").all()

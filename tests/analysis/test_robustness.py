@@ -239,8 +239,11 @@ def _size_table(k: int, seed: int) -> tuple[pd.DataFrame, dict[str, int]]:
     b = table.group_b.map({g: i for i, g in enumerate(groups)}).to_numpy()
     table["dist_real"] = np.linalg.norm(position[a] - position[b], axis=1)
     table["gap_real"] = table["dist_real"] + rng.normal(0, 0.1, len(table))
-    table["dist_size"] = -table["size"] + rng.normal(0, 0.1, len(table))
-    table["gap_size"] = -table["size"] + rng.normal(0, 0.1, len(table))
+    # A size bias that grows with the covariate, spread out beyond the noise (the 1/n terms
+    # themselves are ~1e-3 and skewed); rank statistics see only its order.
+    bias = 0.05 * stats.rankdata(table["size"])
+    table["dist_size"] = bias + rng.normal(0, 0.1, len(table))
+    table["gap_size"] = bias + rng.normal(0, 0.1, len(table))
     return table, sizes
 
 
@@ -259,6 +262,29 @@ def test_partial_mantel_separates_a_real_distance_from_group_size(seed: int) -> 
     assert abs(found.loc[("dist_size", "gap_size"), "size_rho"]) > 0.9
 
 
+def test_size_covariate_is_the_sum_of_inverse_sizes_the_shape_of_the_bias() -> None:
+    sizes = {"a": 100, "b": 20000, "c": 1000, "d": 1000, "e": 5000}
+    table = _pair_frame(list(sizes))
+    covariate = size_covariate(table, sizes)
+    expected = [
+        1 / sizes[a] + 1 / sizes[b] for a, b in zip(table.group_a, table.group_b, strict=True)
+    ]
+    np.testing.assert_allclose(covariate, expected)
+    # A 100-and-20,000 pair is more biased than a 1,000-and-1,000 pair (log n_a + log n_b
+    # would rank it lower).
+    pair = {(a, b): v for a, b, v in zip(table.group_a, table.group_b, covariate, strict=True)}
+    assert pair[("a", "b")] > pair[("c", "d")]
+    assert np.isnan(size_covariate(table, {**sizes, "e": 0})[table.group_b == "e"]).all()
+
+    # A distance that is the finite-sample bias alone: the covariate ranks it exactly, and the
+    # partial correlation is undefined (the covariate determines the distance).
+    table["dist_bias"] = 3.0 + 50 * covariate
+    table["gap_y"] = np.random.default_rng(0).normal(size=len(table))
+    found = partial_mantel(table, ["dist_bias"], ["gap_y"], sizes)
+    assert found.loc[0, "size_rho"] == pytest.approx(1.0)
+    assert np.isnan(found.loc[0, "partial_rho"]) and np.isnan(found.loc[0, "partial_p"])
+
+
 def _residual(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     design = np.column_stack([np.ones_like(v), v])
     return u - design @ np.linalg.lstsq(design, u, rcond=None)[0]
@@ -266,7 +292,7 @@ def _residual(u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def test_partial_mantel_matches_residual_ranks_and_a_permutation_loop() -> None:
     table, sizes = _size_table(6, 7)
-    table["gap_mixed"] = table["gap_real"] - 0.5 * table["size"]
+    table["gap_mixed"] = table["gap_real"] + 0.5 * table["dist_size"]
     found = partial_mantel(table, ["dist_real"], ["gap_mixed"], sizes)
     x, y, z = (stats.rankdata(table[c]) for c in ("dist_real", "gap_mixed", "size"))
     expected = np.corrcoef(_residual(x, z), _residual(y, z))[0, 1]

@@ -96,6 +96,7 @@ def test_aggregation_of_two_finished_children(store):
         "analysis/pairwise.csv",
         "analysis/correlations.csv",
         "analysis/robustness.csv",
+        "analysis/primary.csv",
     }
     local = client.download_artifacts(parent.run_id, "analysis/pairwise.csv", str(store[3] / "d"))
     pairwise = pd.read_csv(local)

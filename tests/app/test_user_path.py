@@ -20,7 +20,16 @@ from tests.conftest import compose_config
 def _report_folder(root, rho, scale=1.0):
     groups = ["au", "ca", "nz", "uk"]
     mean = np.array([[0, 1, 4, 2], [1, 0, 3, 5], [4, 3, 0, 6], [2, 5, 6, 0]], float) * scale
-    matrix = DistanceMatrix("sinkhorn_long", groups, mean, np.zeros_like(mean), 2)
+    # Tested with 999 relabellings none of which reached a pair: every pair differs.
+    matrix = DistanceMatrix(
+        "sinkhorn_long",
+        groups,
+        mean,
+        np.zeros_like(mean),
+        2,
+        null=np.zeros((999, 4, 4)),
+        repetitions=np.stack([mean, mean]),
+    )
     (root / "distances").mkdir(parents=True)
     (root / "distances" / "sinkhorn_long.json").write_text(json.dumps(matrix.to_dict()))
     (root / "analysis").mkdir()
@@ -43,8 +52,8 @@ def test_headline_from_tables(tmp_path):
     assert headline.findings[0].startswith(
         "gap_accuracy vs dist_sinkhorn_long: Spearman rho = -0.83"
     )
-    assert headline.pairs["closest"][:2] == ("au", "ca")
-    assert headline.pairs["farthest"][:2] == ("nz", "uk")
+    assert list(headline.pairs) == ["farthest differing"]  # no closest pair: not a finding
+    assert headline.pairs["farthest differing"][:2] == ("nz", "uk")
     assert headline.metrics["corr/dist_sinkhorn_long/gap_accuracy/rho"] == -0.83
     assert headline.metrics["corr/dist_sinkhorn_long/gap_accuracy/p_perm"] == 0.02
     assert headline.metrics["dist_mean/sinkhorn_long"] == pytest.approx(3.5)
@@ -128,3 +137,12 @@ def test_variants_alike_but_for_the_code_keep_apart():
         "bbbbbbbbbb": "encoder=tiny (bbbbbbbb)",
         "cccccccccc": "encoder=minilm_l6",
     }
+
+
+def test_no_pair_is_named_when_no_tested_distance_finds_a_difference(tmp_path):
+    folder = _report_folder(tmp_path, 0.5)
+    path = folder / "distances" / "sinkhorn_long.json"
+    data = json.loads(path.read_text())
+    data.pop("null")  # untested: its extremes are estimates, not findings
+    path.write_text(json.dumps(data))
+    assert read_headline(folder).pairs == {}

@@ -22,7 +22,7 @@ def groups(**sizes: int) -> dict[str, TextSet]:
 
 
 def test_tweets_give_short_long_and_lda_draws_per_repetition():
-    draws = distance_draws(groups(au=40, nz=12), SIZES, "tweet", seed=0, policy="error")
+    draws = distance_draws(groups(au=40, nz=18), SIZES, "tweet", seed=0, policy="error")
     assert set(draws.texts) == {"short", "long", "lda"}
     assert len(draws.texts["short"]) == 2
     first = draws.texts["short"][0]
@@ -35,8 +35,8 @@ def test_tweets_give_short_long_and_lda_draws_per_repetition():
 
 
 def test_same_seed_same_draws():
-    one = distance_draws(groups(au=40, nz=12), SIZES, "tweet", seed=3, policy="error")
-    two = distance_draws(groups(au=40, nz=12), SIZES, "tweet", seed=3, policy="error")
+    one = distance_draws(groups(au=40, nz=18), SIZES, "tweet", seed=3, policy="error")
+    two = distance_draws(groups(au=40, nz=18), SIZES, "tweet", seed=3, policy="error")
     assert one.texts == two.texts
 
 
@@ -56,8 +56,58 @@ def test_documents_too_few_for_lda_under_policy_error():
 
 
 def test_distinct_texts_per_kind_are_each_text_once():
-    draws = distance_draws(groups(au=40, nz=12), SIZES, "tweet", seed=0, policy="error")
+    draws = distance_draws(groups(au=40, nz=18), SIZES, "tweet", seed=0, policy="error")
     short = draws.distinct_texts(["short"])
     assert len(short) == len(set(short))
     assert set(short) == {t for rep in draws.texts["short"] for ts in rep.values() for t in ts}
     assert draws.distinct_texts(["short", "long"])[: len(short)] == short
+
+
+def corpus_texts(units: list[tuple[str, ...]]) -> list[str]:
+    return [t for unit in units for t in unit]
+
+
+@pytest.mark.parametrize("matched", [True, False])
+def test_no_corpus_text_twice_in_a_draw_nor_in_a_main_and_its_twin(matched):
+    sizes = DrawSizes(3, 10, 4, 5, 8, matched_pool=matched, floors=True)
+    draws = distance_draws(groups(au=400, za=41), sizes, "tweet", seed=2, policy="error")
+    for kind in ("short", "long", "lda"):
+        for r in range(3):
+            for g in ("au", "za"):
+                used = corpus_texts(draws.units[kind][r][g])
+                assert len(used) == len(set(used)), (kind, r, g)
+                joined = [" ".join(u) for u in draws.units[kind][r][g]]
+                assert joined == draws.texts[kind][r][g]  # units name what each text joins
+                if kind != "lda":
+                    twin = {w for text in draws.twins[kind][r][g] for w in text.split()}
+                    assert not twin & set(used)
+
+
+def test_lda_halves_share_no_text():
+    sizes = DrawSizes(1, None, None, 5, 8, matched_pool=True)
+    draws = distance_draws(groups(au=400, za=40), sizes, "tweet", seed=0, policy="error")
+    units = draws.units["lda"][0]["za"]
+    assert len(set(corpus_texts(units))) == 40  # 8 passages of 5 partition ZA's whole pool
+    first, second = corpus_texts(units[:4]), corpus_texts(units[4:])
+    assert not set(first) & set(second)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "setting"),
+    [
+        (DrawSizes(1, 21, None, 5, None, matched_pool=True), "distance.short.texts_per_draw"),
+        (DrawSizes(1, None, 5, 5, None, matched_pool=True), "distance.long.passages_per_draw"),
+        (DrawSizes(1, None, None, 5, 9, matched_pool=True), "distance.lda.passages_per_group"),
+    ],
+)
+def test_a_pool_that_cannot_fill_a_draw_names_the_setting_to_lower(sizes, setting):
+    with pytest.raises(
+        SampleSizeError, match=rf"{setting}=\d+ needs \d+ distinct texts.*lower {setting}"
+    ):
+        distance_draws(groups(au=400, za=40), sizes, "tweet", seed=0, policy="error")
+
+
+def test_whole_groups_without_matched_pools_also_refuse_an_overfull_draw():
+    sizes = DrawSizes(1, None, 5, 5, None)
+    with pytest.raises(SampleSizeError, match=r"distance\.long\.passages_per_draw"):
+        distance_draws(groups(au=400, za=24), sizes, "tweet", seed=0, policy="error")

@@ -57,18 +57,23 @@ def test_equal_size_draws_independent_of_group_order():
     assert {d.size for d in one.values()} == {10}
 
 
-def test_long_text_passages_join_distinct_texts_of_one_group():
-    texts = [f"w{i}" for i in range(30)]
-    passages, members = long_text_passages(texts, 50, 10, rng_for(0, "long"))
-    assert len(passages) == 50
+def test_long_text_passages_partition_distinct_texts_of_one_group():
+    texts = [f"w{i}" for i in range(130)]
+    passages, members = long_text_passages(texts, 12, 10, rng_for(0, "long"))
+    assert len(passages) == 12
     for passage, m in zip(passages, members, strict=False):
         assert len(set(m.tolist())) == 10
         assert passage == " ".join(texts[i] for i in m)
+    used = np.concatenate(members)
+    assert len(set(used.tolist())) == 120  # no text in two passages of one draw
 
 
-def test_long_text_needs_enough_texts():
+def test_long_text_needs_enough_distinct_texts_and_names_the_setting():
     with pytest.raises(SampleSizeError, match="only 3"):
         long_text_passages(["a", "b", "c"], 5, 10, rng_for(0))
+    texts = [f"w{i}" for i in range(30)]
+    with pytest.raises(SampleSizeError, match=r"need 50 texts.*distance.lda.passages_per_group"):
+        long_text_passages(texts, 5, 10, rng_for(0), "za", "distance.lda.passages_per_group")
 
 
 def test_common_size():

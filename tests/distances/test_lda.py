@@ -118,29 +118,32 @@ def test_a_planted_shift_is_above_noise_and_exchangeable_pairs_are_not():
     draws = [exchangeable(groups, 20, 24, seed) for seed in (7, 8)]
     for draw in draws:
         draw["d"] = draw["d"] + 0.6
-    settings = replace(SHRINKAGE, relabellings=19)
+    settings = replace(SHRINKAGE, relabellings=199)
     matrix = lda_distance_matrix(draws, settings)
     p = matrix.p_above_noise
-    assert matrix.config["relabellings_total"] == 38
+    assert matrix.relabellings == 199 and matrix.null.shape == (199, 4, 4)
     assert np.isnan(np.diag(p)).all() and np.allclose(p, p.T, equal_nan=True)
-    assert (p[3, :3] == 1 / 39).all()  # no relabelling came near the shifted group
-    assert (p[np.triu_indices(3, 1)] > 0.1).all()
-    assert (matrix.excess()[3, :3] > 2 * matrix.floor.max()).all()
+    assert (p[3, :3] == 1 / 200).all()  # no relabelling came near the shifted group
+    assert (p[np.triu_indices(3, 1)] > 0.01).all()
+    assert (matrix.excess()[3, :3] > matrix.floor.max()).all()
 
 
-def test_exchangeable_groups_give_roughly_uniform_p_values():
-    settings = LdaSettings(2, "eigen", "auto", relabellings=19)
+def test_exchangeable_groups_keep_the_false_positive_rate():
+    """204 exchangeable pairs (34 studies of 4 groups): p <= 0.05 within binomial bounds."""
+    from scipy import stats
+
+    settings = LdaSettings(2, "eigen", "auto", relabellings=99)
     upper = np.triu_indices(4, 1)
     p_values = np.concatenate(
         [
             lda_distance_matrix(
-                [exchangeable(list("abcd"), 12, 8, seed)], settings, seed=seed
+                [exchangeable(list("abcd"), 12, 8, seed)], settings, seed=seed, relabel_seed=seed
             ).p_above_noise[upper]
-            for seed in range(20)
+            for seed in range(34)
         ]
     )
-    # (1 + g) / 20 <= 0.05 (no relabelling reaches the observed) has probability 0.05 under H0.
-    assert 0.01 <= np.mean(p_values <= 0.05) <= 0.12
+    low, high = stats.binom.ppf([0.0005, 0.9995], len(p_values), 0.05) / len(p_values)
+    assert low <= np.mean(p_values <= 0.05) <= high
     assert 0.4 < p_values.mean() < 0.6
 
 
@@ -153,24 +156,39 @@ def test_floors_have_one_value_per_group_in_group_order():
     assert matrix.floor.shape == matrix.floor_sd.shape == (5,)
     assert int(np.argmax(matrix.floor)) == groups.index("wide")
     assert (matrix.floor > 0).all() and (matrix.floor_sd > 0).all()
-    assert matrix.p_above_noise is None and "relabellings_total" not in matrix.config
+    assert matrix.p_above_noise is None and matrix.relabellings == 0
 
 
-def test_p_values_of_two_jobs_pool_their_relabellings(tmp_path):
+def test_two_jobs_pool_into_one_test_over_all_their_repetitions(tmp_path):
     groups = ["a", "b", "c"]
-    settings = LdaSettings(2, "eigen", "auto", relabellings=4)
+    settings = LdaSettings(2, "eigen", "auto", relabellings=19)
+    reps = [exchangeable(groups, 12, 6, r) for r in range(4)]
+    units = [{g: [(f"{r}{g}{i}",) for i in range(12)] for g in groups} for r in range(4)]
     jobs = [
         lda_distance_matrix(
-            [exchangeable(groups, 12, 6, s + r) for r in range(2)], settings, seed=s
+            reps[2 * j : 2 * j + 2], settings, seed=j, units=units[2 * j : 2 * j + 2]
         )
-        for s in (0, 10)
+        for j in range(2)
     ]
     jobs[1].save(tmp_path)
     reloaded = DistanceMatrix.from_dict(json.loads((tmp_path / "lda.json").read_text()))
     pooled = DistanceMatrix.pooled([jobs[0], reloaded])
-    reached = sum(m.p_above_noise * 9 - 1 for m in jobs)
-    assert np.allclose(pooled.p_above_noise, (1 + reached) / 17, equal_nan=True)
+    # One test: the mean of 4 repetitions against the means of the 19 joint relabellings.
+    observed = np.concatenate([m.repetitions for m in jobs]).mean(axis=0)
+    relabelled = (jobs[0].null + jobs[1].null) / 4
+    expected = (1 + (relabelled >= observed - 1e-12 * observed).sum(axis=0)) / 20
+    np.fill_diagonal(expected, np.nan)
+    assert np.allclose(pooled.p_above_noise, expected, equal_nan=True)
     assert pooled.floor.shape == (3,)
+
+
+def test_jobs_tested_with_other_relabellings_do_not_pool():
+    groups = ["a", "b", "c"]
+    draw = [exchangeable(groups, 12, 6, 0)]
+    one = lda_distance_matrix(draw, LdaSettings(2, "eigen", "auto", relabellings=9))
+    two = replace(one, null=np.zeros((19, 3, 3)))
+    with pytest.raises(ValueError, match="other relabellings"):
+        DistanceMatrix.pooled([one, two])
 
 
 def test_the_same_seed_gives_the_same_matrix():

@@ -98,7 +98,9 @@ def test_reused_job_keeps_its_variant_so_a_resumed_sweep_pools_as_one(
     from regbias.app import aggregate
 
     pooled = []
-    monkeypatch.setattr(aggregate, "_aggregate_variant", lambda run, members, s: pooled.append(1))
+    monkeypatch.setattr(
+        aggregate, "_aggregate_variant", lambda run, members, s, power=None: pooled.append(1)
+    )
     aggregate.aggregate_sweep(read_settings(cfg).analysis, None, [finished, reused])
     assert pooled == [1]  # one analysis at the top level, not one per "variant"
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.power_rho import PrimaryPower
+from regbias.analysis.primary import PrimaryTest
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
-from regbias.report.findings import GLOSSARY, findings_markdown
+from regbias.report.findings import GLOSSARY, findings_markdown, primary_sentence
 from regbias.report.publish import log_analysis, report_markdown
 
 
@@ -73,13 +75,86 @@ def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -
     assert "`dist_sinkhorn_short`" in bullets[3]
     assert bullets[4] == "- 3 of 28 pairs are above the noise floor."
     assert text.index("## Findings") < text.index("Terms:")
-    assert all(line in text for line in GLOSSARY) and len(GLOSSARY) == 5
+    assert all(line in text for line in GLOSSARY) and len(GLOSSARY) == 10
 
     missing = findings_markdown(
         found, None, primary=("dist_x", "gap_y"), adjust="bh", significance=0.05, confidence=0.9
     )
     assert "Primary hypothesis (dist_x vs gap_y): not measured" in missing
     assert "Benjamini-Hochberg-adjusted p = 0.0004" in missing
+
+
+def _primary(p_value: float, power: list[float] | None = None) -> PrimaryTest:
+    table = pd.DataFrame({"planted_rho": [0.5, 0.6, 0.7, 0.8], "achieved_rho": 0.0})
+    table["power"] = power or [0.5, 0.7, 0.85, 0.97]
+    return PrimaryTest(
+        distance="dist_sinkhorn_long",
+        performance="gap_accuracy",
+        direction="greater",
+        groups=("au", "ca", "nz", "uk", "us", "za"),
+        left_out=("baseline", "mixed"),
+        n_pairs=15,
+        rho=0.31,
+        p_value=p_value,
+        exact=True,
+        n_permutations=720,
+        significance=0.05,
+        power=PrimaryPower(6, "greater", 0.05, 400, 720, True, table),
+    )
+
+
+def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_adjusted() -> None:
+    found, checks = _tables()
+    found["spearman_p_maxt"] = [0.07, 0.001, 0.03, 0.7]
+    found["maxt_method"] = ["maxt", "maxt", "holm_fallback", "maxt"]
+    checks.loc[2, "partial_p"] = 0.039
+    text = findings_markdown(
+        found,
+        checks,
+        primary=("dist_sinkhorn_long", "gap_accuracy"),
+        adjust="maxt",
+        significance=0.05,
+        confidence=0.95,
+        primary_test=_primary(0.12),
+    )
+    bullets = [line for line in text.splitlines() if line.startswith("- ")]
+    assert bullets[0] == (
+        "- **Primary hypothesis.** The accuracy gap against the long-text Sinkhorn distance "
+        "(`dist_sinkhorn_long`, `gap_accuracy`; regions only, 15 pairs, one-sided rho > 0): "
+        "rho = 0.31, exact Mantel p = 0.12, not significant at 0.05; with 6 groups this test "
+        "detects rho >= 0.7 with 80% power."
+    )
+    # The same pair on all groups follows as a secondary test, then the strongest others.
+    assert bullets[1].startswith("- **Primary pair on all groups (secondary).** The accuracy")
+    assert "maxT-adjusted p = 0.07 (not significant at 0.05)" in bullets[1]
+    assert "maxT-adjusted p = 0.001 (significant at 0.05)" in bullets[2]
+    assert "Holm-adjusted p = 0.03 (significant at 0.05; Holm, not maxT: its pairs" in bullets[3]
+    # Every p that is not adjusted says so: partial Mantel and leave-one-group-out.
+    assert "partial rho = 0.60 (unadjusted p = 0.039)" in bullets[3]
+    assert "largest unadjusted permutation p 0.3" in bullets[3]
+    for line in bullets[1:]:
+        for clause in line.split("; "):
+            if " p = " in clause and "adjusted p" not in clause:
+                assert "unadjusted p" in clause, clause
+
+    significant = primary_sentence(_primary(0.004, power=[0.1, 0.2, 0.3, 0.4]))
+    assert "exact Mantel p = 0.004, significant at 0.05" in significant
+    assert "does not reach 80% power at any planted rho up to 0.8 (power there 0.40)" in significant
+    untested = PrimaryTest(
+        "dist_lda", "gap_accuracy", "greater", (), (), 0, np.nan, np.nan, False, 0, 0.05,
+        note="not measured in this run (no column dist_lda)",
+    )  # fmt: skip
+    assert "not measured in this run" in primary_sentence(untested)
+
+
+def test_with_no_adjustment_nothing_is_called_significant() -> None:
+    found, checks = _tables()
+    text = findings_markdown(
+        found, checks, primary=None, adjust="none", significance=0.05, confidence=0.95
+    )
+    assert "unadjusted p = 0.0001 (nominally below 0.05, no adjustment)" in text
+    assert "significant at" not in text.replace("not significant at", "")
+    assert "survives" not in text
 
 
 class FakeRun:

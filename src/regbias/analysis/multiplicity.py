@@ -1,25 +1,49 @@
 """Multiple-testing adjustment of the correlation table's permutation p-values.
 
 A sweep tests every distance against every performance column (3 x 14 in the laptop sweep),
-so an unadjusted 0.05 flags about two of 42 null correlations by chance. Each statistic
-(Spearman, Kendall) is adjusted over all rows of its table: Holm controls the family-wise
-error rate, Benjamini-Hochberg the false discovery rate. NaN p-values (a constant column,
+so an unadjusted 0.05 flags about two of 42 null correlations by chance. These are the
+secondary tests (the declared primary hypothesis is tested alone, see
+:mod:`regbias.analysis.primary`). Each statistic (Spearman, Kendall) is adjusted over all rows
+of its table: Westfall-Young maxT over the group relabellings the rows share (family-wise,
+and it keeps the rows' dependence: they share the groups), Holm (family-wise, from the
+p-values alone), Benjamini-Hochberg (false discovery rate). NaN p-values (a constant column,
 fewer than 3 pairs) are not tests: they are left out of the family and stay NaN.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Hashable, Sequence
+
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from regbias.analysis.permutations import maxt_adjusted_p
 from regbias.errors import ConfigError
 
-__all__ = ["ADJUSTMENTS", "adjust_p", "add_adjusted_p", "holm", "p_column"]
+__all__ = [
+    "ADJUSTMENTS",
+    "MAXT_METHODS",
+    "add_adjusted_p",
+    "add_maxt_p",
+    "adjust_p",
+    "holm",
+    "maxt_family",
+    "p_column",
+]
 
 #: The ``analysis.adjust`` choices: the column suffix each one marks significance with.
-ADJUSTMENTS = {"holm": "p_holm", "bh": "p_bh", "none": "p_perm"}
+ADJUSTMENTS = {"maxt": "p_maxt", "holm": "p_holm", "bh": "p_bh", "none": "p_perm"}
 STATISTICS = ("spearman", "kendall")
+#: The ``maxt_method`` column: how a row's ``*_p_maxt`` was adjusted ("" for no test).
+#: ``maxt``: Westfall-Young step-down maxT over every tested row (they share their pairs);
+#: ``maxt_split``: maxT over the rows with the table's most common pair set, at their share
+#: ``m_maxT / m`` of the level; ``holm_fallback``: a row whose pairs differ (missing values),
+#: Holm over such rows at their share ``m_holm / m``. The split keeps the family-wise level
+#: of the whole family (a Bonferroni split of alpha between the two parts).
+MAXT_METHODS = ("maxt", "maxt_split", "holm_fallback")
+_FROM_P = ("holm", "bh", "none")
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
@@ -47,9 +71,15 @@ def adjust_p(p_values: np.ndarray | pd.Series, method: str) -> np.ndarray:
         The adjusted p-values, in the order of the input.
 
     Raises:
-        ConfigError: an unknown method.
+        ConfigError: an unknown method, or ``maxt`` (it needs the permutation nulls, not the
+            p-values: :func:`maxt_family`).
     """
-    if method not in ADJUSTMENTS:
+    if method == "maxt":
+        raise ConfigError(
+            "maxt adjusts from the permutation nulls, not from p-values: use maxt_family "
+            f"(adjust_p takes one of {list(_FROM_P)})."
+        )
+    if method not in _FROM_P:
         raise ConfigError(f"analysis.adjust must be one of {list(ADJUSTMENTS)}, got {method!r}.")
     raw = np.asarray(p_values, dtype=np.float64)
     out = raw.copy()
@@ -75,15 +105,83 @@ def add_adjusted_p(found: pd.DataFrame) -> pd.DataFrame:
     return found
 
 
+def maxt_family(
+    raw: np.ndarray | pd.Series,
+    nulls: Sequence[np.ndarray | None],
+    pair_sets: Sequence[Hashable],
+) -> tuple[np.ndarray, list[str]]:
+    """maxT-adjusted p-values of one statistic over all rows of a correlation table.
+
+    Rows whose statistics were computed on the same pairs share the same group relabellings,
+    so their nulls line up permutation by permutation and maxT applies. When missing values
+    give some rows other pairs, maxT covers the most common pair set and the others fall
+    back to Holm, each part at its share of the level (see :data:`MAXT_METHODS`).
+
+    Args:
+        raw: each row's permutation p (NaN: no test, left out).
+        nulls: each row's statistic under the relabellings, identity first (None: no null).
+        pair_sets: a hashable naming each row's pairs (rows with equal ones share relabellings).
+
+    Returns:
+        The adjusted p-values (NaN where no test) and each row's method from
+        :data:`MAXT_METHODS` (``""`` where no test).
+    """
+    raw = np.asarray(raw, dtype=np.float64)
+    tested = [i for i in range(len(raw)) if np.isfinite(raw[i]) and nulls[i] is not None]
+    out = np.full(len(raw), np.nan)
+    methods = [""] * len(raw)
+    if not tested:
+        return out, methods
+    modal = Counter(pair_sets[i] for i in tested).most_common(1)[0][0]
+    shared = [i for i in tested if pair_sets[i] == modal]
+    rest = [i for i in tested if pair_sets[i] != modal]
+    out[shared] = maxt_adjusted_p(np.column_stack([nulls[i] for i in shared]))
+    if rest:
+        m = len(tested)
+        out[shared] = np.minimum(1.0, out[shared] * m / len(shared))
+        out[rest] = np.minimum(1.0, holm(raw[rest]) * m / len(rest))
+    for i in shared:
+        methods[i] = "maxt_split" if rest else "maxt"
+    for i in rest:
+        methods[i] = "holm_fallback"
+    return out, methods
+
+
+def add_maxt_p(
+    found: pd.DataFrame,
+    nulls: dict[str, Sequence[np.ndarray | None]],
+    pair_sets: Sequence[Hashable],
+) -> pd.DataFrame:
+    """``found`` with ``spearman_p_maxt, kendall_p_maxt, maxt_method`` appended.
+
+    Args:
+        found: the correlation table (with ``<statistic>_p_perm`` columns).
+        nulls: per statistic (``spearman``, ``kendall``), each row's null (:func:`maxt_family`).
+        pair_sets: each row's pair set.
+
+    Returns:
+        A copy of ``found``; ``maxt_method`` is that of the Spearman family (the Kendall
+        family has the same tested rows).
+    """
+    found = found.copy()
+    methods: list[str] = []
+    for statistic in STATISTICS:
+        adjusted, labels = maxt_family(found[f"{statistic}_p_perm"], nulls[statistic], pair_sets)
+        found[f"{statistic}_p_maxt"] = adjusted
+        methods = methods or labels
+    found["maxt_method"] = methods
+    return found
+
+
 def p_column(statistic: str, adjust: str) -> str:
     """The column marking significance of ``statistic`` under ``analysis.adjust``.
 
     Args:
         statistic: ``spearman``/``kendall`` or a statistic column (``spearman_rho``).
-        adjust: ``holm``, ``bh`` or ``none``.
+        adjust: ``maxt``, ``holm``, ``bh`` or ``none``.
 
     Returns:
-        E.g. ``spearman_p_holm``; ``none`` gives the unadjusted ``spearman_p_perm``.
+        E.g. ``spearman_p_maxt``; ``none`` gives the unadjusted ``spearman_p_perm``.
     """
     if adjust not in ADJUSTMENTS:
         raise ConfigError(f"analysis.adjust must be one of {list(ADJUSTMENTS)}, got {adjust!r}.")

@@ -8,19 +8,26 @@ matrix are permuted (rows and columns together) and the statistic is recomputed 
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.multiplicity import add_adjusted_p
+from regbias.analysis.multiplicity import add_adjusted_p, add_maxt_p
+from regbias.analysis.permutations import (
+    EXACT_LIMIT,
+    PAIR_COLUMNS,
+    column_batches,
+    group_permutations,
+    groups_in_order,
+    permutation_p,
+    rank_correlation_null,
+)
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError, RegbiasError
 
@@ -37,14 +44,8 @@ __all__ = [
 
 DISTANCE_PREFIX = "dist_"
 PERFORMANCE_PREFIXES = ("gap_", "dcor_")
-PAIR_COLUMNS = ["group_a", "group_b"]
-#: Largest number of group permutations enumerated exactly (8 groups: 8! = 40320).
-EXACT_LIMIT = math.factorial(8)
+#: Fewer groups than this allow no meaningful rank test over their pairs.
 MIN_GROUPS = 4
-# Rank statistics take few distinct values; permuted values equal to the observed one must count
-# as "at least as extreme" even when float rounding differs in the last bits.
-TIE_TOLERANCE = 1e-12
-_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class PairTable:
     @property
     def groups(self) -> list[str]:
         """The groups named in the table, in order of first appearance."""
-        return _groups_in_order(self.frame)
+        return groups_in_order(self.frame)
 
     @classmethod
     def of(cls, frame: pd.DataFrame) -> PairTable:
@@ -76,11 +77,6 @@ class PairTable:
             [c for c in frame.columns if str(c).startswith(DISTANCE_PREFIX)],
             [c for c in frame.columns if str(c).startswith(PERFORMANCE_PREFIXES)],
         )
-
-
-def _groups_in_order(frame: pd.DataFrame) -> list[str]:
-    pairs = frame[PAIR_COLUMNS].to_numpy(dtype=object)
-    return list(dict.fromkeys(pairs.ravel().tolist()))
 
 
 # --------------------------------------------------------------------------- pair tables
@@ -238,7 +234,7 @@ def read_pairwise_csv(
         frame[column] = _numeric_column(frame[column], column, path)
     _check_pairs(frame, path)
     frame = _exclude(frame, list(exclude_groups), list(exclude_pairs))
-    n_groups = len(_groups_in_order(frame))
+    n_groups = len(groups_in_order(frame))
     if n_groups < MIN_GROUPS:
         raise RegbiasError(
             f"{path}: fewer than {MIN_GROUPS} groups: no meaningful rank test "
@@ -311,7 +307,7 @@ def _check_pairs(frame: pd.DataFrame, path: Path) -> None:
 def _exclude(
     frame: pd.DataFrame, groups: list[str], pairs: list[str | tuple[str, str]]
 ) -> pd.DataFrame:
-    known = _groups_in_order(frame)
+    known = groups_in_order(frame)
     unknown = [g for g in groups if g not in known]
     if unknown:
         raise ConfigError(f"exclude_groups names {unknown}, not in the table; groups: {known}.")
@@ -362,7 +358,11 @@ def correlations(
     ``K! <= exact_limit`` permutations all are enumerated (identity included) and
     ``p = #{|s*| >= |s|} / K!``; otherwise ``n_permutations`` seeded random ones give
     ``p = (1 + #{|s*| >= |s|}) / (1 + n_permutations)``. When pairs are missing, a pair whose
-    relabelled partner is missing is left out of that permutation's statistic.
+    relabelled partner is missing is left out of that permutation's statistic; a relabelling
+    that leaves no correlation (a constant column) counts as at least as extreme.
+
+    Every row is a secondary test (the declared primary hypothesis is tested alone, on the
+    regions only: :mod:`regbias.analysis.primary`): the rows are adjusted together.
 
     Args:
         table: the pair table (a ``PairTable`` supplies its own column lists).
@@ -376,9 +376,13 @@ def correlations(
         One row per (distance, performance): ``distance, performance, n_pairs, spearman_rho,
         spearman_p, spearman_p_perm, kendall_tau, kendall_p, kendall_p_perm, n_groups,
         exact``, then the permutation p-values adjusted over all rows, per statistic:
-        ``spearman_p_holm, spearman_p_bh, kendall_p_holm, kendall_p_bh`` (see
-        :mod:`regbias.analysis.multiplicity`). Statistics are NaN where a column is constant or
-        fewer than 3 pairs remain; their p-values are left out of the adjustment.
+        ``spearman_p_holm, spearman_p_bh, kendall_p_holm, kendall_p_bh``, then the
+        Westfall-Young step-down maxT p-values over the relabellings the rows share,
+        ``spearman_p_maxt, kendall_p_maxt``, and ``maxt_method`` (``maxt``, or where missing
+        values give rows other pairs ``maxt_split``/``holm_fallback``: see
+        :data:`regbias.analysis.multiplicity.MAXT_METHODS`). Statistics are NaN where a
+        column is constant or fewer than 3 pairs remain; their p-values are left out of the
+        adjustment.
 
     Raises:
         DataError: a named column is missing from the table.
@@ -389,14 +393,29 @@ def correlations(
     )
     if n_permutations < 1:
         raise ConfigError(f"n_permutations must be at least 1, got {n_permutations}.")
-    rows: dict[tuple[str, str], dict[str, object]] = {}
+    found: dict[tuple[str, str], _Correlation] = {}
     for distance in distance_columns:
-        for data, columns in _batches(frame, distance, performance_columns):
-            rows.update(
+        for data, columns in column_batches(frame, distance, performance_columns):
+            found.update(
                 _correlate_batch(data, distance, columns, n_permutations, seed, exact_limit)
             )
-    ordered = [rows[(d, p)] for d in distance_columns for p in performance_columns]
-    return add_adjusted_p(pd.DataFrame(ordered, columns=_RESULT_COLUMNS))
+    ordered = [found[(d, p)] for d in distance_columns for p in performance_columns]
+    adjusted = add_adjusted_p(pd.DataFrame([c.row for c in ordered], columns=_RESULT_COLUMNS))
+    nulls = {
+        "spearman": [c.spearman_null for c in ordered],
+        "kendall": [c.kendall_null for c in ordered],
+    }
+    return add_maxt_p(adjusted, nulls, [c.pairs for c in ordered])
+
+
+@dataclass(frozen=True)
+class _Correlation:
+    """One row of the table with its nulls (None: too few pairs) and the pairs it used."""
+
+    row: dict[str, object]
+    spearman_null: np.ndarray | None
+    kendall_null: np.ndarray | None
+    pairs: tuple[object, ...]
 
 
 _RESULT_COLUMNS = [
@@ -435,25 +454,6 @@ def _resolve_columns(
     return frame, list(dict.fromkeys(distance_columns)), list(dict.fromkeys(performance_columns))
 
 
-def _batches(
-    frame: pd.DataFrame, distance: str, performance_columns: list[str]
-) -> list[tuple[pd.DataFrame, list[str]]]:
-    """Performance columns grouped by which pairs they share with ``distance``.
-
-    Columns with the same complete pairs share one set of permuted distance matrices.
-    """
-    present = frame[performance_columns].notna().to_numpy() & frame[[distance]].notna().to_numpy()
-    by_mask: dict[bytes, list[int]] = {}
-    for j in range(len(performance_columns)):
-        by_mask.setdefault(present[:, j].tobytes(), []).append(j)
-    batches = []
-    for members in by_mask.values():
-        columns = [performance_columns[j] for j in members]
-        data = frame.loc[present[:, members[0]], [*PAIR_COLUMNS, distance, *columns]]
-        batches.append((data, columns))
-    return batches
-
-
 def _correlate_batch(
     data: pd.DataFrame,
     distance: str,
@@ -461,30 +461,37 @@ def _correlate_batch(
     n_permutations: int,
     seed: int,
     exact_limit: int,
-) -> dict[tuple[str, str], dict[str, object]]:
+) -> dict[tuple[str, str], _Correlation]:
     x = data[distance].to_numpy(dtype=np.float64)
     ys = data[columns].to_numpy(dtype=np.float64)
-    groups = _groups_in_order(data)
-    rho = tau = np.full((1, len(columns)), np.nan)
+    groups = groups_in_order(data)
+    rho = tau = None
     if len(data) >= 3:
         rank = {g: i for i, g in enumerate(groups)}
         index_a = data.group_a.map(rank).to_numpy(dtype=np.int64)
         index_b = data.group_b.map(rank).to_numpy(dtype=np.int64)
-        perms = _permutations(len(groups), n_permutations, seed, exact_limit)
-        rho, tau = _permutation_null(x, ys, index_a, index_b, perms)
-    rows = {}
+        perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
+        null = rank_correlation_null(x, ys, index_a, index_b, perms)
+        rho, tau = null.spearman, null.kendall
+    found = {}
     for j, performance in enumerate(columns):
-        rows[(distance, performance)] = {
+        row = {
             "distance": distance,
             "performance": performance,
             "n_pairs": len(data),
             **_asymptotic(x, ys[:, j]),
-            "spearman_p_perm": _p_value(rho[:, j]),
-            "kendall_p_perm": _p_value(tau[:, j]),
+            "spearman_p_perm": np.nan if rho is None else permutation_p(rho[:, j]),
+            "kendall_p_perm": np.nan if tau is None else permutation_p(tau[:, j]),
             "n_groups": len(groups),
             "exact": math.factorial(len(groups)) <= exact_limit,
         }
-    return rows
+        found[(distance, performance)] = _Correlation(
+            row,
+            None if rho is None else rho[:, j],
+            None if tau is None else tau[:, j],
+            tuple(data.index),
+        )
+    return found
 
 
 def _asymptotic(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -501,127 +508,6 @@ def _asymptotic(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
         "kendall_tau": float(kendall.statistic),
         "kendall_p": float(kendall.pvalue),
     }
-
-
-def _p_value(null: np.ndarray) -> float:
-    """Two-sided p from statistics under permutations; ``null[0]`` is the identity.
-
-    Exact enumeration counts the identity among its K! permutations and random sampling adds
-    it as the "+1" of ``(1 + count) / (1 + n)``: both are ``(1 + count) / len(null)``.
-    """
-    observed = null[0]
-    if not np.isfinite(observed):
-        return float("nan")
-    extreme = np.abs(null[1:]) >= abs(observed) - TIE_TOLERANCE
-    return float((1 + extreme.sum()) / len(null))
-
-
-@lru_cache(maxsize=8)
-def _permutations(k: int, n_permutations: int, seed: int, exact_limit: int) -> np.ndarray:
-    """Group relabellings ``(n, k)``, the identity first; all ``k!`` when few enough."""
-    identity = np.arange(k, dtype=np.int64)
-    if math.factorial(k) <= exact_limit:
-        # itertools yields the identity first.
-        perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
-    else:
-        rng = np.random.default_rng(seed)
-        perms = rng.permuted(np.tile(identity, (n_permutations + 1, 1)), axis=1)
-        perms[0] = identity
-    perms.setflags(write=False)
-    return perms
-
-
-def _permutation_null(
-    x: np.ndarray, ys: np.ndarray, index_a: np.ndarray, index_b: np.ndarray, perms: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Spearman rho and Kendall tau-b ``(n_perm, P)`` of relabelled ``x`` with each ``ys[:, j]``.
-
-    ``x[e]`` and ``ys[e]`` belong to the pair ``(index_a[e], index_b[e])``; under a
-    permutation, entry ``e`` takes ``x`` of the pair ``(perm[index_a[e]], perm[index_b[e]])``.
-    Relabelling ``x`` by a permutation equals relabelling ``y`` by its inverse, so this is the
-    textbook Mantel test with the performance matrix permuted.
-    """
-    k = perms.shape[1]
-    pair_index = np.full((k, k), -1, dtype=np.int64)
-    pair_index[index_a, index_b] = np.arange(len(x))
-    pair_index[index_b, index_a] = np.arange(len(x))
-    if len(x) == k * (k - 1) // 2:
-        return _complete_null(x, ys, index_a, index_b, pair_index, perms)
-    return _masked_null(x, ys, index_a, index_b, pair_index, perms)
-
-
-def _complete_null(
-    x: np.ndarray,
-    ys: np.ndarray,
-    index_a: np.ndarray,
-    index_b: np.ndarray,
-    pair_index: np.ndarray,
-    perms: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair present: a relabelling only reorders the entries of ``x``.
-
-    Ranks and tie counts are then invariant, so ranks are computed once and each
-    permutation costs a gather and a product with all performance columns at once.
-    """
-    m = len(x)
-    rank_x = scipy_stats.rankdata(x) - (m + 1) / 2
-    rank_y = scipy_stats.rankdata(ys, axis=0) - (m + 1) / 2
-    first, second = np.triu_indices(m, 1)
-    sign_x = np.sign(x[:, None] - x[None, :]).ravel()
-    sign_y = np.sign(ys[first] - ys[second])
-    rho = np.empty((len(perms), ys.shape[1]))
-    tau = np.empty((len(perms), ys.shape[1]))
-    # A constant column gives 0 * inf = NaN: no correlation, which the caller reports.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rho_scale = 1 / np.sqrt((rank_x**2).sum() * (rank_y**2).sum(axis=0))
-        tau_scale = 1 / np.sqrt(np.abs(sign_x).sum() / 2 * np.abs(sign_y).sum(axis=0))
-        for start in range(0, len(perms), _CHUNK):
-            chunk = perms[start : start + _CHUNK]
-            moved = pair_index[chunk[:, index_a], chunk[:, index_b]]
-            rho[start : start + len(chunk)] = (rank_x[moved] @ rank_y) * rho_scale
-            concordance = sign_x[moved[:, first] * m + moved[:, second]]
-            tau[start : start + len(chunk)] = (concordance @ sign_y) * tau_scale
-    return rho, tau
-
-
-def _masked_null(
-    x: np.ndarray,
-    ys: np.ndarray,
-    index_a: np.ndarray,
-    index_b: np.ndarray,
-    pair_index: np.ndarray,
-    perms: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Some pairs missing: each permutation keeps the entries whose relabelled pair exists.
-
-    Ranks change with the kept entries, so both statistics are written with pairwise signs:
-    the centred average rank of entry e is half the sum over kept f of sign(v_e - v_f), and
-    tau-b is the sum of sign products over the root of the untied-pair counts.
-    """
-    m = len(x)
-    x_matrix = np.full(pair_index.shape, np.nan)
-    x_matrix[index_a, index_b] = x
-    x_matrix[index_b, index_a] = x
-    sign_y = np.sign(ys.T[:, :, None] - ys.T[:, None, :])  # (P, m, m)
-    rho = np.empty((len(perms), ys.shape[1]))
-    tau = np.empty((len(perms), ys.shape[1]))
-    step = _CHUNK // 4
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for start in range(0, len(perms), step):
-            chunk = perms[start : start + step]
-            moved = x_matrix[chunk[:, index_a], chunk[:, index_b]]
-            kept = np.isfinite(moved).astype(np.float64)
-            sign_x = np.nan_to_num(np.sign(moved[:, :, None] - moved[:, None, :]))
-            centred_x = sign_x.sum(axis=2)[:, None, :]  # (n, 1, m); zero where not kept
-            centred_y = np.einsum("nf,pef->npe", kept, sign_y) * kept[:, None, :]
-            untied_x = np.abs(sign_x).sum(axis=(1, 2))[:, None]
-            untied_y = np.einsum("ne,pef,nf->np", kept, np.abs(sign_y), kept)
-            rho[start : start + len(chunk)] = (centred_x * centred_y).sum(axis=2) / np.sqrt(
-                (centred_x**2).sum(axis=2) * (centred_y**2).sum(axis=2)
-            )
-            products = sign_x.reshape(len(chunk), m * m) @ sign_y.reshape(-1, m * m).T
-            tau[start : start + len(chunk)] = products / np.sqrt(untied_x * untied_y)
-    return rho, tau
 
 
 def strongest(

@@ -5,17 +5,28 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
 from regbias.analysis.multiplicity import ADJUSTMENTS
 from regbias.analysis.pairs import MIN_GROUPS, PairTable, correlations, pairwise_table
+from regbias.analysis.power_rho import DEFAULT_RHOS
+from regbias.analysis.primary import DIRECTIONS, PrimaryTest, primary_test
 from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.power import PowerSettings
 from regbias.errors import ConfigError, RegbiasError
 
-__all__ = ["StudyResults", "Analysis", "AnalysisSettings", "add_robustness", "analyse"]
+__all__ = [
+    "StudyResults",
+    "Analysis",
+    "AnalysisSettings",
+    "add_robustness",
+    "analyse",
+    "analyse_table",
+    "primary_of",
+]
 
 log = logging.getLogger(__name__)
 #: The robustness columns ``correlations.csv`` carries too.
@@ -49,11 +60,21 @@ class AnalysisSettings:
     Attributes:
         n_permutations: random group relabellings when enumeration is too large.
         exact_limit: the largest ``K!`` enumerated exactly.
-        significance: the level marked significant (applied to the adjusted p-values).
-        seed: seed of the random permutations and of the bootstrap.
-        adjust: the multiplicity adjustment marking significance: ``holm``, ``bh`` or ``none``.
-        primary: the declared hypothesis ``(distance column, performance column)``, reported
-            first; None when none is declared.
+        significance: the level marked significant: the primary test's, alone, and that of
+            the secondary tests' adjusted p-values.
+        seed: seed of the random permutations, of the bootstrap and of the power simulation.
+        adjust: the multiplicity adjustment marking significance of the secondary tests (every
+            row of the correlation table): ``maxt`` (Westfall-Young maxT over the shared group
+            relabellings), ``holm``, ``bh`` or ``none``.
+        primary: the declared hypothesis ``(distance column, performance column)``, tested
+            alone on the regions' pairs and reported first; None when none is declared.
+        primary_direction: the primary test's alternative: ``auto`` (``greater`` for a
+            ``gap_*`` column, ``less`` for ``dcor_*``), ``greater``, ``less``, ``two-sided``.
+        primary_power_rhos: planted ``|rho|`` at which the primary test's power is simulated.
+        primary_power_simulations: simulated studies per planted rho (0 = no power table).
+        primary_power_permutations: relabellings per simulated test (all ``K!`` when fewer).
+        power: the planted mixtures that measure what each pair test can detect (``task=power``,
+            and the report's power section of a sweep where ``power.enabled``).
         bootstrap: bootstrap resamples of models and distance repetitions (0 = no intervals).
         confidence: the level of the bootstrap intervals.
         input: ``task=analyze``: the pairwise CSV to re-analyse.
@@ -70,8 +91,13 @@ class AnalysisSettings:
     exact_limit: int = 40320
     significance: float = 0.05
     seed: int = 0
-    adjust: str = "holm"
+    adjust: str = "maxt"
     primary: tuple[str, str] | None = ("dist_sinkhorn_long", "gap_accuracy")
+    primary_direction: Literal["auto", "greater", "less", "two-sided"] = "auto"
+    primary_power_rhos: list[float] = field(default_factory=lambda: list(DEFAULT_RHOS))
+    primary_power_simulations: int = 400
+    primary_power_permutations: int = 999
+    power: PowerSettings = field(default_factory=PowerSettings)
     bootstrap: int = 999
     confidence: float = 0.95
     input: str | None = None
@@ -97,6 +123,25 @@ class AnalysisSettings:
                 "analysis.bootstrap must be >= 0 and analysis.confidence in (0, 1); got "
                 f"{self.bootstrap} and {self.confidence}."
             )
+        self._check_primary_test()
+
+    def _check_primary_test(self) -> None:
+        if self.primary_direction not in DIRECTIONS:
+            raise ConfigError(
+                f"analysis.primary_direction must be one of {list(DIRECTIONS)}, got "
+                f"{self.primary_direction!r}."
+            )
+        if not all(0 <= r <= 1 for r in self.primary_power_rhos):
+            raise ConfigError(
+                "analysis.primary_power_rhos are planted |rho| in [0, 1]; got "
+                f"{list(self.primary_power_rhos)}."
+            )
+        if self.primary_power_simulations < 0 or self.primary_power_permutations < 1:
+            raise ConfigError(
+                "analysis.primary_power_simulations must be >= 0 (0 = off) and "
+                "analysis.primary_power_permutations >= 1; got "
+                f"{self.primary_power_simulations} and {self.primary_power_permutations}."
+            )
 
 
 @dataclass
@@ -105,7 +150,9 @@ class Analysis:
 
     ``correlations`` is None (with ``note`` saying why) when the pairs allow no rank test;
     ``robustness`` (one row per correlation, see :mod:`regbias.analysis.robustness`) is None
-    with it.
+    with it. ``correlations`` holds the secondary tests (all groups, adjusted together);
+    ``primary`` the declared hypothesis tested alone on the regions (None when none is
+    declared or there are no correlations).
     """
 
     summary: pd.DataFrame | None
@@ -115,10 +162,11 @@ class Analysis:
     correlations: pd.DataFrame | None
     note: str = ""
     robustness: pd.DataFrame | None = None
+    primary: PrimaryTest | None = None
 
 
 def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
-    """Gaps and dcor per pair and metric, the pairwise table, and the correlations."""
+    """Gaps and dcor per pair and metric, the pairwise table, the primary test, correlations."""
     from regbias.performance.evaluation import performance_dcor, performance_gaps, summarise
 
     summary = gaps = dependence = None
@@ -139,17 +187,60 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
         note = "no correlations: the run measured no distances or no performance"
         return Analysis(summary, gaps, dependence, table, None, note)
     try:
-        found = correlations(
-            pairs,
-            n_permutations=settings.n_permutations,
-            seed=settings.seed,
-            exact_limit=settings.exact_limit,
-        )
+        analysis = analyse_table(pairs, settings, results)
     except RegbiasError as error:
         log.warning("no correlations: %s", error)
         return Analysis(summary, gaps, dependence, table, None, f"no correlations: {error}")
-    found, checks = add_robustness(table, found, settings, results)
-    return Analysis(summary, gaps, dependence, table, found, robustness=checks)
+    analysis.summary, analysis.gaps, analysis.dcor = summary, gaps, dependence
+    return analysis
+
+
+def analyse_table(
+    pairs: PairTable, settings: AnalysisSettings, results: StudyResults | None = None
+) -> Analysis:
+    """The primary test, the correlations and their robustness for one pair table.
+
+    Args:
+        pairs: the pair table (its column lists say what to correlate).
+        settings: the analysis settings.
+        results: the measurements behind the table (bootstrap and group sizes), or None
+            for a bare table (``task=analyze``).
+
+    Returns:
+        The analysis, without performance tables (``summary``, ``gaps``, ``dcor`` None).
+
+    Raises:
+        RegbiasError: the table allows no correlation (see :func:`correlations`).
+    """
+    found = correlations(
+        pairs,
+        n_permutations=settings.n_permutations,
+        seed=settings.seed,
+        exact_limit=settings.exact_limit,
+    )
+    found, checks = add_robustness(pairs.frame, found, settings, results)
+    primary = primary_of(pairs.frame, settings)
+    return Analysis(None, None, None, pairs.frame, found, robustness=checks, primary=primary)
+
+
+def primary_of(table: pd.DataFrame, settings: AnalysisSettings) -> PrimaryTest | None:
+    """The declared hypothesis's test on ``table``'s regions; None when none is declared."""
+    if settings.primary is None:
+        return None
+    distance, performance = settings.primary
+    return primary_test(
+        table,
+        distance,
+        performance,
+        direction=settings.primary_direction,
+        significance=settings.significance,
+        n_permutations=settings.n_permutations,
+        seed=settings.seed,
+        exact_limit=settings.exact_limit,
+        power_rhos=settings.primary_power_rhos,
+        power_simulations=settings.primary_power_simulations,
+        power_permutations=settings.primary_power_permutations,
+    )
 
 
 def add_robustness(

@@ -11,33 +11,34 @@ Four checks, each answering one objection to a rank correlation over group pairs
   matrix's repetitions (their mean recomputed), so both sources of measurement noise reach
   the interval. Groups are fixed: LOGO speaks for the choice of groups.
 - **Partial Mantel test** controlling for group size: Spearman's partial correlation of
-  distance and performance given the size covariate ``log n_a + log n_b`` of each pair. The
-  sum is used (not ``|log n_a - log n_b|``) because the finite-sample bias of a distance
-  between two draws grows as either group gets smaller (it is additive in the groups' 1/n
-  terms), so a pair of two small groups is as suspect as a small-large pair. The null
-  relabels the groups of the performance matrix (rows and columns together), with the
-  distance and size matrices fixed: the scheme of the Mantel tests in ``pairs.py``.
+  distance and performance given the size covariate ``1/n_a + 1/n_b`` of each pair. That is
+  the mechanism: the finite-sample bias of a distance between two draws (energy distance,
+  MMD, a debiased Sinkhorn divergence) is additive in the groups' ``1/n`` terms, so a pair of
+  two small groups is as suspect as a small-large pair (a sum, not ``|log n_a - log n_b|``),
+  and a pair's bias ranks by ``1/n_a + 1/n_b``, not by ``log n_a + log n_b`` (which ranks a
+  100-and-20,000 pair below a 1,000-and-1,000 pair). The null relabels the groups of the
+  performance matrix (rows and columns together), with the distance and size matrices fixed:
+  the scheme of the Mantel tests of :mod:`regbias.analysis.permutations`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.pairs import (
-    DISTANCE_PREFIX,
+from regbias.analysis.pairs import DISTANCE_PREFIX, correlations
+from regbias.analysis.permutations import (
     EXACT_LIMIT,
     PAIR_COLUMNS,
-    _batches,
-    _groups_in_order,
-    _p_value,
-    _permutations,
-    correlations,
+    column_batches,
+    group_permutations,
+    groups_in_order,
+    permutation_p,
+    relabelled_pairs,
 )
 from regbias.data.groups import BASELINE, MIXED
 from regbias.distances.matrix import DistanceMatrix
@@ -49,6 +50,8 @@ __all__ = [
     "leave_one_group_out",
     "partial_mantel",
     "robustness",
+    "size_covariate",
+    "weighted_dcor",
     "without_groups",
 ]
 
@@ -56,6 +59,7 @@ __all__ = [
 SPECIAL_GROUPS = (BASELINE, MIXED)
 _KEYS = ["distance", "performance"]
 _CHUNK = 4096
+_DEGENERATE = 1e-9
 _SOURCE = {True: "repetitions", False: "models"}
 
 
@@ -93,7 +97,7 @@ def without_groups(
     kept = table[~(table["group_a"].isin(groups) | table["group_b"].isin(groups))]
     rows = {}
     for distance in distance_columns:
-        for data, columns in _batches(kept, distance, performance_columns):
+        for data, columns in column_batches(kept, distance, performance_columns):
             permutation = (n_permutations, seed, exact_limit)
             rows.update(_spearman_mantel(data, distance, columns, permutation))
     keys = [(d, p) for d in distance_columns for p in performance_columns]
@@ -103,7 +107,7 @@ def without_groups(
 def _spearman_mantel(
     data: pd.DataFrame, distance: str, columns: list[str], permutation: tuple[int, int, int]
 ) -> dict[tuple[str, str], dict[str, float]]:
-    groups = _groups_in_order(data)
+    groups = groups_in_order(data)
     if len(data) < 3 or len(data) != len(groups) * (len(groups) - 1) // 2:
         n_permutations, seed, exact_limit = permutation  # too few pairs, or some missing
         found = correlations(
@@ -118,7 +122,7 @@ def _spearman_mantel(
         rank = {g: i for i, g in enumerate(groups)}
         a, b = (tuple(data[c].map(rank)) for c in PAIR_COLUMNS)
         # The distance relabelled, as correlations() does: the same null, value for value.
-        moved = _relabelled_pairs(a, b, *permutation, inverse=False)
+        moved = relabelled_pairs(a, b, *permutation, inverse=False)
         with np.errstate(invalid="ignore", divide="ignore"):
             rx = _unit(scipy_stats.rankdata(data[distance].to_numpy(dtype=np.float64)))
             ry = _unit(scipy_stats.rankdata(data[columns].to_numpy(dtype=np.float64), axis=0))
@@ -127,7 +131,7 @@ def _spearman_mantel(
             {
                 "performance": columns,
                 "spearman_rho": null[0],
-                "spearman_p_perm": [_p_value(null[:, j]) for j in range(len(columns))],
+                "spearman_p_perm": [permutation_p(null[:, j]) for j in range(len(columns))],
             }
         )
     return {
@@ -153,7 +157,7 @@ def leave_one_group_out(
         ``left_out`` (K groups give K analyses).
     """
     found = []
-    for group in _groups_in_order(table):
+    for group in groups_in_order(table):
         one = without_groups(table, [group], distance_columns, performance_columns, **permutation)
         found.append(one.assign(left_out=group))
     frame = pd.concat(found, ignore_index=True)
@@ -195,7 +199,7 @@ def _special_columns(
     **permutation: int,
 ) -> pd.DataFrame:
     """``rho_without_<g>`` and ``p_without_<g>`` for baseline, mixed and both (NaN if absent)."""
-    present = set(_groups_in_order(table))
+    present = set(groups_in_order(table))
     out = pd.DataFrame(
         [(d, p) for d in distance_columns for p in performance_columns], columns=_KEYS
     )
@@ -407,10 +411,18 @@ def _kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def size_covariate(table: pd.DataFrame, group_sizes: Mapping[str, int]) -> np.ndarray:
-    """``log n_a + log n_b`` per pair (texts per group); NaN where a size is unknown."""
-    logs = {g: math.log(n) for g, n in group_sizes.items() if n and n > 0}
-    a = table["group_a"].map(logs).to_numpy(dtype=np.float64)
-    return a + table["group_b"].map(logs).to_numpy(dtype=np.float64)
+    """``1/n_a + 1/n_b`` per pair, the shape of a two-sample distance's finite-sample bias.
+
+    Args:
+        table: the pair table.
+        group_sizes: texts per group.
+
+    Returns:
+        One value per row of ``table``; NaN where a size is unknown or not positive.
+    """
+    inverse = {g: 1.0 / n for g, n in group_sizes.items() if n and n > 0}
+    a = table["group_a"].map(inverse).to_numpy(dtype=np.float64)
+    return a + table["group_b"].map(inverse).to_numpy(dtype=np.float64)
 
 
 def partial_mantel(
@@ -439,7 +451,7 @@ def partial_mantel(
     sizes = sizes[sizes["size"].notna()]
     rows = {}
     for distance in distance_columns:
-        for data, columns in _batches(sizes, distance, performance_columns):
+        for data, columns in column_batches(sizes, distance, performance_columns):
             data = data.assign(size=sizes.loc[data.index, "size"])
             stats = _partial_batch(data, distance, columns, n_permutations, seed, exact_limit)
             rows.update({(distance, c): s for c, s in zip(columns, stats, strict=True)})
@@ -458,7 +470,7 @@ def _partial_batch(
     """The partial test of ``distance`` with each column of ``columns`` (the same pairs)."""
     if len(data) < 4:
         return [dict.fromkeys(["partial_rho", "partial_p", "size_rho"], np.nan) for _ in columns]
-    groups = _groups_in_order(data)
+    groups = groups_in_order(data)
     rank = {g: i for i, g in enumerate(groups)}
     a = data["group_a"].map(rank).to_numpy(dtype=np.int64)
     b = data["group_b"].map(rank).to_numpy(dtype=np.int64)
@@ -466,10 +478,10 @@ def _partial_batch(
     ys = data[columns].to_numpy(dtype=np.float64)
     if len(data) == len(groups) * (len(groups) - 1) // 2:
         permutation = (n_permutations, seed, exact_limit)
-        inverse = _relabelled_pairs(tuple(a), tuple(b), *permutation, inverse=True)
+        inverse = relabelled_pairs(tuple(a), tuple(b), *permutation, inverse=True)
         null = _partial_complete(x, z, ys, inverse)
     else:
-        perms = _permutations(len(groups), n_permutations, seed, exact_limit)
+        perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
         chunks = np.array_split(perms, max(1, math.ceil(len(perms) / _CHUNK)))
         null = np.empty((len(perms), len(columns)))
         for j in range(len(columns)):
@@ -480,39 +492,13 @@ def _partial_batch(
             )
     size_rho = float(_spearman_rows(x[None, :], z[None, :])[0])
     return [
-        {"partial_rho": float(null[0, j]), "partial_p": _p_value(null[:, j]), "size_rho": size_rho}
+        {
+            "partial_rho": float(null[0, j]),
+            "partial_p": permutation_p(null[:, j]),
+            "size_rho": size_rho,
+        }
         for j in range(len(columns))
     ]
-
-
-@lru_cache(maxsize=8)
-def _relabelled_pairs(
-    a: tuple[int, ...],
-    b: tuple[int, ...],
-    n_permutations: int,
-    seed: int,
-    exact_limit: int,
-    *,
-    inverse: bool,
-) -> np.ndarray:
-    """``(n_perm, m)`` pair indices under each group relabelling of :func:`_permutations`.
-
-    Relabelling a matrix by permutation n moves the value of pair ``moved[n, e]`` onto pair
-    e. With ``inverse``, entry ``[n, f]`` is instead the pair that receives pair f's value, so
-    that relabelling the performance matrix becomes one matrix product with all its columns.
-    """
-    k = max(*a, *b) + 1
-    perms = _permutations(k, n_permutations, seed, exact_limit)
-    pair_index = np.full((k, k), -1, dtype=np.int64)
-    pair_index[a, b] = pair_index[b, a] = np.arange(len(a))
-    moved = pair_index[perms[:, a], perms[:, b]]
-    if inverse:
-        source = np.broadcast_to(np.arange(len(a)), moved.shape)
-        moved_back = np.empty_like(moved)
-        np.put_along_axis(moved_back, moved, source, axis=1)
-        moved = moved_back
-    moved.setflags(write=False)
-    return moved
 
 
 def _partial_complete(
@@ -527,7 +513,15 @@ def _partial_complete(
         rx, rz = (_unit(scipy_stats.rankdata(v)) for v in (x, z))
         ry = _unit(scipy_stats.rankdata(ys, axis=0))
         r_xy, r_yz, r_xz = rx[inverse] @ ry, rz[inverse] @ ry, float(rx @ rz)
-        return (r_xy - r_xz * r_yz) / np.sqrt((1 - r_xz**2) * (1 - r_yz**2))
+        return _partial(r_xy, r_xz, r_yz)
+
+
+def _partial(r_xy: np.ndarray, r_xz: np.ndarray | float, r_yz: np.ndarray) -> np.ndarray:
+    """The partial correlation of x and y given z; NaN where z determines x or y (|r| = 1)."""
+    scale = (1 - np.square(r_xz)) * (1 - np.square(r_yz))
+    # Rounding leaves a tiny scale where z and x have the same ranks: no partial correlation.
+    defined = scale > _DEGENERATE
+    return np.where(defined, (r_xy - r_xz * r_yz) / np.sqrt(np.where(defined, scale, 1.0)), np.nan)
 
 
 def _unit(ranks: np.ndarray) -> np.ndarray:
@@ -545,7 +539,7 @@ def _partial_rows(x: np.ndarray, z: np.ndarray, y: np.ndarray) -> np.ndarray:
     rx, ry, rz = ranks
     with np.errstate(invalid="ignore", divide="ignore"):
         r_xy, r_xz, r_yz = (_nan_corr(u, v) for u, v in ((rx, ry), (rx, rz), (ry, rz)))
-        return (r_xy - r_xz * r_yz) / np.sqrt((1 - r_xz**2) * (1 - r_yz**2))
+        return _partial(r_xy, r_xz, r_yz)
 
 
 def _centred_nan(ranks: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.power import PowerResult
 from regbias.errors import ConfigError
 from regbias.report.publish import log_analysis, log_distances
 from regbias.tracking.ledger import DONE
@@ -60,9 +61,16 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
 
 
 def aggregate_sweep(
-    settings: AnalysisSettings, parent: RunLog, records: list[dict[str, Any]]
+    settings: AnalysisSettings,
+    parent: RunLog,
+    records: list[dict[str, Any]],
+    *,
+    power: PowerResult | None = None,
 ) -> None:
     """Analyse the finished jobs of ``records`` together and log it all to ``parent``.
+
+    ``power`` (the sweep's planted mixtures, ``analysis.power.enabled``) adds what each pair
+    test could detect to its verdict and a power section to the report.
 
     Jobs are pooled only with jobs of the same variant (the same config but for the seed). A
     sweep over other settings too (``encoder=a,b``) gets one analysis per variant, under
@@ -76,11 +84,11 @@ def aggregate_sweep(
     for record in done:
         variants.setdefault(str(record.get("variant", "")), []).append(record)
     if len(variants) == 1:
-        _aggregate_variant(parent, done, settings)
+        _aggregate_variant(parent, done, settings, power)
         return
     rows = []
     for variant, members in variants.items():
-        _aggregate_variant(parent.under(f"variant-{variant}/"), members, settings)
+        _aggregate_variant(parent.under(f"variant-{variant}/"), members, settings, power)
         jobs = ",".join(str(m.get("job_num")) for m in members)
         overrides = " | ".join(str(m.get("overrides", "")) for m in members)
         rows.append({"variant": variant, "jobs": jobs, "overrides": overrides})
@@ -88,7 +96,10 @@ def aggregate_sweep(
 
 
 def _aggregate_variant(
-    parent: RunLog, records: list[dict[str, Any]], settings: AnalysisSettings
+    parent: RunLog,
+    records: list[dict[str, Any]],
+    settings: AnalysisSettings,
+    power: PowerResult | None = None,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         jobs = []
@@ -103,7 +114,7 @@ def _aggregate_variant(
     if pooled.per_model is not None:
         parent.table(pooled.per_model, "performance/per_model.csv")
     log_distances(parent, pooled.distances)
-    log_analysis(parent, pooled, analysis, settings)
+    log_analysis(parent, pooled, analysis, settings, power=power)
     parent.json(
         {
             "groups": pooled.groups,

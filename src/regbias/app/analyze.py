@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from regbias.analysis.pairs import correlations, read_pairwise_csv
-from regbias.analysis.results import Analysis, StudyResults, add_robustness
+from regbias.analysis.pairs import read_pairwise_csv
+from regbias.analysis.results import Analysis, StudyResults, analyse_table
 from regbias.errors import ConfigError
 from regbias.report.publish import log_analysis
 from regbias.settings import StudySettings
@@ -24,15 +24,8 @@ def run_analysis(study: StudySettings, run: RunLog) -> Analysis:
         settings.exclude_groups,
         settings.exclude_pairs,
     )
-    found = correlations(
-        table,
-        n_permutations=settings.n_permutations,
-        seed=settings.seed,
-        exact_limit=settings.exact_limit,
-    )
     # A bare table: leave-one-group-out and without-group checks, no bootstrap or sizes.
-    found, checks = add_robustness(table.frame, found, settings)
-    analysis = Analysis(None, None, None, table.frame, found, robustness=checks)
+    analysis = analyse_table(table, settings)
     results = StudyResults(table.groups, meta={"input": settings.input})
     log_analysis(run, results, analysis, settings)
     return analysis

@@ -41,8 +41,8 @@ CACHE_ENV = "REGBIAS_CACHE_DIR"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
 # What the submit host exports for the jobs (ray.yaml forwards these to Ray workers).
 EXPORTED = (DATA_ENV, CACHE_ENV, TRACKING_ENV)
-_TRACKED_TASKS = ("run", "analyze")
-_DATA_TASKS = ("run", "describe")
+_TRACKED_TASKS = ("run", "analyze", "power")
+_DATA_TASKS = ("run", "describe", "power")
 _LOOPBACK = ("127.", "localhost", "[::1]", "0.0.0.0")
 
 

@@ -174,6 +174,10 @@ def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
         from regbias.app.pipeline import run_pipeline
 
         return _tracked(settings, plain_config(cfg), context, run_pipeline)
+    if settings.task == "power":
+        from regbias.app.power import run_power
+
+        return _tracked(settings, plain_config(cfg), context, run_power)
     from regbias.app.analyze import run_analysis
 
     return _tracked(settings, plain_config(cfg), context, run_analysis)
@@ -235,8 +239,8 @@ def fingerprints(resolved: dict[str, Any], inputs: dict[str, str] | None = None)
 
 def _run_name(settings: StudySettings, context: JobContext) -> str:
     prefix = f"job{context.job_num}-" if context.job_num is not None else ""
-    if settings.task == "analyze":
-        return f"{prefix}analyze"
+    if settings.task in ("analyze", "power"):
+        return f"{prefix}{settings.task}"
     return f"{prefix}{settings.dataset.name}-{settings.encoder.name}-seed{settings.seed}"
 
 

@@ -29,7 +29,7 @@ from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
 from regbias.tracking.ui import log_derived
 
-__all__ = ["run_pipeline", "prepare", "sweep_sinkhorn"]
+__all__ = ["run_pipeline", "prepare", "study_encoder", "sweep_sinkhorn"]
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,9 @@ def sweep_sinkhorn(
     if distance.calibration_seed is None:  # the first version's per-job derivation
         return None
     groups = {g: t for g, t in study.groups.items() if g != BASELINE}
-    sizes = replace(distance.draw_sizes(), repetitions=1, floors=False, lda_passages=None)
+    sizes = replace(
+        distance.draw_sizes(), repetitions=1, floors=False, lda_passages=None, sentences=False
+    )
     calibration = distance_draws(
         groups, sizes, settings.dataset.unit, distance.calibration_seed, settings.sampling.policy
     )
@@ -111,7 +113,8 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
     run.metrics(metrics)
 
 
-def _encoder(settings: StudySettings) -> Encoder:
+def study_encoder(settings: StudySettings) -> Encoder:
+    """The configured encoder on the trainer's device (cpu, cuda or auto)."""
     accelerator = settings.trainer.accelerator
     device = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(accelerator, "auto")
     return load_encoder(settings.encoder, device=device)
@@ -145,7 +148,7 @@ def run_pipeline(settings: StudySettings, run: RunLog) -> StudyResults:
     seed_everything(settings.seed, workers=True, verbose=False)
     study, draws = prepare(settings)
     log_study(run, study, draws)
-    encoder = _encoder(settings)
+    encoder = study_encoder(settings)
     cache = EmbeddingCache(Path(settings.paths.cache_dir))
     run.tags(
         {

@@ -14,7 +14,7 @@ from regbias.errors import RegbiasError
 __all__ = ["DATA_TASKS", "data_for_job", "start_sweep", "sweep_started"]
 
 #: Tasks that read a dataset.
-DATA_TASKS = ("run", "describe")
+DATA_TASKS = ("run", "describe", "power")
 _started: list[float] = []
 
 

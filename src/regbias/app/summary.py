@@ -7,8 +7,8 @@ After the sweep's aggregation (or a single run, or ``task=analyze``) this
 - compares the variants of a sweep over several configs (``encoder=a,b``) in one page;
 - gives the run what the MLflow UI shows: its name, its description (the findings), the
   shared and swept params and the headline metrics;
-- prints the findings, the closest and farthest pairs, where the report is, the run's URL (or
-  the ``mlflow ui`` command) and the wall time per stage.
+- prints the findings, the farthest pair that differs (if any), where the report is, the
+  run's URL (or the ``mlflow ui`` command) and the wall time per stage.
 
 Nothing here may fail the sweep: a problem is logged and the summary is shorter.
 """

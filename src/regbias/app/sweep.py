@@ -37,7 +37,7 @@ from regbias.tracking.ui import mark_model_training
 __all__ = ["SweepCallback", "job_records"]
 
 log = logging.getLogger(__name__)
-TRACKED_TASKS = ("run", "analyze")
+TRACKED_TASKS = ("run", "analyze", "power")
 
 
 def job_records(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -139,8 +139,11 @@ class SweepCallback(Callback):
                 _summarise(run, records)
                 if config.get("task") == "run":
                     from regbias.app.aggregate import aggregate_sweep
+                    from regbias.app.power import sweep_power
 
-                    aggregate_sweep(read_settings(config).analysis, run, records)
+                    settings = read_settings(config)
+                    power = sweep_power(settings, run, records)
+                    aggregate_sweep(settings.analysis, run, records, power=power)
                 finish_sweep(config, run, records, parent_file.parent)
                 if failed:
                     raise _SweepFailed(failed)

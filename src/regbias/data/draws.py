@@ -49,6 +49,8 @@ class DrawSizes:
     matched_pool: bool = False
     pool_size: int | None = None
     floors: bool = False
+    sentences: bool = False
+    sentence_texts: int | None = None
 
 
 def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
@@ -65,6 +67,7 @@ def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
         "distance.long.passages_per_draw": sizes.long_passages,
         "distance.long.texts_per_passage": sizes.texts_per_passage,
         "distance.lda.passages_per_group": sizes.lda_passages,
+        "distance.sentences.texts_per_draw": sizes.sentence_texts if sizes.sentences else None,
     }
     for key, value in named.items():
         if value is None:
@@ -74,7 +77,12 @@ def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
                 f"{key} must be an integer >= 1, not {value!r} (distance.enabled=false skips "
                 "the distance stages)"
             )
-    if sizes.short_texts is None and sizes.long_passages is None and sizes.lda_passages is None:
+    if (
+        sizes.short_texts is None
+        and sizes.long_passages is None
+        and sizes.lda_passages is None
+        and not sizes.sentences
+    ):
         raise ConfigError(
             "distance.enabled=true but short, long and lda are all disabled: enable one, or "
             "set distance.enabled=false"
@@ -85,11 +93,16 @@ def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
 class DistanceDraws:
     """Texts drawn for each measurement: ``texts[kind][r][group]`` (kind short/long/lda).
 
-    ``records`` has one row per (kind, repetition, group): requested, size, whole_group.
+    ``units[kind][r][group]`` names, for each drawn text, the corpus texts it is made of (a
+    tweet: itself; a passage: the tweets it joins): the exchangeable units a pair test
+    relabels. Within one draw no corpus text occurs twice, and a group's main and twin draws
+    of one repetition share none. ``records`` has one row per (kind, repetition, group):
+    requested, size, whole_group.
     """
 
     texts: dict[str, list[dict[str, list[str]]]] = field(default_factory=dict)
     twins: dict[str, list[dict[str, list[str]]]] = field(default_factory=dict)
+    units: dict[str, list[dict[str, list[tuple[str, ...]]]]] = field(default_factory=dict)
     records: list[dict[str, object]] = field(default_factory=list)
     pool_size: int | None = None
 
@@ -111,12 +124,15 @@ def distance_draws(
 ) -> DistanceDraws:
     """Draw the texts of every repetition of the short, long and LDA measurements.
 
-    Tweets: short = single tweets, long = passages of ``texts_per_passage`` tweets of one group.
+    Tweets: short = single tweets, long = passages of ``texts_per_passage`` tweets of one group,
+    sentence = single texts for sentence vectors (by default the whole main half of the pool).
     Documents are long text as they are, so there is no short measurement and long/LDA draw
     whole documents. With ``sizes.matched_pool`` each repetition first draws a pool of the same
     size from every group and takes every draw from it (main draws from one half of the pool,
     twin draws for the floor from the other); otherwise draws come from the whole group as in
-    the paper (twins then come from the texts the main draw left, where there are enough).
+    the paper (twins then come from the texts the main draw left). No corpus text occurs twice
+    in one draw, nor in a group's main and twin draws of one repetition; LDA's passages
+    partition the whole pool, so its fit and measurement halves share no text.
     """
     draws = DistanceDraws()
     if sizes.matched_pool:
@@ -133,6 +149,8 @@ def distance_draws(
             _measure(draws, "short", r, groups, source, sizes, unit, seed, policy)
         if sizes.long_passages:
             _measure(draws, "long", r, groups, source, sizes, unit, seed, policy)
+        if sizes.sentences:
+            _measure(draws, "sentence", r, groups, source, sizes, unit, seed, policy)
         if lda_size:
             lda_groups = {g: _merged(h) for g, h in source.items()} if source else groups
             drawn = _draw(lda_groups, "lda", lda_size, sizes, unit, seed, f"lda/{r}", policy)
@@ -162,21 +180,37 @@ def matched_pool_size(groups: dict[str, TextSet], configured: int | None) -> int
 def _check_half_pool(
     groups: dict[str, TextSet], sizes: DrawSizes, unit: Unit, pool_size: int
 ) -> None:
-    """Draws without replacement come from half a pool (the other half is the twin's).
+    """Every draw fits its part of the pool with no text used twice.
+
+    Main and twin draws come from the two halves of a group's pool; LDA's passages partition
+    the whole pool.
 
     Raises:
-        SampleSizeError: a draw asks for more texts than half the pool holds.
+        SampleSizeError: a draw needs more distinct texts than its part of the pool holds,
+            naming the setting to lower.
     """
-    wanted = {"distance.short.texts_per_draw": sizes.short_texts if unit == "tweet" else None}
-    if unit == "document":
-        wanted["distance.long.passages_per_draw"] = sizes.long_passages
+    per_passage = sizes.texts_per_passage if unit == "tweet" else 1
+    half = pool_size // 2
+    wanted: dict[str, tuple[int | None, int, int]] = {
+        "distance.short.texts_per_draw": (sizes.short_texts if unit == "tweet" else None, 1, half),
+        "distance.long.passages_per_draw": (sizes.long_passages, per_passage, half),
+        "distance.lda.passages_per_group": (sizes.lda_passages, per_passage, pool_size),
+        "distance.sentences.texts_per_draw": (
+            sizes.sentence_texts if sizes.sentences else None,
+            1,
+            half,
+        ),
+    }
     smallest = min(groups, key=lambda g: len(groups[g]))
-    for key, n in wanted.items():
-        if n and n > pool_size // 2:
+    for key, (n, each, room) in wanted.items():
+        if n and n * each > room:
+            part = "half the matched pool" if room == half else "the matched pool"
             raise SampleSizeError(
-                f"{key}={n} exceeds half the matched pool ({pool_size // 2} of {pool_size} "
-                f"texts; group '{smallest}' has {len(groups[smallest])}): lower it, or set "
-                "distance.matched_pool=false to draw from whole groups"
+                f"{key}={n} needs {n * each} distinct texts but {part} holds {room} "
+                f"(pool {pool_size} texts; group '{smallest}' has {len(groups[smallest])}): "
+                f"lower {key}"
+                + (" or distance.long.texts_per_passage" if each > 1 else "")
+                + ", or set distance.matched_pool=false to draw from whole groups"
             )
 
 
@@ -209,7 +243,9 @@ def _measure(
     policy: SizePolicy,
 ) -> None:
     """The main draws of one kind and repetition and, with floors on, the twin draws."""
-    n = sizes.short_texts if kind == "short" else sizes.long_passages
+    n = {"short": sizes.short_texts, "long": sizes.long_passages}.get(kind)
+    if kind == "sentence":
+        n = sizes.sentence_texts or _half(groups, pools)
     assert n is not None
     main_groups = {g: h[0] for g, h in pools.items()} if pools else groups
     _add(draws, kind, r, _draw(main_groups, kind, n, sizes, unit, seed, f"{kind}/{r}", policy))
@@ -218,18 +254,43 @@ def _measure(
     if pools:
         twin_groups = {g: h[1] for g, h in pools.items()}
     else:
-        twin_groups = {g: _rest(t, draws.texts[kind][r][g]) for g, t in groups.items()}
+        twin_groups = {g: _rest(t, draws.units[kind][r][g]) for g, t in groups.items()}
     twin = _draw(twin_groups, kind, n, sizes, unit, seed, f"{kind}/{r}/twin", policy)
-    draws.twins.setdefault(kind, []).append({g: texts for g, (texts, _, _) in twin.items()})
-    for group, (texts, requested, whole) in twin.items():
-        draws.records.append(_record(f"{kind}_twin", r, group, requested, texts, whole))
+    draws.twins.setdefault(kind, []).append({g: drawn.texts for g, drawn in twin.items()})
+    for group, drawn in twin.items():
+        draws.records.append(_record(f"{kind}_twin", r, group, drawn))
 
 
-def _rest(texts: TextSet, used: list[str]) -> TextSet:
-    """The texts a main draw left (all of them for passages, which re-use texts anyway)."""
-    taken = set(used)
+def _half(groups: dict[str, TextSet], pools: dict[str, tuple[TextSet, TextSet]] | None) -> int:
+    """Texts per sentence draw when unset: half the matched pool (or the smallest group)."""
+    if pools:
+        return min(len(h[0]) for h in pools.values())
+    return min(len(t) for t in groups.values()) // 2
+
+
+def _rest(texts: TextSet, used: list[tuple[str, ...]]) -> TextSet:
+    """The texts a main draw left: its twin draws from these, disjoint from it."""
+    taken = {t for unit in used for t in unit}
     index = [i for i, t in enumerate(texts.texts) if t not in taken]
-    return texts.subset(index) if index else texts
+    return texts.subset(index)
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """One group's draw: the drawn texts, the corpus texts each joins, and its sizes."""
+
+    texts: list[str]
+    units: list[tuple[str, ...]]
+    requested: int
+    whole_group: bool
+
+
+_SETTING = {
+    "short": "distance.short.texts_per_draw",
+    "long": "distance.long.passages_per_draw",
+    "lda": "distance.lda.passages_per_group",
+    "sentence": "distance.sentences.texts_per_draw",
+}
 
 
 def _draw(
@@ -241,60 +302,58 @@ def _draw(
     seed: int,
     purpose: str,
     policy: SizePolicy,
-) -> _Drawn:
-    if kind == "short":
+) -> dict[str, _Drawn]:
+    if kind in ("short", "sentence") or unit == "document":
         return _plain(groups, n, seed, purpose, policy)
-    return _long(groups, n, sizes, unit, seed, purpose, policy)
+    return _passages(groups, n, sizes.texts_per_passage, seed, purpose, _SETTING[kind])
 
 
-_Drawn = dict[str, tuple[list[str], int, bool]]
-
-
-def _record(
-    kind: str, repetition: int, group: str, requested: int, texts: list[str], whole: bool
-) -> dict[str, object]:
+def _record(kind: str, repetition: int, group: str, drawn: _Drawn) -> dict[str, object]:
     return {
         "kind": kind,
         "repetition": repetition,
         "group": group,
-        "requested": requested,
-        "size": len(texts),
-        "whole_group": whole,
+        "requested": drawn.requested,
+        "size": len(drawn.texts),
+        "whole_group": drawn.whole_group,
     }
 
 
-def _add(draws: DistanceDraws, kind: str, repetition: int, drawn: _Drawn) -> None:
-    draws.texts.setdefault(kind, []).append({g: texts for g, (texts, _, _) in drawn.items()})
-    for group, (texts, requested, whole) in drawn.items():
-        draws.records.append(_record(kind, repetition, group, requested, texts, whole))
+def _add(draws: DistanceDraws, kind: str, repetition: int, drawn: dict[str, _Drawn]) -> None:
+    draws.texts.setdefault(kind, []).append({g: d.texts for g, d in drawn.items()})
+    draws.units.setdefault(kind, []).append({g: d.units for g, d in drawn.items()})
+    for group, one in drawn.items():
+        draws.records.append(_record(kind, repetition, group, one))
 
 
 def _plain(
     groups: dict[str, TextSet], size: int, seed: int, purpose: str, policy: SizePolicy
-) -> _Drawn:
-    out: _Drawn = {}
+) -> dict[str, _Drawn]:
+    out = {}
     for name, texts in groups.items():
         draw = draw_indices(name, len(texts), size, rng_for(seed, purpose, name), policy)
-        out[name] = ([texts.texts[i] for i in draw.indices], size, draw.whole_group)
+        chosen = [texts.texts[i] for i in draw.indices]
+        out[name] = _Drawn(chosen, [(t,) for t in chosen], size, draw.whole_group)
     return out
 
 
-def _long(
+def _passages(
     groups: dict[str, TextSet],
     n: int,
-    sizes: DrawSizes,
-    unit: Unit,
+    texts_per_passage: int,
     seed: int,
     purpose: str,
-    policy: SizePolicy,
-) -> _Drawn:
-    if unit == "document":
-        return _plain(groups, n, seed, purpose, policy)
-    out: _Drawn = {}
+    setting: str,
+) -> dict[str, _Drawn]:
+    """Per group, ``n`` passages that partition a permuted sample of its texts."""
+    out = {}
     for name, texts in groups.items():
         rng = rng_for(seed, purpose, name)
-        passages, _ = long_text_passages(texts.texts, n, sizes.texts_per_passage, rng, name)
-        out[name] = (passages, n, False)
+        passages, members = long_text_passages(
+            texts.texts, n, texts_per_passage, rng, name, setting
+        )
+        units = [tuple(texts.texts[i] for i in m) for m in members]
+        out[name] = _Drawn(passages, units, n, False)
     return out
 
 

@@ -123,24 +123,41 @@ def long_text_passages(
     texts_per_passage: int,
     rng: np.random.Generator,
     group: str = "",
+    setting: str = "distance.long.passages_per_draw",
 ) -> tuple[list[str], list[np.ndarray]]:
-    """Passages of ``texts_per_passage`` distinct texts of one group, joined by spaces.
+    """Passages that partition a permuted sample of one group's texts, joined by spaces.
 
-    Texts do not repeat inside a passage but may recur across passages (NZ has 329 tweets and
-    the paper asks for 100 passages of 10).
+    ``n_passages x texts_per_passage`` distinct texts are drawn and cut into consecutive
+    passages, so no text occurs twice in one draw: passages that shared texts would be
+    near-duplicates, and a relabelling that split them over both sides of a pair would make
+    exchangeable groups look apart.
+
+    Args:
+        texts: the group's texts (or the pool the draw comes from).
+        n_passages: passages to make.
+        texts_per_passage: texts each passage joins.
+        rng: the draw's generator.
+        group: the group's name, for the error message.
+        setting: the config key that sets ``n_passages``, named by the error.
 
     Returns:
         The passages and, for each, the positions of the texts it joins.
+
+    Raises:
+        SampleSizeError: fewer than ``n_passages x texts_per_passage`` texts.
     """
     if texts_per_passage < 1 or n_passages < 1:
         raise ConfigError("long text needs at least 1 passage of at least 1 text")
-    if len(texts) < texts_per_passage:
+    needed = n_passages * texts_per_passage
+    if len(texts) < needed:
         named = f"group {group!r}" if group else "the group"
         raise SampleSizeError(
-            f"a passage joins {texts_per_passage} texts but {named} has only {len(texts)}: "
-            f"lower distance.long.texts_per_passage"
+            f"{n_passages} passages of {texts_per_passage} distinct texts need {needed} texts "
+            f"but {named} has only {len(texts)} for this draw: lower {setting} or "
+            "distance.long.texts_per_passage"
         )
+    chosen = rng.permutation(len(texts))[:needed]
     members = [
-        rng.choice(len(texts), size=texts_per_passage, replace=False) for _ in range(n_passages)
+        chosen[i * texts_per_passage : (i + 1) * texts_per_passage] for i in range(n_passages)
     ]
     return [" ".join(texts[i] for i in m) for m in members], members

@@ -2,9 +2,11 @@
 
 Per repetition the distance is cross-fitted by default: each group's passages are split into
 two halves, the LDA is fitted on one half of every group and the centroids are measured on the
-projected other half, then the halves swap and the two distance matrices are averaged. Fitting
-and measuring on the same passages (the paper, ``cross_fit: false``) inflates every distance,
-because the projection is chosen to separate exactly those passages.
+projected other half. (The halves are not swapped and averaged: a relabelling test of that
+average would have to refit the projection for every relabelling; measured on held-out
+passages alone, a relabelling is a re-average of projected points.) Fitting and measuring on
+the same passages (the paper, ``cross_fit: false``) inflates every distance, because the
+projection is chosen to separate exactly those passages.
 
 Each matrix also carries a noise floor per group and a permutation p-value per pair that the
 two groups' passages differ (see :func:`lda_distance_matrix`).
@@ -21,6 +23,7 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from threadpoolctl import threadpool_limits
 
 from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.relabel import NullSums, side_masks, unit_keys
 from regbias.errors import ConfigError
 
 __all__ = [
@@ -50,9 +53,9 @@ class LdaSettings:
         passages_per_group: long-text passages per group per repetition (read by the draws).
         cross_fit: fit on one half of each group's passages and measure on the other, then
             swap and average (False: fit and measure on the same passages, as the paper did).
-        relabellings: relabellings of each pair's passages per repetition for the permutation
-            p-value above noise (0: no test). The p-value pools all repetitions (and jobs), so a
-            few per repetition suffice when there are many repetitions.
+        relabellings: joint relabellings of each pair's measured passages for the permutation
+            p-value above noise (0: no test); one test over all repetitions and jobs, so its
+            smallest p is ``1 / (1 + relabellings)``.
     """
 
     n_components: int = 3
@@ -61,7 +64,7 @@ class LdaSettings:
     enabled: bool = True
     passages_per_group: int = 100
     cross_fit: bool = True
-    relabellings: int = 19
+    relabellings: int = 999
 
     def __post_init__(self) -> None:
         if self.solver not in SOLVERS:
@@ -264,12 +267,14 @@ def _centroid_distances(centroids: np.ndarray) -> np.ndarray:
 class _Repetition:
     """One repetition's passages in the layout of the chosen design.
 
-    ``parts[h][k]`` are group ``k``'s passages in half ``h`` (one part holding everything when
-    not cross-fitted). Fold ``h`` fits on ``parts[h]`` and measures on ``parts[1 - h]``, or on
-    ``parts[0]`` itself in-sample.
+    Cross-fitted: ``fit[k]`` are group ``k``'s passages the projection is fitted on and
+    ``measure[k]`` the disjoint ones its centroid is measured on (``measured[k]`` their
+    positions in the draw). In-sample: both are all of the group's passages.
     """
 
-    parts: list[list[np.ndarray]]
+    fit: list[np.ndarray]
+    measure: list[np.ndarray]
+    measured: list[np.ndarray]
     cross_fit: bool
 
     @classmethod
@@ -277,180 +282,210 @@ class _Repetition:
         cls, vectors: list[np.ndarray], cross_fit: bool, rng: np.random.Generator
     ) -> _Repetition:
         if not cross_fit:
-            return cls([vectors], False)
+            return cls(vectors, vectors, [np.arange(len(x)) for x in vectors], False)
         orders = [rng.permutation(len(x)) for x in vectors]
-        halves = [[x[o[: len(o) // 2]] for x, o in zip(vectors, orders, strict=True)]]
-        halves.append([x[o[len(o) // 2 :]] for x, o in zip(vectors, orders, strict=True)])
-        return cls(halves, True)
-
-    def folds(self) -> list[tuple[list[np.ndarray], list[np.ndarray]]]:
-        """``(train, test)`` passages per group for each fit."""
-        if not self.cross_fit:
-            return [(self.parts[0], self.parts[0])]
-        return [(self.parts[0], self.parts[1]), (self.parts[1], self.parts[0])]
-
-    def relabelled(self, a: int, b: int, rng: np.random.Generator) -> _Repetition:
-        """Groups ``a`` and ``b`` with their passages pooled and reassigned at random.
-
-        Within each half (the split is kept), so every fit sees the sizes it saw before.
-        """
-        parts = []
-        for part in self.parts:
-            pooled = np.concatenate([part[a], part[b]])
-            pooled = pooled[rng.permutation(len(pooled))]
-            swapped = list(part)
-            swapped[a], swapped[b] = pooled[: len(part[a])], pooled[len(part[a]) :]
-            parts.append(swapped)
-        return _Repetition(parts, self.cross_fit)
-
-
-def _fold_distances(fit: _Fit, test: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The fit's projection and the ``(K, K)`` distances of the test centroids in it."""
-    scalings = fit.scalings()
-    centroids = np.stack([x.mean(axis=0) for x in test]) @ scalings
-    return scalings, _centroid_distances(centroids)
+        fit = [x[o[: len(o) // 2]] for x, o in zip(vectors, orders, strict=True)]
+        held = [o[len(o) // 2 :] for o in orders]
+        measure = [x[h] for x, h in zip(vectors, held, strict=True)]
+        return cls(fit, measure, held, True)
 
 
 def _held_out_floor(
-    repetition: _Repetition, scalings: list[np.ndarray], rng: np.random.Generator
+    repetition: _Repetition, scalings: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
     """``(K,)`` within-group distances of held-out passages, at the between-group scale.
 
-    In each fold a group's held-out passages (``h``) are split at random into two parts
-    (``s1 + s2 = h``) and their centroids compared in that fold's projection. Projected means
-    are (nearly) Gaussian with spread proportional to ``sqrt(1/s1 + 1/s2)``, so the distance is
-    rescaled to two centroids of ``h`` passages each, the sizes the between-group distances of
-    the fold compare.
+    A group's held-out passages (``h``) are split at random into two parts (``s1 + s2 = h``)
+    and their centroids compared in the projection. Projected means are (nearly) Gaussian
+    with spread proportional to ``sqrt(1/s1 + 1/s2)``, so the distance is rescaled to two
+    centroids of ``h`` passages each, the sizes the between-group distances compare.
     """
-    floor = np.zeros(len(repetition.parts[0]))
-    for projection, (_, test) in zip(scalings, repetition.folds(), strict=True):
-        for k, x in enumerate(test):
-            h = len(x)
-            s1, s2 = h // 2, h - h // 2
-            factor = np.sqrt((2 / h) / (1 / s1 + 1 / s2))
-            for _ in range(FLOOR_SPLITS):
-                order = rng.permutation(h)
-                distance = _distance(projection, x[order[:s1]].mean(0), x[order[s1:]].mean(0))
-                floor[k] += factor * distance
-    return floor / (FLOOR_SPLITS * len(scalings))
+    floor = np.zeros(len(repetition.measure))
+    for k, x in enumerate(repetition.measure):
+        h = len(x)
+        s1, s2 = h // 2, h - h // 2
+        factor = np.sqrt((2 / h) / (1 / s1 + 1 / s2))
+        for _ in range(FLOOR_SPLITS):
+            order = rng.permutation(h)
+            distance = _distance(scalings, x[order[:s1]].mean(0), x[order[s1:]].mean(0))
+            floor[k] += factor * distance
+    return floor / FLOOR_SPLITS
 
 
-def _relabelled_distance(repetition: _Repetition, fits: list[_Fit], a: int, b: int) -> float:
-    """The distance of ``a`` and ``b`` refitted and measured as observed, on relabelled passages."""
-    values = []
-    for fit, (train, test) in zip(fits, repetition.folds(), strict=True):
-        scalings = fit.scalings({a: train[a], b: train[b]})
-        values.append(_distance(scalings, test[a].mean(axis=0), test[b].mean(axis=0)))
-    return float(np.mean(values))
-
-
-def _exceedances(
-    repetition: _Repetition,
-    fits: list[_Fit],
-    observed: np.ndarray,
-    relabellings: int,
-    rng: np.random.Generator,
+def _relabelled_held_out(
+    projected: list[np.ndarray], a: int, b: int, masks: np.ndarray
 ) -> np.ndarray:
-    """``(K, K)`` count of relabellings whose distance reaches the observed one (ties count)."""
-    k = len(repetition.parts[0])
-    counts = np.zeros((k, k))
-    for a in range(k):
-        for b in range(a + 1, k):
-            reached = 0
-            for _ in range(relabellings):
-                null = _relabelled_distance(repetition.relabelled(a, b, rng), fits, a, b)
-                reached += null >= observed[a, b] * (1 - 1e-12)
-            counts[a, b] = counts[b, a] = reached
-    return counts
+    """``(N,)`` centroid distances of ``a`` and ``b`` with their measured passages relabelled.
+
+    The projection was fitted on other passages, so given it the measured passages of two
+    exchangeable groups are exchangeable: relabelling them needs no refit.
+    """
+    pooled = np.concatenate([projected[a], projected[b]])
+    side = masks.astype(np.float64)
+    mean_a = side @ pooled / side.sum(axis=1, keepdims=True)
+    mean_b = (1 - side) @ pooled / (1 - side).sum(axis=1, keepdims=True)
+    return np.linalg.norm(mean_a - mean_b, axis=1)
+
+
+def _relabelled_in_sample(
+    repetition: _Repetition, fit: _Fit, a: int, b: int, masks: np.ndarray
+) -> np.ndarray:
+    """``(N,)`` in-sample distances of ``a`` and ``b`` relabelled and refitted (no cross-fit)."""
+    pooled = np.concatenate([repetition.fit[a], repetition.fit[b]])
+    values = np.empty(len(masks))
+    for n, side in enumerate(masks):
+        swap = {a: pooled[side], b: pooled[~side]}
+        scalings = fit.scalings(swap)
+        values[n] = _distance(scalings, swap[a].mean(axis=0), swap[b].mean(axis=0))
+    return values
 
 
 def _floor_possible(settings: LdaSettings, n: int, k: int, dim: int) -> bool:
     return n >= 4 and (settings.shrinkage is not None or (n // 2) * k - k >= dim)
 
 
-def _repetition_statistics(
+@dataclass(frozen=True)
+class _Measured:
+    """One repetition: observed ``(K, K)`` distances, the floor (None: halves too small), and
+    the projected measured passages with their positions (for the relabellings)."""
+
+    observed: np.ndarray
+    floor: np.ndarray | None
+    repetition: _Repetition
+    fit: _Fit
+    projected: list[np.ndarray]
+
+
+def _measure(
     draw: dict[str, np.ndarray], settings: LdaSettings, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """Observed ``(K, K)`` distances, ``(K,)`` floor (None: halves too small) and exceedances."""
+) -> _Measured:
     groups, n, dim = _check(draw, settings, 0.5 if settings.cross_fit else 1.0)
     vectors = [np.asarray(draw[g], dtype=np.float64) for g in groups]
     repetition = _Repetition.split(vectors, settings.cross_fit, rng)
-    fits, folds = [], []
-    for train, test in repetition.folds():
-        fits.append(_Fit(train, settings))
-        folds.append(_fold_distances(fits[-1], test))
-    observed = np.mean([distances for _, distances in folds], axis=0)
+    fit = _Fit(repetition.fit, settings)
+    scalings = fit.scalings()
+    projected = [x @ scalings for x in repetition.measure]
+    observed = _centroid_distances(np.stack([p.mean(axis=0) for p in projected]))
     floor = None
     if settings.cross_fit:
-        floor = _held_out_floor(repetition, [scalings for scalings, _ in folds], rng)
+        floor = _held_out_floor(repetition, scalings, rng)
     elif _floor_possible(settings, n, len(groups), dim):
         # The floor is always measured on held-out passages, so it is the honest noise level
         # that in-sample distances exceed.
         halves = _Repetition.split(vectors, True, rng)
-        held_out = [_Fit(train, settings).scalings() for train, _ in halves.folds()]
-        floor = _held_out_floor(halves, held_out, rng)
-    counts = _exceedances(repetition, fits, observed, settings.relabellings, rng)
-    return observed, floor, counts
+        floor = _held_out_floor(halves, _Fit(halves.fit, settings).scalings(), rng)
+    return _Measured(observed, floor, repetition, fit, projected)
+
+
+def _add_relabellings(
+    null: NullSums,
+    measured: _Measured,
+    keys: list[np.ndarray],
+) -> None:
+    """Add every pair's relabelled distances of one repetition to ``null``.
+
+    ``keys[k]`` are the ``(N, n)`` relabelling keys of group ``k``'s passages in draw order.
+    """
+    repetition = measured.repetition
+    k = len(repetition.measure)
+    for a in range(k):
+        for b in range(a + 1, k):
+            masks = side_masks(
+                keys[a][:, repetition.measured[a]], keys[b][:, repetition.measured[b]]
+            )
+            if repetition.cross_fit:
+                values = _relabelled_held_out(measured.projected, a, b, masks)
+            else:
+                values = _relabelled_in_sample(repetition, measured.fit, a, b, masks)
+            null.add(a, b, values)
 
 
 def lda_distance_matrix(
-    draws: list[dict[str, np.ndarray]], settings: LdaSettings, name: str = "lda", *, seed: int = 0
+    draws: list[dict[str, np.ndarray]],
+    settings: LdaSettings,
+    name: str = "lda",
+    *,
+    seed: int = 0,
+    units: list[dict[str, list[tuple[str, ...]]]] | None = None,
+    relabel_seed: int = 0,
 ) -> DistanceMatrix:
     """Euclidean distance between group centroids in the LDA projection, over repetitions.
 
-    Distances are cross-fitted unless ``settings.cross_fit`` is False (see the module).
+    Cross-fitted (the default): per repetition each group's passages are split at random into
+    two halves; the projection is fitted on one half of every group and the centroids are
+    measured on the other. ``cross_fit: false`` fits and measures on the same passages (the
+    paper; inflated distances).
 
     Noise floor: per group, the distance between the centroids of two disjoint random parts of
-    the group's held-out passages in the cross-fitted projection, rescaled from the parts'
-    sizes to the sizes a between-group distance compares (see ``_held_out_floor``). When two
-    groups are exchangeable their cross-fitted distance is the same kind of quantity (two
-    centroids of independent passages of one population, in a projection fitted on other
-    passages), so under the null ``d(a, b)`` is about ``(floor(a) + floor(b)) / 2``. It is
-    always measured on held-out passages, so in-sample distances exceed it even for
-    exchangeable groups (that is their inflation). When the groups' spreads differ, the mean
-    of the two floors is slightly below the null distance (a square root is concave).
+    the group's held-out passages, rescaled from the parts' sizes to the sizes a between-group
+    distance compares (see ``_held_out_floor``). When two groups are exchangeable their
+    cross-fitted distance is the same kind of quantity, so under the null ``d(a, b)`` is about
+    ``(floor(a) + floor(b)) / 2``. It is always measured on held-out passages, so in-sample
+    distances exceed it even for exchangeable groups (that is their inflation).
 
-    Above noise: for each pair, ``relabellings`` times per repetition, the two groups' passages
-    are pooled and reassigned at random (within each half, so the split and the sizes stay),
-    the LDA is refitted and the pair measured as observed; ``p = (1 + #null >= observed) /
-    (1 + n)``, counting over all repetitions (``n`` = their relabellings, stored in the
-    config as ``relabellings_total`` so that pooling jobs can add them up).
+    Above noise: ``settings.relabellings`` joint relabellings of each pair's measured passages
+    (:mod:`regbias.distances.relabel`: the same relabelling of a text in every repetition and
+    job). Given the projection, fitted on other passages, the measured passages of two
+    exchangeable groups are exchangeable, so a relabelling needs no refit and thousands cost
+    little; in-sample (no cross-fit) every relabelling refits the projection.
 
     Args:
         draws: ``draws[r][group]`` = ``(n, d)`` pooled vectors of that group's long-text
             passages in repetition ``r``; equal ``n`` for every group, same groups throughout.
         settings: LDA settings.
         name: the matrix's name.
-        seed: seed of the halves, the floor's splits and the relabellings.
+        seed: seed of the halves and the floor's splits.
+        units: ``units[r][group]`` = the corpus texts each passage joins (the relabelled
+            units); None treats every passage as a text of its own, new in every repetition.
+        relabel_seed: the sweep-level seed of the relabellings.
 
     Returns:
         The mean and standard deviation over repetitions of the centroid distances, with the
-        floor (mean and sd over repetitions) and ``p_above_noise`` (None without relabellings).
+        floor (mean and sd over repetitions) and the relabelled sums (None without
+        relabellings).
     """
     if not draws:
         raise ValueError("lda_distance_matrix needs at least one repetition")
     groups = list(draws[0])
     rng = np.random.default_rng(seed)
-    values, floors, counts = [], [], np.zeros((len(groups), len(groups)))
+    n_null = settings.relabellings
+    null = NullSums.zeros(n_null, len(groups))
+    values, floors = [], []
     # Many small eigenproblems: threads of a BLAS only contend for the cores.
     with threadpool_limits(limits=1, user_api="blas"):
         for r, draw in enumerate(draws):
             if list(draw) != groups:
                 raise ValueError(f"repetition {r} has groups {list(draw)}, expected {groups}")
-            observed, floor, reached = _repetition_statistics(draw, settings, rng)
-            values.append(observed)
-            floors.append(floor)
-            counts += reached
-    config = asdict(settings)
-    total = settings.relabellings * len(draws)
-    p_value = None
-    if total:
-        config["relabellings_total"] = total
-        p_value = (1 + counts) / (1 + total)
-        np.fill_diagonal(p_value, np.nan)
+            measured = _measure(draw, settings, rng)
+            values.append(measured.observed)
+            floors.append(measured.floor)
+            if n_null:
+                keys = _passage_keys(draw, units[r] if units else None, r, relabel_seed, n_null)
+                _add_relabellings(null, measured, keys)
+    config = asdict(settings) | {"relabel_seed": relabel_seed}
     matrix = DistanceMatrix.from_repetitions(name, groups, np.stack(values), config)
     floor, floor_sd = _summary(floors)
-    return replace(matrix, floor=floor, floor_sd=floor_sd, p_above_noise=p_value)
+    return replace(matrix, floor=floor, floor_sd=floor_sd, null=null.sums if n_null else None)
+
+
+def _passage_keys(
+    draw: dict[str, np.ndarray],
+    units: dict[str, list[tuple[str, ...]]] | None,
+    repetition: int,
+    relabel_seed: int,
+    n_relabellings: int,
+) -> list[np.ndarray]:
+    """Per group, ``(N, n)`` relabelling keys of its passages in draw order."""
+    keys = []
+    for group, vectors in draw.items():
+        if units is None:
+            named = [(f"{repetition}/{group}/{i}",) for i in range(len(vectors))]
+        else:
+            named = units[group]
+            if len(named) != len(vectors):
+                raise ValueError(f"group {group!r}: {len(named)} units for {len(vectors)} passages")
+        keys.append(unit_keys(named, relabel_seed, n_relabellings))
+    return keys
 
 
 def _summary(floors: list[np.ndarray | None]) -> tuple[np.ndarray | None, np.ndarray | None]:

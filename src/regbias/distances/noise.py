@@ -4,7 +4,8 @@ Distances between point clouds have no natural zero: two disjoint draws of one g
 already apart. The *floor* of a group is the divergence between its main draw and a twin draw
 of the same size; a pair's *excess* is its distance minus the mean of its two floors. The
 *relabelling test* asks whether a pair's distance exceeds what the same texts give when their
-group labels are shuffled (texts, not points, are relabelled: a text's tokens stay together).
+group labels are shuffled (texts, not points, are relabelled: a text's tokens stay together),
+with one joint relabelling of every repetition (:mod:`regbias.distances.relabel`).
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ import numpy as np
 import pandas as pd
 
 from regbias.console import progress_bar as tqdm
+from regbias.distances.relabel import NullSums, side_masks, unit_keys
 from regbias.distances.sinkhorn import (
+    DivergenceResult,
     SinkhornSettings,
     divergence_from,
+    divergences,
     padded_points,
     self_costs,
     usable,
 )
 
-__all__ = ["sinkhorn_floors", "relabelling_pvalues"]
+__all__ = ["sinkhorn_floors", "sinkhorn_relabellings"]
 
 
 def sinkhorn_floors(
@@ -66,65 +70,77 @@ def sinkhorn_floors(
     return floor, np.where(counts > 1, np.sqrt(spread), 0.0)
 
 
-def relabelling_pvalues(
+def sinkhorn_relabellings(
     texts: list[dict[str, list[np.ndarray]]],
+    units: list[dict[str, list[tuple[str, ...]]]] | None,
     table: pd.DataFrame,
     settings: SinkhornSettings,
     relabellings: int,
-    rng: np.random.Generator,
+    relabel_seed: int,
     *,
+    exclude_unconverged: bool,
     progress: bool = True,
-) -> tuple[np.ndarray, int]:
-    """Permutation p-value per pair that its distance exceeds relabelled ones.
+) -> np.ndarray:
+    """The joint relabellings of every pair's texts, summed over the counted repetitions.
 
-    In every repetition the texts of groups ``a`` and ``b`` are pooled, shuffled and split
-    into two sets of the original sizes ``relabellings`` times; each split's divergence is one
-    draw of the null. ``p = (1 + #null >= observed) / (1 + #null)``, counted over repetitions.
+    In every repetition whose observed divergence enters the pair's mean (the rows of
+    ``table`` that :func:`usable` keeps), relabelling ``k`` splits the pooled texts of the two
+    groups by their keys (:mod:`regbias.distances.relabel`) and the divergence of the split is
+    solved; a relabelled solve that does not converge counts as extreme (NaN).
 
     Args:
         texts: ``texts[r][group]`` = one ``(n_tokens, d)`` array per drawn text.
-        table: the matrix's diagnostics (observed divergence per repetition and pair).
+        units: ``units[r][group]`` = the corpus texts each drawn text joins; None treats every
+            drawn text as a unit of its own.
+        table: the matrix's diagnostics (which repetitions of a pair are counted).
         settings: the run's resolved solver settings.
-        relabellings: relabelled splits per pair and repetition.
-        rng: the generator of the splits.
+        relabellings: joint relabellings ``N``.
+        relabel_seed: the sweep-level seed of the relabellings.
+        exclude_unconverged: the matrix's rule for leaving a repetition out.
         progress: show a progress bar.
 
     Returns:
-        ``(p, total)``: the ``(K, K)`` p-values (NaN diagonal) and relabellings per pair.
+        ``(N, K, K)`` sums (see :class:`regbias.distances.relabel.NullSums`).
     """
     groups = list(texts[0])
-    size = _relabel_size(texts, settings)
-    extreme = np.zeros((len(groups), len(groups)))
-    total = np.zeros_like(extreme)
-    rows = table[usable(table, exclude_unconverged=False)]
+    null = NullSums.zeros(relabellings, len(groups))
+    rows = table[usable(table, exclude_unconverged)]
     with tqdm(total=len(rows) * relabellings, desc="relabelling", disable=not progress) as bar:
         for row in rows.itertuples(index=False):
-            pooled = texts[row.repetition][row.group_a] + texts[row.repetition][row.group_b]
-            n_a = len(texts[row.repetition][row.group_a])
-            null = []
-            for _ in range(relabellings):
-                order = rng.permutation(len(pooled))
-                x = np.concatenate([pooled[i] for i in order[:n_a]])
-                y = np.concatenate([pooled[i] for i in order[n_a:]])
-                null.append(divergence_from(x, y, settings, size).divergence)
-                bar.update()
-            i, j = groups.index(row.group_a), groups.index(row.group_b)
-            null_values = np.asarray(null)
-            extreme[i, j] += np.sum(null_values[np.isfinite(null_values)] >= row.divergence)
-            total[i, j] += relabellings
-    p = (1 + extreme + extreme.T) / (1 + total + total.T)
-    np.fill_diagonal(p, np.nan)
-    return p, int(total.max())
+            rep, a, b = row.repetition, row.group_a, row.group_b
+            keys = [_keys(texts, units, rep, g, relabel_seed, relabellings) for g in (a, b)]
+            pooled = texts[rep][a] + texts[rep][b]
+            pairs = []
+            for side in side_masks(*keys):
+                x = np.concatenate([t for t, s in zip(pooled, side, strict=True) if s])
+                y = np.concatenate([t for t, s in zip(pooled, side, strict=True) if not s])
+                pairs.append((x, y))
+            # One padded size per pair and repetition (few distinct sizes: few compiles).
+            size = padded_points(max(max(len(x), len(y)) for x, y in pairs), settings)
+            results = divergences(pairs, settings, size)
+            values = np.array([_counted(r) for r in results])
+            null.add(groups.index(a), groups.index(b), values)
+            bar.update(relabellings)
+    return null.sums
 
 
-def _relabel_size(texts: list[dict[str, list[np.ndarray]]], settings: SinkhornSettings) -> int:
-    """A padded size no relabelled cloud exceeds: the longest texts of any two groups pooled."""
-    bound = 0
-    for rep in texts:
-        lengths = {g: sorted((len(t) for t in ts), reverse=True) for g, ts in rep.items()}
-        for a, la in lengths.items():
-            for b, lb in lengths.items():
-                if a < b:
-                    longest = sorted(la + lb, reverse=True)
-                    bound = max(bound, sum(longest[: max(len(la), len(lb))]))
-    return padded_points(bound, settings)
+def _keys(
+    texts: list[dict[str, list[np.ndarray]]],
+    units: list[dict[str, list[tuple[str, ...]]]] | None,
+    repetition: int,
+    group: str,
+    relabel_seed: int,
+    relabellings: int,
+) -> np.ndarray:
+    if units is None:
+        named = [(f"{repetition}/{group}/{i}",) for i in range(len(texts[repetition][group]))]
+    else:
+        named = units[repetition][group]
+    return unit_keys(named, relabel_seed, relabellings)
+
+
+def _counted(result: DivergenceResult) -> float:
+    """A relabelled divergence, NaN (extreme) unless every term converged to a finite cost."""
+    terms = (result.xy, result.xx, result.yy)
+    ok = all(t.converged for t in terms) and np.isfinite(result.divergence)
+    return float(result.divergence) if ok else float("nan")

@@ -41,6 +41,7 @@ __all__ = [
     "SinkhornSettings",
     "SolveDiagnostics",
     "derive_epsilon",
+    "divergences",
     "mean_pooled_cost",
     "resolve_settings",
     "sinkhorn_divergence",
@@ -873,6 +874,35 @@ def self_costs(table: pd.DataFrame) -> dict[tuple[int, str], SolveDiagnostics]:
                 getattr(row, f"{term}_error"),
             )
     return out
+
+
+def divergences(
+    pairs: list[tuple[np.ndarray, np.ndarray]], settings: SinkhornSettings, size: int
+) -> list[DivergenceResult]:
+    """Divergences of many pairs of clouds at one padded size: self terms in one batched call,
+    cross terms in another (the relabelled pairs of a test), each retried as
+    :func:`solve_ot` retries.
+
+    Args:
+        pairs: ``(x, y)`` clouds, each at most ``size`` points.
+        settings: the run's resolved settings (sinkhorn solver).
+        size: the padded size.
+    """
+    if settings.solver == "exact":
+        return [divergence_from(x, y, settings, size) for x, y in pairs]
+    padded = [(_pad(np.asarray(x), None, size), _pad(np.asarray(y), None, size)) for x, y in pairs]
+    selves = [(*p, *p) for pair in padded for p in pair]
+    own = _solve_many(selves, settings, size, symmetric=True)
+    own = [_retry(p, settings, size, d, symmetric=True) for p, d in zip(selves, own, strict=True)]
+    cross = [(*x, *y) for x, y in padded]
+    xys = _solve_many(cross, settings, size, symmetric=False)
+    xys = [_retry(p, settings, size, d, symmetric=False) for p, d in zip(cross, xys, strict=True)]
+    return [
+        DivergenceResult(
+            _divergence(xy, own[2 * i], own[2 * i + 1]), xy, own[2 * i], own[2 * i + 1]
+        )
+        for i, xy in enumerate(xys)
+    ]
 
 
 def divergence_from(

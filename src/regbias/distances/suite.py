@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -10,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from regbias.data.draws import DistanceDraws, DrawSizes, validate_draw_sizes
-from regbias.data.sampling import rng_for
+from regbias.distances.energy import EnergySettings, energy_matrix
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.noise import relabelling_pvalues, sinkhorn_floors
+from regbias.distances.noise import sinkhorn_floors, sinkhorn_relabellings
 from regbias.distances.sensitivity import epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings, sinkhorn_matrix
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
@@ -30,6 +33,15 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+@contextmanager
+def _step(timings: dict[str, float], name: str) -> Iterator[None]:
+    """Wall seconds of one step of the suite, logged and kept in ``timings``."""
+    start = time.perf_counter()
+    yield
+    timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+    log.info("%s took %.1f s", name, time.perf_counter() - start)
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,14 @@ class LongSettings:
 
 
 @dataclass(frozen=True)
+class SentenceSettings:
+    """``distance.sentences``: texts per draw for the energy distance of sentence vectors."""
+
+    enabled: bool
+    texts_per_draw: int | None
+
+
+@dataclass(frozen=True)
 class DistanceSettings:
     """The ``distance`` config group: stages II and III (see ``conf/distance/default.yaml``)."""
 
@@ -66,6 +86,9 @@ class DistanceSettings:
     long: LongSettings
     sinkhorn: SinkhornSettings
     lda: LdaSettings
+    energy: EnergySettings = field(default_factory=EnergySettings)
+    relabel_seed: int = 0
+    sentences: SentenceSettings = field(default_factory=lambda: SentenceSettings(False, None))
 
     def __post_init__(self) -> None:
         validate_draw_sizes(self.draw_sizes(), enabled=self.enabled)
@@ -87,6 +110,8 @@ class DistanceSettings:
             matched_pool=self.matched_pool,
             pool_size=self.pool_size,
             floors=self.floors,
+            sentences=self.sentences.enabled and self.energy.enabled,
+            sentence_texts=self.sentences.texts_per_draw,
         )
 
 
@@ -99,6 +124,7 @@ class DistanceSuiteResult:
     epsilon: float | None = None
     lda_projection: LdaProjection | None = None
     sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def _clouds(
@@ -146,42 +172,115 @@ def run_distance_suite(
     One epsilon serves every pair: that of ``calibrated`` when given (the sweep's resolved
     Sinkhorn settings, see :func:`calibrate_sinkhorn`), else the configured one, else one
     derived once from the pooled clouds of all repetitions and kinds of this job. Where the
-    draws have twins the matrices carry noise floors; with ``distance.relabellings`` > 0 they
-    carry relabelling p-values (seeded by ``seed``). With ``sensitivity`` = (epsilons,
-    exact_max_points), repetition 0 of each Sinkhorn kind is recomputed at those epsilons and
-    at the exact-OT limit (``result.sensitivity``: the values and the ranking stability).
+    draws have twins the matrices carry noise floors. Each distance with relabellings
+    (``distance.relabellings`` for Sinkhorn, ``distance.energy.relabellings``,
+    ``distance.lda.relabellings``) carries the sums of its joint relabellings, seeded by the
+    sweep-level ``distance.relabel_seed`` (never the job's seed: relabelling k must be the same
+    in every job). ``seed`` seeds the LDA halves and floor splits. With ``sensitivity`` =
+    (epsilons, exact_max_points), repetition 0 of each Sinkhorn kind is recomputed at those
+    epsilons and at the exact-OT limit (``result.sensitivity``).
     """
     result = DistanceSuiteResult()
     kinds = [k for k in ("short", "long") if k in draws.texts]
     if kinds:
-        _sinkhorn_kinds(
-            draws, kinds, encoder, cache, distance, seed, calibrated, result, sensitivity
-        )
+        with _step(result.timings, "embed_tokens"):
+            tokens = _tokens(draws, kinds, encoder, cache, distance)
+        _sinkhorn_kinds(draws, kinds, tokens, distance, calibrated, result, sensitivity)
+        if distance.energy.enabled:
+            _energy_kinds(draws, kinds, tokens, distance, result)
+    if "sentence" in draws.texts:
+        _energy_sentences(draws, encoder, cache, distance, result)
     if "lda" in draws.texts:
         reps = draws.texts["lda"]
         texts = draws.distinct_texts(["lda"])
-        vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
+        with _step(result.timings, "embed_pooled"):
+            vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
         pooled = [{g: np.stack([vectors[t] for t in ts]) for g, ts in rep.items()} for rep in reps]
         settings = distance.lda
-        result.matrices["lda"] = lda_distance_matrix(pooled, settings, name="lda", seed=seed)
+        with _step(result.timings, "lda"):
+            result.matrices["lda"] = lda_distance_matrix(
+                pooled,
+                settings,
+                name="lda",
+                seed=seed,
+                units=draws.units.get("lda"),
+                relabel_seed=distance.relabel_seed,
+            )
         result.lda_projection = lda_projection(pooled[0], settings)
     return result
 
 
-def _sinkhorn_kinds(
+def _tokens(
     draws: DistanceDraws,
     kinds: list[str],
     encoder: Encoder,
     cache: EmbeddingCache | None,
     distance: DistanceSettings,
-    seed: int,
+) -> dict[str, np.ndarray]:
+    padding = "real" if distance.tokens == "real" else "max_length"
+    texts = draws.distinct_texts(kinds)
+    return dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
+
+
+def _per_text(
+    reps: list[dict[str, list[str]]], tokens: dict[str, np.ndarray]
+) -> list[dict[str, list[np.ndarray]]]:
+    return [{g: [tokens[t] for t in ts] for g, ts in rep.items()} for rep in reps]
+
+
+def _energy_kinds(
+    draws: DistanceDraws,
+    kinds: list[str],
+    tokens: dict[str, np.ndarray],
+    distance: DistanceSettings,
+    result: DistanceSuiteResult,
+) -> None:
+    for kind in kinds:
+        twins = _per_text(draws.twins[kind], tokens) if kind in draws.twins else None
+        with _step(result.timings, f"energy_{kind}"):
+            result.matrices[f"energy_{kind}"] = energy_matrix(
+                _per_text(draws.texts[kind], tokens),
+                name=f"energy_{kind}",
+                units=draws.units.get(kind),
+                twins=twins,
+                relabellings=distance.energy.relabellings,
+                relabel_seed=distance.relabel_seed,
+            )
+
+
+def _energy_sentences(
+    draws: DistanceDraws,
+    encoder: Encoder,
+    cache: EmbeddingCache | None,
+    distance: DistanceSettings,
+    result: DistanceSuiteResult,
+) -> None:
+    """``energy_sentence``: the energy distance of the groups' sentence (pooled) vectors."""
+    texts = draws.distinct_texts(["sentence"])
+    with _step(result.timings, "embed_pooled"):
+        pooled = embed_pooled(encoder, cache, texts)
+    vectors = {t: v[None, :] for t, v in zip(texts, pooled, strict=True)}
+    twins = _per_text(draws.twins["sentence"], vectors) if "sentence" in draws.twins else None
+    with _step(result.timings, "energy_sentence"):
+        result.matrices["energy_sentence"] = energy_matrix(
+            _per_text(draws.texts["sentence"], vectors),
+            name="energy_sentence",
+            units=draws.units.get("sentence"),
+            twins=twins,
+            relabellings=distance.energy.relabellings,
+            relabel_seed=distance.relabel_seed,
+        )
+
+
+def _sinkhorn_kinds(
+    draws: DistanceDraws,
+    kinds: list[str],
+    tokens: dict[str, np.ndarray],
+    distance: DistanceSettings,
     calibrated: SinkhornSettings | None,
     result: DistanceSuiteResult,
     sensitivity: tuple[list[float], int] | None = None,
 ) -> None:
-    padding = "real" if distance.tokens == "real" else "max_length"
-    texts = draws.distinct_texts(kinds)
-    tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
     clouds = {k: _clouds(draws.texts[k], tokens) for k in kinds}
     # What the sweep did not fix is fixed once here, over every cloud of the job.
     pooled = [c for k in kinds for rep in clouds[k] for c in rep.values()]
@@ -198,22 +297,33 @@ def _sinkhorn_kinds(
     relabellings = distance.relabellings
     for kind in kinds:
         name = f"sinkhorn_{kind}"
-        matrix, table = sinkhorn_matrix(
-            clouds[kind], settings, name=name, exclude_unconverged=exclude
-        )
+        with _step(result.timings, name):
+            matrix, table = sinkhorn_matrix(
+                clouds[kind], settings, name=name, exclude_unconverged=exclude
+            )
         size = int(matrix.config["n_points_padded"])
         if kind in draws.twins:
             twins = _clouds(draws.twins[kind], tokens)
-            floor, floor_sd = sinkhorn_floors(clouds[kind], twins, table, settings, size)
+            with _step(result.timings, f"{name}_floor"):
+                floor, floor_sd = sinkhorn_floors(clouds[kind], twins, table, settings, size)
             matrix = replace(matrix, floor=floor, floor_sd=floor_sd)
+        config = matrix.config | {
+            "relabellings": relabellings,
+            "relabel_seed": distance.relabel_seed,
+        }
+        matrix = replace(matrix, config=config)
         if relabellings > 0:
-            per_text = [
-                {g: [tokens[t] for t in ts] for g, ts in rep.items()} for rep in draws.texts[kind]
-            ]
-            rng = rng_for(seed, "relabel", kind)
-            p, total = relabelling_pvalues(per_text, table, settings, relabellings, rng)
-            config = matrix.config | {"relabellings_total": total}
-            matrix = replace(matrix, p_above_noise=p, config=config)
+            with _step(result.timings, f"{name}_relabellings"):
+                null = sinkhorn_relabellings(
+                    _per_text(draws.texts[kind], tokens),
+                    draws.units.get(kind),
+                    table,
+                    settings,
+                    relabellings,
+                    distance.relabel_seed,
+                    exclude_unconverged=exclude,
+                )
+            matrix = replace(matrix, null=null)
         result.matrices[name], result.diagnostics[name] = matrix, table
         if sensitivity and sensitivity[0]:
             values = epsilon_sensitivity(clouds[kind][0], settings, *sensitivity)

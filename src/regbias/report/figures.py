@@ -27,6 +27,7 @@ __all__ = [
     "lda_scatter",
     "pair_scatter",
     "performance_distributions",
+    "power_curves",
     "representation_plot",
     "save_figure",
 ]
@@ -424,4 +425,32 @@ def lda_scatter(projection: LdaProjection, title: str = "LDA projection") -> Fig
     ax.set_ylabel("LD2" if two else "group")
     ax.legend(fontsize="small", markerscale=2, frameon=False, loc="best")
     ax.set_title(title)
+    return fig
+
+
+def power_curves(rates: pd.DataFrame, level: str, target: float = 0.8) -> Figure:
+    """Detection rate against the planted mixture share, one line per distance.
+
+    Args:
+        rates: :meth:`regbias.distances.power.PowerResult.rates` (``distance, share, power,
+            power_low, power_high, power_unadjusted``).
+        level: how detection was judged, for the axis label (e.g. "p <= 0.05 / 28").
+        target: the power a dashed line marks.
+    """
+    fig = _figure(6.0, 4.0)
+    ax = fig.add_subplot()
+    for k, (name, part) in enumerate(rates.groupby("distance", sort=False)):
+        part = part.sort_values("share")
+        colour = f"C{k % 10}"
+        ax.plot(part["share"], part["power"], "o-", color=colour, label=str(name))
+        ax.fill_between(
+            part["share"], part["power_low"], part["power_high"], color=colour, alpha=0.12
+        )
+        ax.plot(part["share"], part["power_unadjusted"], ":", color=colour, lw=1)
+    ax.axhline(target, color="0.5", ls="--", lw=1)
+    ax.set_xlabel("share of one pseudo-group's texts replaced by the donor's")
+    ax.set_ylabel(f"share of plants detected ({level}; dotted: p <= 0.05)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("Power of the pair tests (band: 95% interval)")
+    ax.legend(fontsize=8, loc="upper left")
     return fig

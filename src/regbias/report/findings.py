@@ -1,4 +1,10 @@
-"""The report's opening "Findings" section: each headline correlation with its own evidence."""
+"""The report's opening "Findings" section: each headline correlation with its own evidence.
+
+The declared primary hypothesis comes first, as one sentence: its regions-only test, held
+alone to the level, and how large a correlation that test could detect. Every other sentence
+is a secondary correlation; its p-value is the adjusted one (``analysis.adjust``), and any
+p-value a sentence shows that is not adjusted is called "unadjusted" there.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +14,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
+from regbias.analysis.power_rho import TARGET_POWER
+from regbias.analysis.primary import PrimaryTest
 
-__all__ = ["GLOSSARY", "describe_column", "findings_markdown"]
+__all__ = ["GLOSSARY", "describe_column", "findings_markdown", "primary_sentence"]
 
 #: One line per term the findings use.
 GLOSSARY = [
@@ -17,17 +25,43 @@ GLOSSARY = [
     "squared embedding distance (one value per sweep); smaller is closer to exact transport.",
     "- *floor*: the distance between two disjoint draws of the same group, the value sampling "
     "noise alone gives.",
-    "- *excess*: a pair's distance minus the mean floor of its two groups; a pair is above noise "
-    "when this is clearly positive.",
+    "- *excess*: a pair's distance minus the mean floor of its two groups (its size, not its "
+    "evidence: whether a pair differs is its pair test's verdict).",
+    "- *pair test*: a permutation test of one distance between two groups: the mean over all "
+    "repetitions of all jobs against the same mean after joint relabellings of the two groups' "
+    "texts; *differ* means its p, adjusted over the distance's pairs (Holm), is at most the "
+    "level.",
+    "- *energy distance*: twice the mean distance between the two groups' points minus the mean "
+    "distances within each (Szekely-Rizzo); `energy_sentence` compares the texts' sentence "
+    "vectors, `energy_short`/`energy_long` the same token clouds as Sinkhorn.",
+    "- *gap*: the absolute difference between two groups' mean score over the models "
+    "(`gap_accuracy`); *dcor*: the distance correlation between the two groups' per-model "
+    "scores, how much the models' quality moves together on both.",
     "- *mixed*: a group drawn from all regions together (it shares texts with every region).",
     "- *baseline*: the general training sample, scored on each model's held-out fold; a sample "
     "of another kind than the regions.",
+    "- *primary hypothesis*: declared before the data and tested alone at the level, on the "
+    "regions' pairs only, in the direction the protocol expects; every other correlation is "
+    "secondary and its p-value is adjusted for the whole table.",
+    "- *maxT-adjusted p*: the share of group relabellings under which the strongest "
+    "correlation of the whole table reaches this one (Westfall-Young); below the level, the "
+    "chance that any secondary finding is false is at most the level.",
 ]
-_ADJUSTED = {"holm": "Holm-adjusted", "bh": "Benjamini-Hochberg-adjusted", "none": "unadjusted"}
+_ADJUSTED = {
+    "maxt": "maxT-adjusted",
+    "holm": "Holm-adjusted",
+    "bh": "Benjamini-Hochberg-adjusted",
+    "none": "unadjusted",
+}
+_SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
+_DETECTS = {"greater": "rho >= {:.1f}", "less": "rho <= {:.1f}", "two-sided": "|rho| >= {:.1f}"}
 _DISTANCES = {
     "dist_sinkhorn_long": "long-text Sinkhorn distance",
     "dist_sinkhorn_short": "short-text Sinkhorn distance",
     "dist_lda": "LDA centroid distance",
+    "dist_energy_short": "short-text energy distance",
+    "dist_energy_long": "long-text energy distance",
+    "dist_energy_sentence": "sentence-vector energy distance",
 }
 
 
@@ -52,25 +86,33 @@ def findings_markdown(
     n_strongest: int = 3,
     extra_lines: Sequence[str] = (),
     note: str = "",
+    primary_test: PrimaryTest | None = None,
 ) -> str:
     """The "Findings" section: one plain sentence per headline correlation, then a glossary.
 
     Args:
-        found: the correlation table (with its adjusted p-values), or None.
+        found: the correlation table (the secondary tests, with their adjusted p-values), or
+            None.
         checks: the robustness table (one row per correlation), or None.
         primary: the declared ``(distance, performance)`` hypothesis, stated first.
-        adjust: the adjustment whose p-values mark significance.
+        adjust: the adjustment whose p-values mark the secondary tests' significance.
         significance: the level.
         confidence: the level of the bootstrap intervals.
         n_strongest: how many of the strongest other correlations (by ``|rho|``) follow.
         extra_lines: further findings (e.g. which pairs are above the noise floor), added as
             they are after the correlation sentences.
         note: said instead of the sentences when there are no correlations.
+        primary_test: the primary hypothesis's regions-only test (:class:`PrimaryTest`),
+            stated first as one sentence; its pair's row of ``found`` (all groups) then
+            follows as a secondary correlation. None: the row of ``found`` is stated as the
+            primary hypothesis (the form of reports without a regions-only test).
 
     Returns:
         Markdown starting with ``## Findings``.
     """
     lines = ["## Findings", ""]
+    if primary_test is not None:
+        lines.append(f"- {primary_sentence(primary_test)}")
     if found is None or not len(found):
         lines.append(f"- {note or 'No correlations were computed.'}")
     else:
@@ -79,8 +121,12 @@ def findings_markdown(
             keys = ["distance", "performance"]
             extra = [c for c in checks.columns if c not in found.columns]
             table = found.merge(checks[[*keys, *extra]], on=keys, how="left")
-        stated = _selected(table, primary, n_strongest)
-        if primary is not None and not _has(table, primary):
+        label = _PRIMARY_ROW
+        if primary_test is not None:
+            # With no group left out the row is the same pairs, tested two-sided.
+            label = _PRIMARY_PAIR_ALL_GROUPS if primary_test.left_out else _PRIMARY_PAIR_TWO_SIDED
+        stated = _selected(table, primary, n_strongest, label)
+        if primary_test is None and primary is not None and not _has(table, primary):
             lines.append(
                 f"- Primary hypothesis ({primary[0]} vs {primary[1]}): not measured in this run."
             )
@@ -91,17 +137,67 @@ def findings_markdown(
     return "\n".join(lines) + "\n"
 
 
+_PRIMARY_ROW = "**Primary hypothesis.** "
+_TARGET = f"{TARGET_POWER:.0%}"
+_PRIMARY_PAIR_ALL_GROUPS = "**Primary pair on all groups (secondary).** "
+_PRIMARY_PAIR_TWO_SIDED = "**Primary pair, two-sided (secondary).** "
+
+
+def primary_sentence(test: PrimaryTest) -> str:
+    """The primary hypothesis in one sentence: its test, the verdict at the level, its power.
+
+    Args:
+        test: the regions-only test.
+
+    Returns:
+        E.g. "**Primary hypothesis.** The accuracy gap against the long-text Sinkhorn distance
+        (`dist_sinkhorn_long`, `gap_accuracy`; regions only, 15 pairs, one-sided rho > 0):
+        rho = 0.31, exact Mantel p = 0.12, not significant at 0.05; with 6 groups this test
+        detects rho >= 0.7 with 80% power."
+    """
+    subject = f"{describe_column(test.performance)} against {describe_column(test.distance)}"
+    subject = f"{subject[0].upper()}{subject[1:]} (`{test.distance}`, `{test.performance}`"
+    if test.note:
+        return f"{_PRIMARY_ROW}{subject}): {test.note}."
+    scope = f"regions only, {test.n_pairs} pairs, {_SIDES[test.direction]}"
+    if not _finite(test.rho):
+        return f"{_PRIMARY_ROW}{subject}; {scope}): no rank correlation (a constant column)."
+    kind = "exact Mantel p" if test.exact else f"Mantel p ({test.n_permutations - 1} relabellings)"
+    verdict = "significant" if test.significant else "not significant"
+    text = (
+        f"{_PRIMARY_ROW}{subject}; {scope}): rho = {test.rho:.2f}, {kind} = {_p(test.p_value)}, "
+        f"{verdict} at {test.significance:g}"
+    )
+    return text + _power_clause(test) + "."
+
+
+def _power_clause(test: PrimaryTest) -> str:
+    power = test.power
+    if power is None or not len(power.table):
+        return ""
+    detected = power.detected_rho
+    if detected is not None:
+        reach = _DETECTS[test.direction].format(detected)
+        return f"; with {power.n_groups} groups this test detects {reach} with {_TARGET} power"
+    largest = power.table.loc[power.table["planted_rho"].abs().idxmax()]
+    return (
+        f"; with {power.n_groups} groups this test does not reach {_TARGET} power at "
+        f"any planted rho up to {largest['planted_rho']:.1f} (power there "
+        f"{largest['power']:.2f})"
+    )
+
+
 def _has(table: pd.DataFrame, pair: tuple[str, str]) -> bool:
     return bool(((table["distance"] == pair[0]) & (table["performance"] == pair[1])).any())
 
 
 def _selected(
-    table: pd.DataFrame, primary: tuple[str, str] | None, n_strongest: int
+    table: pd.DataFrame, primary: tuple[str, str] | None, n_strongest: int, label: str
 ) -> list[tuple[str, pd.Series]]:
     is_primary = pd.Series(False, index=table.index)
     if primary is not None:
         is_primary = (table["distance"] == primary[0]) & (table["performance"] == primary[1])
-    stated = [("**Primary hypothesis.** ", row) for _, row in table[is_primary].iterrows()]
+    stated = [(label, row) for _, row in table[is_primary].iterrows()]
     others = table[~is_primary & table["spearman_rho"].notna()]
     order = others["spearman_rho"].abs().sort_values(ascending=False, kind="stable").index
     stated += [("", others.loc[i]) for i in order[:n_strongest]]
@@ -114,11 +210,17 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
     if not _finite(rho):
         return f"{subject.capitalize()}: no rank correlation (a constant column or too few pairs)."
     p = row.get(p_column("spearman", adjust), math.nan)
-    verdict = "significant" if _finite(p) and p < significance else "not significant"
+    below = _finite(p) and p < significance
+    if adjust == "none":
+        # An unadjusted p of one of many tests is no finding: never called significant.
+        verdict = f"{'nominally below' if below else 'not below'} {significance:g}, no adjustment"
+    else:
+        verdict = f"{'significant' if below else 'not significant'} at {significance:g}"
+    label, remark = _adjusted(row, adjust)
     text = (
         f"{subject[0].upper()}{subject[1:]} (`{row['distance']}`, `{row['performance']}`): "
-        f"rho = {rho:.2f} over {int(row['n_pairs'])} pairs, {_ADJUSTED[adjust]} p = {_p(p)} "
-        f"({verdict} at {significance:g})"
+        f"rho = {rho:.2f} over {int(row['n_pairs'])} pairs, {label} p = {_p(p)} "
+        f"({verdict}{remark})"
     )
     low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
     if _finite(low) and _finite(high):
@@ -126,22 +228,33 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
         text += f", {confidence:.0%} interval {low:.2f} to {high:.2f} (resampling {sources})"
     else:
         text += ", no bootstrap interval (one model and one repetition: nothing to resample)"
-    return text + _logo_clause(row, verdict == "significant") + _size_clause(row) + "."
+    significant = below and adjust != "none"
+    return text + _logo_clause(row, significant, significance) + _size_clause(row) + "."
 
 
-def _logo_clause(row: pd.Series, significant: bool) -> str:
+def _adjusted(row: pd.Series, adjust: str) -> tuple[str, str]:
+    """How the row's p was adjusted, and a remark: a maxT row whose pairs differ used Holm."""
+    if adjust == "maxt" and row.get("maxt_method") == "holm_fallback":
+        return "Holm-adjusted", "; Holm, not maxT: its pairs differ from the other rows'"
+    return _ADJUSTED[adjust], ""
+
+
+def _logo_clause(row: pd.Series, significant: bool, significance: float) -> str:
     if "survives_loo" not in row or not _finite(row.get("loo_rho_min", math.nan)):
         return ""
     span = f"rho {row['loo_rho_min']:.2f} to {row['loo_rho_max']:.2f} with one group left out"
     if not significant:
         return f"; {span}"
     if bool(row["survives_loo"]):
-        return f"; it survives leaving out any single group ({span})"
+        return (
+            f"; it survives leaving out any single group (same sign, every unadjusted p below "
+            f"{significance:g}; {span})"
+        )
     most = row["loo_most_influential"]
     moved = row["loo_rho_without_most_influential"]
     return (
         f"; it does not hold up when single groups are left out ({span}; without {most} rho is "
-        f"{moved:.2f}, largest permutation p {_p(row['loo_p_max'])})"
+        f"{moved:.2f}, largest unadjusted permutation p {_p(row['loo_p_max'])})"
     )
 
 
@@ -149,7 +262,7 @@ def _size_clause(row: pd.Series) -> str:
     partial, p = row.get("partial_rho", math.nan), row.get("partial_p", math.nan)
     if not _finite(partial):
         return ""
-    return f"; controlling for group size, partial rho = {partial:.2f} (p = {_p(p)})"
+    return f"; controlling for group size, partial rho = {partial:.2f} (unadjusted p = {_p(p)})"
 
 
 def _finite(value: object) -> bool:

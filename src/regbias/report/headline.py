@@ -15,19 +15,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from regbias.analysis.pair_verdicts import pair_verdicts
 from regbias.analysis.pairs import strongest
 from regbias.distances.matrix import DistanceMatrix
 
 __all__ = ["Headline", "PREFERRED_DISTANCES", "correlation_metrics", "read_headline"]
 
-#: The distance whose closest and farthest pairs are named first.
-PREFERRED_DISTANCES = ("sinkhorn_long", "sinkhorn_short", "lda")
+#: The distances whose farthest differing pair is named, in this order of preference.
+PREFERRED_DISTANCES = ("sinkhorn_long", "energy_long", "sinkhorn_short", "energy_short", "lda")
 #: Correlation columns logged as ``corr/<distance>/<performance>/<suffix>``.
 METRIC_COLUMNS = {
     "spearman_rho": "rho",
     "spearman_p_perm": "p_perm",
     "spearman_p_holm": "p_holm",
     "spearman_p_bh": "p_bh",
+    "spearman_p_maxt": "p_maxt",
 }
 
 
@@ -38,7 +40,9 @@ class Headline:
     Attributes:
         findings: one plain line per finding (the report's Findings, else the strongest
             correlations).
-        pairs: ``closest`` and ``farthest`` as ``(group_a, group_b, distance, name)``.
+        pairs: ``farthest differing`` as ``(group_a, group_b, distance, name)``: the pair
+            with the largest distance among those its distance's adjusted pair test calls
+            different (empty when no tested distance finds any: then no pair is a finding).
         metrics: stable names (``corr/dist_sinkhorn_long/gap_accuracy/rho``,
             ``dist_mean/sinkhorn_long``) for the runs table and charts.
     """
@@ -102,11 +106,11 @@ def _correlation_line(row: pd.Series) -> str:
     p = row.get("spearman_p_perm", math.nan)
     line = (
         f"{row['performance']} vs {row['distance']}: Spearman rho = {row['spearman_rho']:.2f} "
-        f"over {int(row['n_pairs'])} pairs, Mantel permutation p = {_p(p)}"
+        f"over {int(row['n_pairs'])} pairs, unadjusted Mantel permutation p = {_p(p)}"
     )
-    holm = row.get("spearman_p_holm")
-    if holm is not None and isinstance(holm, float) and math.isfinite(holm):
-        line += f", Holm-adjusted p = {_p(holm)}"
+    maxt = row.get("spearman_p_maxt")
+    if maxt is not None and isinstance(maxt, float) and math.isfinite(maxt):
+        line += f", maxT-adjusted p = {_p(maxt)}"
     return line
 
 
@@ -126,18 +130,14 @@ def _matrices(folder: Path) -> dict[str, DistanceMatrix]:
 
 
 def _extreme_pairs(matrices: dict[str, DistanceMatrix]) -> dict[str, tuple[str, str, float, str]]:
-    names = [n for n in PREFERRED_DISTANCES if n in matrices] or sorted(matrices)
-    if not names:
-        return {}
-    pairs = matrices[names[0]].pairs().dropna(subset=["mean"])
-    if not len(pairs):
-        return {}
-    ordered = pairs.sort_values("mean", kind="stable")
-    low, high = ordered.iloc[0], ordered.iloc[-1]
-    return {
-        "closest": (low.group_a, low.group_b, float(low["mean"]), names[0]),
-        "farthest": (high.group_a, high.group_b, float(high["mean"]), names[0]),
-    }
+    names = [n for n in PREFERRED_DISTANCES if n in matrices]
+    names += sorted(n for n in matrices if n not in names)
+    for name, verdict in pair_verdicts({n: matrices[n] for n in names}).items():
+        found = verdict.differing
+        if len(found):
+            top = found.sort_values("mean", kind="stable").iloc[-1]
+            return {"farthest differing": (top.group_a, top.group_b, float(top["mean"]), name)}
+    return {}
 
 
 def _pair(pair: tuple[str, str, float, str]) -> str:

@@ -1,12 +1,13 @@
-"""The report's lines on noise: floors per group, pairs above them, solves left out."""
+"""The report's lines on noise: which pairs differ, floors per group, solves left out."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from regbias.analysis.pair_verdicts import pair_verdicts
 from regbias.distances.matrix import DistanceMatrix
 
-__all__ = ["above_noise_lines", "noise_section"]
+__all__ = ["noise_section", "verdict_lines"]
 
 
 def _pairs(matrix: DistanceMatrix) -> list[tuple[int, int]]:
@@ -14,28 +15,24 @@ def _pairs(matrix: DistanceMatrix) -> list[tuple[int, int]]:
     return [(i, j) for i in range(k) for j in range(i + 1, k)]
 
 
-def above_noise_lines(matrices: dict[str, DistanceMatrix], alpha: float = 0.05) -> list[str]:
-    """One sentence per distance: which pairs lie above the noise floor.
+def verdict_lines(
+    matrices: dict[str, DistanceMatrix],
+    adjust: str = "holm",
+    alpha: float = 0.05,
+    detectable: dict[str, str] | None = None,
+) -> list[str]:
+    """One sentence per distance: which pairs differ by its adjusted pair tests.
 
-    A pair is above noise when its relabelling p-value is at most ``alpha`` (where the test
-    ran), else when its excess over the mean floor exceeds twice the floors' pooled sd.
+    Args:
+        matrices: the distance matrices.
+        adjust: ``analysis.adjust`` (pairs are adjusted by Holm where it is ``maxt``).
+        alpha: the level.
+        detectable: per distance, what its test could have detected (the power section's
+            words, e.g. "it detects a 20% mixture with 80% power").
     """
-    lines = []
-    for name, matrix in matrices.items():
-        excess = matrix.excess()
-        if excess is None:
-            continue
-        pairs = _pairs(matrix)
-        if matrix.p_above_noise is not None:
-            above = [(i, j) for i, j in pairs if matrix.p_above_noise[i, j] <= alpha]
-            rule = f"relabelling p <= {alpha:g}"
-        else:
-            sd = _floor_sd(matrix)
-            above = [(i, j) for i, j in pairs if excess[i, j] > 2 * max(sd[i], sd[j])]
-            rule = "excess > 2 x floor sd"
-        named = ", ".join(f"{matrix.groups[i]}-{matrix.groups[j]}" for i, j in above) or "none"
-        lines.append(f"`{name}`: {len(above)} of {len(pairs)} pairs above noise ({rule}): {named}.")
-    return lines
+    detectable = detectable or {}
+    verdicts = pair_verdicts(matrices, adjust, alpha)
+    return [v.sentence(detectable.get(name, "")) for name, v in verdicts.items()]
 
 
 def _floor_sd(matrix: DistanceMatrix) -> np.ndarray:

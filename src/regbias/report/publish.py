@@ -8,13 +8,15 @@ from collections.abc import Sequence
 import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
+from regbias.analysis.pair_verdicts import pair_verdicts, with_verdict_columns
 from regbias.analysis.pairs import strongest
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.power import PowerResult
 from regbias.report import figures as plots
 from regbias.report.findings import findings_markdown
-from regbias.report.noise import above_noise_lines, noise_section
+from regbias.report.noise import noise_section, verdict_lines
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_distances", "log_analysis", "report_markdown", "artifact_name"]
@@ -42,9 +44,18 @@ def log_distances(run: RunLog, matrices: dict[str, DistanceMatrix]) -> None:
 
 
 def log_analysis(
-    run: RunLog, results: StudyResults, analysis: Analysis, settings: AnalysisSettings
+    run: RunLog,
+    results: StudyResults,
+    analysis: Analysis,
+    settings: AnalysisSettings,
+    *,
+    power: PowerResult | None = None,
 ) -> None:
-    """Performance tables, the pairwise table, correlations, figures and ``report.md``."""
+    """Performance tables, the pairwise table, correlations, figures and ``report.md``.
+
+    With ``power`` (planted mixtures) each pair verdict says what its test could detect and
+    the report gains a power section.
+    """
     if analysis.summary is not None:
         run.table(analysis.summary, "performance/summary.csv")
         if analysis.gaps is not None:
@@ -53,15 +64,49 @@ def log_analysis(
             run.table(analysis.dcor, "performance/dcor.csv")
         _log_group_means(run, analysis.summary)
         _distribution_figures(run, analysis.summary, results.groups)
-    run.table(analysis.pairwise, "analysis/pairwise.csv")
+    verdicts = pair_verdicts(results.distances, settings.adjust, settings.significance)
+    run.table(with_verdict_columns(analysis.pairwise, verdicts), "analysis/pairwise.csv")
     if analysis.correlations is not None:
         run.table(analysis.correlations, "analysis/correlations.csv")
         _correlation_figures(run, analysis, settings)
     if analysis.robustness is not None:
         run.table(analysis.robustness, "analysis/robustness.csv")
+    if analysis.primary is not None:
+        run.table(analysis.primary.to_frame(), "analysis/primary.csv")
+        if analysis.primary.power is not None:
+            run.table(analysis.primary.power.table, "analysis/primary_power.csv")
     _representation_figures(run, results)
-    noise = above_noise_lines(results.distances, settings.significance)
-    run.text(report_markdown(results, analysis, settings, extra_findings=noise), "report.md")
+    detectable = power.sentences() if power is not None else None
+    noise = verdict_lines(results.distances, settings.adjust, settings.significance, detectable)
+    report = report_markdown(results, analysis, settings, extra_findings=noise)
+    if power is not None:
+        report += "\n" + power_section(power)
+    run.text(report, "report.md")
+
+
+def power_section(power: PowerResult) -> str:
+    """Markdown: the plants, each test's detection rate per planted share, the figure."""
+    rates = power.rates()
+    table = rates.pivot(index="share", columns="distance", values="power")
+    table.index = [f"{s:.0%}" for s in table.index]
+    table.index.name = "share"
+    level = f"p <= {power.design.alpha:g} / {power.design.n_pairs}"
+    lines = [
+        "## Power of the pair tests",
+        "",
+        f"Two pseudo-groups of {power.design.size} passages cut from `{power.source}` "
+        f"(exchangeable), a share of one side replaced by `{power.donor}`'s texts, "
+        f"{power.design.repetitions} repetitions per plant, {int(rates['plants'].max())} "
+        f"plants per share. Detected: {level} (Holm's first step over the run's pairs). "
+        "Share 0 is the false-positive rate.",
+        "",
+        _markdown_table(table),
+        "",
+        *[f"- `{name}`: {sentence}." for name, sentence in power.sentences().items()],
+        "",
+        "![power](figures/power.png)",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _log_group_means(run: RunLog, summary: pd.DataFrame) -> None:
@@ -147,6 +192,7 @@ def report_markdown(
             confidence=settings.confidence,
             extra_lines=extra_findings,
             note=analysis.note,
+            primary_test=analysis.primary,
         )
     ]
     lines += ["## Settings that ran", ""]
@@ -211,9 +257,12 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         "",
         "![rho](figures/correlations_spearman_rho.png)",
         "![tau](figures/correlations_kendall_tau.png)",
-        f"\nPermutation p-values are Mantel-style (group labels permuted); significance "
-        f"(level {settings.significance}) is marked by the {settings.adjust} adjustment over "
-        f"all rows of the table (columns *_p_holm, *_p_bh; none = unadjusted).{primary} "
+        f"\nPermutation p-values are Mantel-style (group labels permuted). The primary "
+        "hypothesis is tested alone, on the regions' pairs, one-sided (Findings). Every other "
+        f"row is a secondary test: significance (level {settings.significance}) is marked by the "
+        f"{settings.adjust} adjustment over all rows (*_p_maxt: Westfall-Young step-down maxT "
+        "over the shared group relabellings, maxt_method says where it fell back to Holm; "
+        f"*_p_holm, *_p_bh; none = unadjusted).{primary} "
         f"Scatter plots: the {MAX_SCATTERS} strongest pairs significant by either test, in "
         "figures/scatter/. Robustness of every correlation: analysis/robustness.csv.",
     ]

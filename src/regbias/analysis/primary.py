@@ -1,0 +1,249 @@
+"""The declared primary hypothesis: one correlation among the regions, one-sided, at alpha.
+
+The protocol declares one hypothesis before the data are seen (long-text Sinkhorn distance
+against the accuracy gap) and tests it alone at the level, not inside the adjusted family of
+the other correlations. It is tested on the regions only: ``mixed`` contains every region and
+``baseline`` is a sample of another kind (Reuters' ``multiple`` and ``test`` likewise), so
+their pairs are not exchangeable with the regions' and are reported separately (the
+robustness table's "without baseline/mixed" columns, the secondary correlation table). With
+Sentiment140's six regions that is 15 pairs and 6! = 720 relabellings, enumerated exactly.
+
+The test is one-sided in the direction the protocol expects: distances correlate positively
+with performance gaps (``gap_*``) and negatively with performance dependence (``dcor_*``).
+Its power at planted correlations (:mod:`regbias.analysis.power_rho`) says how large a rho a
+null result can rule out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.pairs import MIN_GROUPS
+from regbias.analysis.permutations import (
+    EXACT_LIMIT,
+    PAIR_COLUMNS,
+    Alternative,
+    group_permutations,
+    groups_in_order,
+    permutation_p,
+    rank_correlation_null,
+)
+from regbias.analysis.power_rho import DEFAULT_RHOS, PrimaryPower, primary_power
+from regbias.data.groups import BASELINE, MIXED
+
+__all__ = [
+    "DIRECTIONS",
+    "NON_REGION_GROUPS",
+    "Direction",
+    "PrimaryTest",
+    "expected_direction",
+    "primary_test",
+    "region_pairs",
+]
+
+#: Groups that are not regions: the general training sample, the all-region mix, and
+#: Reuters' documents of several places and its whole test set (named in data/reuters.py).
+NON_REGION_GROUPS: tuple[str, ...] = (BASELINE, MIXED, "multiple", "test")
+#: The ``analysis.primary_direction`` choices; ``auto`` takes the performance column's prefix.
+Direction = Literal["auto", "greater", "less", "two-sided"]
+DIRECTIONS: tuple[Direction, ...] = ("auto", "greater", "less", "two-sided")
+_EXPECTED = {"gap_": "greater", "dcor_": "less"}
+
+
+def expected_direction(performance: str) -> Alternative:
+    """The protocol's expected sign: ``greater`` for ``gap_*``, ``less`` for ``dcor_*``.
+
+    Args:
+        performance: a performance column.
+
+    Returns:
+        ``two-sided`` for a column of neither kind (no expected sign).
+    """
+    for prefix, direction in _EXPECTED.items():
+        if performance.startswith(prefix):
+            return direction  # type: ignore[return-value]
+    return "two-sided"
+
+
+def region_pairs(
+    table: pd.DataFrame, non_regions: Sequence[str] = NON_REGION_GROUPS
+) -> pd.DataFrame:
+    """The rows of a pair table whose two groups are both regions.
+
+    Args:
+        table: the pair table.
+        non_regions: the groups that are not regions.
+
+    Returns:
+        The rows involving none of ``non_regions``.
+    """
+    involved = table["group_a"].isin(non_regions) | table["group_b"].isin(non_regions)
+    return table[~involved]
+
+
+@dataclass(frozen=True)
+class PrimaryTest:
+    """The primary hypothesis's test: Spearman's rho over the regions' pairs, Mantel p.
+
+    Attributes:
+        distance: the distance column.
+        performance: the performance column.
+        direction: the alternative tested (``greater``: rho > 0).
+        groups: the regions tested.
+        left_out: the non-region groups of the table, left out of the test.
+        n_pairs: the pairs with both values.
+        rho: Spearman's rho over them.
+        p_value: the one-sided (or two-sided) Mantel permutation p.
+        exact: whether all ``K!`` relabellings were enumerated.
+        n_permutations: the relabellings of the null, the identity included.
+        significance: the level the test is held to, alone.
+        power: the test's power at planted rhos with as many groups; None when not computed.
+        note: why the test did not run (then ``rho`` and ``p_value`` are NaN).
+    """
+
+    distance: str
+    performance: str
+    direction: Alternative
+    groups: tuple[str, ...]
+    left_out: tuple[str, ...]
+    n_pairs: int
+    rho: float
+    p_value: float
+    exact: bool
+    n_permutations: int
+    significance: float
+    power: PrimaryPower | None = None
+    note: str = ""
+
+    @property
+    def n_groups(self) -> int:
+        """The regions tested."""
+        return len(self.groups)
+
+    @property
+    def significant(self) -> bool:
+        """Whether ``p_value < significance``."""
+        return bool(math.isfinite(self.p_value) and self.p_value < self.significance)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row (for ``analysis/primary.csv``): the test and its power summary."""
+        detected = None if self.power is None else self.power.detected_rho
+        row = {
+            "distance": self.distance,
+            "performance": self.performance,
+            "direction": self.direction,
+            "n_groups": self.n_groups,
+            "n_pairs": self.n_pairs,
+            "groups": " ".join(self.groups),
+            "left_out": " ".join(self.left_out),
+            "spearman_rho": self.rho,
+            "p_value": self.p_value,
+            "exact": self.exact,
+            "n_permutations": self.n_permutations,
+            "significance": self.significance,
+            "significant": self.significant,
+            "rho_at_80_power": np.nan if detected is None else detected,
+            "note": self.note,
+        }
+        return pd.DataFrame([row])
+
+
+def primary_test(
+    table: pd.DataFrame,
+    distance: str,
+    performance: str,
+    *,
+    direction: Direction = "auto",
+    significance: float = 0.05,
+    n_permutations: int = 9999,
+    seed: int = 0,
+    exact_limit: int = EXACT_LIMIT,
+    power_rhos: Sequence[float] = DEFAULT_RHOS,
+    power_simulations: int = 400,
+    power_permutations: int = 999,
+) -> PrimaryTest:
+    """Test the primary hypothesis on the regions' pairs, in its expected direction.
+
+    Args:
+        table: the pair table (all groups; the non-regions are left out here).
+        distance: the distance column.
+        performance: the performance column.
+        direction: ``auto`` (:func:`expected_direction`), ``greater``, ``less`` or
+            ``two-sided``.
+        significance: the level.
+        n_permutations: random relabellings when ``K!`` exceeds ``exact_limit``.
+        seed: their seed, and the power simulation's.
+        exact_limit: the largest ``K!`` enumerated exactly.
+        power_rhos: the planted ``|rho|`` of the power table.
+        power_simulations: simulated studies per planted rho; 0 = no power table.
+        power_permutations: relabellings per simulated test (all ``K!`` when fewer).
+
+    Returns:
+        The test; with a ``note`` and NaN statistics when the columns are missing or fewer than
+        4 regions have both values.
+    """
+    alternative = expected_direction(performance) if direction == "auto" else direction
+    present = set(groups_in_order(table))
+    left_out = tuple(g for g in NON_REGION_GROUPS if g in present)
+    untested = {
+        "distance": distance,
+        "performance": performance,
+        "direction": alternative,
+        "left_out": left_out,
+        "significance": significance,
+    }
+    missing = [c for c in (distance, performance) if c not in table.columns]
+    if missing:
+        note = f"not measured in this run (no column {', '.join(missing)})"
+        return _untested(untested, (), 0, note)
+    data = region_pairs(table)[[*PAIR_COLUMNS, distance, performance]].dropna()
+    groups = tuple(groups_in_order(data))
+    if len(groups) < MIN_GROUPS:
+        note = f"not tested: {len(groups)} regions with both values, fewer than {MIN_GROUPS}"
+        return _untested(untested, groups, len(data), note)
+    rank = {g: i for i, g in enumerate(groups)}
+    index_a, index_b = (data[c].map(rank).to_numpy(dtype=np.int64) for c in PAIR_COLUMNS)
+    perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
+    x = data[distance].to_numpy(dtype=np.float64)
+    y = data[[performance]].to_numpy(dtype=np.float64)
+    null = rank_correlation_null(x, y, index_a, index_b, perms).spearman[:, 0]
+    power = None
+    if power_simulations > 0:
+        power = primary_power(
+            len(groups),
+            significance=significance,
+            direction=alternative,
+            rhos=power_rhos,
+            n_simulations=power_simulations,
+            n_permutations=power_permutations,
+            seed=seed,
+        )
+    return PrimaryTest(
+        **untested,
+        groups=groups,
+        n_pairs=len(data),
+        rho=float(null[0]),
+        p_value=permutation_p(null, alternative),
+        exact=math.factorial(len(groups)) <= exact_limit,
+        n_permutations=len(perms),
+        power=power,
+    )
+
+
+def _untested(fields: dict, groups: tuple[str, ...], n_pairs: int, note: str) -> PrimaryTest:
+    return PrimaryTest(
+        **fields,
+        groups=groups,
+        n_pairs=n_pairs,
+        rho=math.nan,
+        p_value=math.nan,
+        exact=False,
+        n_permutations=0,
+        note=note,
+    )

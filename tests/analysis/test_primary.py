@@ -1,0 +1,127 @@
+"""The primary hypothesis: regions only, one-sided, exact, alone at alpha; wired into analyse()."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from regbias.analysis.pairs import correlations
+from regbias.analysis.primary import (
+    NON_REGION_GROUPS,
+    expected_direction,
+    primary_test,
+    region_pairs,
+)
+from regbias.analysis.results import AnalysisSettings, analyse
+from regbias.errors import ConfigError
+from tests.analysis.test_robustness import _study
+
+REGIONS = ["au", "ca", "nz", "uk", "us", "za"]
+QUICK = {"power_simulations": 0}
+
+
+def _table(groups: list[str], seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = [(a, b) for i, a in enumerate(groups) for b in groups[i + 1 :]]
+    table = pd.DataFrame(rows, columns=["group_a", "group_b"])
+    table["dist_sinkhorn_long"] = rng.uniform(size=len(table))
+    table["gap_accuracy"] = table["dist_sinkhorn_long"] + rng.normal(0, 0.3, len(table))
+    table["dcor_accuracy"] = -table["dist_sinkhorn_long"] + rng.normal(0, 0.3, len(table))
+    return table
+
+
+def _brute_force_one_sided(table: pd.DataFrame, performance: str, sign: float) -> float:
+    """Exact one-sided Mantel p: every relabelling of the performance matrix, scipy's rho."""
+    groups = list(dict.fromkeys(table[["group_a", "group_b"]].to_numpy().ravel()))
+    index = {g: i for i, g in enumerate(groups)}
+    a, b = table.group_a.map(index).to_numpy(), table.group_b.map(index).to_numpy()
+    y = np.zeros((len(groups), len(groups)))
+    y[a, b] = y[b, a] = table[performance]
+    x = table["dist_sinkhorn_long"].to_numpy()
+    observed = sign * stats.spearmanr(x, table[performance]).statistic
+    perms = [np.array(p) for p in itertools.permutations(range(len(groups)))]
+    hits = sum(
+        sign * stats.spearmanr(x, y[p[a], p[b]]).statistic >= observed - 1e-12 for p in perms
+    )
+    return hits / len(perms)
+
+
+def test_the_primary_test_uses_the_regions_only() -> None:
+    table = _table([*REGIONS, "mixed", "baseline"], 0)
+    found = primary_test(table, "dist_sinkhorn_long", "gap_accuracy", **QUICK)
+    regions = table[~table.group_a.isin(["mixed", "baseline"])]
+    regions = regions[~regions.group_b.isin(["mixed", "baseline"])]
+    assert found.groups == tuple(REGIONS) and found.left_out == ("baseline", "mixed")
+    assert found.n_groups == 6 and found.n_pairs == 15 == len(regions)
+    assert found.exact and found.n_permutations == 720
+    assert found.rho == pytest.approx(
+        stats.spearmanr(regions.dist_sinkhorn_long, regions.gap_accuracy).statistic
+    )
+    # The mixed and baseline pairs do not enter: changing them changes nothing.
+    changed = table.copy()
+    other = ~table.index.isin(regions.index)
+    changed.loc[other, "gap_accuracy"] = np.random.default_rng(1).normal(size=other.sum())
+    again = primary_test(changed, "dist_sinkhorn_long", "gap_accuracy", **QUICK)
+    assert (again.rho, again.p_value) == (found.rho, found.p_value)
+    assert set(NON_REGION_GROUPS) >= {"mixed", "baseline", "multiple", "test"}
+    reuters = _table(["ca", "au", "uk", "us", "multiple", "test"], 2)
+    assert len(region_pairs(reuters)) == 6
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_one_sided_exact_p_equals_brute_force(seed: int) -> None:
+    table = _table(REGIONS[:5], seed)
+    for performance, sign in (("gap_accuracy", 1.0), ("dcor_accuracy", -1.0)):
+        found = primary_test(table, "dist_sinkhorn_long", performance, **QUICK)
+        assert found.direction == ("greater" if sign > 0 else "less")
+        assert found.p_value == pytest.approx(_brute_force_one_sided(table, performance, sign))
+        assert found.p_value * 120 == pytest.approx(round(found.p_value * 120))
+    # A chosen direction overrides the column's; two-sided is the correlation table's p.
+    wrong = primary_test(table, "dist_sinkhorn_long", "gap_accuracy", direction="less", **QUICK)
+    assert wrong.p_value == pytest.approx(_brute_force_one_sided(table, "gap_accuracy", -1.0))
+    assert wrong.p_value > 0.5
+    both = primary_test(table, "dist_sinkhorn_long", "gap_accuracy", direction="two-sided", **QUICK)
+    table_p = correlations(table, ["dist_sinkhorn_long"], ["gap_accuracy"]).spearman_p_perm[0]
+    assert both.p_value == pytest.approx(table_p)
+
+
+def test_direction_follows_the_column_and_untestable_cases_say_why() -> None:
+    assert expected_direction("gap_roc_auc") == "greater"
+    assert expected_direction("dcor_accuracy") == "less"
+    assert expected_direction("excess_x") == "two-sided"
+    table = _table(["au", "ca", "nz", "mixed", "baseline"], 0)
+    few = primary_test(table, "dist_sinkhorn_long", "gap_accuracy", **QUICK)
+    assert "3 regions" in few.note and np.isnan(few.p_value) and not few.significant
+    absent = primary_test(table, "dist_lda", "gap_accuracy", **QUICK)
+    assert "not measured" in absent.note and "dist_lda" in absent.note
+    with pytest.raises(ConfigError, match="primary_direction"):
+        AnalysisSettings(primary_direction="up")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="primary_power_rhos"):
+        AnalysisSettings(primary_power_rhos=[1.5])
+
+
+def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> None:
+    groups = [*REGIONS, "mixed", "baseline"]
+    settings = AnalysisSettings(n_permutations=99, bootstrap=0, primary_power_simulations=50)
+    analysis = analyse(_study(groups, 8), settings)
+    primary = analysis.primary
+    assert primary is not None and primary.n_pairs == 15 and primary.direction == "greater"
+    assert primary.left_out == ("baseline", "mixed")
+    assert primary.power is not None and primary.power.n_groups == 6
+    assert list(primary.power.table.planted_rho) == pytest.approx(settings.primary_power_rhos)
+    # The table's row of the same pair is on all 28 pairs and is a secondary test.
+    row = analysis.correlations.set_index(["distance", "performance"]).loc[
+        ("dist_sinkhorn_long", "gap_accuracy")
+    ]
+    assert row.n_pairs == 28 and row.maxt_method == "maxt"
+    assert row.spearman_p_maxt >= row.spearman_p_perm
+    frame = primary.to_frame()
+    assert frame.loc[0, "n_pairs"] == 15 and frame.loc[0, "direction"] == "greater"
+    none = analyse(
+        _study(groups, 8), AnalysisSettings(primary=None, bootstrap=0, primary_power_simulations=0)
+    )
+    assert none.primary is None
