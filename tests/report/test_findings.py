@@ -199,3 +199,47 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     assert report.index("## Findings") < report.index("## Groups") < report.index("|---")
     none = report_markdown(results, analysis, AnalysisSettings(adjust="none"))
     assert "unadjusted p = 0.03" in none
+
+
+def test_pair_verdicts_say_what_differs_and_what_each_test_could_detect():
+    import numpy as np
+    import pandas as pd
+
+    from regbias.distances.matrix import DistanceMatrix
+    from regbias.distances.power import PlantDesign, PowerResult
+    from regbias.report.noise import verdict_lines
+    from regbias.report.publish import power_section
+
+    groups = ["a", "b", "c", "d"]
+    mean = np.array([[0, 1, 1, 5], [1, 0, 1, 5], [1, 1, 0, 5], [5, 5, 5, 0]], dtype=float)
+    null = np.ones((999, 4, 4)) * 2.0  # every relabelling at 2: d's pairs (5) are never reached
+    tested = DistanceMatrix(
+        "energy_long", groups, mean, np.zeros((4, 4)), 1, null=null, repetitions=mean[None]
+    )
+    coarse = DistanceMatrix(
+        "lda", groups, mean, np.zeros((4, 4)), 1, null=null[:19], repetitions=mean[None]
+    )
+    untested = DistanceMatrix("sinkhorn_long", groups, mean, np.zeros((4, 4)), 1)
+    matrices = {"energy_long": tested, "lda": coarse, "sinkhorn_long": untested}
+    lines = verdict_lines(matrices, "holm", 0.05)
+    assert lines[0].startswith("`energy_long`: 3 of 6 pairs differ (Holm p <= 0.05): a-d")
+    assert "no verdict possible: with 19 relabellings" in lines[1]
+    assert lines[2].startswith("`sinkhorn_long`: not tested")
+    assert "`regbias task=power`" in lines[3]
+    plants = pd.DataFrame(
+        [
+            {"distance": "energy_long", "share": s, "plant": k, "p": 0.5 if s < 0.4 else 0.001}
+            for s in (0.0, 0.2, 0.4)
+            for k in range(10)
+        ]
+    )
+    power = PowerResult(plants, PlantDesign(25, 10, 50, 12, 24, 6), "us", "uk")
+    detectable = power.sentences()
+    assert detectable["energy_long"].startswith("it detects a 40% mixture with 80% power")
+    lines = verdict_lines(matrices, "holm", 0.05, detectable)
+    assert "; it detects a 40% mixture with 80% power" in lines[0] and len(lines) == 3
+    section = power_section(power)
+    assert (
+        section.startswith("## Power of the pair tests")
+        and "![power](figures/power.png)" in section
+    )

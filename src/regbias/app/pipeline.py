@@ -242,7 +242,11 @@ def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
         "distance_repetitions": settings.distance.repetitions,
         "matched_pool": settings.distance.matched_pool,
         "floors": settings.distance.floors,
-        "relabellings": settings.distance.relabellings,
+        "relabellings_sinkhorn": settings.distance.relabellings,
+        "relabellings_energy": settings.distance.energy.relabellings
+        if settings.distance.energy.enabled
+        else 0,
+        "relabellings_lda": settings.distance.lda.relabellings,
         "lda_cross_fit": settings.distance.lda.cross_fit,
         "evaluation_seed": settings.finetune.evaluation.seed,
     }

@@ -16,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 
+from regbias.analysis.pair_verdicts import pair_verdicts
 from regbias.analysis.pairs import PairTable
 from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
@@ -136,8 +137,8 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
 
     Pairs are sorted by distance; a dot with whiskers is the pair's mean ± sd over
     repetitions, the grey bar the mean floor of its two groups ± their floors' sd. A pair whose
-    dot sits inside its grey bar is not apart from sampling noise. Filled dots: relabelling
-    p-value at most 0.05 (where the test ran).
+    dot sits inside its grey bar is not apart from sampling noise. Filled dots: the pair
+    differs (its relabelling test's Holm-adjusted p over the matrix's pairs is at most 0.05).
 
     Raises:
         ValueError: the matrix has no floor.
@@ -147,6 +148,8 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
     pairs = [(i, j) for i in range(len(matrix.groups)) for j in range(i + 1, len(matrix.groups))]
     pairs.sort(key=lambda p: matrix.mean[p])
     floor_sd = matrix.floor_sd if matrix.floor_sd is not None else np.zeros_like(matrix.floor)
+    verdict = pair_verdicts({matrix.name: matrix})[matrix.name].table
+    differs = {(r.group_a, r.group_b) for r in verdict.itertuples() if r.differs}
     fig = _figure(7.0, 0.8 + 0.22 * len(pairs))
     ax = fig.add_subplot()
     for y, (i, j) in enumerate(pairs):
@@ -154,7 +157,7 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
         spread = max(floor_sd[i], floor_sd[j])
         ax.barh(y, 2 * spread, left=floor - spread, height=0.6, color="0.85", zorder=1)
         ax.plot([floor, floor], [y - 0.3, y + 0.3], color="0.5", lw=1, zorder=2)
-        above = matrix.p_above_noise is not None and matrix.p_above_noise[i, j] <= 0.05
+        above = (matrix.groups[i], matrix.groups[j]) in differs
         ax.errorbar(
             matrix.mean[i, j],
             y,
@@ -168,7 +171,7 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
         )
     labels = [f"{_label(matrix.groups[i])}–{_label(matrix.groups[j])}" for i, j in pairs]
     ax.set_yticks(range(len(pairs)), labels, fontsize=7)
-    ax.set_xlabel(f"{matrix.name}: mean ± sd (filled: relabelling p <= 0.05); grey: floor ± sd")
+    ax.set_xlabel(f"{matrix.name}: mean ± sd (filled: differs, Holm p <= 0.05); grey: floor ± sd")
     ax.set_title(title if title is not None else f"{matrix.name}: distance vs noise floor")
     return fig
 
@@ -449,7 +452,17 @@ def power_curves(rates: pd.DataFrame, level: str, target: float = 0.8) -> Figure
         ax.plot(part["share"], part["power_unadjusted"], ":", color=colour, lw=1)
     ax.axhline(target, color="0.5", ls="--", lw=1)
     ax.set_xlabel("share of one pseudo-group's texts replaced by the donor's")
-    ax.set_ylabel(f"share of plants detected ({level}; dotted: p <= 0.05)")
+    ax.set_ylabel("share of plants detected")
+    ax.text(
+        0.99,
+        0.02,
+        f"solid: {level}; dotted: p <= 0.05",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=7,
+        color="0.3",
+    )
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("Power of the pair tests (band: 95% interval)")
     ax.legend(fontsize=8, loc="upper left")

@@ -30,9 +30,15 @@ def verdict_lines(
         detectable: per distance, what its test could have detected (the power section's
             words, e.g. "it detects a 20% mixture with 80% power").
     """
-    detectable = detectable or {}
     verdicts = pair_verdicts(matrices, adjust, alpha)
-    return [v.sentence(detectable.get(name, "")) for name, v in verdicts.items()]
+    lines = [v.sentence((detectable or {}).get(name, "")) for name, v in verdicts.items()]
+    if detectable is None and any(v.tested for v in verdicts.values()):
+        lines.append(
+            "What each pair test could have detected is not measured in this run: "
+            "`regbias task=power` (or `analysis.power.enabled=true` in a sweep) plants graded "
+            "mixtures at these sizes and reports it."
+        )
+    return lines
 
 
 def _floor_sd(matrix: DistanceMatrix) -> np.ndarray:
