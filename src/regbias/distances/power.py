@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -314,12 +314,13 @@ def plant_power(
         donor: the donor group's passage bank.
         design: the run's sizes.
         tokens: token vectors of texts (the embedding cache).
-        pooled: pooled vectors of texts (for LDA; None: no LDA).
+        pooled: pooled (sentence) vectors of texts, for LDA and ``energy_sentence`` (None:
+            neither).
         lda_others: per repetition of the run, the other groups' LDA passage vectors (fitted
             with the pseudo-groups, as in the run); cycled over the plant's repetitions.
         lda: the LDA settings.
         relabellings: relabellings per tested distance (``energy_short``, ``energy_long``,
-            ``lda``); a distance with 0 is not planted.
+            ``energy_sentence``, ``lda``); a distance with 0 is not planted.
         relabel_seed: the relabellings' seed.
         settings: the plant settings.
         progress: show a progress bar.
@@ -349,70 +350,66 @@ def _pair_tests(
     relabellings: dict[str, int],
     relabel_seed: int,
 ) -> list[tuple[str, float]]:
+    """``(distance, p)`` of every planted distance's test of the pseudo-pair."""
     out = []
-    for kind in ("short", "long"):
+    kinds = [("short", tokens, False), ("long", tokens, False), ("sentence", pooled, True)]
+    for kind, lookup, single in kinds:
         name, reps = f"energy_{kind}", draws[kind]
-        if not reps or not relabellings.get(name):
-            continue
-        texts = [_join(u) for rep in reps for units in rep.values() for u in units]
-        vectors = tokens(texts)
-        clouds = [
-            {g: [vectors[_join(u)] for u in units] for g, units in rep.items()} for rep in reps
-        ]
-        matrix = energy_matrix(
-            clouds,
-            name=name,
-            units=reps,
-            relabellings=relabellings[name],
-            relabel_seed=relabel_seed,
-            progress=False,
-        )
-        out.append((name, float(matrix.p_above_noise[0, 1])))
-    reps = draws["sentence"]
-    if reps and relabellings.get("energy_sentence") and pooled is not None:
-        vectors = pooled([_join(u) for rep in reps for units in rep.values() for u in units])
-        clouds = [
-            {g: [vectors[_join(u)][None, :] for u in units] for g, units in rep.items()}
-            for rep in reps
-        ]
-        matrix = energy_matrix(
-            clouds,
-            name="energy_sentence",
-            units=reps,
-            relabellings=relabellings["energy_sentence"],
-            relabel_seed=relabel_seed,
-            progress=False,
-        )
-        out.append(("energy_sentence", float(matrix.p_above_noise[0, 1])))
+        if reps and relabellings.get(name) and lookup is not None:
+            p = _energy_p(name, reps, lookup, single, relabellings[name], relabel_seed)
+            out.append((name, p))
     reps = draws["lda"]
     if reps and relabellings.get("lda") and pooled is not None and lda is not None and lda_others:
-        texts = [_join(u) for rep in reps for units in rep.values() for u in units]
-        vectors = pooled(texts)
-        stacked = []
-        for r, rep in enumerate(reps):
-            own = {g: np.stack([vectors[_join(u)] for u in units]) for g, units in rep.items()}
-            others = lda_others[r % len(lda_others)]
-            n = min(len(v) for v in [*own.values(), *others.values()])
-            stacked.append(
-                {**{g: v[:n] for g, v in own.items()}, **{g: v[:n] for g, v in others.items()}}
-            )
-        units = [
-            {
-                **{g: u[: len(stacked[r]["a"])] for g, u in rep.items()},
-                **{
-                    g: [(f"other/{r}/{g}/{i}",) for i in range(len(stacked[r][g]))]
-                    for g in lda_others[r % len(lda_others)]
-                },
-            }
-            for r, rep in enumerate(reps)
-        ]
-        settings = LdaSettings(
-            n_components=lda.n_components,
-            solver=lda.solver,
-            shrinkage=lda.shrinkage,
-            cross_fit=lda.cross_fit,
-            relabellings=relabellings["lda"],
+        out.append(
+            ("lda", _lda_p(reps, pooled, lda_others, lda, relabellings["lda"], relabel_seed))
         )
-        matrix = lda_distance_matrix(stacked, settings, units=units, relabel_seed=relabel_seed)
-        out.append(("lda", float(matrix.p_above_noise[0, 1])))
     return out
+
+
+def _energy_p(
+    name: str,
+    reps: list[dict[str, list[Unit]]],
+    lookup: Callable[[list[str]], dict[str, np.ndarray]],
+    single: bool,
+    relabellings: int,
+    relabel_seed: int,
+) -> float:
+    """The energy test's p of the pseudo-pair (``single``: one vector per text)."""
+    vectors = lookup([_join(u) for rep in reps for units in rep.values() for u in units])
+    shaped = {t: (v[None, :] if single else v) for t, v in vectors.items()}
+    clouds = [{g: [shaped[_join(u)] for u in units] for g, units in rep.items()} for rep in reps]
+    matrix = energy_matrix(
+        clouds,
+        name=name,
+        units=reps,
+        relabellings=relabellings,
+        relabel_seed=relabel_seed,
+        progress=False,
+    )
+    return float(matrix.p_above_noise[0, 1])
+
+
+def _lda_p(
+    reps: list[dict[str, list[Unit]]],
+    pooled: Callable[[list[str]], dict[str, np.ndarray]],
+    lda_others: list[dict[str, np.ndarray]],
+    lda: LdaSettings,
+    relabellings: int,
+    relabel_seed: int,
+) -> float:
+    """The LDA test's p of the pseudo-pair, fitted with the run's other groups."""
+    vectors = pooled([_join(u) for rep in reps for units in rep.values() for u in units])
+    stacked, units = [], []
+    for r, rep in enumerate(reps):
+        own = {g: np.stack([vectors[_join(u)] for u in members]) for g, members in rep.items()}
+        others = lda_others[r % len(lda_others)]
+        n = min(len(v) for v in [*own.values(), *others.values()])
+        stacked.append(
+            {**{g: v[:n] for g, v in own.items()}, **{g: v[:n] for g, v in others.items()}}
+        )
+        named = {g: members[:n] for g, members in rep.items()}
+        named |= {g: [(f"other/{r}/{g}/{i}",) for i in range(n)] for g in others}
+        units.append(named)
+    settings = replace(lda, relabellings=relabellings)
+    matrix = lda_distance_matrix(stacked, settings, units=units, relabel_seed=relabel_seed)
+    return float(matrix.p_above_noise[0, 1])
