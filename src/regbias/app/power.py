@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from regbias.analysis.primary import NON_REGION_GROUPS
 from regbias.app.pipeline import prepare, study_encoder
 from regbias.data.draws import DistanceDraws
-from regbias.data.groups import BASELINE, MIXED
 from regbias.data.study import StudyData
 from regbias.distances.power import PlantDesign, PowerResult, passage_bank, plant_power
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
@@ -28,8 +28,9 @@ from regbias.tracking.runs import RunLog
 __all__ = ["log_power", "power_study", "power_summary", "run_power", "sweep_power"]
 
 log = logging.getLogger(__name__)
-#: Groups that are no region: never a source or donor unless named.
-_NOT_REGIONS = (BASELINE, MIXED, "test", "multiple", "train")
+#: Groups that are no region: never a source or donor unless named (``train``: a CSV's
+#: training rows).
+_NOT_REGIONS = (*NON_REGION_GROUPS, "train")
 
 
 def _pick(study: StudyData, named: str | None, exclude: tuple[str, ...], role: str) -> str:
