@@ -23,7 +23,7 @@ import numpy as np
 
 from regbias.console import progress_bar as tqdm
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.relabel import NullSums, side_masks, unit_keys
+from regbias.distances.relabel import NullSums, repetition_keys, side_masks
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
 
@@ -148,11 +148,8 @@ def _repetition(
     repetition, relabel_seed, n_null = keys
     unit_key = {}
     if n_null:
-        for g in groups:
-            named = (
-                units[g] if units else [(f"{repetition}/{g}/{i}",) for i in range(len(texts[g]))]
-            )
-            unit_key[g] = unit_keys(named, relabel_seed, n_null)
+        counts_by_group = {g: len(texts[g]) for g in groups}
+        unit_key = repetition_keys(counts_by_group, units, repetition, relabel_seed, n_null)
     values = np.zeros((len(groups), len(groups)))
     for a in range(len(groups)):
         for b in range(a + 1, len(groups)):

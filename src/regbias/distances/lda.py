@@ -23,7 +23,7 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from threadpoolctl import threadpool_limits
 
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.relabel import NullSums, side_masks, unit_keys
+from regbias.distances.relabel import NullSums, repetition_keys, side_masks
 from regbias.errors import ConfigError
 
 __all__ = [
@@ -460,32 +460,14 @@ def lda_distance_matrix(
             values.append(measured.observed)
             floors.append(measured.floor)
             if n_null:
-                keys = _passage_keys(draw, units[r] if units else None, r, relabel_seed, n_null)
+                sizes = {g: len(v) for g, v in draw.items()}
+                named = units[r] if units else None
+                keys = list(repetition_keys(sizes, named, r, relabel_seed, n_null).values())
                 _add_relabellings(null, measured, keys)
     config = asdict(settings) | {"relabel_seed": relabel_seed}
     matrix = DistanceMatrix.from_repetitions(name, groups, np.stack(values), config)
     floor, floor_sd = _summary(floors)
     return replace(matrix, floor=floor, floor_sd=floor_sd, null=null.sums if n_null else None)
-
-
-def _passage_keys(
-    draw: dict[str, np.ndarray],
-    units: dict[str, list[tuple[str, ...]]] | None,
-    repetition: int,
-    relabel_seed: int,
-    n_relabellings: int,
-) -> list[np.ndarray]:
-    """Per group, ``(N, n)`` relabelling keys of its passages in draw order."""
-    keys = []
-    for group, vectors in draw.items():
-        if units is None:
-            named = [(f"{repetition}/{group}/{i}",) for i in range(len(vectors))]
-        else:
-            named = units[group]
-            if len(named) != len(vectors):
-                raise ValueError(f"group {group!r}: {len(named)} units for {len(vectors)} passages")
-        keys.append(unit_keys(named, relabel_seed, n_relabellings))
-    return keys
 
 
 def _summary(floors: list[np.ndarray | None]) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from regbias.console import progress_bar as tqdm
-from regbias.distances.relabel import NullSums, side_masks, unit_keys
+from regbias.distances.relabel import NullSums, repetition_keys, side_masks
 from regbias.distances.sinkhorn import (
     DivergenceResult,
     SinkhornSettings,
@@ -108,7 +108,9 @@ def sinkhorn_relabellings(
     with tqdm(total=len(rows) * relabellings, desc="relabelling", disable=not progress) as bar:
         for row in rows.itertuples(index=False):
             rep, a, b = row.repetition, row.group_a, row.group_b
-            keys = [_keys(texts, units, rep, g, relabel_seed, relabellings) for g in (a, b)]
+            sizes = {g: len(texts[rep][g]) for g in (a, b)}
+            named = units[rep] if units else None
+            keys = repetition_keys(sizes, named, rep, relabel_seed, relabellings).values()
             pooled = texts[rep][a] + texts[rep][b]
             pairs = []
             for side in side_masks(*keys):
@@ -122,21 +124,6 @@ def sinkhorn_relabellings(
             null.add(groups.index(a), groups.index(b), values)
             bar.update(relabellings)
     return null.sums
-
-
-def _keys(
-    texts: list[dict[str, list[np.ndarray]]],
-    units: list[dict[str, list[tuple[str, ...]]]] | None,
-    repetition: int,
-    group: str,
-    relabel_seed: int,
-    relabellings: int,
-) -> np.ndarray:
-    if units is None:
-        named = [(f"{repetition}/{group}/{i}",) for i in range(len(texts[repetition][group]))]
-    else:
-        named = units[repetition][group]
-    return unit_keys(named, relabel_seed, relabellings)
 
 
 def _counted(result: DivergenceResult) -> float:

@@ -32,6 +32,7 @@ __all__ = [
     "NullSums",
     "TIE_TOLERANCE",
     "joint_p_values",
+    "repetition_keys",
     "side_masks",
     "text_keys",
     "unit_keys",
@@ -89,6 +90,37 @@ def unit_keys(units: Sequence[tuple[str, ...]], seed: int, n_relabellings: int) 
     keys = text_keys([t for unit in units for t in unit], seed, n_relabellings)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     return np.add.reduceat(keys, starts, axis=1) / lengths
+
+
+def repetition_keys(
+    sizes: dict[str, int],
+    units: dict[str, list[tuple[str, ...]]] | None,
+    repetition: int,
+    seed: int,
+    n_relabellings: int,
+) -> dict[str, np.ndarray]:
+    """Per group, the ``(n_relabellings, n)`` keys of one repetition's drawn items.
+
+    Args:
+        sizes: items per group in the repetition, in draw order.
+        units: the corpus texts each item joins; None treats every item as a text of its own,
+            new in every repetition (callers without corpus texts: tests, bare arrays).
+        repetition: the repetition's index (names the items when ``units`` is None).
+        seed: the sweep-level seed.
+        n_relabellings: relabellings ``K``.
+
+    Raises:
+        ValueError: ``units`` names another number of items than ``sizes``.
+    """
+    keys = {}
+    for group, n in sizes.items():
+        named = (
+            [(f"{repetition}/{group}/{i}",) for i in range(n)] if units is None else units[group]
+        )
+        if len(named) != n:
+            raise ValueError(f"group {group!r}: {len(named)} units for {n} drawn items")
+        keys[group] = unit_keys(named, seed, n_relabellings)
+    return keys
 
 
 def side_masks(keys_a: np.ndarray, keys_b: np.ndarray) -> np.ndarray:

@@ -88,7 +88,7 @@ class DistanceSettings:
     lda: LdaSettings
     energy: EnergySettings = field(default_factory=EnergySettings)
     relabel_seed: int = 0
-    sentences: SentenceSettings = field(default_factory=lambda: SentenceSettings(False, None))
+    sentences: SentenceSettings = field(default_factory=lambda: SentenceSettings(True, None))
 
     def __post_init__(self) -> None:
         validate_draw_sizes(self.draw_sizes(), enabled=self.enabled)
@@ -150,9 +150,7 @@ def calibrate_sinkhorn(
     solves the same way and their matrices can be pooled. Configured values are kept.
     """
     kinds = [k for k in ("short", "long") if k in draws.texts]
-    padding = "real" if distance.tokens == "real" else "max_length"
-    texts = draws.distinct_texts(kinds)
-    tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
+    tokens = _tokens(draws, kinds, encoder, cache, distance)
     pooled = [c for k in kinds for rep in _clouds(draws.texts[k], tokens) for c in rep.values()]
     return resolve_settings(distance.sinkhorn, pooled)
 
