@@ -73,6 +73,7 @@ def test_paper_preset_sizes():
     cfg = composed("experiment=paper")
     assert cfg.finetune.mode == "full" and cfg.finetune.sample_size == 16000
     assert cfg.distance.sinkhorn.epsilon == 0.005 and cfg.distance.tokens == "all"
+    assert cfg.distance.sinkhorn.solver == "exact"  # Sinkhorn does not converge at 12,800 points
     assert cfg.distance.short.texts_per_draw == 100
     assert cfg.finetune.evaluation.repetitions == 30
 

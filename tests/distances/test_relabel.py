@@ -118,6 +118,7 @@ def test_the_paper_preset_states_its_smallest_p():
     from tests.conftest import compose_config
 
     cfg = compose_config("experiment=paper")
-    k = int(cfg.distance.relabellings)
+    k = int(cfg.distance.energy.relabellings)
+    assert int(cfg.distance.lda.relabellings) == k
     text = (Path(__file__).parents[2] / "conf" / "experiment" / "paper.yaml").read_text()
     assert f"smallest p is 1/{k + 1}" in text

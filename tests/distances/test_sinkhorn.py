@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from regbias.distances import sinkhorn
+from regbias.distances import ott_solve, sinkhorn
 from regbias.distances.sinkhorn import (
     SinkhornSettings,
     derive_epsilon,
@@ -108,7 +108,7 @@ def test_zero_weight_padding_leaves_the_value_unchanged():
 
 def test_equal_shapes_compile_once(monkeypatch):
     traces = []
-    monkeypatch.setattr(sinkhorn, "_note_trace", lambda solver, shape: traces.append(shape))
+    monkeypatch.setattr(ott_solve, "_note_trace", lambda solver, shape: traces.append(shape))
     settings = SinkhornSettings(epsilon=0.05, pad_multiple=96)  # a size no other test uses
     for seed in range(3):
         solve_ot(cloud(50 + seed, seed=seed), cloud(70 - seed, seed=seed + 9), settings)
@@ -171,10 +171,15 @@ def test_derived_epsilon_is_relative_to_the_mean_pooled_cost():
     assert matrix.config["epsilon"] == pytest.approx(0.05 * brute, rel=1e-6)
 
 
-@pytest.mark.parametrize("epsilon", [0.0, -0.005])
-def test_non_positive_epsilon_is_a_config_error(epsilon):
-    with pytest.raises(ConfigError, match="epsilon must be > 0"):
+@pytest.mark.parametrize("epsilon", [0.0, -0.005, float("inf"), float("nan")])
+def test_non_positive_or_infinite_epsilon_is_a_config_error(epsilon):
+    with pytest.raises(ConfigError, match="epsilon must be a finite number > 0"):
         SinkhornSettings(epsilon=epsilon)
+
+
+def test_an_infinite_relative_epsilon_is_a_config_error():
+    with pytest.raises(ConfigError, match="epsilon_relative"):
+        SinkhornSettings(epsilon=None, epsilon_relative=float("inf"))
 
 
 def test_online_cost_matches_the_dense_cost_matrix():

@@ -9,7 +9,7 @@ import numpy as np
 import ot
 import pytest
 
-from regbias.distances import sinkhorn
+from regbias.distances import ott_solve, sinkhorn, sinkhorn_settings
 from regbias.distances.exact import exact_ot
 from regbias.distances.sinkhorn import (
     SinkhornSettings,
@@ -132,19 +132,19 @@ def test_unknown_solver_is_a_config_error():
 def record_call_widths(monkeypatch) -> list[int]:
     """How many problems each compiled Sinkhorn call solves, in call order."""
     widths: list[int] = []
-    original = sinkhorn._run_padded
+    original = ott_solve.run_padded
 
     def recording(problems, *args, **kwargs):
         widths.append(len(problems))
         return original(problems, *args, **kwargs)
 
-    monkeypatch.setattr(sinkhorn, "_run_padded", recording)
+    monkeypatch.setattr(ott_solve, "run_padded", recording)
     return widths
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])  # one lane at a time, or all vmapped
 def test_batched_pairs_give_the_per_pair_values(backend, monkeypatch):
-    monkeypatch.setattr(sinkhorn.jax, "default_backend", lambda: backend)
+    monkeypatch.setattr(ott_solve.jax, "default_backend", lambda: backend)
     groups = ["au", "ca", "uk", "us", "za"]
     draws = [
         {g: cloud(25 + 4 * k, shift=0.15 * k, seed=10 * r + k) for k, g in enumerate(groups)}
@@ -162,7 +162,7 @@ def test_batched_pairs_give_the_per_pair_values(backend, monkeypatch):
 
 
 def test_batches_are_split_into_equal_chunks_under_the_memory_bound(monkeypatch):
-    monkeypatch.setattr(sinkhorn, "BATCH_BYTES", 3 * 4 * 64 * 64 * 4)  # four problems at most
+    monkeypatch.setattr(ott_solve, "BATCH_BYTES", 3 * 4 * 64 * 64 * 4)  # four problems at most
     widths = record_call_widths(monkeypatch)
     draw = {g: cloud(30, shift=0.1 * k, seed=k) for k, g in enumerate("abcdef")}
     _, table = sinkhorn_matrix(
@@ -194,8 +194,8 @@ def test_a_non_finite_solve_is_never_converged_and_falls_back_to_plain_updates()
         updates="log",
     )
     size = 128
-    problem = (*sinkhorn._pad(x, None, size), *sinkhorn._pad(y, None, size))
-    raw = sinkhorn._run_padded([problem], fast, size, symmetric=False)[0]
+    problem = (*ott_solve.pad(x, None, size), *ott_solve.pad(y, None, size))
+    raw = ott_solve.run_padded([problem], fast, size, symmetric=False)[0]
     assert not np.isfinite(raw.cost) and not raw.converged
     with pytest.warns(RuntimeWarning, match="non-finite"):
         term = solve_ot(x, y, replace(fast, max_iterations=200))
@@ -215,7 +215,7 @@ def test_a_non_finite_divergence_is_never_averaged(fallback, monkeypatch):
         updates="log",
     )
     if not fallback:  # the plain re-solve fails too: the row stays non-finite
-        monkeypatch.setattr(sinkhorn, "_retry", lambda *args, **kwargs: args[3])
+        monkeypatch.setattr(sinkhorn, "retry", lambda *args, **kwargs: args[3])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         matrix, table = sinkhorn_matrix([{"a": x, "b": y}], settings, progress=False)
@@ -231,7 +231,7 @@ def test_online_mode_holds_no_dense_cost_matrix():
     import jax.numpy as jnp
 
     n, batch = 2048, 128
-    online = sinkhorn._solver(
+    online = ott_solve.solver_for(
         SinkhornSettings(batch_size=batch, max_iterations=20), n, symmetric=False
     )
     dense = replace(online, batch_size=None)
@@ -240,7 +240,7 @@ def test_online_mode_holds_no_dense_cost_matrix():
     args = (x, x, w, w, jnp.float32(0.1), jnp.float32(1.0))
 
     def temp_bytes(solver):
-        compiled = sinkhorn._solve_arrays.lower(*args, solver=solver).compile()
+        compiled = ott_solve._solve_arrays.lower(*args, solver=solver).compile()
         return compiled.memory_analysis().temp_size_in_bytes
 
     assert temp_bytes(dense) >= 4 * n * n  # the dense path holds the n x n cost
@@ -264,7 +264,7 @@ def test_kernel_updates_converge_to_pots_divergence_and_the_log_updates_value(pa
     x, y = pair
     kernel = replace(BASE, epsilon=KERNEL_EPSILON, anneal=False, momentum=momentum)
     assert resolve_settings(kernel, [x, y]).updates == "auto"  # not resolved to log
-    assert sinkhorn._solver(kernel, 64, symmetric=False).kernel  # auto: dense, not annealed
+    assert ott_solve.solver_for(kernel, 64, symmetric=False).kernel  # auto: dense, not annealed
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no fallback to log updates
         result = sinkhorn_divergence(x, y, kernel)
@@ -280,14 +280,14 @@ def test_kernel_updates_converge_to_pots_divergence_and_the_log_updates_value(pa
 
 def test_auto_updates_are_kernel_only_for_dense_solves_at_one_epsilon():
     fixed = SinkhornSettings(epsilon=1.0, anneal=False)
-    assert sinkhorn._solver(fixed, 64, symmetric=False).kernel
+    assert ott_solve.solver_for(fixed, 64, symmetric=False).kernel
     annealed = SinkhornSettings(epsilon=1.0, anneal_init=10.0)
-    assert not sinkhorn._solver(annealed, 64, symmetric=False).kernel
-    assert sinkhorn._solver(annealed, 64, symmetric=True).kernel  # self terms never anneal
-    assert not sinkhorn._solver(replace(fixed, batch_size=16), 64, symmetric=False).kernel
-    assert not sinkhorn._solver(replace(fixed, updates="log"), 64, symmetric=False).kernel
+    assert not ott_solve.solver_for(annealed, 64, symmetric=False).kernel
+    assert ott_solve.solver_for(annealed, 64, symmetric=True).kernel  # self terms never anneal
+    assert not ott_solve.solver_for(replace(fixed, batch_size=16), 64, symmetric=False).kernel
+    assert not ott_solve.solver_for(replace(fixed, updates="log"), 64, symmetric=False).kernel
     with pytest.raises(ConfigError, match="updates=kernel needs one fixed epsilon"):
-        sinkhorn._solver(replace(annealed, updates="kernel"), 64, symmetric=False)
+        ott_solve.solver_for(replace(annealed, updates="kernel"), 64, symmetric=False)
     with pytest.raises(ConfigError, match="updates"):
         SinkhornSettings(updates="scaling")
     with pytest.raises(ConfigError, match="updates=kernel needs one fixed epsilon"):
@@ -308,9 +308,9 @@ def test_kernel_updates_survive_a_point_far_from_the_other_cloud(pair):
 def test_auto_updates_are_log_where_most_of_the_kernel_would_underflow(pair):
     x, y = pair
     cost = sinkhorn.mean_pooled_cost([x, y])
-    fixed = replace(BASE, anneal=False, epsilon=sinkhorn.KERNEL_ABOVE * cost * 1.01)
+    fixed = replace(BASE, anneal=False, epsilon=sinkhorn_settings.KERNEL_ABOVE * cost * 1.01)
     assert resolve_settings(fixed, [x, y]).updates == "auto"  # kernel
-    below = replace(fixed, epsilon=sinkhorn.KERNEL_ABOVE * cost * 0.99)
+    below = replace(fixed, epsilon=sinkhorn_settings.KERNEL_ABOVE * cost * 0.99)
     assert resolve_settings(below, [x, y]).updates == "log"
     assert resolve_settings(replace(below, updates="kernel"), [x, y]).updates == "kernel"
 
@@ -319,8 +319,8 @@ def test_a_failed_kernel_solve_is_redone_in_the_log_domain(pair):
     x, y = pair
     forced = replace(BASE, epsilon=0.002, anneal=False, updates="kernel", max_iterations=200)
     size = 64
-    problem = (*sinkhorn._pad(x, None, size), *sinkhorn._pad(y, None, size))
-    raw = sinkhorn._run_padded([problem], forced, size, symmetric=False)[0]
+    problem = (*ott_solve.pad(x, None, size), *ott_solve.pad(y, None, size))
+    raw = ott_solve.run_padded([problem], forced, size, symmetric=False)[0]
     assert not raw.converged
     with pytest.warns(RuntimeWarning, match="kernel updates .* did not converge"):
         term = solve_ot(x, y, forced)
@@ -335,17 +335,17 @@ def test_a_kernel_state_with_an_empty_kernel_row_is_never_trusted():
     import jax.numpy as jnp
 
     kernel = jnp.array([[1.0, 0.5], [0.0, 0.0]])  # point 1 of x reaches no point of y
-    geom = sinkhorn._FixedKernel(
+    geom = ott_solve._FixedKernel(
         cost_matrix=-jnp.log(kernel + 1e-30), kernel_matrix=kernel, epsilon=1.0
     )
     out = SimpleNamespace(f=jnp.zeros(2), g=jnp.zeros(2))
     half = jnp.array([0.5, 0.5])
-    assert not sinkhorn._no_underflow(geom, out, half, half)
-    assert sinkhorn._no_underflow(geom, out, jnp.array([1.0, 0.0]), half)  # a weightless point
-    full = sinkhorn._FixedKernel(
+    assert not ott_solve._no_underflow(geom, out, half, half)
+    assert ott_solve._no_underflow(geom, out, jnp.array([1.0, 0.0]), half)  # a weightless point
+    full = ott_solve._FixedKernel(
         cost_matrix=jnp.zeros((2, 2)), kernel_matrix=jnp.ones((2, 2)), epsilon=1.0
     )
-    assert sinkhorn._no_underflow(full, out, half, half)
+    assert ott_solve._no_underflow(full, out, half, half)
 
 
 def test_exact_problems_solved_at_once_equal_one_at_a_time_and_stop_between_results():
@@ -361,3 +361,61 @@ def test_exact_problems_solved_at_once_equal_one_at_a_time_and_stop_between_resu
 
     with pytest.raises(KeyboardInterrupt):
         exact_ot_many(problems, stop, workers=2)
+
+
+def test_exact_solves_at_once_are_bounded_by_memory(monkeypatch):
+    from regbias.distances import exact
+
+    problems = [(cloud(100), cloud(100, seed=1))] * 6
+    per_problem = exact.BYTES_PER_ENTRY * 100 * 100
+    monkeypatch.setattr(exact, "_available_memory", lambda: int(3 * per_problem / 0.8) + 1)
+    assert exact.exact_workers(problems, workers=8) == 3
+    assert exact.exact_workers(problems, workers=2) == 2  # the CPUs bound it first
+    monkeypatch.setattr(exact, "_available_memory", lambda: 10)
+    assert exact.exact_workers(problems, workers=8) == 1  # larger than memory: still runs, alone
+
+
+def test_cpu_calls_hold_a_bounded_number_of_cost_entries(monkeypatch):
+    """On a CPU a stop waits for the batched call to end: big problems go a few at a time."""
+    monkeypatch.setattr(ott_solve.jax, "default_backend", lambda: "cpu")
+    monkeypatch.setattr(ott_solve, "CPU_CALL_ENTRIES", 2 * 64 * 64)  # two 64-point problems
+    widths = record_call_widths(monkeypatch)
+    draw = {g: cloud(30, shift=0.1 * k, seed=k) for k, g in enumerate("abcdef")}
+    settings = SinkhornSettings(epsilon=0.05, pad_multiple=64)
+    _, table = sinkhorn_matrix([draw], settings, progress=False)
+    assert widths == [2] * 3 + [2] * 8  # 6 self terms; 15 pairs in 8 x 2 (one filler)
+    monkeypatch.setattr(ott_solve, "CPU_CALL_ENTRIES", 1 << 27)
+    _, whole = sinkhorn_matrix([draw], settings, progress=False)
+    assert np.allclose(table["divergence"], whole["divergence"], rtol=1e-5)
+
+
+def test_exact_noise_floors_are_one_exact_solve_each():
+    from regbias.distances.noise import sinkhorn_floors
+
+    groups = ["a", "b", "c"]
+    main = [
+        {g: cloud(20 + k, shift=0.1 * k, seed=r * 10 + k) for k, g in enumerate(groups)}
+        for r in range(2)
+    ]
+    twins = [
+        {g: cloud(20 + k, shift=0.1 * k, seed=50 + r * 10 + k) for k, g in enumerate(groups)}
+        for r in range(2)
+    ]
+    exact_settings = resolve_settings(SinkhornSettings(solver="exact"), None)
+    _, table = sinkhorn_matrix(main, exact_settings, progress=False)
+    floor, floor_sd = sinkhorn_floors(main, twins, table, exact_settings, 64, progress=False)
+    values = np.array(
+        [[exact_ot(m[g], t[g])[0] for g in groups] for m, t in zip(main, twins, strict=True)]
+    )
+    assert np.allclose(floor, values.mean(axis=0)) and np.allclose(floor_sd, values.std(0, ddof=1))
+
+
+def test_resolved_settings_are_resolved_once_and_kept():
+    x, y = cloud(40), cloud(40, shift=0.3, seed=2)
+    resolved = resolve_settings(SinkhornSettings(epsilon=None), [x, y])
+    assert isinstance(resolved, sinkhorn_settings.ResolvedSinkhorn)
+    assert resolve_settings(resolved, [x * 10, y]) is resolved  # the run's epsilon stays
+    assert not sinkhorn_settings.needs_calibration(resolved)
+    assert sinkhorn_settings.needs_calibration(SinkhornSettings(epsilon=0.05))  # solver auto
+    with pytest.raises(ValueError, match="needs the run's clouds"):
+        resolve_settings(SinkhornSettings(epsilon=None), None)

@@ -16,7 +16,7 @@ from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE
 from regbias.data.loading import dataset_data_dir, load_corpus
 from regbias.data.study import StudyData, build_study, group_table, require_training
-from regbias.distances.sinkhorn import SinkhornSettings
+from regbias.distances.sinkhorn_settings import ResolvedSinkhorn, needs_calibration
 from regbias.distances.suite import DistanceSuiteResult, calibrate_sinkhorn, run_distance_suite
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder
@@ -63,19 +63,17 @@ def sweep_sinkhorn(
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache,
-) -> SinkhornSettings | None:
+) -> ResolvedSinkhorn | None:
     """Sinkhorn settings shared by every job of a sweep (None: nothing to resolve).
 
     Epsilon, the annealing start, the solver and the updates are resolved from one calibration
     draw of the study's groups (without the job's own baseline sample) seeded by
     ``distance.calibration_seed``, not by the job's seed.
     """
-    distance, sinkhorn = settings.distance, settings.distance.sinkhorn
+    distance = settings.distance
     if not any(k in draws.texts for k in ("short", "long")):
         return None
-    annealing_known = sinkhorn.anneal_init is not None or not sinkhorn.anneal
-    chosen = sinkhorn.solver != "auto" and sinkhorn.updates != "auto"
-    if sinkhorn.epsilon is not None and annealing_known and chosen:
+    if not needs_calibration(distance.sinkhorn):
         return None
     if distance.calibration_seed is None:  # the first version's per-job derivation
         return None

@@ -17,9 +17,10 @@ from regbias.console import progress_bar as tqdm
 from regbias.distances.relabel import NullSums, repetition_keys, side_masks
 from regbias.distances.sinkhorn import (
     DivergenceResult,
-    SinkhornSettings,
+    ResolvedSinkhorn,
     divergence_from,
     divergences,
+    exact_divergences,
     padded_points,
     self_costs,
     usable,
@@ -32,7 +33,7 @@ def sinkhorn_floors(
     main: list[dict[str, np.ndarray]],
     twins: list[dict[str, np.ndarray]],
     table: pd.DataFrame,
-    settings: SinkhornSettings,
+    settings: ResolvedSinkhorn,
     size: int,
     *,
     progress: bool = True,
@@ -56,13 +57,18 @@ def sinkhorn_floors(
     values = np.full((len(main), len(groups)), np.nan)
     total = len(main) * len(groups)
     with tqdm(total=total, desc="noise floor", disable=not progress) as bar:
-        for r, (draw, twin) in enumerate(zip(main, twins, strict=True)):
-            for k, group in enumerate(groups):
-                result = divergence_from(
-                    draw[group], twin[group], settings, size, known.get((r, group))
-                )
-                values[r, k] = result.divergence
-                bar.update()
+        if settings.solver == "exact":  # every floor of the job at once, on all cores
+            pairs = [(d[g], t[g]) for d, t in zip(main, twins, strict=True) for g in groups]
+            results = exact_divergences(pairs, bar.update)
+            values[:] = np.reshape([result.divergence for result in results], values.shape)
+        else:
+            for r, (draw, twin) in enumerate(zip(main, twins, strict=True)):
+                for k, group in enumerate(groups):
+                    result = divergence_from(
+                        draw[group], twin[group], settings, size, known.get((r, group))
+                    )
+                    values[r, k] = result.divergence
+                    bar.update()
     values[~np.isfinite(values)] = np.nan
     counts = (~np.isnan(values)).sum(axis=0)
     floor = np.nansum(values, axis=0) / np.maximum(counts, 1)
@@ -74,7 +80,7 @@ def sinkhorn_relabellings(
     texts: list[dict[str, list[np.ndarray]]],
     units: list[dict[str, list[tuple[str, ...]]]] | None,
     table: pd.DataFrame,
-    settings: SinkhornSettings,
+    settings: ResolvedSinkhorn,
     relabellings: int,
     relabel_seed: int,
     *,

@@ -18,7 +18,8 @@ from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matri
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.noise import sinkhorn_floors, sinkhorn_relabellings
 from regbias.distances.sensitivity import epsilon_sensitivity, ranking_stability
-from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings, sinkhorn_matrix
+from regbias.distances.sinkhorn import sinkhorn_matrix
+from regbias.distances.sinkhorn_settings import ResolvedSinkhorn, SinkhornSettings, resolve_settings
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder
 from regbias.errors import ConfigError
@@ -141,7 +142,7 @@ def calibrate_sinkhorn(
     encoder: Encoder,
     cache: EmbeddingCache | None,
     distance: DistanceSettings,
-) -> SinkhornSettings:
+) -> ResolvedSinkhorn:
     """The sweep's Sinkhorn settings, resolved from a calibration draw.
 
     Epsilon, the annealing start, the solver (``auto``: exact or sinkhorn) and the updates
@@ -162,7 +163,7 @@ def run_distance_suite(
     distance: DistanceSettings,
     *,
     seed: int = 0,
-    calibrated: SinkhornSettings | None = None,
+    calibrated: ResolvedSinkhorn | None = None,
     sensitivity: tuple[list[float], int] | None = None,
 ) -> DistanceSuiteResult:
     """Embed every drawn text once (cached), then compute the enabled matrices.
@@ -275,7 +276,7 @@ def _sinkhorn_kinds(
     kinds: list[str],
     tokens: dict[str, np.ndarray],
     distance: DistanceSettings,
-    calibrated: SinkhornSettings | None,
+    calibrated: ResolvedSinkhorn | None,
     result: DistanceSuiteResult,
     sensitivity: tuple[list[float], int] | None = None,
 ) -> None:
