@@ -10,4 +10,6 @@
 - ``test_clear_lines``: seed=-1, a read-only or full store, a full disk, bad fine-tuning sizes,
   one-group CSVs, empty training pools, missing data directories: one line before heavy work.
 - ``test_smaller_faults``: weights-only checkpoints, safe artifact names, non-UTF-8 lines.
+- ``test_solver_faults`` (issue 20): an infinite epsilon is refused; a stop is seen between the
+  solves of a large batched Sinkhorn call.
 """
