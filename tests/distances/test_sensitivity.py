@@ -83,3 +83,18 @@ def test_large_clouds_skip_the_exact_limit_with_a_note():
     assert list(stability["reference"]) == ["smallest_epsilon"]
     assert stability["epsilon"].tolist() == [0.1]
     assert stability["kendall_tau"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("solver", ["sinkhorn", "exact"])
+def test_the_runs_resolved_settings_serve_every_epsilon(solver):
+    """The suite passes its resolved settings (annealed, or the exact solver of the paper)."""
+    from regbias.distances.sinkhorn import resolve_settings
+
+    clouds = planted({"a": 0.0, "b": 0.7})
+    resolved = resolve_settings(
+        SinkhornSettings(epsilon=0.01, pad_multiple=64, solver=solver), list(clouds.values())
+    )
+    table = epsilon_sensitivity(clouds, resolved, [0.3, 0.1], exact_max_points=100)
+    sinkhorn_rows = table[table["epsilon"] != EXACT]
+    assert len(sinkhorn_rows) == 2 and sinkhorn_rows["converged"].all()
+    assert sinkhorn_rows["value"].nunique() == 2  # solved at each epsilon, not at the limit

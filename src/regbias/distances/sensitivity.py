@@ -17,6 +17,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
+from regbias.distances.sinkhorn_settings import unresolved
 
 __all__ = ["EXACT", "epsilon_sensitivity", "exact_ot", "ranking_stability"]
 
@@ -43,8 +44,11 @@ def exact_ot(x: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
 def _sinkhorn_rows(
     clouds: dict[str, np.ndarray], settings: SinkhornSettings, epsilon: float
 ) -> list[dict[str, Any]]:
-    # anneal_init None: resolve_settings derives the annealing start for this epsilon.
-    at_epsilon = replace(settings, epsilon=float(epsilon), anneal_init=None)
+    # anneal_init None: resolve_settings derives the annealing start for this epsilon; the
+    # exact limit has its own row, so every epsilon is solved by Sinkhorn.
+    at_epsilon = replace(
+        unresolved(settings), epsilon=float(epsilon), anneal_init=None, solver="sinkhorn"
+    )
     _, table = sinkhorn_matrix([clouds], at_epsilon, progress=False)
     converged = table["xy_converged"] & table["xx_converged"] & table["yy_converged"]
     return [

@@ -27,6 +27,7 @@ __all__ = [
     "mean_pooled_cost",
     "needs_calibration",
     "resolve_settings",
+    "unresolved",
 ]
 
 # Where annealing starts when ``anneal_init`` is None, as a fraction of the mean pooled cost:
@@ -184,8 +185,9 @@ class ResolvedSinkhorn(SinkhornSettings):
     """Settings a run has fixed once (made by :func:`resolve_settings`, taken as they are).
 
     ``epsilon`` is a number, ``solver`` is ``sinkhorn`` or ``exact``, and a Sinkhorn solver's
-    ``anneal_init`` is set wherever annealing is on. ``updates`` may still be ``auto``: kernel updates where a solve
-    is dense and not annealed (epsilon is then at least :data:`KERNEL_ABOVE` x the mean cost).
+    ``anneal_init`` is set wherever annealing is on. ``updates`` may still be ``auto``: kernel
+    updates where a solve is dense and not annealed (epsilon is then at least
+    :data:`KERNEL_ABOVE` x the mean cost).
     """
 
     def __post_init__(self) -> None:
@@ -197,6 +199,11 @@ class ResolvedSinkhorn(SinkhornSettings):
         )
         if unresolved:
             raise ValueError(f"ResolvedSinkhorn is made by resolve_settings, got {self}")
+
+
+def unresolved(settings: SinkhornSettings) -> SinkhornSettings:
+    """The same values as plain settings, to change and resolve again (another epsilon)."""
+    return SinkhornSettings(**{f.name: getattr(settings, f.name) for f in fields(SinkhornSettings)})
 
 
 def needs_calibration(settings: SinkhornSettings) -> bool:
