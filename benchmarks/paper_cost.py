@@ -195,12 +195,15 @@ def project(
                 out[f"{name}_relabellings"] = (
                     math.ceil(reps * pairs * sizes["sinkhorn_relabellings"] / w) * one
                 )
-        cpu_scale = 2 / machine["cores"]  # measured on this machine's 2 cores (numpy, BLAS)
+        cpu_scale = distance["cores"] / machine["cores"]  # numpy and BLAS on all cores
+        # Energy and LDA: linear in the pairs (their relabellings); an upper bound for the
+        # block sums, which grow with the texts of all groups.
         for name in ("energy_short", "energy_long", "energy_sentence", "lda"):
             if name in t:
                 out[name] = reps * t[name] * pairs / measured_pairs * cpu_scale
+        # Every text is embedded once (cached): the pools of the groups, not the repetitions.
         embed = sum(t.get(k, 0.0) for k in ("embed_tokens", "embed_pooled"))
-        out["embed"] = reps * embed * groups / len(distance["groups"]) / machine["torch_speedup"]
+        out["embed"] = embed * groups / len(distance["groups"]) / machine["torch_speedup"]
     if finetune is not None:
         per_train = finetune["epoch_s"] / (finetune["train_texts"] + finetune["val_texts"])
         per_predict = finetune["predict_s"] / finetune["predict_texts"]
@@ -266,6 +269,10 @@ def main() -> None:
         f"work {args.gpu_speedup:g}x this machine: assumed)",
         projected_host,
     )
+    if distance is not None and not sizes["sinkhorn_relabellings"]:
+        tested = project(distance, None, {**sizes, "sinkhorn_relabellings": 99}, host)
+        extra = sum(v for k, v in tested.items() if k.endswith("_relabellings"))
+        print(f"\n(Sinkhorn's pair test with 99 relabellings would add {hours(extra)} a job there)")
     if args.json:
         figures = {
             "sizes": sizes,
