@@ -13,7 +13,7 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 
 SHRINKAGE = LdaSettings(n_components=2, solver="eigen", shrinkage="auto", relabellings=0)
-IN_SAMPLE = LdaSettings(n_components=2, cross_fit=False, relabellings=0)
+IN_SAMPLE = LdaSettings(2, "svd", None, cross_fit=False, relabellings=0)  # the paper
 
 
 def passages(
@@ -51,7 +51,7 @@ def test_repetitions_give_mean_and_sd_of_the_right_shape():
 
 def test_centroid_distances_match_a_direct_computation():
     draw = passages(["a", "b", "c"], 30, 8, 1.0, 2)
-    projection = lda_projection(draw, LdaSettings(n_components=2))
+    projection = lda_projection(draw, IN_SAMPLE)
     matrix = lda_distance_matrix([draw], IN_SAMPLE)
     centre_a = projection.points[projection.labels == "a"].mean(axis=0)
     centre_c = projection.points[projection.labels == "c"].mean(axis=0)

@@ -401,7 +401,7 @@ def test_exact_noise_floors_are_one_exact_solve_each():
         {g: cloud(20 + k, shift=0.1 * k, seed=50 + r * 10 + k) for k, g in enumerate(groups)}
         for r in range(2)
     ]
-    exact_settings = resolve_settings(SinkhornSettings(solver="exact"), None)
+    exact_settings = resolve_settings(SinkhornSettings(epsilon=0.005, solver="exact"), None)
     _, table = sinkhorn_matrix(main, exact_settings, progress=False)
     floor, floor_sd = sinkhorn_floors(main, twins, table, exact_settings, 64, progress=False)
     values = np.array(

@@ -59,10 +59,10 @@ class LdaSettings:
     """
 
     n_components: int = 3
-    solver: Literal["svd", "eigen", "lsqr"] = "svd"
-    shrinkage: float | Literal["auto"] | None = None
+    solver: Literal["svd", "eigen", "lsqr"] = "eigen"
+    shrinkage: float | Literal["auto"] | None = "auto"
     enabled: bool = True
-    passages_per_group: int = 100
+    passages_per_group: int = 24
     cross_fit: bool = True
     relabellings: int = 999
 

@@ -91,7 +91,7 @@ class SinkhornSettings:
             compiled call each (same values as one call per pair; vmapped on an accelerator).
     """
 
-    epsilon: float | None = 0.005
+    epsilon: float | None = None
     epsilon_relative: float = 0.05
     anneal: bool = True
     anneal_init: float | None = None

@@ -1,0 +1,41 @@
+"""Defaults are written once: a settings field's default is the value its YAML gives."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any
+
+from regbias.settings import StudySettings, plain_config
+from tests.conftest import compose_config
+
+# Groups whose YAML is chosen per option (a dataset, an encoder, a dataset's fine-tuning):
+# their fields' defaults, where any, are those of no single file.
+PER_OPTION = {"dataset", "encoder", "finetune"}
+
+
+def disagreements(cls: type, node: dict[str, Any], path: str) -> list[str]:
+    """``key: code X, yaml Y`` for every field whose default differs from the composed YAML."""
+    out = []
+    hints = typing.get_type_hints(cls)
+    for field in dataclasses.fields(cls):
+        key = f"{path}.{field.name}" if path else field.name
+        if key in PER_OPTION or field.name not in node:
+            continue
+        kind, value = hints[field.name], node[field.name]
+        if dataclasses.is_dataclass(kind) and isinstance(value, dict):
+            out += disagreements(kind, value, key)
+            continue
+        if field.default is not dataclasses.MISSING:
+            default = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            continue
+        if (list(default) if isinstance(default, tuple) else default) != value:
+            out.append(f"{key}: code {default!r}, yaml {value!r}")
+    return out
+
+
+def test_every_default_in_code_is_the_yamls():
+    assert disagreements(StudySettings, plain_config(compose_config()), "") == []
