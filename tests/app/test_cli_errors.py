@@ -73,7 +73,7 @@ def test_unknown_config_option_is_hydras_clear_error(tmp_path):
     ("overrides", "fragments", "runs_left"),
     [
         # A bad value is caught when the settings are read: no run is even started.
-        (["distance.sinkhorn.epsilon=-1"], ["epsilon must be > 0"], []),
+        (["distance.sinkhorn.epsilon=-1"], ["epsilon must be a finite number > 0"], []),
         (["finetune.optimizer=Adamm", "distance.enabled=false"], ["Adamm"], []),
         # What needs the data or the model is found inside the run, which ends FAILED.
         (["finetune.k_folds=500", "distance.enabled=false"], ["500"], ["FAILED"]),
