@@ -30,6 +30,7 @@ from regbias.analysis.permutations import (
 )
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError, RegbiasError
+from regbias.tables import read_table
 
 __all__ = [
     "DISTANCE_PREFIX",
@@ -222,9 +223,10 @@ def read_pairwise_csv(
     if not path.is_file():
         raise DataError(f"pair table {path} not found; give the path of a CSV file.")
     try:
-        frame = pd.read_csv(path, dtype={"group_a": str, "group_b": str})
+        frame = read_table(path, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise DataError(f"pair table {path} is not a readable CSV file: {error}") from None
+    frame = _stripped_names(frame)
     _require_columns(frame, PAIR_COLUMNS, path)
     distances = _default_columns(frame, distances, (DISTANCE_PREFIX,), "distance", path)
     performance = _default_columns(frame, performance, PERFORMANCE_PREFIXES, "performance", path)
@@ -241,6 +243,15 @@ def read_pairwise_csv(
             f"({n_groups} left after exclusions); include more groups."
         )
     return PairTable(frame.reset_index(drop=True), list(distances), list(performance))
+
+
+def _stripped_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """Spaces around a column or group name are layout (``a, b``), not part of the name."""
+    frame = frame.rename(columns=lambda c: str(c).strip())
+    for column in PAIR_COLUMNS:
+        if column in frame:
+            frame[column] = frame[column].str.strip()
+    return frame
 
 
 def _require_columns(frame: pd.DataFrame, names: list[str], path: Path) -> None:
