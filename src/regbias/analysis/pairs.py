@@ -384,7 +384,8 @@ def correlations(
         exact_limit: the largest ``K!`` enumerated exactly.
 
     Returns:
-        One row per (distance, performance): ``distance, performance, n_pairs, spearman_rho,
+        One row per (distance, performance): ``distance, performance, n_pairs,
+        n_pairs_left_out`` (pairs whose distance or performance is undefined), ``spearman_rho,
         spearman_p, spearman_p_perm, kendall_tau, kendall_p, kendall_p_perm, n_groups,
         exact``, then the permutation p-values adjusted over all rows, per statistic:
         ``spearman_p_holm, spearman_p_bh, kendall_p_holm, kendall_p_bh``, then the
@@ -407,9 +408,10 @@ def correlations(
     found: dict[tuple[str, str], _Correlation] = {}
     for distance in distance_columns:
         for data, columns in column_batches(frame, distance, performance_columns):
-            found.update(
-                _correlate_batch(data, distance, columns, n_permutations, seed, exact_limit)
-            )
+            batch = _correlate_batch(data, distance, columns, n_permutations, seed, exact_limit)
+            for correlation in batch.values():  # pairs whose value is undefined (NaN)
+                correlation.row["n_pairs_left_out"] = len(frame) - len(data)
+            found.update(batch)
     ordered = [found[(d, p)] for d in distance_columns for p in performance_columns]
     adjusted = add_adjusted_p(pd.DataFrame([c.row for c in ordered], columns=_RESULT_COLUMNS))
     nulls = {
@@ -433,6 +435,7 @@ _RESULT_COLUMNS = [
     "distance",
     "performance",
     "n_pairs",
+    "n_pairs_left_out",
     "spearman_rho",
     "spearman_p",
     "spearman_p_perm",
