@@ -14,6 +14,7 @@ from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.power import PowerResult
 from regbias.errors import ConfigError
+from regbias.interrupt import check_stop
 from regbias.report.publish import log_analysis, log_distances
 from regbias.tables import read_table
 from regbias.tracking.ledger import DONE
@@ -105,6 +106,7 @@ def _aggregate_variant(
     with tempfile.TemporaryDirectory() as tmp:
         jobs = []
         for i, record in enumerate(records):
+            check_stop()  # safe points of the sweep's end: Ctrl-C and SIGTERM stop here
             results = load_job_results(RunLog(parent.client, record["run_id"]), Path(tmp) / str(i))
             if results is not None:
                 jobs.append(results)
@@ -112,10 +114,13 @@ def _aggregate_variant(
         return
     pooled = pool_results(jobs)
     analysis = analyse(pooled, settings)
+    check_stop()
     if pooled.per_model is not None:
         parent.table(pooled.per_model, "performance/per_model.csv")
     log_distances(parent, pooled.distances)
+    check_stop()
     log_analysis(parent, pooled, analysis, settings, power=power)
+    check_stop()
     parent.json(
         {
             "groups": pooled.groups,

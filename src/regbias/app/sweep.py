@@ -21,7 +21,12 @@ from regbias.app.preflight import preflight_sweep
 from regbias.app.start import start_sweep
 from regbias.app.summary import finish_sweep
 from regbias.errors import RegbiasError
-from regbias.interrupt import install_sigterm_flag
+from regbias.interrupt import (
+    StopRequested,
+    check_stop,
+    ctrl_c_at_safe_points,
+    install_sigterm_flag,
+)
 from regbias.settings import StudySettings, read_settings
 from regbias.tracking.ledger import DONE
 from regbias.tracking.provenance import provenance_tags
@@ -126,7 +131,11 @@ class SweepCallback(Callback):
         parent_file = sweep_dir / PARENT_FILE
         if parent_file.exists():
             try:
-                self._close_parent(config, parent_file, records, failed)
+                with ctrl_c_at_safe_points():  # never inside SQLAlchemy, where it gets lost
+                    self._close_parent(config, parent_file, records, failed)
+            except StopRequested as stop:  # the parent run is FAILED already
+                print(f"regbias: {stop}", file=sys.stderr)
+                raise SystemExit(stop.code) from None
             except Exception as error:  # disk full, store gone: the sweep must not exit 0
                 print(
                     f"regbias: error: the sweep's aggregation failed ({_line(error)}); its "
@@ -163,6 +172,7 @@ class SweepCallback(Callback):
                     power = sweep_power(settings, run, records)
                     aggregate_sweep(settings.analysis, run, records, power=power)
                 finish_sweep(config, run, records, parent_file.parent)
+                check_stop()  # a Ctrl-C during the last writes still stops the sweep
                 if failed:
                     raise _SweepFailed(failed)
         except _SweepFailed:
