@@ -174,8 +174,11 @@ def run_pipeline(settings: StudySettings, run: RunLog) -> StudyResults:
             results.per_model = _performance(settings, study, encoder, cache, run).frame
         run.table(results.per_model, "performance/per_model.csv")
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
+    with _timed(timings, "analysis"):  # minutes with many groups: say when it is done
+        log.info("analysing %d groups (correlations, robustness)", len(results.groups))
+        analysis = analyse(results, settings.analysis)
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
-    log_analysis(run, results, analyse(results, settings.analysis), settings.analysis)
+    log_analysis(run, results, analysis, settings.analysis)
     run.json(
         {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},
         STUDY_FILE,
