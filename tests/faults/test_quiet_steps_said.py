@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import itertools
 import logging
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 from regbias.analysis import permutations, robustness
 from regbias.analysis.pairs import correlations
+from regbias.app.pipeline import log_study
 from regbias.console import PlainProgress
 from regbias.data.csv_corpus import read_csv_corpus
 from tests.app.test_analyze_task import write_table
@@ -65,11 +67,20 @@ def test_texts_shared_between_groups_and_training_rows_are_counted(tmp_path, cap
     rows += ["same old day,1,a", "lovely day,0,a", "lovely day,1,b", "grim day,0,b", "x y,1,c"]
     path = tmp_path / "shared.csv"
     path.write_text("\n".join(rows) + "\n")
-    with caplog.at_level(logging.WARNING):
-        corpus = read_csv_corpus(
-            path, text_column="text", label_column="label", group_column="group",
-            train_group="train",
-        )  # fmt: skip
+    corpus = read_csv_corpus(
+        path, text_column="text", label_column="label", group_column="group", train_group="train"
+    )
     assert corpus.dropped["shared/texts_in_several_groups"] == 1  # "lovely day": a and b
     assert corpus.dropped["shared/training_texts_in_groups"] == 1  # "same old day"
-    assert "1 distinct texts occur in more than one group" in caplog.text
+    study = SimpleNamespace(corpus=corpus, groups={}, training=corpus.train)
+    draws = SimpleNamespace(pool_size=0, records=[])
+    with caplog.at_level(logging.WARNING):
+        log_study(RecordingRun(), study, draws)
+    assert "texts_in_several_groups 1, training_texts_in_groups 1" in caplog.text
+
+
+class RecordingRun:
+    """Takes every write of a run and keeps nothing."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None

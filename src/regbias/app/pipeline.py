@@ -96,6 +96,7 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
     )
     run.table(table, "data/groups.csv")
     run.json(study.corpus.dropped, "data/dropped.json")
+    _warn_shared(study.corpus.dropped)
     metrics = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
     metrics[f"data/size/{TRAIN_SAMPLE}"] = len(study.training)
     metrics.update({f"data/dropped/{k}": v for k, v in study.corpus.dropped.items()})
@@ -111,6 +112,18 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
             run.tags({"sampling.whole_groups": ",".join(sorted(set(whole["group"])))})
             log.warning("groups taken whole (sampling.policy=all): %s", sorted(set(whole["group"])))
     run.metrics(metrics)
+
+
+def _warn_shared(dropped: dict[str, int]) -> None:
+    """Texts a CSV file keeps in two places (``shared/...`` in ``data/dropped.json``)."""
+    shared = {k: v for k, v in dropped.items() if k.startswith("shared/")}
+    if shared:
+        counts = ", ".join(f"{k.removeprefix('shared/')} {v}" for k, v in shared.items())
+        log.warning(
+            "texts kept in two places (%s; counted in data/dropped.json): remove the copies "
+            "from the data if they are not meant to be shared",
+            counts,
+        )
 
 
 def study_encoder(settings: StudySettings) -> Encoder:

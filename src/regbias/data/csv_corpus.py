@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +13,6 @@ from regbias.data.csv_rows import read_csv_rows
 from regbias.errors import DataError
 
 __all__ = ["read_csv_corpus"]
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -90,7 +87,7 @@ def read_csv_corpus(
 
 
 def _shared_texts(train: TextSet, groups: dict[str, TextSet]) -> dict[str, int]:
-    """Texts kept in two places, counted for ``data/dropped.json`` and warned of (none: {}).
+    """Texts kept in two places, counted for ``data/dropped.json`` (none: ``{}``).
 
     The study runs with them, but a text in two groups makes the groups look closer, and a
     training text that is also a group's is scored by models that were trained on it.
@@ -103,15 +100,7 @@ def _shared_texts(train: TextSet, groups: dict[str, TextSet]) -> dict[str, int]:
         "shared/texts_in_several_groups": sum(len(o) > 1 for o in owners.values()),
         "shared/training_texts_in_groups": sum(text in owners for text in train.texts),
     }
-    if not any(shared.values()):
-        return {}
-    log.warning(
-        "%d distinct texts occur in more than one group and %d training rows repeat a group's "
-        "text (counted in data/dropped.json as shared/...): remove the copies from the CSV "
-        "file if they are not meant to be shared",
-        *shared.values(),
-    )
-    return shared
+    return shared if any(shared.values()) else {}
 
 
 def _split_groups(
