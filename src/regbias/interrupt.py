@@ -22,6 +22,7 @@ __all__ = [
     "stop_requested",
     "clear_stop",
     "stop_on_sigterm",
+    "ctrl_c_at_safe_points",
     "install_sigterm_flag",
 ]
 
@@ -38,9 +39,10 @@ class StopRequested(SystemExit):
 
     def __init__(self, signum: int = signal.SIGTERM) -> None:
         super().__init__(128 + int(signum))
+        self.signum = int(signum)
 
     def __str__(self) -> str:
-        return "stopped by SIGTERM"
+        return "interrupted" if self.signum == signal.SIGINT else "stopped by SIGTERM"
 
 
 def request_stop(signum: int = signal.SIGTERM, frame: Any = None) -> None:
@@ -80,12 +82,30 @@ def install_sigterm_flag() -> bool:
 @contextmanager
 def stop_on_sigterm() -> Iterator[None]:
     """SIGTERM sets the stop flag inside the block; the previous handler is restored after."""
+    with _flagged(signal.SIGTERM):
+        yield
+
+
+@contextmanager
+def ctrl_c_at_safe_points() -> Iterator[None]:
+    """Ctrl-C (SIGINT) inside the block sets the stop flag too, as SIGTERM does.
+
+    For work inside libraries that lose or garble a ``KeyboardInterrupt`` raised in them
+    (SQLAlchemy prints "Exception ignored" and goes on): the next :func:`check_stop` raises
+    :class:`StopRequested` with exit status 130; a second Ctrl-C raises at once.
+    """
+    with _flagged(signal.SIGINT):
+        yield
+
+
+@contextmanager
+def _flagged(signum: int) -> Iterator[None]:
     try:
-        previous = signal.signal(signal.SIGTERM, request_stop)
-    except ValueError:
+        previous = signal.signal(signum, request_stop)
+    except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signum, previous)

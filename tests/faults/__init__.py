@@ -1,4 +1,4 @@
-"""Faults regbias survives, one test each (issue 10). Read the test names as the list.
+"""Faults regbias survives, one test each (issues 10 and 20). Read the test names as the list.
 
 - ``test_stale_results``: resume never reuses a run after data or uncommitted code changed; a
   reused job keeps its variant; bad sizes and infinite cells are refused, not silently empty.
@@ -10,6 +10,23 @@
 - ``test_clear_lines``: seed=-1, a read-only or full store, a full disk, bad fine-tuning sizes,
   one-group CSVs, empty training pools, missing data directories: one line before heavy work.
 - ``test_smaller_faults``: weights-only checkpoints, safe artifact names, non-UTF-8 lines.
-- ``test_solver_faults`` (issue 20): an infinite epsilon is refused; a stop is seen between the
-  solves of a large batched Sinkhorn call.
+
+Issue 20 (the second round):
+
+- ``test_names_survive``: groups named ``NA``/``None``/``null``/``nan`` survive every table
+  read back (sweep pooling, ``task=analyze``); a group named ``baseline`` in the data, ``..``,
+  and names (or pairs) that become the same MLflow key are refused before any run; a CSV
+  header naming a column twice is an error; spaces around an analyze table's names are layout.
+- ``test_undefined_values``: the recall of a class a group lacks is NaN, not 0; a correlation
+  says how many pairs it left out; a distance with no usable value (every solve unconverged)
+  is the report's first finding, with the settings that fix it.
+- ``test_resume_sees_changes``: new weights in a local model folder are a new encoder (cache
+  and resume key); a FINISHED job whose artifacts are gone runs again; a sweep in a reused
+  ``hydra.sweep.dir`` pools only its own jobs.
+- ``test_interrupt_aggregation``: Ctrl-C during the aggregation (also when a library swallows
+  it) ends the parent FAILED, prints "regbias: interrupted" and exits 130.
+- ``test_quiet_steps_said``: long analysis steps show progress; ``task=analyze`` names its
+  stage; texts a CSV shares between groups or with its training rows are counted and warned of.
+- ``test_solver_faults``: an infinite epsilon is refused before any run; a stop is seen between
+  the solves of a large batched Sinkhorn call (a CPU call holds a bounded number of them).
 """

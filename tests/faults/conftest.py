@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
+from mlflow.tracking import MlflowClient
 
 from regbias.interrupt import clear_stop
 from regbias.tracking.runs import TrackingSettings, connect
@@ -58,3 +60,34 @@ def no_pending_stop():
     clear_stop()
     yield
     clear_stop()
+
+
+@pytest.fixture(autouse=True)
+def keep_signal_handlers():
+    """A sweep's start installs SIGTERM and SIGINT handlers; give pytest its own back."""
+    term, intr = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    yield
+    signal.signal(signal.SIGTERM, term)
+    signal.signal(signal.SIGINT, intr)
+
+
+@pytest.fixture
+def sweep_config(tmp_path, store_dir):
+    """A sweep's config: its own experiment in the shared store, its own sweep folder."""
+    return composed(
+        f"hydra.sweep.dir={tmp_path}/sweep",
+        f"tracking.uri=sqlite:///{store_dir}/mlruns.db",
+        f"tracking.artifact_root={tmp_path}/art",
+        f"tracking.experiment={tmp_path.name}",
+        hydra=True,
+    )
+
+
+def regbias_lines(text):
+    return [line for line in text.splitlines() if line.startswith("regbias:")]
+
+
+def runs_of(cfg):
+    client = MlflowClient(cfg.tracking.uri)
+    experiment = client.get_experiment_by_name(cfg.tracking.experiment)
+    return client.search_runs([experiment.experiment_id]) if experiment else []

@@ -32,39 +32,7 @@ from regbias.performance import finetune
 from regbias.tracking.reaper import OWNER_HOST, OWNER_PID, OWNER_START, reap_dead_runs
 from regbias.tracking.runs import start_run, tracked_run
 from regbias.tracking.store import store_lock
-from tests.faults.conftest import composed
-
-
-@pytest.fixture(autouse=True)
-def keep_signal_handlers():
-    """The sweep's start installs a SIGTERM handler; give pytest its own back."""
-    term, intr = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
-    yield
-    signal.signal(signal.SIGTERM, term)
-    signal.signal(signal.SIGINT, intr)
-
-
-@pytest.fixture
-def sweep_config(tmp_path, store_dir):
-    """A sweep's config: its own experiment in the shared store, its own sweep folder."""
-    return composed(
-        f"hydra.sweep.dir={tmp_path}/sweep",
-        f"tracking.uri=sqlite:///{store_dir}/mlruns.db",
-        f"tracking.artifact_root={tmp_path}/art",
-        f"tracking.experiment={tmp_path.name}",
-        hydra=True,
-    )
-
-
-def regbias_lines(text):
-    return [line for line in text.splitlines() if line.startswith("regbias:")]
-
-
-def runs_of(cfg):
-    client = MlflowClient(cfg.tracking.uri)
-    experiment = client.get_experiment_by_name(cfg.tracking.experiment)
-    return client.search_runs([experiment.experiment_id]) if experiment else []
-
+from tests.faults.conftest import composed, regbias_lines, runs_of
 
 # Item 6: Hydra turns a callback's exception into a warning; the sweep must fail instead.
 

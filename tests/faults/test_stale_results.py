@@ -14,6 +14,7 @@ from regbias.data import fingerprint
 from regbias.data.fingerprint import content_fingerprint
 from regbias.errors import ConfigError, DataError
 from regbias.settings import plain_config, read_settings
+from regbias.tracking.runs import STUDY_FILE
 from tests.faults.conftest import composed, write_csv
 
 
@@ -37,10 +38,14 @@ def csv_job(tmp_path, store_dir, *overrides):
 
 
 def run_job(cfg, tmp_path, name="job"):
-    """``job._tracked`` with a no-op stage: what resume decides, without the work."""
+    """``job._tracked`` with a stage that logs only its (empty) results: what resume decides."""
     context = JobContext(tmp_path / name, None, None, [])
-    run_id = job._tracked(read_settings(cfg), plain_config(cfg), context, lambda s, run: None)
+    run_id = job._tracked(read_settings(cfg), plain_config(cfg), context, _results_only)
     return run_id, json.loads((tmp_path / name / "regbias_job.json").read_text())
+
+
+def _results_only(settings, run):
+    run.json({}, STUDY_FILE)
 
 
 def test_changed_data_file_is_not_resumed(tmp_path, store_dir):

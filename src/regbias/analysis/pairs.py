@@ -30,6 +30,7 @@ from regbias.analysis.permutations import (
 )
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError, RegbiasError
+from regbias.tables import read_table
 
 __all__ = [
     "DISTANCE_PREFIX",
@@ -222,9 +223,10 @@ def read_pairwise_csv(
     if not path.is_file():
         raise DataError(f"pair table {path} not found; give the path of a CSV file.")
     try:
-        frame = pd.read_csv(path, dtype={"group_a": str, "group_b": str})
+        frame = read_table(path, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise DataError(f"pair table {path} is not a readable CSV file: {error}") from None
+    frame = _stripped_names(frame)
     _require_columns(frame, PAIR_COLUMNS, path)
     distances = _default_columns(frame, distances, (DISTANCE_PREFIX,), "distance", path)
     performance = _default_columns(frame, performance, PERFORMANCE_PREFIXES, "performance", path)
@@ -241,6 +243,15 @@ def read_pairwise_csv(
             f"({n_groups} left after exclusions); include more groups."
         )
     return PairTable(frame.reset_index(drop=True), list(distances), list(performance))
+
+
+def _stripped_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """Spaces around a column or group name are layout (``a, b``), not part of the name."""
+    frame = frame.rename(columns=lambda c: str(c).strip())
+    for column in PAIR_COLUMNS:
+        if column in frame:
+            frame[column] = frame[column].str.strip()
+    return frame
 
 
 def _require_columns(frame: pd.DataFrame, names: list[str], path: Path) -> None:
@@ -373,7 +384,8 @@ def correlations(
         exact_limit: the largest ``K!`` enumerated exactly.
 
     Returns:
-        One row per (distance, performance): ``distance, performance, n_pairs, spearman_rho,
+        One row per (distance, performance): ``distance, performance, n_pairs,
+        n_pairs_left_out`` (pairs whose distance or performance is undefined), ``spearman_rho,
         spearman_p, spearman_p_perm, kendall_tau, kendall_p, kendall_p_perm, n_groups,
         exact``, then the permutation p-values adjusted over all rows, per statistic:
         ``spearman_p_holm, spearman_p_bh, kendall_p_holm, kendall_p_bh``, then the
@@ -396,9 +408,10 @@ def correlations(
     found: dict[tuple[str, str], _Correlation] = {}
     for distance in distance_columns:
         for data, columns in column_batches(frame, distance, performance_columns):
-            found.update(
-                _correlate_batch(data, distance, columns, n_permutations, seed, exact_limit)
-            )
+            batch = _correlate_batch(data, distance, columns, n_permutations, seed, exact_limit)
+            for correlation in batch.values():  # pairs whose value is undefined (NaN)
+                correlation.row["n_pairs_left_out"] = len(frame) - len(data)
+            found.update(batch)
     ordered = [found[(d, p)] for d in distance_columns for p in performance_columns]
     adjusted = add_adjusted_p(pd.DataFrame([c.row for c in ordered], columns=_RESULT_COLUMNS))
     nulls = {
@@ -422,6 +435,7 @@ _RESULT_COLUMNS = [
     "distance",
     "performance",
     "n_pairs",
+    "n_pairs_left_out",
     "spearman_rho",
     "spearman_p",
     "spearman_p_perm",

@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from regbias.console import progress_bar
+
 __all__ = [
     "ALTERNATIVES",
     "EXACT_LIMIT",
@@ -52,6 +54,7 @@ TIE_TOLERANCE = 1e-12
 Alternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES: tuple[Alternative, ...] = ("two-sided", "greater", "less")
 _CHUNK = 4096
+_CONCORDANCES_PER_STEP = 1 << 24
 
 
 # --------------------------------------------------------------------------- relabellings
@@ -327,13 +330,26 @@ def _complete_null(
     with np.errstate(invalid="ignore", divide="ignore"):
         rho_scale = 1 / np.sqrt((rank_x**2).sum() * (rank_y**2).sum(axis=0))
         tau_scale = 1 / np.sqrt(np.abs(sign_x).sum() / 2 * np.abs(sign_y).sum(axis=0))
-        for start in range(0, len(perms), _CHUNK):
-            chunk = perms[start : start + _CHUNK]
-            moved = pair_index[chunk[:, index_a], chunk[:, index_b]]
-            rho[start : start + len(chunk)] = (rank_x[moved] @ rank_y) * rho_scale
-            concordance = sign_x[moved[:, first] * m + moved[:, second]]
-            tau[start : start + len(chunk)] = (concordance @ sign_y) * tau_scale
+        size = _chunk_size(len(first))
+        bar = progress_bar(total=len(perms), desc="permutation null", disable=len(perms) <= size)
+        with bar:
+            for start in range(0, len(perms), size):
+                chunk = perms[start : start + size]
+                moved = pair_index[chunk[:, index_a], chunk[:, index_b]]
+                rho[start : start + len(chunk)] = (rank_x[moved] @ rank_y) * rho_scale
+                concordance = sign_x[moved[:, first] * m + moved[:, second]]
+                tau[start : start + len(chunk)] = (concordance @ sign_y) * tau_scale
+                bar.update(len(chunk))
     return RankNull(rho, tau)
+
+
+def _chunk_size(n_concordances: int) -> int:
+    """Relabellings per step: at most :data:`_CHUNK`, and a bounded gather of concordances.
+
+    With many groups (30: 94,395 pairs of pairs) a step of 4,096 relabellings would gather
+    hundreds of millions of values at once and show no progress for minutes.
+    """
+    return max(1, min(_CHUNK, _CONCORDANCES_PER_STEP // max(n_concordances, 1)))
 
 
 def _masked_null(

@@ -40,6 +40,7 @@ from regbias.analysis.permutations import (
     permutation_p,
     relabelled_pairs,
 )
+from regbias.console import progress_bar
 from regbias.data.groups import BASELINE, MIXED
 from regbias.distances.matrix import DistanceMatrix
 
@@ -357,7 +358,8 @@ def bootstrap_intervals(
     """
     quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
     rows = []
-    for distance, performance in found[_KEYS].itertuples(index=False):
+    pairs = found[_KEYS].itertuples(index=False)
+    for distance, performance in progress_bar(pairs, total=len(found), desc="bootstrap intervals"):
         kept = table[[distance, performance]].notna().all(axis=1).to_numpy()
         sources = [_SOURCE[c.startswith(DISTANCE_PREFIX)] for c in (distance, performance)]
         sources = [

@@ -14,9 +14,11 @@ from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.power import PowerResult
 from regbias.errors import ConfigError
+from regbias.interrupt import check_stop
 from regbias.report.publish import log_analysis, log_distances
+from regbias.tables import read_table
 from regbias.tracking.ledger import DONE
-from regbias.tracking.runs import RunLog
+from regbias.tracking.runs import STUDY_FILE, RunLog
 
 __all__ = ["aggregate_sweep", "load_job_results", "pool_results"]
 
@@ -25,7 +27,7 @@ log = logging.getLogger(__name__)
 
 def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
     """A finished job's measurements, read back from its run's artifacts."""
-    study = run.download("results/study.json", workdir)
+    study = run.download(STUDY_FILE, workdir)
     if study is None:
         log.warning("run %s has no results/study.json: left out of the aggregation", run.run_id)
         return None
@@ -37,7 +39,7 @@ def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
             matrix = DistanceMatrix.from_dict(json.loads(path.read_text()))
             distances[matrix.name] = matrix
     per_model_path = run.download("performance/per_model.csv", workdir)
-    per_model = pd.read_csv(per_model_path) if per_model_path is not None else None
+    per_model = read_table(per_model_path) if per_model_path is not None else None
     return StudyResults(meta["groups"], distances, per_model, meta["group_sizes"], meta["meta"])
 
 
@@ -104,6 +106,7 @@ def _aggregate_variant(
     with tempfile.TemporaryDirectory() as tmp:
         jobs = []
         for i, record in enumerate(records):
+            check_stop()  # safe points of the sweep's end: Ctrl-C and SIGTERM stop here
             results = load_job_results(RunLog(parent.client, record["run_id"]), Path(tmp) / str(i))
             if results is not None:
                 jobs.append(results)
@@ -111,10 +114,13 @@ def _aggregate_variant(
         return
     pooled = pool_results(jobs)
     analysis = analyse(pooled, settings)
+    check_stop()
     if pooled.per_model is not None:
         parent.table(pooled.per_model, "performance/per_model.csv")
     log_distances(parent, pooled.distances)
+    check_stop()
     log_analysis(parent, pooled, analysis, settings, power=power)
+    check_stop()
     parent.json(
         {
             "groups": pooled.groups,
@@ -122,5 +128,5 @@ def _aggregate_variant(
             "meta": pooled.meta,
             "runs": [r["run_id"] for r in records],
         },
-        "results/study.json",
+        STUDY_FILE,
     )

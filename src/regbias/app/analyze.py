@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from regbias.analysis.pairs import read_pairwise_csv
 from regbias.analysis.results import Analysis, StudyResults, analyse_table
 from regbias.errors import ConfigError
@@ -25,7 +27,9 @@ def run_analysis(study: StudySettings, run: RunLog) -> Analysis:
         settings.exclude_pairs,
     )
     # A bare table: leave-one-group-out and without-group checks, no bootstrap or sizes.
+    start = time.perf_counter()
     analysis = analyse_table(table, settings)
+    run.metrics({"time/analysis_s": time.perf_counter() - start})  # the one stage that ran
     results = StudyResults(table.groups, meta={"input": settings.input})
     log_analysis(run, results, analysis, settings)
     return analysis

@@ -21,7 +21,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from regbias.app.preflight import resume_inputs
+from regbias.app.preflight import preflight_groups, resume_inputs
 from regbias.app.quiet import quiet_libraries
 from regbias.app.start import data_for_job
 from regbias.app.summary import finish_job
@@ -34,6 +34,7 @@ from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
     JOB_FILE,
     PARENT_FILE,
+    STUDY_FILE,
     RunLog,
     connect,
     find_finished_run,
@@ -77,6 +78,9 @@ class JobContext:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         record = {"job_num": self.job_num, "overrides": " ".join(self.overrides), **record}
+        launch = (read_parent(self.sweep_dir) or {}).get("launch")
+        if launch:  # the sweep's end pools only the records of its own start
+            record["launch"] = launch
         tmp.write_text(json.dumps(record, indent=2))
         tmp.replace(path)
 
@@ -187,6 +191,7 @@ def _tracked(
     settings: StudySettings, resolved: dict[str, Any], context: JobContext, work: Any
 ) -> Any:
     """Run ``work(settings, run)`` inside a child (sweep) or standalone MLflow run."""
+    preflight_groups(settings)  # before any run exists: names that would break keys or paths
     parent = read_parent(context.sweep_dir)
     client, experiment_id = connect(settings.tracking)
     if parent is not None:
@@ -197,7 +202,7 @@ def _tracked(
     inputs = resume_inputs(settings) if settings.task == "run" else {}
     digest, variant = fingerprints(resolved, inputs)
     if settings.resume and settings.task == "run":
-        previous = find_finished_run(client, experiment_id, digest)
+        previous = find_finished_run(client, experiment_id, digest, STUDY_FILE)
         if previous is not None:
             log.info("job already FINISHED as run %s (resume=false reruns it)", previous)
             context.write_record(status="REUSED", run_id=previous, variant=variant)

@@ -13,7 +13,7 @@ from typing import Any
 from regbias.analysis.results import StudyResults, analyse
 from regbias.app.preflight import preflight_job, preflight_study
 from regbias.data.draws import DistanceDraws, distance_draws
-from regbias.data.groups import BASELINE
+from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.loading import dataset_data_dir, load_corpus
 from regbias.data.study import StudyData, build_study, group_table, require_training
 from regbias.distances.sinkhorn_settings import ResolvedSinkhorn, needs_calibration
@@ -26,7 +26,7 @@ from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
 from regbias.settings import StudySettings
 from regbias.tracking.lightning import RunPerformanceSink
-from regbias.tracking.runs import RunLog
+from regbias.tracking.runs import STUDY_FILE, RunLog
 from regbias.tracking.ui import log_derived
 
 __all__ = ["run_pipeline", "prepare", "study_encoder", "sweep_sinkhorn"]
@@ -90,12 +90,13 @@ def sweep_sinkhorn(
 def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
     """Group sizes, the training sample and every draw's size, as metrics and tables."""
     table = group_table(
-        study.corpus, {"train_pool": study.corpus.train, "train_sample": study.training}
+        study.corpus, {TRAIN_POOL: study.corpus.train, TRAIN_SAMPLE: study.training}
     )
     run.table(table, "data/groups.csv")
     run.json(study.corpus.dropped, "data/dropped.json")
+    _warn_shared(study.corpus.dropped)
     metrics = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
-    metrics["data/size/train_sample"] = len(study.training)
+    metrics[f"data/size/{TRAIN_SAMPLE}"] = len(study.training)
     metrics.update({f"data/dropped/{k}": v for k, v in study.corpus.dropped.items()})
     if draws.pool_size:
         metrics["draws/pool_size"] = draws.pool_size
@@ -109,6 +110,18 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
             run.tags({"sampling.whole_groups": ",".join(sorted(set(whole["group"])))})
             log.warning("groups taken whole (sampling.policy=all): %s", sorted(set(whole["group"])))
     run.metrics(metrics)
+
+
+def _warn_shared(dropped: dict[str, int]) -> None:
+    """Texts a CSV file keeps in two places (``shared/...`` in ``data/dropped.json``)."""
+    shared = {k: v for k, v in dropped.items() if k.startswith("shared/")}
+    if shared:
+        counts = ", ".join(f"{k.removeprefix('shared/')} {v}" for k, v in shared.items())
+        log.warning(
+            "texts kept in two places (%s; counted in data/dropped.json): remove the copies "
+            "from the data if they are not meant to be shared",
+            counts,
+        )
 
 
 def study_encoder(settings: StudySettings) -> Encoder:
@@ -172,11 +185,14 @@ def run_pipeline(settings: StudySettings, run: RunLog) -> StudyResults:
             results.per_model = _performance(settings, study, encoder, cache, run).frame
         run.table(results.per_model, "performance/per_model.csv")
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
+    with _timed(timings, "analysis"):  # minutes with many groups: say when it is done
+        log.info("analysing %d groups (correlations, robustness)", len(results.groups))
+        analysis = analyse(results, settings.analysis)
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
-    log_analysis(run, results, analyse(results, settings.analysis), settings.analysis)
+    log_analysis(run, results, analysis, settings.analysis)
     run.json(
         {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},
-        "results/study.json",
+        STUDY_FILE,
     )
     return results
 

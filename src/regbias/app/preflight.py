@@ -9,14 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from regbias.data.fingerprint import content_fingerprint, dataset_files
-from regbias.data.loading import dataset_data_dir
+from regbias.data.loading import dataset_data_dir, load_corpus, select_groups
 from regbias.distances.lda import check_components
 from regbias.distances.suite import DistanceSettings
-from regbias.errors import ConfigError
+from regbias.errors import ConfigError, DataError
 from regbias.settings import StudySettings
 from regbias.tracking.provenance import git_state
+from regbias.tracking.runs import metric_key
 
 __all__ = [
+    "check_group_names",
+    "preflight_groups",
     "preflight_job",
     "preflight_study",
     "preflight_sweep",
@@ -56,6 +59,53 @@ def preflight_sweep(settings: StudySettings) -> None:
     """
     if settings.task == "run":
         dataset_data_dir(settings.dataset, settings.paths.data_dir)
+        preflight_groups(settings)
+
+
+def preflight_groups(settings: StudySettings) -> None:
+    """A CSV corpus's group names, checked before any MLflow run exists.
+
+    The named datasets' groups are fixed; a CSV file's come from its rows, so the file is read.
+
+    Raises:
+        DataError: a reserved, path-like or colliding group name (:func:`check_group_names`).
+        ConfigError: a configured group the file does not have.
+    """
+    dataset = settings.dataset
+    if settings.task != "run" or dataset.name != "csv":
+        return
+    corpus = load_corpus(dataset, dataset_data_dir(dataset, settings.paths.data_dir))
+    check_group_names(select_groups(corpus, dataset.groups, with_baseline=corpus.task == "binary"))
+
+
+def check_group_names(names: list[str]) -> None:
+    """Group names become parts of MLflow keys and artifact paths: each must stay itself.
+
+    Raises:
+        DataError: a name with an empty, ``.`` or ``..`` path part, or two names (or two pairs
+            ``a__b``) that become the same MLflow key.
+    """
+    for name in names:
+        if any(part in ("", ".", "..") for part in name.split("/")):
+            raise DataError(
+                f"group name {name!r} cannot name a file or an MLflow key (it has an empty, "
+                "'.' or '..' part between slashes): rename the group in the data"
+            )
+    _check_injective({name: metric_key(name) for name in names}, "groups")
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    _check_injective({f"{a}-{b}": metric_key(f"{a}__{b}") for a, b in pairs}, "pairs")
+
+
+def _check_injective(keys: dict[str, str], what: str) -> None:
+    seen: dict[str, str] = {}
+    for name, key in keys.items():
+        if key in seen:
+            raise DataError(
+                f"the {what} {seen[key]!r} and {name!r} both become the MLflow key {key!r} "
+                "(keys keep only letters, digits, '_', '-', '.', ' ' and '/'): rename one "
+                "group in the data"
+            )
+        seen[key] = name
 
 
 def resume_inputs(settings: StudySettings) -> dict[str, str]:
@@ -63,17 +113,21 @@ def resume_inputs(settings: StudySettings) -> dict[str, str]:
 
     The data files' content fingerprint (hashes memoised in the cache folder by size and
     mtime), the git commit and the hash of uncommitted changes: a job reruns when a data file
-    or the code changed, and a dirty tree resumes only with an identical diff.
+    or the code changed, and a dirty tree resumes only with an identical diff. A local model
+    folder (``encoder.source=path``) adds the content hash of its files.
     """
     dataset, paths = settings.dataset, settings.paths
     data_dir = dataset_data_dir(dataset, paths.data_dir)
     cache_dir = paths.cache_dir
     files = dataset_files(dataset, data_dir)
     state = git_state()
-    return {
+    inputs = {
         "regbias.data_fingerprint": content_fingerprint(
             files, Path(cache_dir) if cache_dir else None
         ),
         "git.commit": state["git.commit"],
         "git.diff_hash": state["git.diff_hash"],
     }
+    if settings.encoder.source == "path":  # a local model folder: what its files hold now
+        inputs["regbias.encoder_identity"] = settings.encoder.identity
+    return inputs

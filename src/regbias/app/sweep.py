@@ -7,6 +7,7 @@ import json
 import logging
 import signal
 import sys
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,12 @@ from regbias.app.preflight import preflight_sweep
 from regbias.app.start import start_sweep
 from regbias.app.summary import finish_sweep
 from regbias.errors import RegbiasError
-from regbias.interrupt import install_sigterm_flag
+from regbias.interrupt import (
+    StopRequested,
+    check_stop,
+    ctrl_c_at_safe_points,
+    install_sigterm_flag,
+)
 from regbias.settings import StudySettings, read_settings
 from regbias.tracking.ledger import DONE
 from regbias.tracking.provenance import provenance_tags
@@ -41,9 +47,25 @@ TRACKED_TASKS = ("run", "analyze", "power")
 
 
 def job_records(sweep_dir: Path) -> list[dict[str, Any]]:
-    """Every job's outcome record in the sweep directory, by job number."""
-    records = [json.loads(p.read_text()) for p in sweep_dir.glob(f"*/{JOB_FILE}")]
+    """This sweep's job outcome records, by job number.
+
+    A reused ``hydra.sweep.dir`` still holds the records of an earlier sweep's jobs: only those
+    written under this sweep's launch (``launch`` in the parent file) are its own.
+    """
+    launch = _launch(sweep_dir)
+    records = []
+    for path in sweep_dir.glob(f"*/{JOB_FILE}"):
+        record = json.loads(path.read_text())
+        if launch is not None and record.get("launch") != launch:
+            log.info("left out %s: a job of an earlier sweep in this folder", path.parent)
+            continue
+        records.append(record)
     return sorted(records, key=lambda r: r.get("job_num") or 0)
+
+
+def _launch(sweep_dir: Path) -> str | None:
+    parent = sweep_dir / PARENT_FILE
+    return json.loads(parent.read_text()).get("launch") if parent.exists() else None
 
 
 class SweepCallback(Callback):
@@ -92,6 +114,7 @@ class SweepCallback(Callback):
             "run_id": parent.run_id,
             "experiment_id": experiment_id,
             "tracking_uri": settings.tracking.uri,
+            "launch": uuid.uuid4().hex,  # the jobs of this start, not of an earlier one here
         }
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2))
         log.info("sweep parent run %s in experiment %s", parent.run_id, experiment_id)
@@ -108,7 +131,11 @@ class SweepCallback(Callback):
         parent_file = sweep_dir / PARENT_FILE
         if parent_file.exists():
             try:
-                self._close_parent(config, parent_file, records, failed)
+                with ctrl_c_at_safe_points():  # never inside SQLAlchemy, where it gets lost
+                    self._close_parent(config, parent_file, records, failed)
+            except StopRequested as stop:  # the parent run is FAILED already
+                print(f"regbias: {stop}", file=sys.stderr)
+                raise SystemExit(stop.code) from None
             except Exception as error:  # disk full, store gone: the sweep must not exit 0
                 print(
                     f"regbias: error: the sweep's aggregation failed ({_line(error)}); its "
@@ -145,6 +172,7 @@ class SweepCallback(Callback):
                     power = sweep_power(settings, run, records)
                     aggregate_sweep(settings.analysis, run, records, power=power)
                 finish_sweep(config, run, records, parent_file.parent)
+                check_stop()  # a Ctrl-C during the last writes still stops the sweep
                 if failed:
                     raise _SweepFailed(failed)
         except _SweepFailed:

@@ -74,14 +74,33 @@ def read_csv_corpus(
         ids = [str(rows.lines[i]) for i in index]
         return TextSet(texts=[texts[i] for i in index], labels=labels, ids=ids)
 
+    groups = {name: text_set(index) for name, index in by_group.items()}
+    train = text_set(train_index)
     return Corpus(
         name="csv",
         task="binary",
         label_names=[negative, positive],
-        train=text_set(train_index),
-        groups={name: text_set(index) for name, index in by_group.items()},
-        dropped={"empty_after_cleaning": len(texts) - len(keep)},
+        train=train,
+        groups=groups,
+        dropped={"empty_after_cleaning": len(texts) - len(keep), **_shared_texts(train, groups)},
     )
+
+
+def _shared_texts(train: TextSet, groups: dict[str, TextSet]) -> dict[str, int]:
+    """Texts kept in two places, counted for ``data/dropped.json`` (none: ``{}``).
+
+    The study runs with them, but a text in two groups makes the groups look closer, and a
+    training text that is also a group's is scored by models that were trained on it.
+    """
+    owners: dict[str, set[str]] = {}
+    for name, texts in groups.items():
+        for text in texts.texts:
+            owners.setdefault(text, set()).add(name)
+    shared = {
+        "shared/texts_in_several_groups": sum(len(o) > 1 for o in owners.values()),
+        "shared/training_texts_in_groups": sum(text in owners for text in train.texts),
+    }
+    return shared if any(shared.values()) else {}
 
 
 def _split_groups(

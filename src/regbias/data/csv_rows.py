@@ -17,8 +17,9 @@ def read_csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, 
     Blank lines are skipped; a byte-order mark is accepted.
 
     Raises:
-        DataError: a required column is missing, a row has the wrong number of fields, the
-            quoting is broken, or the file is not UTF-8; the message names file and line.
+        DataError: a required column is missing, a column name appears twice, a row has the
+            wrong number of fields, the quoting is broken, or the file is not UTF-8; the
+            message names file and line.
     """
     with path.open(encoding="utf-8-sig", newline="") as stream:
         reader = csv.reader(stream, strict=True)
@@ -30,6 +31,7 @@ def read_csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, 
                     f"{path}, line 1: no column named {', '.join(map(repr, missing))}; the "
                     f"header has {', '.join(map(repr, header)) or 'no columns'}"
                 )
+            _check_unique(path, header)
             for row in reader:
                 if not row:
                     continue
@@ -43,6 +45,16 @@ def read_csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, 
             raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
         except UnicodeDecodeError:
             raise DataError(non_utf8_message(path)) from None
+
+
+def _check_unique(path: Path, header: list[str]) -> None:
+    """A column name given twice would leave one of the columns unread, silently."""
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise DataError(
+            f"{path}, line 1: the header names column(s) {', '.join(map(repr, twice))} more "
+            "than once; rename or remove the duplicates"
+        )
 
 
 def non_utf8_message(path: Path) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from regbias.data.corpus import Corpus
-from regbias.data.groups import BASELINE
+from regbias.data.groups import BASELINE, RESERVED
 from regbias.errors import ConfigError, DataError
 
 __all__ = [
@@ -158,8 +158,15 @@ def select_groups(corpus: Corpus, wanted: list[str] | None, *, with_baseline: bo
     valid name for corpora whose task is binary.
 
     Raises:
+        DataError: the corpus has a group with a name regbias reserves (``baseline``).
         ConfigError: a name the corpus does not have.
     """
+    taken = [g for g in corpus.group_names if g in RESERVED]
+    if taken:
+        raise DataError(
+            f"dataset '{corpus.name}' has a group named {taken[0]!r}, a name regbias reserves "
+            f"for its own groups ({', '.join(RESERVED)}): rename that group in the data"
+        )
     known = [*corpus.group_names, *([BASELINE] if with_baseline else [])]
     names = list(wanted) if wanted is not None else known
     unknown = [g for g in names if g not in known]

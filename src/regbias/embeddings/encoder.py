@@ -8,6 +8,7 @@ Stages II and III embed texts with the *pre-trained* encoder (never a fine-tuned
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -23,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from regbias.data.fingerprint import file_sha256
 from regbias.embeddings.hub import PATH_HINT, hub_offline, one_line
 from regbias.embeddings.pooling import POOLINGS, Pooling, pool
 from regbias.errors import ConfigError, RegbiasError
@@ -173,9 +175,10 @@ class EncoderSpec:
             digest = hashlib.blake2b(fingerprint.encode(), digest_size=8).hexdigest()
             return f"random:{self.name}@{digest}#max_length={self.max_length}"
         if self.source == "path":
+            # A folder's revision is what its files hold now (a config's ``revision: main``
+            # says nothing about a folder whose weights were replaced).
             folder = Path(self.location).expanduser().resolve()
-            revision = self.revision or _folder_fingerprint(folder)
-            return f"path:{folder}@{revision}#max_length={self.max_length}"
+            return f"path:{folder}@{folder_fingerprint(folder)}#max_length={self.max_length}"
         return f"{self.source}:{self.location}@{self.revision}#max_length={self.max_length}"
 
 
@@ -197,15 +200,36 @@ def _package_version(module_name: str) -> str:
         ) from error
 
 
-def _folder_fingerprint(folder: Path) -> str:
-    """Names, sizes and modification times of a model folder's weight files."""
-    parts = []
-    for name in (*_WEIGHT_FILES, "config.json"):
-        path = folder / name
-        if path.is_file():
-            stat = path.stat()
-            parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+def folder_fingerprint(folder: Path) -> str:
+    """A content hash of a model folder's weight, config and tokenizer files.
+
+    File hashes are memoised by path, size and modification time (in this process), so a
+    folder is read once per process and again only when a file changed.
+    """
+    files = sorted(p for p in folder.glob("*") if p.is_file() and _model_file(p.name))
+    parts = [f"{p.name}:{_file_hash(str(p), *_stamp(p))}" for p in files]
     return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _model_file(name: str) -> bool:
+    """Files that decide a model folder's embeddings: weights, config, tokenizer."""
+    known = (*_WEIGHT_FILES, *_TOKENIZER_FILES, "config.json", "merges.txt", "vocab.json")
+    return (
+        name in known
+        or name.startswith(("tokenizer", "special_tokens"))
+        or name.endswith((".safetensors", ".model"))
+    )
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=256)
+def _file_hash(path: str, size: int, mtime_ns: int) -> str:
+    """The file's SHA-256; ``size`` and ``mtime_ns`` only key the memo."""
+    return file_sha256(Path(path))
 
 
 class Encoder:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -85,7 +85,9 @@ def binary_metrics(
     Returns:
         ``accuracy``, ``roc_auc`` (NaN with a warning when ``y_true`` holds a single class),
         ``precision_pos``, ``recall_pos``, ``precision_neg``, ``recall_neg`` and ``f1``
-        (of the positive class); undefined precision/recall count as 0.
+        (of the positive class). The recall of a class the sample lacks (and ``f1`` without
+        positives) is NaN: undefined, it leaves the correlations; a precision with no text
+        predicted in its class counts as 0.
 
     Raises:
         DataError: labels outside {0, 1}, mismatched shapes or probabilities outside [0, 1].
@@ -104,15 +106,21 @@ def binary_metrics(
     else:
         auc = float(roc_auc_score(y_true, prob))
     side = {"y_true": y_true, "y_pred": y_pred, "zero_division": 0}
+    has = {label: bool((y_true == label).any()) for label in (0, 1)}
     return {
         "accuracy": float(accuracy_score(y_true, y_pred)),
         "roc_auc": auc,
         "precision_pos": float(precision_score(**side, pos_label=1)),
-        "recall_pos": float(recall_score(**side, pos_label=1)),
+        "recall_pos": _if(has[1], lambda: recall_score(**side, pos_label=1)),
         "precision_neg": float(precision_score(**side, pos_label=0)),
-        "recall_neg": float(recall_score(**side, pos_label=0)),
-        "f1": float(f1_score(**side, pos_label=1)),
+        "recall_neg": _if(has[0], lambda: recall_score(**side, pos_label=0)),
+        "f1": _if(has[1], lambda: f1_score(**side, pos_label=1)),
     }
+
+
+def _if(defined: bool, value: Callable[[], float]) -> float:
+    """A metric's value, or NaN where the sample lacks the class it is about (undefined)."""
+    return float(value()) if defined else float("nan")
 
 
 def multilabel_metrics(
@@ -127,7 +135,8 @@ def multilabel_metrics(
 
     Returns:
         ``subset_accuracy`` (exact match), ``micro_precision``, ``micro_recall``, ``micro_f1``
-        (undefined values count as 0).
+        (recall and F1 are NaN for a sample without any topic label; a precision with no
+        predicted topic counts as 0).
 
     Raises:
         DataError: labels outside {0, 1}, mismatched shapes or probabilities outside [0, 1].
@@ -137,11 +146,12 @@ def multilabel_metrics(
         raise DataError("cannot evaluate an empty group")
     y_pred = (prob > threshold).astype(np.int64)
     micro = {"y_true": y_true, "y_pred": y_pred, "average": "micro", "zero_division": 0}
+    labelled = bool(y_true.any())
     return {
         "subset_accuracy": float(accuracy_score(y_true, y_pred)),
         "micro_precision": float(precision_score(**micro)),
-        "micro_recall": float(recall_score(**micro)),
-        "micro_f1": float(f1_score(**micro)),
+        "micro_recall": _if(labelled, lambda: recall_score(**micro)),
+        "micro_f1": _if(labelled, lambda: f1_score(**micro)),
     }
 
 

@@ -87,6 +87,7 @@ def findings_markdown(
     extra_lines: Sequence[str] = (),
     note: str = "",
     primary_test: PrimaryTest | None = None,
+    first_lines: Sequence[str] = (),
 ) -> str:
     """The "Findings" section: one plain sentence per headline correlation, then a glossary.
 
@@ -106,11 +107,12 @@ def findings_markdown(
             stated first as one sentence; its pair's row of ``found`` (all groups) then
             follows as a secondary correlation. None: the row of ``found`` is stated as the
             primary hypothesis (the form of reports without a regions-only test).
+        first_lines: lines stated before everything else (a distance with no usable value).
 
     Returns:
         Markdown starting with ``## Findings``.
     """
-    lines = ["## Findings", ""]
+    lines = ["## Findings", "", *[f"- {line}" for line in first_lines]]
     if primary_test is not None:
         lines.append(f"- {primary_sentence(primary_test)}")
     if found is None or not len(found):
@@ -207,7 +209,14 @@ def _selected(
 def _sentence(row: pd.Series, adjust: str, significance: float, confidence: float) -> str:
     rho = row["spearman_rho"]
     subject = f"{describe_column(row['performance'])} against {describe_column(row['distance'])}"
+    left = pd.to_numeric(row.get("n_pairs_left_out", 0), errors="coerce")
+    left_out = 0 if pd.isna(left) else int(left)
     if not _finite(rho):
+        if left_out and int(row["n_pairs"]) < 3:
+            return (
+                f"{subject.capitalize()}: no rank correlation: {left_out} of its "
+                f"{left_out + int(row['n_pairs'])} pairs have no defined value."
+            )
         return f"{subject.capitalize()}: no rank correlation (a constant column or too few pairs)."
     p = row.get(p_column("spearman", adjust), math.nan)
     below = _finite(p) and p < significance
@@ -219,7 +228,8 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
     label, remark = _adjusted(row, adjust)
     text = (
         f"{subject[0].upper()}{subject[1:]} (`{row['distance']}`, `{row['performance']}`): "
-        f"rho = {rho:.2f} over {int(row['n_pairs'])} pairs, {label} p = {_p(p)} "
+        f"rho = {rho:.2f} over {int(row['n_pairs'])} pairs{_left_out(left_out)}, "
+        f"{label} p = {_p(p)} "
         f"({verdict}{remark})"
     )
     low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
@@ -230,6 +240,10 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
         text += ", no bootstrap interval (one model and one repetition: nothing to resample)"
     significant = below and adjust != "none"
     return text + _logo_clause(row, significant, significance) + _size_clause(row) + "."
+
+
+def _left_out(count: int) -> str:
+    return f" ({count} left out: a value is undefined)" if count else ""
 
 
 def _adjusted(row: pd.Series, adjust: str) -> tuple[str, str]:

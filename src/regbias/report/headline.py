@@ -18,6 +18,7 @@ import pandas as pd
 from regbias.analysis.pair_verdicts import pair_verdicts
 from regbias.analysis.pairs import strongest
 from regbias.distances.matrix import DistanceMatrix
+from regbias.tables import read_table
 
 __all__ = ["Headline", "PREFERRED_DISTANCES", "correlation_metrics", "read_headline"]
 
@@ -87,7 +88,7 @@ def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
 
 
 def _read_csv(path: Path) -> pd.DataFrame | None:
-    return pd.read_csv(path) if path.is_file() else None
+    return read_table(path) if path.is_file() else None
 
 
 def _report_findings(report: Path) -> list[str]:

@@ -7,12 +7,42 @@ import numpy as np
 from regbias.analysis.pair_verdicts import pair_verdicts
 from regbias.distances.matrix import DistanceMatrix
 
-__all__ = ["noise_section", "verdict_lines"]
+__all__ = ["noise_section", "unusable_lines", "verdict_lines"]
 
 
 def _pairs(matrix: DistanceMatrix) -> list[tuple[int, int]]:
     k = len(matrix.groups)
     return [(i, j) for i in range(k) for j in range(i + 1, k)]
+
+
+def unusable_lines(matrices: dict[str, DistanceMatrix]) -> list[str]:
+    """One sentence per distance without a single finite pair value, saying how to get one.
+
+    Such a distance's correlations and pair tests say nothing; the report says so first.
+    """
+    lines = []
+    for name, matrix in matrices.items():
+        pairs = _pairs(matrix)
+        if not pairs or any(np.isfinite(matrix.mean[i, j]) for i, j in pairs):
+            continue
+        lines.append(f"**{name} has no usable value**: {_why_unusable(matrix, pairs)}")
+    return lines
+
+
+def _why_unusable(matrix: DistanceMatrix, pairs: list[tuple[int, int]]) -> str:
+    if not matrix.name.startswith("sinkhorn"):
+        return "every pair's distance is undefined (NaN), so its correlations say nothing."
+    config = matrix.config
+    left = 0 if matrix.excluded is None else int(sum(matrix.excluded[i, j] for i, j in pairs))
+    epsilon = config.get("epsilon")
+    now = f" (now {epsilon:.4g})" if isinstance(epsilon, int | float) else ""
+    return (
+        f"{f'{left} of its solves' if left else 'its solves'} did not converge, so every "
+        "pair's distance is undefined and its correlations and pair tests say nothing. Raise "
+        f"distance.sinkhorn.max_iterations (now {config.get('max_iterations', '?')}) and "
+        f"distance.sinkhorn.inner_iterations (now {config.get('inner_iterations', '?')}), or "
+        f"set a larger finite distance.sinkhorn.epsilon{now}."
+    )
 
 
 def verdict_lines(

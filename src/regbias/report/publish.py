@@ -16,7 +16,7 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.power import PowerResult
 from regbias.report import figures as plots
 from regbias.report.findings import findings_markdown
-from regbias.report.noise import noise_section, verdict_lines
+from regbias.report.noise import noise_section, unusable_lines, verdict_lines
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_distances", "log_analysis", "report_markdown", "artifact_name"]
@@ -193,6 +193,7 @@ def report_markdown(
             extra_lines=extra_findings,
             note=analysis.note,
             primary_test=analysis.primary,
+            first_lines=unusable_lines(results.distances),
         )
     ]
     lines += ["## Settings that ran", ""]

@@ -34,15 +34,20 @@ __all__ = [
     "start_run",
     "tracked_run",
     "find_finished_run",
+    "has_artifact",
     "log_config",
+    "metric_key",
     "PARENT_FILE",
     "JOB_FILE",
+    "STUDY_FILE",
 ]
 
 log = logging.getLogger(__name__)
 
 PARENT_FILE = "regbias_parent.json"
 JOB_FILE = "regbias_job.json"
+#: A job's measurements, the artifact the sweep's end pools (a reused job must still have it).
+STUDY_FILE = "results/study.json"
 _BATCH = 100  # MLflow's limit of params per log_batch call.
 
 
@@ -157,7 +162,7 @@ class RunLog:
 
     def metrics(self, values: Mapping[str, float], step: int = 0) -> None:
         now = int(time.time() * 1000)
-        items = [Metric(_metric_key(self._at(k)), float(v), now, step) for k, v in values.items()]
+        items = [Metric(metric_key(self._at(k)), float(v), now, step) for k, v in values.items()]
         for start in range(0, len(items), 1000):
             self.client.log_batch(self.run_id, metrics=items[start : start + 1000])
 
@@ -193,7 +198,8 @@ class RunLog:
         return Path(self.client.download_artifacts(self.run_id, path, str(destination)))
 
 
-def _metric_key(name: str) -> str:
+def metric_key(name: str) -> str:
+    """``name`` as an MLflow metric key: characters MLflow refuses become ``_``."""
     # MLflow keys allow alphanumerics, _ - . space / only.
     return "".join(c if c.isalnum() or c in "_-. /" else "_" for c in name)
 
@@ -263,8 +269,14 @@ def _record_error(run: RunLog, error: BaseException) -> None:
         log.exception("could not record the error in MLflow run %s", run.run_id)
 
 
-def find_finished_run(client: MlflowClient, experiment_id: str, config_hash: str) -> str | None:
-    """The newest FINISHED job run whose config hash equals ``config_hash``, if any."""
+def find_finished_run(
+    client: MlflowClient, experiment_id: str, config_hash: str, required: str | None = None
+) -> str | None:
+    """The newest FINISHED job run whose config hash equals ``config_hash``, if any.
+
+    With ``required`` (an artifact path) a run that lacks that artifact (its artifact folder
+    was deleted) does not count: the job runs again.
+    """
     runs = client.search_runs(
         [experiment_id],
         filter_string=(
@@ -273,7 +285,24 @@ def find_finished_run(client: MlflowClient, experiment_id: str, config_hash: str
         order_by=["attributes.start_time DESC"],
         max_results=1,
     )
-    return runs[0].info.run_id if runs else None
+    if not runs:
+        return None
+    run_id = runs[0].info.run_id
+    if required is not None and not has_artifact(client, run_id, required):
+        log.warning(
+            "run %s is FINISHED but its %s is gone: running the job again", run_id, required
+        )
+        return None
+    return run_id
+
+
+def has_artifact(client: MlflowClient, run_id: str, path: str) -> bool:
+    """Whether the run's artifacts hold ``path`` (False when its artifact folder is gone)."""
+    parent = path.rsplit("/", 1)[0] if "/" in path else None
+    try:
+        return path in {a.path for a in client.list_artifacts(run_id, parent)}
+    except Exception:  # a missing folder or bucket: the artifact is not there either
+        return False
 
 
 def log_config(run: RunLog, config: Mapping[str, Any], hydra_dir: Path | None) -> None:
