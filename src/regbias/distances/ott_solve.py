@@ -361,6 +361,7 @@ def retry(
     momentum.
     """
     if not diag.converged and solver_for(settings, size, symmetric=symmetric).kernel:
+        check_stop()  # a safe point before a second solve
         warnings.warn(
             f"Sinkhorn kernel updates at epsilon {settings.epsilon:.4g} did not converge "
             f"(marginal error {diag.error:.2e} after {diag.iterations} iterations, or a point's "
@@ -373,6 +374,7 @@ def retry(
         diag = run_padded([padded], settings, size, symmetric=symmetric)[0]
     if math.isfinite(diag.cost) or settings.momentum is None or symmetric:
         return diag
+    check_stop()
     warnings.warn(
         f"Sinkhorn with momentum {settings.momentum} gave a non-finite cost ({diag.cost}) after "
         f"{diag.iterations} iterations; solving again without momentum (set momentum: null "
