@@ -19,6 +19,7 @@ from regbias.app.parent import open_parent
 from regbias.app.preflight import preflight_sweep
 from regbias.app.start import start_sweep
 from regbias.app.summary import finish_sweep
+from regbias.app.timing import timed
 from regbias.errors import RegbiasError
 from regbias.interrupt import install_sigterm_flag
 from regbias.settings import StudySettings, read_settings
@@ -138,12 +139,7 @@ class SweepCallback(Callback):
             with tracked_run(run):
                 _summarise(run, records)
                 if config.get("task") == "run":
-                    from regbias.app.aggregate import aggregate_sweep
-                    from regbias.app.power import sweep_power
-
-                    settings = read_settings(config)
-                    power = sweep_power(settings, run, records)
-                    aggregate_sweep(settings.analysis, run, records, power=power)
+                    _aggregate(config, run, records)
                 finish_sweep(config, run, records, parent_file.parent)
                 if failed:
                     raise _SweepFailed(failed)
@@ -184,6 +180,19 @@ def _connect_or_exit(config: DictConfig) -> tuple[Any, str]:
 
 class _SweepFailed(Exception):
     """Some jobs failed: the parent run ends FAILED (after aggregating the others)."""
+
+
+def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -> None:
+    """Pool the jobs into the parent; each step's seconds as ``time/aggregate/<step>_s``."""
+    from regbias.app.aggregate import aggregate_sweep
+    from regbias.app.power import sweep_power
+
+    settings = read_settings(config)
+    times: dict[str, float] = {}
+    with timed(times, "power"):
+        power = sweep_power(settings, run, records)
+    times.update(aggregate_sweep(settings.analysis, run, records, power=power))
+    run.metrics({f"time/aggregate/{step}_s": seconds for step, seconds in times.items()})
 
 
 def _summarise(run: RunLog, records: list[dict[str, Any]]) -> None:
