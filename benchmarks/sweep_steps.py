@@ -8,6 +8,7 @@ back, on the same machine, and say so.
 
     python benchmarks/sweep_steps.py -- -m experiment=smoke seed=0,1
     python benchmarks/sweep_steps.py --code /tmp/old-checkout -- -m experiment=smoke seed=0,1
+    python benchmarks/sweep_steps.py --folder /tmp/study -- -m 'seed=range(5)'   # kept
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from mlflow.tracking import MlflowClient
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_sweep(code: Path, folder: Path, args: list[str]) -> float:
-    """Run ``code/run.py args`` in ``folder``; its wall seconds."""
+def run_sweep(code: Path, folder: Path, args: list[str]) -> tuple[float, float]:
+    """Run ``code/run.py args`` in ``folder``; its wall seconds and when it started."""
     env = {**os.environ, "PYTHONPATH": str(code / "src")}
+    launched = time.time()
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, str(code / "run.py"), *args],
@@ -41,11 +43,11 @@ def run_sweep(code: Path, folder: Path, args: list[str]) -> float:
     (folder / "sweep.log").write_text(done.stdout + done.stderr)
     if done.returncode != 0:
         raise SystemExit(f"the sweep failed (exit {done.returncode}): see {folder / 'sweep.log'}")
-    return wall
+    return wall, launched
 
 
-def step_times(folder: Path) -> dict[str, object]:
-    """The logged step times of the sweep in ``folder``'s store."""
+def step_times(folder: Path, launched: float) -> dict[str, object]:
+    """The logged step times of the sweep in ``folder``'s store (launched at ``launched``)."""
     client = MlflowClient(f"sqlite:///{folder / 'mlruns.db'}")
     experiments = [e.experiment_id for e in client.search_experiments()]
     runs = client.search_runs(experiments)
@@ -69,7 +71,7 @@ def step_times(folder: Path) -> dict[str, object]:
     return {
         "jobs": jobs,
         "aggregate": aggregate,
-        "parent_start_to_first_job": first_job - parent.info.start_time / 1000,
+        "startup": first_job - launched,
         "last_job_end_to_parent_end": (
             parent.info.end_time - max(r.info.end_time for r in children)
         )
@@ -93,14 +95,17 @@ def render(wall: float, found: dict[str, object]) -> str:
         )
     summed = sum(v for j in jobs for k, v in j.items() if k != "run")
     aggregated = sum(aggregate.values())
+    startup: float = found["startup"]  # type: ignore[assignment]
+    bound = summed + aggregated + startup
     lines += [
         "",
         f"- job steps, summed: {summed:.1f} s; the sweep's end: {aggregated:.1f} s "
         f"({', '.join(f'{k} {v:.1f}' for k, v in aggregate.items()) or 'not logged'})",
         f"- last job's end to the parent's end: {found['last_job_end_to_parent_end']:.1f} s",
-        f"- wall: {wall:.1f} s; wall minus the steps: {wall - summed - aggregated:.1f} s "
-        "(start-up, imports, job switches, anything no step logs)",
-        f"- wall / (steps + the sweep's end): {wall / max(summed + aggregated, 1e-9):.2f}",
+        f"- start-up (launch to the first job's run: imports, config, parent run): {startup:.1f} s",
+        f"- wall: {wall:.1f} s; wall minus steps, the sweep's end and start-up: "
+        f"{wall - bound:.1f} s (job switches, anything no step logs)",
+        f"- wall / (steps + the sweep's end + start-up): {wall / max(bound, 1e-9):.2f}",
     ]
     return "\n".join(lines)
 
@@ -109,11 +114,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--code", type=Path, default=ROOT, help="checkout whose run.py to run")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument("--folder", type=Path, help="run in this (new) folder and keep it")
     parser.add_argument("args", nargs="+", help="the sweep's arguments, after --")
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="regbias-steps-") as tmp:
-        wall = run_sweep(options.code.resolve(), Path(tmp), options.args)
-        found = step_times(Path(tmp))
+    if options.folder is not None:
+        options.folder.mkdir(parents=True)
+        wall, launched = run_sweep(options.code.resolve(), options.folder, options.args)
+        found = step_times(options.folder, launched)
+    else:
+        with tempfile.TemporaryDirectory(prefix="regbias-steps-") as tmp:
+            wall, launched = run_sweep(options.code.resolve(), Path(tmp), options.args)
+            found = step_times(Path(tmp), launched)
     print(render(wall, found))
     if options.json:
         options.json.write_text(json.dumps({"wall": wall, **found}, indent=2))

@@ -151,6 +151,9 @@ def test_parent_says_first_what_a_reader_needs(sweep):
     assert {"time/aggregate/analysis_s", "time/aggregate/report_s"} <= set(parent.data.metrics)
     (dataset,) = parent.inputs.dataset_inputs
     assert dataset.dataset.name == "sentiment140"
+    # Few tags above the description: the versions are one artifact of the parent.
+    assert not [k for k in parent.data.tags if k.startswith("version.")]
+    assert "provenance/versions.json" in artifacts(workdir, parent.info.run_id, "provenance")
 
 
 def test_resume_skips_finished_jobs(sweep):

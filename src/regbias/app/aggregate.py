@@ -125,8 +125,9 @@ def _aggregate_variant(
     with timed(times, "report"):
         if pooled.per_model is not None:
             parent.table(pooled.per_model, "performance/per_model.csv")
-        log_distances(parent, pooled.distances)
+        # The analysis first: its headline metrics lead the parent's metrics list.
         log_analysis(parent, pooled, analysis, settings, power=power)
+        log_distances(parent, pooled.distances)
         parent.json(
             {
                 "groups": pooled.groups,

@@ -24,7 +24,7 @@ from regbias.errors import RegbiasError
 from regbias.interrupt import install_sigterm_flag
 from regbias.settings import StudySettings, read_settings
 from regbias.tracking.ledger import DONE
-from regbias.tracking.provenance import provenance_tags
+from regbias.tracking.provenance import package_versions, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
     JOB_FILE,
@@ -39,6 +39,8 @@ __all__ = ["SweepCallback", "job_records"]
 
 log = logging.getLogger(__name__)
 TRACKED_TASKS = ("run", "analyze", "power")
+#: The parent run's package versions (a job's run has them as ``version.<package>`` tags).
+VERSIONS_FILE = "provenance/versions.json"
 
 
 def job_records(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -83,11 +85,14 @@ class SweepCallback(Callback):
             "regbias.role": "sweep",
             "sweep_dir": str(sweep_dir),
             "overrides": " ".join(config.hydra.overrides.task),
-            **provenance_tags(),
+            # The packages' versions as one artifact: the parent's page shows its description
+            # below its tags, so they are few (every job's run keeps a tag per package).
+            **provenance_tags(versions=False),
         }
         mark_model_training(client, experiment_id)
         parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)
+        parent.json(package_versions(), VERSIONS_FILE)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {
             "run_id": parent.run_id,

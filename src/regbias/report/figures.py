@@ -74,11 +74,10 @@ def _label(group: str) -> str:
 
 
 def _format(value: float) -> str:
+    # Three significant digits: pairs of one distance often differ only in the third.
     if not np.isfinite(value):
         return ""
-    if value == 0 or 0.01 <= abs(value) < 1000:
-        return f"{value:.2f}"
-    return f"{value:.2g}"
+    return f"{value:.3g}"
 
 
 def _text_colour(rgba: tuple[float, ...]) -> str:

@@ -70,6 +70,9 @@ def log_analysis(
     With ``power`` (planted mixtures) each pair verdict says what its test could detect and
     the report gains a power section.
     """
+    # First, so the run's page lists the headline before the hundreds of other metrics.
+    evidence = _evidence(results, analysis, settings)
+    run.metrics({f"headline/{k}": v for k, v in evidence.numbers().items() if math.isfinite(v)})
     if analysis.summary is not None:
         run.table(analysis.summary, "performance/summary.csv")
         if analysis.gaps is not None:
@@ -92,7 +95,7 @@ def log_analysis(
     _representation_figures(run, results)
     detectable = power.sentences() if power is not None else None
     noise = verdict_lines(results.distances, settings.adjust, settings.significance, detectable)
-    run.json(_evidence(results, analysis, settings).numbers(), HEADLINE_FILE)
+    run.json(evidence.numbers(), HEADLINE_FILE)
     report = report_markdown(results, analysis, settings, extra_findings=noise)
     if power is not None:
         report += "\n" + power_section(power)
