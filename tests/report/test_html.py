@@ -33,3 +33,8 @@ def test_write_html_report_beside_report_md(tmp_path: Path) -> None:
     page = write_html_report(tmp_path)
     assert page == tmp_path / "report.html"
     assert "<strong>Bottom line.</strong>" in page.read_text()
+
+
+def test_links_to_other_reports_point_to_their_pages(tmp_path: Path) -> None:
+    page = report_html("[b](variant-b/report.md) and [c](https://x.org/report.md)\n", tmp_path)
+    assert 'href="variant-b/report.html"' in page and 'href="https://x.org/report.md"' in page

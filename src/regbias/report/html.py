@@ -19,6 +19,7 @@ __all__ = ["HTML_REPORT", "report_html", "write_html_report"]
 #: The file name of the page, beside ``report.md``.
 HTML_REPORT = "report.html"
 _IMAGE = re.compile(r'<img src="([^"]+\.png)"')
+_REPORT_LINK = re.compile(r'href="([^":]*/)?report\.md"')
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 1.5rem auto;
        padding: 0 1rem; line-height: 1.45; color: #222; }
@@ -40,10 +41,13 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
         title: the page title.
 
     Returns:
-        The page; a linked figure that is not in ``folder`` keeps its link.
+        The page; a linked figure that is not in ``folder`` keeps its link, and links to
+        another ``report.md`` point to its ``report.html``.
     """
     body = MarkdownIt("commonmark").enable("table").render(markdown)
     body = _IMAGE.sub(lambda m: f'<img src="{_data_uri(folder, m.group(1))}"', body)
+    # A comparison page links each variant's report: its page, beside it.
+    body = _REPORT_LINK.sub(lambda m: f'href="{m.group(1) or ""}{HTML_REPORT}"', body)
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f"<style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
