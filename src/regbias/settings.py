@@ -8,7 +8,7 @@ once (its dataclass), and a typo or a wrong type fails here, before any work, wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
@@ -83,7 +83,16 @@ def read_settings(cfg: DictConfig) -> StudySettings:
     """
     values = plain_config(cfg)
     _check_task_and_seed(values)
-    return build(StudySettings, values, "")
+    return _random_encoder_apart(build(StudySettings, values, ""))
+
+
+def _random_encoder_apart(settings: StudySettings) -> StudySettings:
+    """A random encoder's runs log to ``tracking.random_encoder_experiment``, away from the
+    study's real runs (its numbers mean nothing)."""
+    apart = settings.tracking.random_encoder_experiment
+    if settings.encoder.source != "random" or not apart:
+        return settings
+    return replace(settings, tracking=replace(settings.tracking, experiment=apart))
 
 
 def _check_task_and_seed(values: dict[str, Any]) -> None:

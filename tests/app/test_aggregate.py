@@ -97,6 +97,7 @@ def test_aggregation_of_two_finished_children(store):
         "analysis/correlations.csv",
         "analysis/robustness.csv",
         "analysis/primary.csv",
+        "analysis/headline.json",
     }
     local = client.download_artifacts(parent.run_id, "analysis/pairwise.csv", str(store[3] / "d"))
     pairwise = pd.read_csv(local)

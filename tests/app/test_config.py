@@ -78,6 +78,18 @@ def test_paper_preset_sizes():
     assert cfg.finetune.evaluation.repetitions == 30
 
 
+def test_a_random_encoder_logs_to_its_own_experiment():
+    experiments = {
+        overrides: read_settings(composed(*overrides)).tracking.experiment
+        for overrides in [(), ("encoder=tiny",), ("experiment=smoke",)]
+    }
+    assert experiments == {
+        (): "regbias-sentiment140",
+        ("encoder=tiny",): "regbias-sentiment140-random",
+        ("experiment=smoke",): "regbias-sentiment140-smoke",
+    }
+
+
 def test_smoke_preset_uses_tiny_encoder():
     cfg = composed("experiment=smoke")
     assert cfg.encoder.source == "random"

@@ -94,9 +94,14 @@ def test_children_hold_their_stages(sweep):
     assert set(per_model["group"]) == {"au", "ca", "nz", "uk", "us", "za", "mixed", "baseline"}
     assert "fold1/val/loss" in child.data.metrics
     assert "dist/sinkhorn_short/au__uk" in child.data.metrics
-    assert child.data.metrics["time/distance_suite_s"] > 0
-    figures = artifacts(workdir, child.info.run_id, "figures")
-    assert {"figures/lda_projection.png", "figures/lda.png"} <= figures
+    steps = ("data", "encoder", "distance_suite", "distance_logging", "performance", "job_setup")
+    assert all(child.data.metrics[f"time/{step}_s"] >= 0 for step in steps)
+    # The parent pools the jobs: a job draws no heatmap and writes no analysis or report.
+    assert "time/analysis_s" not in child.data.metrics
+    assert artifacts(workdir, child.info.run_id, "figures") == {"figures/lda_projection.png"}
+    assert not {"report.md", "analysis"} & artifacts(workdir, child.info.run_id)
+    (dataset,) = child.inputs.dataset_inputs
+    assert dataset.dataset.name == "sentiment140"
 
 
 def test_parent_aggregates_the_sweep(sweep):
@@ -128,6 +133,27 @@ def test_parent_aggregates_the_sweep(sweep):
     assert per_model["model"].nunique() == 4  # 2 seeds x 2 folds
     report = artifact_text(workdir, parent_id, "report.md")
     assert "Strongest correlations" in report and "tiny" in report
+    assert "![sinkhorn_short against its noise floor](figures/sinkhorn_short_floor.png)" in report
+    page = artifact_text(workdir, parent_id, "report.html")
+    assert page.count('src="data:image/png;base64,') >= 10 and 'src="figures/' not in page
+
+
+def test_parent_says_first_what_a_reader_needs(sweep):
+    workdir, _ = sweep
+    parents, _ = split(runs(workdir))
+    parent = parents[0]
+    note = parent.data.tags["mlflow.note.content"]
+    assert note.startswith("- Warning: random encoder. tiny is a randomly initialised encoder")
+    assert note.splitlines()[1].startswith("- Bottom line. Nothing here is beyond noise")
+    assert {"headline/primary_rho", "headline/primary_p", "headline/correlations"} <= set(
+        parent.data.metrics
+    )
+    assert {"time/aggregate/analysis_s", "time/aggregate/report_s"} <= set(parent.data.metrics)
+    (dataset,) = parent.inputs.dataset_inputs
+    assert dataset.dataset.name == "sentiment140"
+    # Few tags above the description: the versions are one artifact of the parent.
+    assert not [k for k in parent.data.tags if k.startswith("version.")]
+    assert "provenance/versions.json" in artifacts(workdir, parent.info.run_id, "provenance")
 
 
 def test_resume_skips_finished_jobs(sweep):

@@ -75,7 +75,7 @@ def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -
     assert "`dist_sinkhorn_short`" in bullets[3]
     assert bullets[4] == "- 3 of 28 pairs are above the noise floor."
     assert text.index("## Findings") < text.index("Terms:")
-    assert all(line in text for line in GLOSSARY) and len(GLOSSARY) == 10
+    assert all(line in text for line in GLOSSARY) and len(GLOSSARY) == 12
 
     missing = findings_markdown(
         found, None, primary=("dist_x", "gap_y"), adjust="bh", significance=0.05, confidence=0.9
@@ -130,7 +130,7 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
     assert "maxT-adjusted p = 0.001 (significant at 0.05)" in bullets[2]
     assert "Holm-adjusted p = 0.03 (significant at 0.05; Holm, not maxT: its pairs" in bullets[3]
     # Every p that is not adjusted says so: partial Mantel and leave-one-group-out.
-    assert "partial rho = 0.60 (unadjusted p = 0.039)" in bullets[3]
+    assert "partial rho = 0.60 (a check, not a test: unadjusted p = 0.039)" in bullets[3]
     assert "largest unadjusted permutation p 0.3" in bullets[3]
     for line in bullets[1:]:
         for clause in line.split("; "):
@@ -174,6 +174,9 @@ class FakeRun:
     def text(self, text: str, path: str) -> None:
         self.texts[path] = text
 
+    def json(self, data: object, path: str) -> None:
+        self.texts[path] = str(data)
+
     def metrics(self, values: dict[str, float]) -> None:
         pass
 
@@ -197,8 +200,15 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     ]
     report = run.texts["report.md"]
     assert report.index("## Findings") < report.index("## Groups") < report.index("|---")
+    # The bottom line comes first; the scatter plots drawn are linked, no other is claimed.
+    first = report.split("## Findings\n\n", 1)[1].splitlines()[0]
+    assert first.startswith("- **Bottom line.** 2 of 4 secondary correlations are significant")
+    assert "![dist_lda vs gap_f1](figures/scatter/dist_lda__gap_f1.png)" in report
+    assert "Scatter plots of the 2 strongest correlations" in report
+    assert "analysis/headline.json" in run.texts
     none = report_markdown(results, analysis, AnalysisSettings(adjust="none"))
     assert "unadjusted p = 0.03" in none
+    assert "none is a finding" in none
 
 
 def test_pair_verdicts_say_what_differs_and_what_each_test_could_detect():

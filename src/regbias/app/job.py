@@ -8,10 +8,12 @@ end can aggregate the finished ones and close the parent run; the sweep then exi
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import logging
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,7 +179,10 @@ def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
     if settings.task == "run":
         from regbias.app.pipeline import run_pipeline
 
-        return _tracked(settings, plain_config(cfg), context, run_pipeline)
+        # A sweep's parent pools every job and draws the figures and report once.
+        pooled = read_parent(context.sweep_dir) is not None
+        work = functools.partial(run_pipeline, pooled=pooled)
+        return _tracked(settings, plain_config(cfg), context, work)
     if settings.task == "power":
         from regbias.app.power import run_power
 
@@ -190,8 +195,13 @@ def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
 def _tracked(
     settings: StudySettings, resolved: dict[str, Any], context: JobContext, work: Any
 ) -> Any:
-    """Run ``work(settings, run)`` inside a child (sweep) or standalone MLflow run."""
+    """Run ``work(settings, run)`` inside a child (sweep) or standalone MLflow run.
+
+    The seconds from here to the start of ``work`` (store, fingerprints, config logging) are
+    logged as ``time/job_setup_s``.
+    """
     preflight_groups(settings)  # before any run exists: names that would break keys or paths
+    started = time.perf_counter()
     parent = read_parent(context.sweep_dir)
     client, experiment_id = connect(settings.tracking)
     if parent is not None:
@@ -218,7 +228,9 @@ def _tracked(
     with tracked_run(run, on_abort=on_abort):
         context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)
         log_config(run, without_derived(resolved), context.hydra_dir)
+        setup = time.perf_counter() - started
         work(settings, run)
+        run.metrics({"time/job_setup_s": setup})
     context.write_record(status="FINISHED", run_id=run.run_id, variant=variant)
     return run.run_id
 

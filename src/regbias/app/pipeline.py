@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from regbias.analysis.results import StudyResults, analyse
 from regbias.app.preflight import preflight_job, preflight_study
+from regbias.app.timing import timed
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.loading import dataset_data_dir, load_corpus
@@ -25,11 +23,12 @@ from regbias.performance.table import PerformanceTable
 from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
 from regbias.settings import StudySettings
+from regbias.tracking.datasets import log_dataset
 from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import STUDY_FILE, RunLog
 from regbias.tracking.ui import log_derived
 
-__all__ = ["run_pipeline", "prepare", "study_encoder", "sweep_sinkhorn"]
+__all__ = ["data_source", "run_pipeline", "prepare", "study_encoder", "sweep_sinkhorn"]
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +86,14 @@ def sweep_sinkhorn(
     return calibrate_sinkhorn(calibration, encoder, cache, distance)
 
 
-def log_study(run: RunLog, study: StudyData, draws: DistanceDraws) -> None:
-    """Group sizes, the training sample and every draw's size, as metrics and tables."""
+def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) -> None:
+    """Group sizes, the training sample and every draw's size, as metrics and tables; the
+    group table also as the run's input dataset (read from ``source``)."""
     table = group_table(
         study.corpus, {TRAIN_POOL: study.corpus.train, TRAIN_SAMPLE: study.training}
     )
     run.table(table, "data/groups.csv")
+    log_dataset(run, table, study.corpus.name, source, "groups")
     run.json(study.corpus.dropped, "data/dropped.json")
     _warn_shared(study.corpus.dropped)
     metrics = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
@@ -124,6 +125,14 @@ def _warn_shared(dropped: dict[str, int]) -> None:
         )
 
 
+def data_source(settings: StudySettings) -> str:
+    """Where the job's corpus is read from: its data directory, or a CSV dataset's file."""
+    folder = dataset_data_dir(settings.dataset, settings.paths.data_dir)
+    if folder is None:
+        return str(Path(str(settings.dataset.path)).resolve())
+    return str(folder.resolve())
+
+
 def study_encoder(settings: StudySettings) -> Encoder:
     """The configured encoder on the trainer's device (cpu, cuda or auto)."""
     accelerator = settings.trainer.accelerator
@@ -131,9 +140,10 @@ def study_encoder(settings: StudySettings) -> Encoder:
     return load_encoder(settings.encoder, device=device)
 
 
-def log_distance_suite(run: RunLog, suite: DistanceSuiteResult) -> None:
-    """Matrices, heatmaps, per-pair metrics, and the Sinkhorn diagnostics per repetition."""
-    log_distances(run, suite.matrices)
+def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool = True) -> None:
+    """Matrices, per-pair metrics, the Sinkhorn diagnostics per repetition, the LDA projection
+    (the job's own passages) and, with ``figures``, the heatmaps and floor plots."""
+    log_distances(run, suite.matrices, figures=figures)
     if suite.lda_projection is not None:
         figure = plots.lda_scatter(suite.lda_projection, "LDA projection (repetition 0)")
         run.figure(figure, "figures/lda_projection.png")
@@ -152,14 +162,28 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult) -> None:
     run.metrics(metrics)
 
 
-def run_pipeline(settings: StudySettings, run: RunLog) -> StudyResults:
-    """The job: prepare and log the data, run the enabled stages, analyse and log it all."""
+def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) -> StudyResults:
+    """The job: prepare and log the data, run the enabled stages, analyse and log it all.
+
+    Each step's wall time is logged as ``time/<step>_s`` (data, encoder, distance_suite,
+    distance_logging, performance, analysis). With ``pooled`` (a job of a sweep whose parent
+    run pools every job) the job logs its measurements and its LDA projection only: the
+    heatmaps, the correlations and the report are the parent's, drawn once from all jobs.
+
+    Args:
+        settings: the job's settings.
+        run: the job's MLflow run.
+        pooled: skip the job's own figures, analysis and report.
+    """
     from lightning import seed_everything
 
     seed_everything(settings.seed, workers=True, verbose=False)
-    study, draws = prepare(settings)
-    log_study(run, study, draws)
-    encoder = study_encoder(settings)
+    timings: dict[str, float] = {}
+    with timed(timings, "data"):
+        study, draws = prepare(settings)
+        log_study(run, study, draws, data_source(settings))
+    with timed(timings, "encoder"):
+        encoder = study_encoder(settings)
     cache = EmbeddingCache(Path(settings.paths.cache_dir))
     run.tags(
         {
@@ -173,23 +197,23 @@ def run_pipeline(settings: StudySettings, run: RunLog) -> StudyResults:
         group_sizes={g: len(t) for g, t in study.groups.items()},
         meta=_meta(settings, encoder),
     )
-    timings: dict[str, float] = {}
     if draws.texts:
-        with _timed(timings, "distance_suite"):
+        with timed(timings, "distance_suite"):
             suite = _distance_suite(settings, study, draws, encoder, cache)
-        log_distance_suite(run, suite)
-        log_derived(run, {"distance.sinkhorn.epsilon": suite.epsilon})
+        with timed(timings, "distance_logging"):
+            log_distance_suite(run, suite, figures=not pooled)
+            log_derived(run, {"distance.sinkhorn.epsilon": suite.epsilon})
         results.distances = suite.matrices
     if settings.finetune.enabled:
-        with _timed(timings, "performance"):
+        with timed(timings, "performance"):
             results.per_model = _performance(settings, study, encoder, cache, run).frame
-        run.table(results.per_model, "performance/per_model.csv")
+            run.table(results.per_model, "performance/per_model.csv")
+    if not pooled:
+        with timed(timings, "analysis"):  # minutes with many groups: say when it is done
+            log.info("analysing %d groups (correlations, robustness)", len(results.groups))
+            log_analysis(run, results, analyse(results, settings.analysis), settings.analysis)
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
-    with _timed(timings, "analysis"):  # minutes with many groups: say when it is done
-        log.info("analysing %d groups (correlations, robustness)", len(results.groups))
-        analysis = analyse(results, settings.analysis)
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
-    log_analysis(run, results, analysis, settings.analysis)
     run.json(
         {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},
         STUDY_FILE,
@@ -234,15 +258,6 @@ def _performance(
         log_models=settings.tracking.log_models,
         sink=RunPerformanceSink(run),
     )
-
-
-@contextmanager
-def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
-    """Wall seconds of a stage, logged as ``time/<stage>_s`` (embedding included)."""
-    start = time.perf_counter()
-    yield
-    timings[stage] = time.perf_counter() - start
-    log.info("%s took %.1f s", stage, timings[stage])
 
 
 def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:

@@ -15,6 +15,7 @@ Nothing here may fail the sweep: a problem is logged and the summary is shorter.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -25,10 +26,16 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from regbias.app.parent import sweep_name
+from regbias.app.start import sweep_started
+from regbias.app.timing import SweepTimes, format_seconds, process_started
+from regbias.data.loading import resolve_data_dir
+from regbias.errors import RegbiasError
 from regbias.report import comparison
 from regbias.report.figures import save_figure
 from regbias.report.headline import Headline, read_headline
+from regbias.report.html import HTML_REPORT, write_html_report
 from regbias.report.local_copy import REPORT_FOLDER, copy_report
+from regbias.tracking.datasets import log_dataset
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, TrackingSettings, connect
 from regbias.tracking.ui import (
@@ -51,16 +58,21 @@ def finish_sweep(
 ) -> None:
     """After the aggregation, while the parent is open: copy, compare, label, print."""
     try:
+        started = time.perf_counter()
         folder = copy_report(parent, sweep_dir / REPORT_FOLDER)
         children = _children(parent, records)
         _log_params(parent, [c.data.params for c in children])
         headlines = _headlines(parent, folder, records)
+        _publish_html(parent, folder)
+        _log_inputs(parent, folder, config.paths.get("data_dir"))
         first = next(iter(headlines.values()))
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
         parent.metrics(metrics)
         describe_run(parent, _description(headlines))
         rename_run(parent, sweep_name(config, [str(r.get("overrides", "")) for r in records]))
-        times = _stage_times(children, records, parent)
+        summary = time.perf_counter() - started
+        parent.metrics({"time/aggregate/summary_s": summary})
+        times = _sweep_times(children, records, parent)
         print(_render(parent, headlines, folder, times), flush=True)
     except Exception:
         log.exception("could not write the sweep's summary (the results are in MLflow)")
@@ -72,16 +84,40 @@ def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
         client, _ = connect(TrackingSettings.from_mapping(cfg.tracking))
         run = RunLog(client, run_id)
         folder = copy_report(run, output_dir / REPORT_FOLDER)
+        _publish_html(run, folder)
         headline = read_headline(folder)
         run.metrics(headline.metrics)
         describe_run(run, headline.markdown())
         info = client.get_run(run_id)
-        times = {k[5:-2]: v for k, v in info.data.metrics.items() if _is_time(k)}
+        times = SweepTimes(steps=_step_times(info.data.metrics), jobs=1)
         if info.info.end_time and info.info.start_time:
-            times["total"] = (info.info.end_time - info.info.start_time) / 1000
+            times.total = (info.info.end_time - info.info.start_time) / 1000
         print(_render(run, {"": headline}, folder, times), flush=True)
     except Exception:
         log.exception("could not write the run's summary (the results are in MLflow)")
+
+
+def _publish_html(run: RunLog, folder: Path) -> None:
+    """``report.html`` (figures embedded) beside each ``report.md`` of the copy and the run."""
+    for source in sorted(folder.glob("**/report.md")):
+        page = write_html_report(source.parent)
+        if page is not None:
+            relative = page.parent.relative_to(folder).as_posix()
+            run.file(page, None if relative == "." else relative)
+
+
+def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:
+    """The groups each pooled analysis read, as the run's input datasets."""
+    try:
+        source = str(resolve_data_dir(data_dir).resolve())
+    except RegbiasError:
+        source = str(data_dir)
+    for study in sorted(folder.glob("**/results/study.json")):
+        found = json.loads(study.read_text())
+        sizes = found.get("group_sizes", {})
+        table = pd.DataFrame({"group": list(sizes), "n_texts": list(sizes.values())})
+        name = str(found.get("meta", {}).get("dataset", "dataset"))
+        log_dataset(run, table, name, source, "pooled groups")
 
 
 def _is_time(key: str) -> bool:
@@ -136,44 +172,37 @@ def _description(headlines: Mapping[str, Headline]) -> str:
     return "\n\n".join(f"**{label}**\n\n{h.markdown()}" for label, h in headlines.items())
 
 
-def _stage_times(
-    children: list[Any], records: list[dict[str, Any]], parent: RunLog
-) -> dict[str, float]:
-    """Seconds per stage summed over the jobs that ran (reused jobs cost nothing now)."""
-    ran = {r.get("run_id") for r in records if r.get("status") == "FINISHED"}
-    frame = pd.DataFrame(
-        [
-            {k: v for k, v in c.data.metrics.items() if _is_time(k)}
-            for c in children
-            if c.info.run_id in ran
-        ]
-    )
-    times = {k[5:-2]: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}
-    if len(frame) > 1:
-        times["jobs"] = len(frame)
-    ends = [c.info.end_time for c in children if c.info.run_id in ran and c.info.end_time]
-    if ends:
-        times["aggregation"] = time.time() - max(ends) / 1000
-    from regbias.app.start import sweep_started
+def _step_times(metrics: Mapping[str, float]) -> dict[str, float]:
+    """``time/<step>_s`` metrics of a job as ``{step: seconds}``."""
+    return {k[5:-2]: v for k, v in metrics.items() if _is_time(k) and "/" not in k[5:]}
 
-    if sweep_started() is not None:
-        times["total"] = time.time() - sweep_started()
+
+def _sweep_times(children: list[Any], records: list[dict[str, Any]], parent: RunLog) -> SweepTimes:
+    """Seconds per step summed over the jobs that ran, the aggregation's steps, the start-up."""
+    ran = [c for c in children if c.info.run_id in _ran(records)]
+    frame = pd.DataFrame([_step_times(c.data.metrics) for c in ran])
+    steps = {k: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}
+    metrics = parent.client.get_run(parent.run_id).data.metrics
+    prefix = "time/aggregate/"
+    aggregation = {
+        k.removeprefix(prefix).removesuffix("_s"): v
+        for k, v in metrics.items()
+        if k.startswith(prefix)
+    }
+    times = SweepTimes(steps=steps, jobs=len(frame), aggregation=aggregation)
+    began = process_started() or sweep_started()
+    if began is not None:
+        times.total = time.time() - began
+        starts = [c.info.start_time / 1000 for c in ran if c.info.start_time]
+        times.startup = min(starts) - began if starts else None
     return times
 
 
-def format_seconds(seconds: float) -> str:
-    """``42.1 s``, ``3 min 05 s``, ``1 h 02 min``."""
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {rest:02d} s"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
+def _ran(records: list[dict[str, Any]]) -> set[str]:
+    return {str(r.get("run_id")) for r in records if r.get("status") == "FINISHED"}
 
 
-def _render(
-    run: RunLog, headlines: Mapping[str, Headline], folder: Path, times: dict[str, float]
-) -> str:
+def _render(run: RunLog, headlines: Mapping[str, Headline], folder: Path, times: SweepTimes) -> str:
     lines = ["", "regbias: results"]
     for label, headline in headlines.items():
         lines.append(f"  findings{f' ({label})' if label else ''}:")
@@ -184,17 +213,12 @@ def _render(
             f"    {name} pair: {p[0]}-{p[1]} ({p[3]} {p[2]:.4g})"
             for name, p in headline.pairs.items()
         ]
-    other = ("aggregation", "total", "jobs")
-    stages = [f"{k} {format_seconds(v)}" for k, v in times.items() if k not in other]
-    timing = ", ".join(stages) or "no stage ran (reused)"
-    if times.get("jobs"):
-        timing += f" (summed over {times['jobs']:.0f} jobs)"
-    if "aggregation" in times:
-        timing += f"; aggregation {format_seconds(times['aggregation'])}"
-    if "total" in times:
-        timing += f"; total {format_seconds(times['total'])}"
-    lines.append(f"  time per stage: {timing}")
-    lines.append(f"  report: {folder.resolve() / 'report.md'} (tables and figures beside it)")
+    lines.append(f"  time per step: {times.line()}")
+    report = folder.resolve() / HTML_REPORT
+    if report.is_file():
+        lines.append(f"  report: {report} (figures embedded; report.md, tables beside it)")
+    else:
+        lines.append(f"  report: {folder.resolve() / 'report.md'} (tables and figures beside it)")
     lines += [f"  {line}" for line in _where_in_mlflow(run)]
     return "\n".join(lines)
 

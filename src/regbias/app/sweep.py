@@ -20,6 +20,7 @@ from regbias.app.parent import open_parent
 from regbias.app.preflight import preflight_sweep
 from regbias.app.start import start_sweep
 from regbias.app.summary import finish_sweep
+from regbias.app.timing import timed
 from regbias.errors import RegbiasError
 from regbias.interrupt import (
     StopRequested,
@@ -29,7 +30,7 @@ from regbias.interrupt import (
 )
 from regbias.settings import StudySettings, read_settings
 from regbias.tracking.ledger import DONE
-from regbias.tracking.provenance import provenance_tags
+from regbias.tracking.provenance import package_versions, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
     JOB_FILE,
@@ -44,6 +45,8 @@ __all__ = ["SweepCallback", "job_records"]
 
 log = logging.getLogger(__name__)
 TRACKED_TASKS = ("run", "analyze", "power")
+#: The parent run's package versions (a job's run has them as ``version.<package>`` tags).
+VERSIONS_FILE = "provenance/versions.json"
 
 
 def job_records(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -104,11 +107,14 @@ class SweepCallback(Callback):
             "regbias.role": "sweep",
             "sweep_dir": str(sweep_dir),
             "overrides": " ".join(config.hydra.overrides.task),
-            **provenance_tags(),
+            # The packages' versions as one artifact: the parent's page shows its description
+            # below its tags, so they are few (every job's run keeps a tag per package).
+            **provenance_tags(versions=False),
         }
         mark_model_training(client, experiment_id)
         parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)
+        parent.json(package_versions(), VERSIONS_FILE)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {
             "run_id": parent.run_id,
@@ -165,12 +171,7 @@ class SweepCallback(Callback):
             with tracked_run(run):
                 _summarise(run, records)
                 if config.get("task") == "run":
-                    from regbias.app.aggregate import aggregate_sweep
-                    from regbias.app.power import sweep_power
-
-                    settings = read_settings(config)
-                    power = sweep_power(settings, run, records)
-                    aggregate_sweep(settings.analysis, run, records, power=power)
+                    _aggregate(config, run, records)
                 finish_sweep(config, run, records, parent_file.parent)
                 check_stop()  # a Ctrl-C during the last writes still stops the sweep
                 if failed:
@@ -212,6 +213,19 @@ def _connect_or_exit(config: DictConfig) -> tuple[Any, str]:
 
 class _SweepFailed(Exception):
     """Some jobs failed: the parent run ends FAILED (after aggregating the others)."""
+
+
+def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -> None:
+    """Pool the jobs into the parent; each step's seconds as ``time/aggregate/<step>_s``."""
+    from regbias.app.aggregate import aggregate_sweep
+    from regbias.app.power import sweep_power
+
+    settings = read_settings(config)
+    times: dict[str, float] = {}
+    with timed(times, "power"):
+        power = sweep_power(settings, run, records)
+    times.update(aggregate_sweep(settings.analysis, run, records, power=power))
+    run.metrics({f"time/aggregate/{step}_s": seconds for step, seconds in times.items()})
 
 
 def _summarise(run: RunLog, records: list[dict[str, Any]]) -> None:

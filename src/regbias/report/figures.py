@@ -74,11 +74,10 @@ def _label(group: str) -> str:
 
 
 def _format(value: float) -> str:
+    # Three significant digits: pairs of one distance often differ only in the third.
     if not np.isfinite(value):
         return ""
-    if value == 0 or 0.01 <= abs(value) < 1000:
-        return f"{value:.2f}"
-    return f"{value:.2g}"
+    return f"{value:.3g}"
 
 
 def _text_colour(rgba: tuple[float, ...]) -> str:
@@ -111,9 +110,13 @@ def distance_heatmap(
     ax = fig.add_subplot()
     cmap = colormaps["viridis"]
     finite = values[shown & np.isfinite(values)]
-    norm = Normalize(*(finite.min(), finite.max()) if finite.size else (0, 1))
+    band = _floor_band(matrix)
+    norm = Normalize(*_colour_range(finite, band))
     image = ax.imshow(masked, cmap=cmap, norm=norm)
-    fig.colorbar(image, ax=ax, shrink=0.8, label=matrix.name)
+    label = matrix.name if band is None else f"{matrix.name} (hatched: the pairs' noise floors)"
+    colorbar = fig.colorbar(image, ax=ax, shrink=0.8, label=label)
+    if band is not None:
+        colorbar.ax.axhspan(*band, facecolor="none", edgecolor="white", hatch="///", lw=0)
     with_sd = matrix.n_repetitions > 1 and k <= _SD_ROOM
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
@@ -130,6 +133,32 @@ def distance_heatmap(
     ax.spines[:].set_visible(not triangle)
     ax.set_title(title if title is not None else matrix.name)
     return fig
+
+
+def _floor_band(matrix: DistanceMatrix) -> tuple[float, float] | None:
+    """The lowest and highest mean floor of a pair (the mean of its two groups' floors)."""
+    if matrix.floor is None:
+        return None
+    floor = np.asarray(matrix.floor, dtype=np.float64)
+    pairs = (floor[:, None] + floor[None, :]) / 2
+    finite = pairs[np.triu_indices(len(floor), 1)]
+    finite = finite[np.isfinite(finite)]
+    return (float(finite.min()), float(finite.max())) if finite.size else None
+
+
+def _colour_range(values: np.ndarray, band: tuple[float, float] | None) -> tuple[float, float]:
+    """The colour scale: from the lowest floor (or value) to the highest value (or floor).
+
+    Starting at the floor keeps pairs that sit within sampling noise from looking apart.
+    """
+    low = [float(values.min())] if values.size else []
+    high = [float(values.max())] if values.size else []
+    if band is not None:
+        low.append(band[0])
+        high.append(band[1])
+    if not low:
+        return 0.0, 1.0
+    return min(low), max(high)
 
 
 def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
@@ -385,7 +414,9 @@ def representation_plot(
     ax.margins(0.1)  # room for the labels of points at the edges
     if log_share:
         ax.set_xscale("log")
-    ax.set_xlabel("share of the data")
+    unit = "%" if x.size and float(x.max()) > 1.0 else "fraction"
+    scale = ", log scale" if log_share else ""
+    ax.set_xlabel(f"share of the regions' texts ({unit}{scale})")
     ax.set_ylabel(f"{name} distance to baseline")
     ax.grid(alpha=0.3)
     ax.set_title(f"{name}: distance to baseline vs representation")

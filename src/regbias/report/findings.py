@@ -34,9 +34,13 @@ GLOSSARY = [
     "- *energy distance*: twice the mean distance between the two groups' points minus the mean "
     "distances within each (Szekely-Rizzo); `energy_sentence` compares the texts' sentence "
     "vectors, `energy_short`/`energy_long` the same token clouds as Sinkhorn.",
-    "- *gap*: the absolute difference between two groups' mean score over the models "
-    "(`gap_accuracy`); *dcor*: the distance correlation between the two groups' per-model "
-    "scores, how much the models' quality moves together on both.",
+    "- *gap* (`gap_<metric>`, e.g. `gap_accuracy`): the absolute difference between two "
+    "groups' mean score over the models.",
+    "- *dcor* (`dcor_<metric>`): the distance correlation between two groups' per-model "
+    "scores, 0 to 1: how much the models' quality moves together on both groups.",
+    "- *bottom line*: the first sentence; a finding there is a primary test below its level, a "
+    "secondary correlation below it after adjustment, or a pair whose adjusted pair test "
+    "differs. An unadjusted p is never a finding.",
     "- *mixed*: a group drawn from all regions together (it shares texts with every region).",
     "- *baseline*: the general training sample, scored on each model's held-out fold; a sample "
     "of another kind than the regions.",
@@ -87,7 +91,7 @@ def findings_markdown(
     extra_lines: Sequence[str] = (),
     note: str = "",
     primary_test: PrimaryTest | None = None,
-    first_lines: Sequence[str] = (),
+    opening: Sequence[str] = (),
 ) -> str:
     """The "Findings" section: one plain sentence per headline correlation, then a glossary.
 
@@ -107,12 +111,12 @@ def findings_markdown(
             stated first as one sentence; its pair's row of ``found`` (all groups) then
             follows as a secondary correlation. None: the row of ``found`` is stated as the
             primary hypothesis (the form of reports without a regions-only test).
-        first_lines: lines stated before everything else (a distance with no usable value).
+        opening: lines stated before every finding (a warning, the bottom line).
 
     Returns:
         Markdown starting with ``## Findings``.
     """
-    lines = ["## Findings", "", *[f"- {line}" for line in first_lines]]
+    lines = ["## Findings", "", *[f"- {line}" for line in opening]]
     if primary_test is not None:
         lines.append(f"- {primary_sentence(primary_test)}")
     if found is None or not len(found):
@@ -276,7 +280,10 @@ def _size_clause(row: pd.Series) -> str:
     partial, p = row.get("partial_rho", math.nan), row.get("partial_p", math.nan)
     if not _finite(partial):
         return ""
-    return f"; controlling for group size, partial rho = {partial:.2f} (unadjusted p = {_p(p)})"
+    return (
+        f"; controlling for group size, partial rho = {partial:.2f} (a check, not a test: "
+        f"unadjusted p = {_p(p)})"
+    )
 
 
 def _finite(value: object) -> bool:

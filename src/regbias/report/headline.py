@@ -20,7 +20,16 @@ from regbias.analysis.pairs import strongest
 from regbias.distances.matrix import DistanceMatrix
 from regbias.tables import read_table
 
-__all__ = ["Headline", "PREFERRED_DISTANCES", "correlation_metrics", "read_headline"]
+__all__ = [
+    "HEADLINE_FILE",
+    "Headline",
+    "PREFERRED_DISTANCES",
+    "correlation_metrics",
+    "read_headline",
+]
+
+#: The bottom line's numbers a report writes (read back as ``headline/<key>`` metrics).
+HEADLINE_FILE = "analysis/headline.json"
 
 #: The distances whose farthest differing pair is named, in this order of preference.
 PREFERRED_DISTANCES = ("sinkhorn_long", "energy_long", "sinkhorn_short", "energy_short", "lda")
@@ -44,8 +53,11 @@ class Headline:
         pairs: ``farthest differing`` as ``(group_a, group_b, distance, name)``: the pair
             with the largest distance among those its distance's adjusted pair test calls
             different (empty when no tested distance finds any: then no pair is a finding).
-        metrics: stable names (``corr/dist_sinkhorn_long/gap_accuracy/rho``,
-            ``dist_mean/sinkhorn_long``) for the runs table and charts.
+        metrics: stable names for the runs table and charts: the short headline set
+            (``headline/primary_rho``, ``headline/primary_p``,
+            ``headline/significant_correlations``, ``headline/differing_pairs/<distance>``),
+            then every correlation (``corr/dist_sinkhorn_long/gap_accuracy/rho``) and mean
+            distance (``dist_mean/sinkhorn_long``).
     """
 
     findings: list[str] = field(default_factory=list)
@@ -68,7 +80,8 @@ def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
             _correlation_line(row) for _, row in strongest(correlations, n_strongest).iterrows()
         ]
     matrices = _matrices(folder / "distances")
-    metrics = correlation_metrics(correlations) if correlations is not None else {}
+    metrics = _headline_metrics(folder / HEADLINE_FILE)
+    metrics.update(correlation_metrics(correlations) if correlations is not None else {})
     for name, matrix in matrices.items():
         values = matrix.pairs()["mean"]
         if len(values) and values.notna().any():
@@ -85,6 +98,13 @@ def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
             if value is not None and isinstance(value, float | int) and math.isfinite(value):
                 metrics[f"corr/{row['distance']}/{row['performance']}/{suffix}"] = float(value)
     return metrics
+
+
+def _headline_metrics(path: Path) -> dict[str, float]:
+    if not path.is_file():
+        return {}
+    numbers = json.loads(path.read_text())
+    return {f"headline/{k}": float(v) for k, v in numbers.items() if math.isfinite(float(v))}
 
 
 def _read_csv(path: Path) -> pd.DataFrame | None:

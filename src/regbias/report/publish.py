@@ -15,11 +15,21 @@ from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.power import PowerResult
 from regbias.report import figures as plots
+from regbias.report.bottom_line import Evidence, random_encoder_warning
 from regbias.report.findings import findings_markdown
+from regbias.report.headline import HEADLINE_FILE
 from regbias.report.noise import noise_section, unusable_lines, verdict_lines
 from regbias.tracking.runs import RunLog
 
-__all__ = ["log_distances", "log_analysis", "report_markdown", "artifact_name"]
+__all__ = [
+    "HEADLINE_FILE",
+    "artifact_name",
+    "log_analysis",
+    "log_distances",
+    "report_markdown",
+    "scatter_path",
+    "scatter_rows",
+]
 
 # Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
@@ -27,16 +37,20 @@ MAX_SCATTERS = 12
 REGIONS = ("au", "ca", "nz", "uk", "us", "za")
 
 
-def log_distances(run: RunLog, matrices: dict[str, DistanceMatrix]) -> None:
-    """Each matrix as ``distances/<name>.json`` + ``.csv``, a heatmap, and one metric per pair."""
+def log_distances(
+    run: RunLog, matrices: dict[str, DistanceMatrix], *, figures: bool = True
+) -> None:
+    """Each matrix as ``distances/<name>.json`` + ``.csv``, one metric per pair and, with
+    ``figures``, its heatmap and floor plot."""
     metrics: dict[str, float] = {}
     for name, matrix in matrices.items():
         run.json(matrix.to_dict(), f"distances/{name}.json")
         run.table(matrix.to_frame(), f"distances/{name}.csv", index=True)
         sd = pd.DataFrame(matrix.sd, index=matrix.groups, columns=matrix.groups)
         run.table(sd, f"distances/{name}_sd.csv", index=True)
-        run.figure(plots.distance_heatmap(matrix), f"figures/{name}.png")
-        if matrix.floor is not None:
+        if figures:
+            run.figure(plots.distance_heatmap(matrix), f"figures/{name}.png")
+        if figures and matrix.floor is not None:
             run.figure(plots.floor_plot(matrix), f"figures/{name}_floor.png")
         for row in matrix.pairs().itertuples():
             metrics[f"dist/{name}/{row.group_a}__{row.group_b}"] = row.mean
@@ -56,6 +70,9 @@ def log_analysis(
     With ``power`` (planted mixtures) each pair verdict says what its test could detect and
     the report gains a power section.
     """
+    # First, so the run's page lists the headline before the hundreds of other metrics.
+    evidence = _evidence(results, analysis, settings)
+    run.metrics({f"headline/{k}": v for k, v in evidence.numbers().items() if math.isfinite(v)})
     if analysis.summary is not None:
         run.table(analysis.summary, "performance/summary.csv")
         if analysis.gaps is not None:
@@ -78,6 +95,7 @@ def log_analysis(
     _representation_figures(run, results)
     detectable = power.sentences() if power is not None else None
     noise = verdict_lines(results.distances, settings.adjust, settings.significance, detectable)
+    run.json(evidence.numbers(), HEADLINE_FILE)
     report = report_markdown(results, analysis, settings, extra_findings=noise)
     if power is not None:
         report += "\n" + power_section(power)
@@ -130,16 +148,30 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
     for statistic, marking in (("spearman_rho", spearman_p), ("kendall_tau", kendall_p)):
         figure = plots.correlation_heatmap(found, statistic, marking, alpha=settings.significance)
         run.figure(figure, f"figures/correlations_{statistic}.png")
-    alpha = settings.significance
-    significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]
-    order = significant["spearman_rho"].abs().sort_values(ascending=False).index
     suffix = spearman_p.removeprefix("spearman_")
-    for row in significant.reindex(order).head(MAX_SCATTERS).itertuples():
+    for row in scatter_rows(analysis, settings).itertuples():
         figure = plots.pair_scatter(
             analysis.pairwise, row.distance, row.performance, row._asdict(), p_suffix=suffix
         )
-        name = f"{artifact_name(row.distance)}__{artifact_name(row.performance)}"
-        run.figure(figure, f"figures/scatter/{name}.png")
+        run.figure(figure, scatter_path(row.distance, row.performance))
+
+
+def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame:
+    """The correlations drawn as scatter plots: the :data:`MAX_SCATTERS` strongest rows
+    significant by either test (adjusted as ``analysis.adjust`` says)."""
+    found = analysis.correlations
+    if found is None:
+        return pd.DataFrame()
+    spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
+    alpha = settings.significance
+    significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]
+    order = significant["spearman_rho"].abs().sort_values(ascending=False).index
+    return significant.reindex(order).head(MAX_SCATTERS)
+
+
+def scatter_path(distance: str, performance: str) -> str:
+    """The artifact path of one correlation's scatter plot."""
+    return f"figures/scatter/{artifact_name(distance)}__{artifact_name(performance)}.png"
 
 
 def artifact_name(name: object) -> str:
@@ -154,16 +186,28 @@ def artifact_name(name: object) -> str:
 
 def _representation_figures(run: RunLog, results: StudyResults) -> None:
     """Fig. 5: each region's distance to the baseline against its share of the regional data."""
+    share = _region_shares(results)
+    for name in _representation_names(results):
+        matrix = results.distances[name]
+        distance = {g: matrix.value(g, BASELINE) for g in share if g in matrix.groups}
+        figure = plots.representation_plot(distance, share, name, log_share=True)
+        run.figure(figure, f"figures/representation_{name}.png")
+
+
+def _region_shares(results: StudyResults) -> dict[str, float]:
+    """Each region's share of the regions' texts, in percent (empty without a baseline)."""
     regions = [g for g in results.groups if g in REGIONS and g in results.group_sizes]
     total = sum(results.group_sizes[g] for g in regions)
-    if BASELINE not in results.groups or not regions or not total:
-        return
-    share = {g: 100.0 * results.group_sizes[g] / total for g in regions}
-    for name, matrix in results.distances.items():
-        if BASELINE in matrix.groups:
-            distance = {g: matrix.value(g, BASELINE) for g in regions if g in matrix.groups}
-            figure = plots.representation_plot(distance, share, name, log_share=True)
-            run.figure(figure, f"figures/representation_{name}.png")
+    if BASELINE not in results.groups or not total:
+        return {}
+    return {g: 100.0 * results.group_sizes[g] / total for g in regions}
+
+
+def _representation_names(results: StudyResults) -> list[str]:
+    """The distances drawn against representation (those measured to the baseline)."""
+    if not _region_shares(results):
+        return []
+    return [n for n, m in results.distances.items() if BASELINE in m.groups]
 
 
 def report_markdown(
@@ -193,7 +237,7 @@ def report_markdown(
             extra_lines=extra_findings,
             note=analysis.note,
             primary_test=analysis.primary,
-            first_lines=unusable_lines(results.distances),
+            opening=_opening(results, analysis, settings),
         )
     ]
     lines += ["## Settings that ran", ""]
@@ -209,6 +253,8 @@ def report_markdown(
     for name, matrix in results.distances.items():
         lines += ["", f"## Distance: {name} (mean over {matrix.n_repetitions} repetitions)", ""]
         lines += [_markdown_table(matrix.to_frame()), "", f"![{name}](figures/{name}.png)"]
+        if matrix.floor is not None:
+            lines += ["", f"![{name} against its noise floor](figures/{name}_floor.png)"]
         epsilon = matrix.config.get("epsilon")
         if epsilon is not None:
             lines += ["", f"Epsilon {epsilon:.4g} (OTT units, cost |x-y|^2) for every pair."]
@@ -219,6 +265,9 @@ def report_markdown(
         means = analysis.summary.groupby(["group", "metric"], sort=False)["value"].mean().unstack()
         n_models = analysis.summary["model"].nunique()
         lines += ["", f"## Performance (mean over {n_models} models)", "", _markdown_table(means)]
+        drawn = [m for m in DISTRIBUTION_METRICS if m in set(analysis.summary["metric"])]
+        lines += ["", *[f"![{m}](figures/performance_{m}.png)" for m in drawn]]
+    lines += _representation_section(results)
     lines += ["", "## Strongest correlations", ""]
     lines += _correlation_section(analysis, settings)
     return "\n".join(lines) + "\n"
@@ -253,6 +302,18 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     ]
     columns = [c for c in dict.fromkeys(wanted) if c in top.columns]
     primary = "" if settings.primary is None else " The declared primary hypothesis comes first."
+    scatters = scatter_rows(analysis, settings)
+    if len(scatters):
+        drawn = (
+            f"Scatter plots of the {len(scatters)} strongest correlations significant by "
+            f"either test (at most {MAX_SCATTERS}) follow."
+        )
+    else:
+        drawn = "No correlation is significant by either test: no scatter plot is drawn."
+    images = [
+        f"![{row.distance} vs {row.performance}]({scatter_path(row.distance, row.performance)})"
+        for row in scatters.itertuples()
+    ]
     return [
         _markdown_table(top[columns].set_index("distance")),
         "",
@@ -263,9 +324,39 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         f"row is a secondary test: significance (level {settings.significance}) is marked by the "
         f"{settings.adjust} adjustment over all rows (*_p_maxt: Westfall-Young step-down maxT "
         "over the shared group relabellings, maxt_method says where it fell back to Holm; "
-        f"*_p_holm, *_p_bh; none = unadjusted).{primary} "
-        f"Scatter plots: the {MAX_SCATTERS} strongest pairs significant by either test, in "
-        "figures/scatter/. Robustness of every correlation: analysis/robustness.csv.",
+        f"*_p_holm, *_p_bh; none = unadjusted).{primary} {drawn} Robustness of every "
+        "correlation: analysis/robustness.csv.",
+        *(["", *images] if images else []),
+    ]
+
+
+def _opening(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> list[str]:
+    """The lines before every finding: a random encoder's warning, a distance with no usable
+    value (with the settings that fix it), then the bottom line."""
+    line = _evidence(results, analysis, settings).sentence()
+    warning = random_encoder_warning(results.meta)
+    return [*([warning] if warning else []), *unusable_lines(results.distances), line]
+
+
+def _evidence(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> Evidence:
+    verdicts = pair_verdicts(results.distances, settings.adjust, settings.significance)
+    return Evidence(
+        analysis.primary, analysis.correlations, verdicts, settings.adjust, settings.significance
+    )
+
+
+def _representation_section(results: StudyResults) -> list[str]:
+    names = _representation_names(results)
+    if not names:
+        return []
+    return [
+        "",
+        "## Distance to baseline against representation",
+        "",
+        "Each region's distance to `baseline` against its share of the regions' texts (percent, "
+        "log scale).",
+        "",
+        *[f"![{n} to baseline](figures/representation_{n}.png)" for n in names],
     ]
 
 

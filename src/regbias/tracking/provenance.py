@@ -87,12 +87,14 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
     return versions
 
 
-def provenance_tags() -> dict[str, str]:
-    """Tags for an MLflow run: commit, dirty flag, Python, platform, package versions."""
+def provenance_tags(versions: bool = True) -> dict[str, str]:
+    """Tags for an MLflow run: commit, dirty flag, Python, platform and (``versions``) one
+    ``version.<package>`` tag per package."""
     tags = git_state()
     tags["python"] = platform.python_version()
     tags["platform"] = platform.platform()
-    tags.update({f"version.{k}": v for k, v in package_versions().items()})
+    if versions:
+        tags.update({f"version.{k}": v for k, v in package_versions().items()})
     return tags
 
 

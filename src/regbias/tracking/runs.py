@@ -60,12 +60,15 @@ class TrackingSettings:
         artifact_root: where experiments this project creates keep their artifacts.
         experiment: the MLflow experiment's name.
         log_models: log every fine-tuned model's weights as artifacts (large).
+        random_encoder_experiment: the experiment of runs with a random encoder
+            (``encoder.source=random``), instead of ``experiment``; None: the same.
     """
 
     uri: str
     artifact_root: str
     experiment: str
     log_models: bool = False
+    random_encoder_experiment: str | None = None
 
     @classmethod
     def from_mapping(cls, tracking: Mapping[str, Any]) -> TrackingSettings:

@@ -1,0 +1,152 @@
+"""The report's first sentence: what was found, and what is within noise.
+
+It is built from the same tests the Findings list: the primary hypothesis held alone to the
+level, the secondary correlations by their adjusted p-values, and each distance's pair tests
+(Holm over its pairs). An unadjusted p never makes a finding here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from regbias.analysis.multiplicity import p_column
+from regbias.analysis.pair_verdicts import DistanceVerdict
+from regbias.analysis.primary import PrimaryTest
+
+__all__ = ["RANDOM_ENCODER_WARNING", "Evidence", "random_encoder_warning"]
+
+RANDOM_ENCODER_WARNING = (
+    "**Warning: random encoder.** `{name}` is a randomly initialised encoder (for tests and "
+    "smoke runs): its distances, scores and correlations say nothing about regional bias."
+)
+_ADJUSTED = {"maxt": "maxT", "holm": "Holm", "bh": "Benjamini-Hochberg"}
+
+
+def random_encoder_warning(meta: Mapping[str, object]) -> str | None:
+    """The warning line for a run of a random encoder (its identity starts ``random:``)."""
+    if not str(meta.get("encoder_identity", "")).startswith("random:"):
+        return None
+    return RANDOM_ENCODER_WARNING.format(name=meta.get("encoder", "random"))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the bottom line is made of.
+
+    Attributes:
+        primary: the primary hypothesis's regions-only test, or None.
+        correlations: the correlation table (secondary tests), or None.
+        verdicts: each distance's pair tests.
+        adjust: ``analysis.adjust`` (the secondary tests' adjustment).
+        significance: the level.
+    """
+
+    primary: PrimaryTest | None
+    correlations: pd.DataFrame | None
+    verdicts: Mapping[str, DistanceVerdict]
+    adjust: str
+    significance: float
+
+    @property
+    def significant_correlations(self) -> int | None:
+        """Secondary correlations below the level after adjustment (None: not adjusted)."""
+        if self.correlations is None or self.adjust not in _ADJUSTED:
+            return None
+        p = self.correlations.get(p_column("spearman", self.adjust))
+        return 0 if p is None else int((p.to_numpy(dtype=float) < self.significance).sum())
+
+    @property
+    def found(self) -> bool:
+        """Whether any test makes a finding: the primary, an adjusted correlation, a pair."""
+        if self.primary is not None and self.primary.significant:
+            return True
+        if self.significant_correlations:
+            return True
+        return any(v.can_reject and len(v.differing) for v in self.verdicts.values())
+
+    def sentence(self) -> str:
+        """One sentence: the primary test, the secondary correlations, the pairs that differ.
+
+        Returns:
+            Markdown starting with ``**Bottom line.**``.
+        """
+        parts = [_primary_part(self.primary), self._secondary_part(), *_pair_parts(self.verdicts)]
+        text = "; ".join(p for p in parts if p) or "no test ran"
+        if not self.found:
+            return f"**Bottom line.** Nothing here is beyond noise: {text}."
+        return f"**Bottom line.** {text[0].upper()}{text[1:]}."
+
+    def numbers(self) -> dict[str, float]:
+        """The bottom line's numbers, for a run's short headline metric set (``headline/...``).
+
+        Keys: ``primary_rho``, ``primary_p``, ``primary_significant`` (0/1), ``correlations``,
+        ``significant_correlations`` (adjusted as ``analysis.adjust`` says), and per distance
+        whose pair tests can give a verdict ``differing_pairs/<name>``.
+        """
+        numbers: dict[str, float] = {}
+        primary = self.primary
+        if primary is not None and math.isfinite(primary.rho):
+            numbers["primary_rho"] = float(primary.rho)
+            numbers["primary_p"] = float(primary.p_value)
+            numbers["primary_significant"] = float(primary.significant)
+        if self.correlations is not None and len(self.correlations):
+            numbers["correlations"] = float(len(self.correlations))
+        if self.significant_correlations is not None:
+            numbers["significant_correlations"] = float(self.significant_correlations)
+        for name, verdict in self.verdicts.items():
+            if verdict.can_reject:
+                numbers[f"differing_pairs/{name}"] = float(len(verdict.differing))
+        return numbers
+
+    def _secondary_part(self) -> str:
+        if self.correlations is None or not len(self.correlations):
+            return ""
+        total = len(self.correlations)
+        found = self.significant_correlations
+        if found is None:
+            return (
+                f"the {total} secondary correlations are unadjusted "
+                f"(analysis.adjust={self.adjust}): none is a finding"
+            )
+        word = _ADJUSTED[self.adjust]
+        if not found:
+            return f"none of the {total} secondary correlations is significant ({word}-adjusted)"
+        return f"{found} of {total} secondary correlations are significant ({word}-adjusted)"
+
+
+def _primary_part(test: PrimaryTest | None) -> str:
+    if test is None:
+        return ""
+    if test.note or not math.isfinite(test.rho):
+        return "the primary hypothesis could not be tested"
+    verdict = "supported" if test.significant else "not supported"
+    kind = "exact Mantel p" if test.exact else "Mantel p"
+    return (
+        f"the primary hypothesis is {verdict} (rho = {test.rho:.2f}, {kind} = "
+        f"{test.p_value:.2g}, level {test.significance:g})"
+    )
+
+
+def _pair_parts(verdicts: Mapping[str, DistanceVerdict]) -> list[str]:
+    decided = {n: v for n, v in verdicts.items() if v.can_reject}
+    differing = {n: len(v.differing) for n, v in decided.items() if len(v.differing)}
+    parts = []
+    if differing:
+        counts = ", ".join(f"{k} by `{n}`" for n, k in differing.items())
+        n_pairs = next(iter(decided.values())).n_pairs
+        parts.append(f"pairs of groups that differ beyond noise (of {n_pairs}): {counts}")
+    within = [n for n in decided if n not in differing]
+    if within:
+        parts.append(f"no pair differs beyond noise by {_names(within)}")
+    undecided = [n for n in verdicts if n not in decided]
+    if undecided:
+        parts.append(f"{_names(undecided)} gave no pair verdict (too few relabellings or none)")
+    return parts
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
