@@ -115,7 +115,8 @@ def test_failed_job_is_named_and_parent_marked_failed(store, capsys):
     client, experiment, config, tmp_path = store
     sweep_dir = tmp_path / "sweep"
     SweepCallback().on_multirun_start(config)
-    parent_id = json.loads((sweep_dir / PARENT_FILE).read_text())["run_id"]
+    started = json.loads((sweep_dir / PARENT_FILE).read_text())
+    parent_id, launch = started["run_id"], started["launch"]  # a job records its sweep's start
     finished = log_fake_job(client, experiment, parent_id, fake_job(0))
     for num, record in enumerate(
         [
@@ -124,7 +125,8 @@ def test_failed_job_is_named_and_parent_marked_failed(store, capsys):
         ]
     ):
         (sweep_dir / str(num)).mkdir(parents=True)
-        (sweep_dir / str(num) / JOB_FILE).write_text(json.dumps({"job_num": num, **record}))
+        job = {"job_num": num, "launch": launch, **record}
+        (sweep_dir / str(num) / JOB_FILE).write_text(json.dumps(job))
     with pytest.raises(SystemExit) as exit_info:
         SweepCallback().on_multirun_end(config)
     assert exit_info.value.code == 1

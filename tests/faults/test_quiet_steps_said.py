@@ -16,6 +16,7 @@ import pandas as pd
 
 from regbias.analysis import permutations, robustness
 from regbias.analysis.pairs import correlations
+from regbias.app import pipeline
 from regbias.app.pipeline import log_study
 from regbias.console import PlainProgress
 from regbias.data.csv_corpus import read_csv_corpus
@@ -58,11 +59,11 @@ def test_bootstrap_intervals_show_progress(monkeypatch):
 def test_plain_analyze_names_the_stage_it_ran(tmp_path):
     done = run_job(tmp_path, "task=analyze", f"analysis.input={write_table(tmp_path / 'p.csv')}")
     assert done.returncode == 0, done.stderr[-3000:]
-    (line,) = [x for x in done.stdout.splitlines() if "time per stage" in x]
+    (line,) = [x for x in done.stdout.splitlines() if "time per step" in x]
     assert "analysis" in line and "reused" not in line
 
 
-def test_texts_shared_between_groups_and_training_rows_are_counted(tmp_path, caplog):
+def test_texts_shared_between_groups_and_training_rows_are_counted(tmp_path, caplog, monkeypatch):
     rows = ["text,label,group", "same old day,1,train", "other day,0,train", "fresh day,1,train"]
     rows += ["same old day,1,a", "lovely day,0,a", "lovely day,1,b", "grim day,0,b", "x y,1,c"]
     path = tmp_path / "shared.csv"
@@ -74,8 +75,9 @@ def test_texts_shared_between_groups_and_training_rows_are_counted(tmp_path, cap
     assert corpus.dropped["shared/training_texts_in_groups"] == 1  # "same old day"
     study = SimpleNamespace(corpus=corpus, groups={}, training=corpus.train)
     draws = SimpleNamespace(pool_size=0, records=[])
+    monkeypatch.setattr(pipeline, "log_dataset", lambda *args, **kwargs: None)  # no store here
     with caplog.at_level(logging.WARNING):
-        log_study(RecordingRun(), study, draws)
+        log_study(RecordingRun(), study, draws, str(path))
     assert "texts_in_several_groups 1, training_texts_in_groups 1" in caplog.text
 
 

@@ -224,7 +224,9 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -
     times: dict[str, float] = {}
     with timed(times, "power"):
         power = sweep_power(settings, run, records)
-    times.update(aggregate_sweep(settings.analysis, run, records, power=power))
+    pooled = aggregate_sweep(settings.analysis, run, records, power=power)
+    check_stop()  # a safe point: a Ctrl-C during the aggregation stops the sweep here
+    times.update(pooled)
     run.metrics({f"time/aggregate/{step}_s": seconds for step, seconds in times.items()})
 
 
