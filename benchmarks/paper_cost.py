@@ -14,7 +14,7 @@ scales with pairs or texts. For the GPU host (16 cores, one H200) the CPU parts 
 cores at this machine's per-core speed, and the torch parts (fine-tuning, embedding) by
 ``--gpu-speedup`` (an assumption until ``benchmarks/gpu_check.sh`` measures them there).
 
-    python benchmarks/paper_cost.py                     # ~10 minutes on 2 cores
+    python benchmarks/paper_cost.py                     # ~5 min on a quiet 2-core machine
     python benchmarks/paper_cost.py --json cost.json --finetune-texts 512
     python benchmarks/paper_cost.py --skip-distance     # fine-tuning only
 """

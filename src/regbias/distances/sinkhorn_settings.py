@@ -201,9 +201,13 @@ class ResolvedSinkhorn(SinkhornSettings):
             raise ValueError(f"ResolvedSinkhorn is made by resolve_settings, got {self}")
 
 
+def _values(settings: SinkhornSettings) -> dict[str, object]:
+    return {f.name: getattr(settings, f.name) for f in fields(SinkhornSettings)}
+
+
 def unresolved(settings: SinkhornSettings) -> SinkhornSettings:
     """The same values as plain settings, to change and resolve again (another epsilon)."""
-    return SinkhornSettings(**{f.name: getattr(settings, f.name) for f in fields(SinkhornSettings)})
+    return SinkhornSettings(**_values(settings))  # type: ignore[arg-type]
 
 
 def needs_calibration(settings: SinkhornSettings) -> bool:
@@ -236,9 +240,9 @@ def resolve_settings(
     """
     if isinstance(settings, ResolvedSinkhorn):
         return settings
-    values = {f.name: getattr(settings, f.name) for f in fields(SinkhornSettings)}
+    values = _values(settings)
     if not needs_calibration(settings):
-        return ResolvedSinkhorn(**values)
+        return ResolvedSinkhorn(**values)  # type: ignore[arg-type]
     if not clouds:
         raise ValueError("resolving these Sinkhorn settings needs the run's clouds")
     cost = mean_pooled_cost(clouds)
@@ -260,4 +264,4 @@ def resolve_settings(
         "solver": solver,
         "updates": updates,
     }
-    return ResolvedSinkhorn(**values)
+    return ResolvedSinkhorn(**values)  # type: ignore[arg-type]
