@@ -6,13 +6,19 @@ dataclass's type hints: it converts and checks every value, builds nested datacl
 rejects unknown keys, missing keys and wrong types with one line that names the config key.
 A dataclass whose config group is shaped otherwise (the encoder's ``random`` block) provides a
 ``from_config(values, key)`` classmethod, which the converter calls instead.
-Nothing here knows Hydra or OmegaConf: it reads plain mappings (``regbias.settings`` turns the
-composed config into one).
+
+Where a config chooses code, it names the class, in Hydra's ``_target_`` convention: a group
+``{_target_: pkg.module.Class, ...}`` read into a field typed ``Base`` builds ``Class`` (which
+must be a dataclass subclass of ``Base``) from the group's other keys, with the same checks.
+A field typed with an abstract base needs a ``_target_``. Nothing here knows OmegaConf: it reads
+plain mappings (``regbias.app.settings`` turns the composed config into one).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import inspect
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -20,14 +26,18 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from regbias.errors import ConfigError
 
-__all__ = ["build"]
+__all__ = ["TARGET", "build", "convert", "target_class"]
+
+#: The key that names the class a config group builds (Hydra's convention).
+TARGET = "_target_"
 
 T = TypeVar("T")
 
 
 def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
-    """A ``kind`` dataclass from the config mapping at ``key`` (e.g. ``distance.sinkhorn``;
-    ``""`` for the top level).
+    """A ``kind`` dataclass (or the one its ``_target_`` names) from the config mapping at ``key``.
+
+    ``key`` is the group's dotted config key (``distance.sinkhorn``; ``""`` for the top level).
 
     Raises:
         ConfigError: a key is unknown or missing, or a value has the wrong type; the message
@@ -35,6 +45,7 @@ def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
     """
     if not isinstance(values, Mapping):
         raise ConfigError(f"{key} must be a group of settings, not {values!r}")
+    kind, values = _targeted(kind, values, key)
     hints = typing.get_type_hints(kind)
     fields = [f for f in dataclasses.fields(kind) if f.init]  # type: ignore[arg-type]
     names = {f.name for f in fields}
@@ -51,6 +62,59 @@ def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise ConfigError(f"{name} has no value: set it ({name}=...)")
     return kind(**arguments)
+
+
+def _targeted(kind: type[T], values: Mapping[str, Any], key: str) -> tuple[type[T], dict[str, Any]]:
+    """The class a group's ``_target_`` names (else ``kind``) and the group's other keys."""
+    rest = {k: v for k, v in values.items() if k != TARGET}
+    if TARGET in values:
+        return target_class(values[TARGET], kind, _join(key, TARGET)), rest
+    if inspect.isabstract(kind):
+        raise ConfigError(
+            f"{_join(key, TARGET)} has no value: name the class to use, a subclass of "
+            f"{kind.__module__}.{kind.__qualname__} ({_join(key, TARGET)}=pkg.module.Class)"
+        )
+    return kind, rest
+
+
+def target_class(path: object, base: type[T], key: str) -> type[T]:
+    """The class that the dotted ``path`` names, checked to be a concrete subclass of ``base``.
+
+    Raises:
+        ConfigError: not a string, not importable, not a class, not a ``base``, or abstract.
+    """
+    expected = f"{base.__module__}.{base.__qualname__}"
+    if not isinstance(path, str) or not path:
+        raise ConfigError(f"{key} must name a class (pkg.module.Class), not {path!r}")
+    try:
+        chosen = _locate(path)
+    except (ImportError, AttributeError) as error:
+        raise ConfigError(
+            f"{key}={path} cannot be imported ({type(error).__name__}: {error}): name an "
+            f"importable class, a subclass of {expected}"
+        ) from None
+    if not isinstance(chosen, type) or not issubclass(chosen, base) or inspect.isabstract(chosen):
+        raise ConfigError(f"{key}={path} is not a concrete subclass of {expected}")
+    return chosen
+
+
+def _locate(path: str) -> object:
+    """The object a dotted path names: the longest importable module, then attributes.
+
+    (Hydra's ``get_class`` does the same but logs an error line of its own before ours.)
+    """
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError as error:
+            if error.name is None or not ".".join(parts[:cut]).startswith(error.name):
+                raise  # the module exists but fails to import one of its own imports
+            continue
+        for attribute in parts[cut:]:
+            found = getattr(found, attribute)
+        return found
+    raise ModuleNotFoundError(f"no module named {parts[0]!r}")
 
 
 def _join(key: str, name: str) -> str:
