@@ -39,11 +39,9 @@ SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
 
 def null_table(data_dir: Path, seed: int, shift: bool) -> pd.DataFrame:
     """US tweets split at random into the regions' sizes, plus the pool as ``train``."""
-    from regbias.data.loading import DatasetSettings, load_corpus
+    from regbias.data.registry import packaged_dataset
 
-    corpus = load_corpus(
-        DatasetSettings(name="sentiment140", task="binary", unit="tweet"), data_dir
-    )
+    corpus = packaged_dataset("sentiment140").read(data_dir)
     us = corpus.groups["us"]
     order = np.random.default_rng(seed).permutation(len(us))
     rows, start = [], 0
@@ -62,11 +60,9 @@ def null_table(data_dir: Path, seed: int, shift: bool) -> pd.DataFrame:
 
 def _plant_shift(table: pd.DataFrame, data_dir: Path, seed: int) -> pd.DataFrame:
     """ZA's texts become Reuters sentences (labels kept): a real difference in domain."""
-    from regbias.data.loading import DatasetSettings, load_corpus
+    from regbias.data.registry import packaged_dataset
 
-    reuters = load_corpus(
-        DatasetSettings(name="reuters21578", task="multilabel", unit="document"), data_dir
-    )
+    reuters = packaged_dataset("reuters21578").read(data_dir)
     sentences = [s.strip() for d in reuters.train.texts for s in d.split(". ") if len(s) > 40]
     za = table.index[table["group"] == "za"]
     chosen = np.random.default_rng(seed).choice(len(sentences), len(za), replace=False)

@@ -34,6 +34,7 @@ import numpy as np
 
 from regbias.app.cli import CONFIG_DIR
 from regbias.app.pipeline import prepare, study_encoder
+from regbias.app.settings import StudySettings, read_settings
 from regbias.data.draws import evaluation_draws
 from regbias.data.groups import BASELINE
 from regbias.distances.exact import BYTES_PER_ENTRY, MEMORY_SHARE
@@ -41,7 +42,6 @@ from regbias.distances.suite import run_distance_suite
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.performance.finetune import EncoderParts, predict_proba, train_model
 from regbias.performance.stage import evaluation_size
-from regbias.settings import StudySettings, read_settings
 
 HOST_CORES = 16
 HOST_MEMORY_GB = 128

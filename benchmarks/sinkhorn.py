@@ -68,12 +68,12 @@ def real_clouds(sizes: list[int], seed: int = 0) -> dict[int, tuple[np.ndarray, 
     """US and UK token clouds of ~n real-token points each, through regbias's own readers."""
     from shipped import shipped_encoder
 
-    from regbias.data.loading import DatasetSettings, load_corpus, resolve_data_dir
+    from regbias.data.registry import packaged_dataset
     from regbias.embeddings.cache import EmbeddingCache, embed_tokens
     from regbias.embeddings.encoder import load_encoder
 
-    dataset = DatasetSettings(name="sentiment140", task="binary", unit="tweet")
-    corpus = load_corpus(dataset, resolve_data_dir(None))
+    dataset = packaged_dataset("sentiment140")
+    corpus = dataset.read(dataset.data_dir(None))
     encoder = load_encoder(shipped_encoder(), device="auto")
     cache = EmbeddingCache(Path(os.environ.get("REGBIAS_CACHE_DIR", ".cache/regbias")))
     rng = np.random.default_rng(seed)

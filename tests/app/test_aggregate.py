@@ -10,9 +10,9 @@ import pytest
 
 from regbias.analysis.results import StudyResults
 from regbias.app.aggregate import aggregate_sweep, pool_results
+from regbias.app.settings import read_settings
 from regbias.app.sweep import SweepCallback
 from regbias.distances.matrix import DistanceMatrix
-from regbias.settings import read_settings
 from regbias.tracking.runs import JOB_FILE, PARENT_FILE, TrackingSettings, connect, start_run
 from tests.conftest import ROOT
 

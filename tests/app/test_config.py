@@ -9,8 +9,8 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
+from regbias.app.settings import StudySettings, read_settings
 from regbias.errors import ConfigError
-from regbias.settings import StudySettings, read_settings
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

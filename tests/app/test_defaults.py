@@ -8,7 +8,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from regbias.settings import StudySettings, plain_config
+from regbias.app.settings import StudySettings, plain_config
 from tests.conftest import compose_config
 
 # Groups whose YAML is chosen per option (a dataset, an encoder, a dataset's fine-tuning):

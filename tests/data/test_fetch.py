@@ -11,8 +11,9 @@ from typing import BinaryIO
 import pytest
 
 from regbias.data import fetch as fetch_module
-from regbias.data.fetch import default_data_dir, fetch, fetch_command, main
-from regbias.data.manifest import MANIFEST
+from regbias.data.data_dir import data_dir_for
+from regbias.data.fetch import fetch, fetch_command, main
+from regbias.data.registry import fetchable
 from regbias.errors import DataError
 
 
@@ -20,7 +21,7 @@ class SharedDataOpener:
     """Serves each manifest URL from the shared data folder instead of the network."""
 
     def __init__(self, shared_data_dir: Path, corrupt: str | None = None) -> None:
-        self.by_url = {e.url: shared_data_dir / e.path for es in MANIFEST.values() for e in es}
+        self.by_url = {e.url: shared_data_dir / e.path for es in fetchable().values() for e in es}
         self.corrupt = corrupt
         self.opened: list[str] = []
 
@@ -41,7 +42,7 @@ def test_manifest_matches_the_shared_checksums(shared_data_dir: Path) -> None:
     for line in (shared_data_dir / "SHA256SUMS").read_text().splitlines():
         digest, name = line.split()
         sums[name.removeprefix("./")] = digest
-    entries = [entry for entries in MANIFEST.values() for entry in entries]
+    entries = [entry for entries in fetchable().values() for entry in entries]
     assert len(entries) == 8 + 22 + 7
     assert all(sums[entry.path] == entry.sha256 for entry in entries)
     assert all(entry.url.startswith("https://") for entry in entries)
@@ -91,7 +92,7 @@ def test_http_error_is_reported(tmp_path: Path) -> None:
 
 
 def test_unknown_dataset(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"unknown dataset 'imdb': choose one of sentiment140"):
+    with pytest.raises(DataError, match=r"unknown dataset 'imdb': choose one of .*sentiment140"):
         fetch("imdb", tmp_path)
 
 
@@ -113,14 +114,14 @@ def test_main_uses_urlopen_and_reports_one_line(
     assert "8 files verified" in capsys.readouterr().out
     assert (tmp_path / "from_env/sentiment140_pool/positive.txt").is_file()
     digest = hashlib.sha256((tmp_path / "from_env/sentiment140_pool/positive.txt").read_bytes())
-    assert digest.hexdigest() == MANIFEST["sentiment140"][-1].sha256
+    assert digest.hexdigest() == fetchable()["sentiment140"][-1].sha256
 
 
 def test_default_data_dir_and_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REGBIAS_DATA_DIR", raising=False)
-    assert default_data_dir() == Path("data")
+    assert data_dir_for() == Path("data")
     monkeypatch.setenv("REGBIAS_DATA_DIR", "/srv/data")
-    assert default_data_dir() == Path("/srv/data")
+    assert data_dir_for() == Path("/srv/data")
     assert fetch_command("reuters21578") == "python -m regbias.data.fetch reuters21578"
     assert (
         fetch_command("sentiment140", Path("d"))

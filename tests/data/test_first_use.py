@@ -19,7 +19,7 @@ from regbias.data.first_use import (
     ensure_data,
     missing_files,
 )
-from regbias.data.manifest import MANIFEST
+from regbias.data.registry import fetchable
 from regbias.errors import DataError
 from tests.cli import run_cli, runs
 
@@ -52,7 +52,7 @@ class _Server:
 def mirror(tmp_path_factory, shared_data_dir) -> Path:
     """Copies of the sentiment140 files, as the public sources would serve them."""
     root = tmp_path_factory.mktemp("mirror")
-    for entry in MANIFEST["sentiment140"]:
+    for entry in fetchable()["sentiment140"]:
         (root / entry.path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shared_data_dir / entry.path, root / entry.path)
     return root
@@ -72,16 +72,16 @@ def test_missing_data_is_downloaded_once(server, tmp_path, monkeypatch):
     monkeypatch.setenv("REGBIAS_DATA_DIR", str(data_dir))
     assert ensure_data({"name": "sentiment140"}, "ignored") == data_dir
     assert missing_files("sentiment140", data_dir) == []
-    assert len(server.requests) == len(MANIFEST["sentiment140"])
+    assert len(server.requests) == len(fetchable()["sentiment140"])
     assert not list(data_dir.rglob("*.tmp"))
     ensure_data({"name": "sentiment140"}, "ignored")  # present: nothing asked again
-    assert len(server.requests) == len(MANIFEST["sentiment140"])
+    assert len(server.requests) == len(fetchable()["sentiment140"])
 
 
 def test_corrupted_download_leaves_nothing(tmp_path, mirror, monkeypatch):
     broken = tmp_path / "broken"
     shutil.copytree(mirror, broken)
-    first = broken / MANIFEST["sentiment140"][0].path
+    first = broken / fetchable()["sentiment140"][0].path
     first.write_bytes(first.read_bytes()[:-10] + b"corrupted!")
     serving = _Server(broken)
     monkeypatch.setenv(MIRROR_ENV, serving.url)
@@ -146,7 +146,7 @@ def test_sweep_downloads_once_before_its_jobs(server, tmp_path):
         env={MIRROR_ENV: server.url, OFFLINE_ENV: "0"},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert len(server.requests) == len(MANIFEST["sentiment140"])  # once, not once per job
+    assert len(server.requests) == len(fetchable()["sentiment140"])  # once, not once per job
     assert missing_files("sentiment140", tmp_path / "data") == []
 
 

@@ -15,10 +15,10 @@ from regbias.analysis.pairs import read_pairwise_csv
 from regbias.app import job
 from regbias.app.aggregate import load_job_results
 from regbias.app.job import JobContext
+from regbias.app.settings import plain_config, read_settings
 from regbias.data.csv_corpus import read_csv_corpus
-from regbias.data.loading import select_groups
+from regbias.data.study import select_groups
 from regbias.errors import DataError
-from regbias.settings import plain_config, read_settings
 from regbias.tracking.runs import start_run
 from tests.faults.conftest import composed, write_csv
 

@@ -17,9 +17,9 @@ from mlflow.tracking import MlflowClient
 
 from regbias.app import preflight
 from regbias.app.job import JobContext
+from regbias.app.settings import read_settings
 from regbias.app.sweep import job_records
 from regbias.embeddings.encoder import EncoderSpec
-from regbias.settings import read_settings
 from regbias.tracking.runs import PARENT_FILE
 from tests.faults.conftest import composed, write_csv
 from tests.faults.test_stale_results import csv_job, run_job

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from regbias.app.settings import read_settings
 from regbias.distances import ott_solve
 from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings
 from regbias.errors import ConfigError
 from regbias.interrupt import StopRequested, request_stop
-from regbias.settings import read_settings
 from tests.faults.conftest import composed
 
 

@@ -10,10 +10,10 @@ from regbias.analysis.pairs import read_pairwise_csv
 from regbias.app import job, preflight
 from regbias.app.job import JobContext
 from regbias.app.pipeline import prepare as prepare_settings
+from regbias.app.settings import plain_config, read_settings
 from regbias.data import fingerprint
 from regbias.data.fingerprint import content_fingerprint
 from regbias.errors import ConfigError, DataError
-from regbias.settings import plain_config, read_settings
 from regbias.tracking.runs import STUDY_FILE
 from tests.faults.conftest import composed, write_csv
 

@@ -15,11 +15,11 @@ import pandas as pd
 
 from regbias.analysis.pairs import correlations
 from regbias.analysis.results import StudyResults, analyse
+from regbias.app.settings import read_settings
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import binary_metrics
 from regbias.report.findings import findings_markdown
 from regbias.report.publish import report_markdown
-from regbias.settings import read_settings
 from tests.faults.conftest import composed
 
 GROUPS = ["a", "b", "c", "d", "e"]

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from regbias.app.cli import CONFIG_DIR
+from regbias.config_files import CONFIG_DIR
 from regbias.data.groups import BASELINE
-from regbias.data.loading import DatasetSettings, load_corpus, resolve_data_dir
+from regbias.data.registry import packaged_dataset
 from regbias.embeddings.encoder import EncoderSpec, load_encoder
 from regbias.performance.finetune import EncoderParts, run_folds
 from tests.performance.test_training import RecordingLogger
@@ -19,9 +19,8 @@ pytestmark = pytest.mark.slow
 def test_minilm_full_mode_keeps_its_best_epoch_and_scores_every_group(
     finetune_settings, trainer_settings
 ) -> None:
-    corpus = load_corpus(
-        DatasetSettings(name="sentiment140", task="binary", unit="tweet"), resolve_data_dir(None)
-    )
+    dataset = packaged_dataset("sentiment140")
+    corpus = dataset.read(dataset.data_dir(None))
     sample = corpus.train.subset(np.arange(240))
     groups = {g: corpus.groups[g].subset(np.arange(30)) for g in ("uk", "za")}
     shipped = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "encoder" / "minilm_l6.yaml"))

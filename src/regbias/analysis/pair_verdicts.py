@@ -152,7 +152,8 @@ def with_verdict_columns(
     pairwise: pd.DataFrame, verdicts: dict[str, DistanceVerdict]
 ) -> pd.DataFrame:
     """The pair table with ``p_adjusted_dist_<name>`` and ``differs_dist_<name>`` per tested
-    distance (pairs matched in either order; NaN / False where a pair is not in the matrix)."""
+    distance (pairs matched in either order; NaN / False where a pair is not in the matrix).
+    """
     out = pairwise.copy()
     for name, verdict in verdicts.items():
         if not verdict.tested:

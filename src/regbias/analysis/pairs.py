@@ -72,7 +72,8 @@ class PairTable:
     @classmethod
     def of(cls, frame: pd.DataFrame) -> PairTable:
         """A pair table whose columns are classified by the study's prefixes (``dist_``,
-        ``gap_``, ``dcor_``); other columns (excess, p above noise) ride along."""
+        ``gap_``, ``dcor_``); other columns (excess, p above noise) ride along.
+        """
         return cls(
             frame,
             [c for c in frame.columns if str(c).startswith(DISTANCE_PREFIX)],

@@ -76,7 +76,8 @@ class PrimaryPower:
     @property
     def detected_rho(self) -> float | None:
         """The smallest planted ``|rho|`` with power at least :data:`TARGET_POWER` (signed as
-        ``planted_rho``); None when no planted rho reaches it."""
+        ``planted_rho``); None when no planted rho reaches it.
+        """
         reached = self.table[self.table["power"] >= TARGET_POWER]
         if not len(reached):
             return None

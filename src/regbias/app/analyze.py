@@ -6,9 +6,9 @@ import time
 
 from regbias.analysis.pairs import read_pairwise_csv
 from regbias.analysis.results import Analysis, StudyResults, analyse_table
+from regbias.app.settings import StudySettings
 from regbias.errors import ConfigError
 from regbias.report.publish import log_analysis
-from regbias.settings import StudySettings
 from regbias.tracking.runs import RunLog
 
 __all__ = ["run_analysis"]

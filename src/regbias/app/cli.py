@@ -7,17 +7,13 @@ data and cache folders are relative to the folder it runs in, as with ``python r
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import hydra
 from omegaconf import DictConfig
 
 from regbias.app.job import main as run_job
+from regbias.config_files import CONFIG_DIR
 
-__all__ = ["CONFIG_DIR", "main"]
-
-#: The packaged configs (in a source checkout, a link to the repository's ``conf/``).
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "conf"
+__all__ = ["main"]
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")

@@ -27,6 +27,9 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from regbias.app.tasks import DATA_TASKS, TRACKED_TASKS
+from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for, data_dir_source
+
 __all__ = [
     "Problem",
     "cluster_kind",
@@ -36,13 +39,10 @@ __all__ = [
     "EXPORTED",
 ]
 
-DATA_ENV = "REGBIAS_DATA_DIR"
 CACHE_ENV = "REGBIAS_CACHE_DIR"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
 # What the submit host exports for the jobs (ray.yaml forwards these to Ray workers).
-EXPORTED = (DATA_ENV, CACHE_ENV, TRACKING_ENV)
-_TRACKED_TASKS = ("run", "analyze", "power")
-_DATA_TASKS = ("run", "describe", "power")
+EXPORTED = (DATA_DIR_ENV, CACHE_ENV, TRACKING_ENV)
 _LOOPBACK = ("127.", "localhost", "[::1]", "0.0.0.0")
 
 
@@ -86,13 +86,13 @@ def prepare_cluster_sweep(config: DictConfig, cwd: Path | None = None) -> list[P
     if cluster_kind(config) is None:
         return []
     cwd = Path.cwd() if cwd is None else cwd
-    data_env = os.environ.get(DATA_ENV)
+    data_env = os.environ.get(DATA_DIR_ENV)
     if data_env and not Path(data_env).is_absolute():
-        os.environ[DATA_ENV] = str((cwd / data_env).resolve())
-    elif not data_env and config.get("task", "run") in _DATA_TASKS:
+        os.environ[DATA_DIR_ENV] = str((cwd / data_env).resolve())
+    elif not data_env and config.get("task", "run") in DATA_TASKS:
         configured = _select(config, "paths.data_dir")
         if configured is not None and (cwd / configured).is_dir():
-            os.environ[DATA_ENV] = str((cwd / configured).resolve())
+            os.environ[DATA_DIR_ENV] = str((cwd / configured).resolve())
     _absolutize_env(config, "paths.cache_dir", CACHE_ENV, cwd, _absolute_path)
     _absolutize_env(config, "tracking.uri", TRACKING_ENV, cwd, _absolute_store)
     return check_cluster_config(config)
@@ -105,7 +105,7 @@ def check_cluster_config(config: DictConfig) -> list[Problem]:
         return []
     task = config.get("task", "run")
     problems: list[Problem] = []
-    if task in _DATA_TASKS:
+    if task in DATA_TASKS:
         problems += _check_data_dir(config)
     cache = _select(config, "paths.cache_dir")
     if task == "run" and cache is not None and not Path(cache).is_absolute():
@@ -117,7 +117,7 @@ def check_cluster_config(config: DictConfig) -> list[Problem]:
                 "path on a shared filesystem (or set REGBIAS_CACHE_DIR)",
             )
         )
-    if task in _TRACKED_TASKS:
+    if task in TRACKED_TASKS:
         problems += _check_store(config, kind)
     sweep_dir = _select(config, "hydra.sweep.dir")
     if kind == "ray" and sweep_dir is not None and not Path(sweep_dir).is_absolute():
@@ -133,18 +133,18 @@ def check_cluster_config(config: DictConfig) -> list[Problem]:
 
 
 def _check_data_dir(config: DictConfig) -> list[Problem]:
-    env = os.environ.get(DATA_ENV)
-    chosen = env or _select(config, "paths.data_dir")
-    if chosen is None:
+    configured = _select(config, "paths.data_dir")
+    if configured is None and not os.environ.get(DATA_DIR_ENV):
         return []
-    source = f"${DATA_ENV}" if env else "paths.data_dir"
+    chosen = str(data_dir_for(configured))
+    source = data_dir_source()
     if not Path(chosen).is_dir():
         return [
             Problem(
                 True,
                 f"data directory '{chosen}' (from {source}) does not exist on the submit "
-                f"host: every job would fail; set {DATA_ENV} or paths.data_dir to the data "
-                "on a filesystem the nodes share",
+                f"host: every job would fail; set {DATA_DIR_ENV} or paths.data_dir to the "
+                "data on a filesystem the nodes share",
             )
         ]
     if not Path(chosen).is_absolute():

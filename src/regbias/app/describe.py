@@ -6,12 +6,18 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from regbias.app.settings import StudySettings
 from regbias.data.groups import BASELINE
-from regbias.data.loading import dataset_data_dir, load_corpus, select_groups
-from regbias.data.study import group_table
-from regbias.settings import StudySettings
+from regbias.data.study import group_table, select_groups
 
-__all__ = ["describe", "render"]
+__all__ = ["describe", "describe_job", "render"]
+
+
+def describe_job(settings: StudySettings) -> pd.DataFrame:
+    """``task=describe``: print the group table (:func:`describe`) and return it."""
+    table = describe(settings)
+    render(table, f"{settings.dataset.name}: groups")
+    return table
 
 
 def describe(settings: StudySettings) -> pd.DataFrame:
@@ -20,7 +26,7 @@ def describe(settings: StudySettings) -> pd.DataFrame:
     For binary corpora a ``baseline`` row gives the size of one model's held-out fold.
     """
     dataset = settings.dataset
-    corpus = load_corpus(dataset, dataset_data_dir(dataset, settings.paths.data_dir))
+    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
     select_groups(corpus, dataset.groups, with_baseline=corpus.task == "binary")
     table = group_table(corpus, {"train": corpus.train})
     if corpus.task == "binary":

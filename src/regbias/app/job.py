@@ -11,7 +11,6 @@ import errno
 import functools
 import json
 import logging
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -25,12 +24,13 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from regbias.app.preflight import preflight_groups, resume_inputs
 from regbias.app.quiet import quiet_libraries
+from regbias.app.settings import StudySettings, plain_config, read_settings
 from regbias.app.start import data_for_job
 from regbias.app.summary import finish_job
-from regbias.data.loading import DATA_DIR_ENV
+from regbias.app.tasks import task_named
+from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop
-from regbias.settings import TASKS, StudySettings, plain_config, read_settings
 from regbias.tracking.provenance import config_hash, git_state, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
@@ -46,7 +46,7 @@ from regbias.tracking.runs import (
 )
 from regbias.tracking.ui import mark_model_training, without_derived
 
-__all__ = ["JobContext", "job_context", "main", "TASKS"]
+__all__ = ["JobContext", "job_context", "main"]
 
 log = logging.getLogger(__name__)
 
@@ -170,26 +170,14 @@ def _config_error(error: OmegaConfBaseException) -> ConfigError:
 def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
     settings = read_settings(cfg)
     data_for_job(cfg)
-    if settings.task == "describe":
-        from regbias.app.describe import describe, render
-
-        table = describe(settings)
-        render(table, f"{settings.dataset.name}: groups")
-        return table
-    if settings.task == "run":
-        from regbias.app.pipeline import run_pipeline
-
+    task = task_named(settings.task)
+    work = task.function()
+    if not task.tracked:
+        return work(settings)
+    if task.pooled_in_sweep:
         # A sweep's parent pools every job and draws the figures and report once.
-        pooled = read_parent(context.sweep_dir) is not None
-        work = functools.partial(run_pipeline, pooled=pooled)
-        return _tracked(settings, plain_config(cfg), context, work)
-    if settings.task == "power":
-        from regbias.app.power import run_power
-
-        return _tracked(settings, plain_config(cfg), context, run_power)
-    from regbias.app.analyze import run_analysis
-
-    return _tracked(settings, plain_config(cfg), context, run_analysis)
+        work = functools.partial(work, pooled=read_parent(context.sweep_dir) is not None)
+    return _tracked(settings, plain_config(cfg), context, work)
 
 
 def _tracked(
@@ -209,9 +197,10 @@ def _tracked(
     else:
         report_reaped(reap_dead_runs(client, experiment_id))
     mark_model_training(client, experiment_id)
-    inputs = resume_inputs(settings) if settings.task == "run" else {}
+    resumable = task_named(settings.task).resumable
+    inputs = resume_inputs(settings) if resumable else {}
     digest, variant = fingerprints(resolved, inputs)
-    if settings.resume and settings.task == "run":
+    if settings.resume and resumable:
         previous = find_finished_run(client, experiment_id, digest, STUDY_FILE)
         if previous is not None:
             log.info("job already FINISHED as run %s (resume=false reruns it)", previous)
@@ -247,8 +236,7 @@ def fingerprints(resolved: dict[str, Any], inputs: dict[str, str] | None = None)
     for key, fields in NEUTRAL.items():
         if fields and isinstance(kept.get(key), dict):
             kept[key] = {k: v for k, v in kept[key].items() if k not in fields}
-    data_dir = os.environ.get(DATA_DIR_ENV) or str(resolved.get("paths", {}).get("data_dir"))
-    kept["_data_dir"] = str(Path(data_dir).resolve())
+    kept["_data_dir"] = str(data_dir_for(resolved.get("paths", {}).get("data_dir")).resolve())
     kept["_commit"] = git_state()["git.commit"]
     kept["_inputs"] = dict(sorted((inputs or {}).items()))
     return config_hash(kept), config_hash(kept, ("seed",))

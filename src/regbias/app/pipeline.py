@@ -9,10 +9,10 @@ from typing import Any
 
 from regbias.analysis.results import StudyResults, analyse
 from regbias.app.preflight import preflight_job, preflight_study
+from regbias.app.settings import StudySettings
 from regbias.app.timing import timed
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
-from regbias.data.loading import dataset_data_dir, load_corpus
 from regbias.data.study import StudyData, build_study, group_table, require_training
 from regbias.distances.sinkhorn_settings import ResolvedSinkhorn, needs_calibration
 from regbias.distances.suite import DistanceSuiteResult, calibrate_sinkhorn, run_distance_suite
@@ -22,7 +22,6 @@ from regbias.performance.stage import run_performance_stage
 from regbias.performance.table import PerformanceTable
 from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
-from regbias.settings import StudySettings
 from regbias.tracking.datasets import log_dataset
 from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import STUDY_FILE, RunLog
@@ -37,7 +36,7 @@ def prepare(settings: StudySettings) -> tuple[StudyData, DistanceDraws]:
     """Check the settings, read the corpus, build the groups and sample, draw the texts."""
     preflight_job(settings)
     dataset = settings.dataset
-    corpus = load_corpus(dataset, dataset_data_dir(dataset, settings.paths.data_dir))
+    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
     binary = corpus.task == "binary"
     study = build_study(
         corpus,
@@ -88,7 +87,8 @@ def sweep_sinkhorn(
 
 def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) -> None:
     """Group sizes, the training sample and every draw's size, as metrics and tables; the
-    group table also as the run's input dataset (read from ``source``)."""
+    group table also as the run's input dataset (read from ``source``).
+    """
     table = group_table(
         study.corpus, {TRAIN_POOL: study.corpus.train, TRAIN_SAMPLE: study.training}
     )
@@ -127,7 +127,7 @@ def _warn_shared(dropped: dict[str, int]) -> None:
 
 def data_source(settings: StudySettings) -> str:
     """Where the job's corpus is read from: its data directory, or a CSV dataset's file."""
-    folder = dataset_data_dir(settings.dataset, settings.paths.data_dir)
+    folder = settings.dataset.data_dir(settings.paths.data_dir)
     if folder is None:
         return str(Path(str(settings.dataset.path)).resolve())
     return str(folder.resolve())
@@ -142,7 +142,8 @@ def study_encoder(settings: StudySettings) -> Encoder:
 
 def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool = True) -> None:
     """Matrices, per-pair metrics, the Sinkhorn diagnostics per repetition, the LDA projection
-    (the job's own passages) and, with ``figures``, the heatmaps and floor plots."""
+    (the job's own passages) and, with ``figures``, the heatmaps and floor plots.
+    """
     log_distances(run, suite.matrices, figures=figures)
     if suite.lda_projection is not None:
         figure = plots.lda_scatter(suite.lda_projection, "LDA projection (repetition 0)")

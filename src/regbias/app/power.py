@@ -15,6 +15,7 @@ import numpy as np
 
 from regbias.analysis.primary import NON_REGION_GROUPS
 from regbias.app.pipeline import prepare, study_encoder
+from regbias.app.settings import StudySettings
 from regbias.data.draws import DistanceDraws
 from regbias.data.study import StudyData
 from regbias.distances.power import PlantDesign, PowerResult, passage_bank, plant_power
@@ -22,7 +23,6 @@ from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder
 from regbias.errors import ConfigError
 from regbias.report import figures as plots
-from regbias.settings import StudySettings
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_power", "power_study", "power_summary", "run_power", "sweep_power"]

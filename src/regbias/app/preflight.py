@@ -1,6 +1,6 @@
 """Checks before any heavy work, and what the resume key covers besides the config.
 
-The settings check each value on reading (``regbias.settings``); what is checked here needs
+The settings check each value on reading (``regbias.app.settings``); what is checked here needs
 more than one value, the corpus, or the file system.
 """
 
@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from regbias.data.fingerprint import content_fingerprint, dataset_files
-from regbias.data.loading import dataset_data_dir, load_corpus, select_groups
+from regbias.app.settings import StudySettings
+from regbias.app.tasks import task_named
+from regbias.data.fingerprint import content_fingerprint
+from regbias.data.study import select_groups
 from regbias.distances.lda import check_components
 from regbias.distances.suite import DistanceSettings
 from regbias.errors import ConfigError, DataError
-from regbias.settings import StudySettings
 from regbias.tracking.provenance import git_state
 from regbias.tracking.runs import metric_key
 
@@ -57,8 +58,8 @@ def preflight_sweep(settings: StudySettings) -> None:
     Raises:
         DataError: the data directory is missing (said once, not once per job).
     """
-    if settings.task == "run":
-        dataset_data_dir(settings.dataset, settings.paths.data_dir)
+    if task_named(settings.task).reads_data:
+        settings.dataset.data_dir(settings.paths.data_dir)
         preflight_groups(settings)
 
 
@@ -72,9 +73,9 @@ def preflight_groups(settings: StudySettings) -> None:
         ConfigError: a configured group the file does not have.
     """
     dataset = settings.dataset
-    if settings.task != "run" or dataset.name != "csv":
+    if not (task_named(settings.task).reads_data and dataset.groups_from_rows):
         return
-    corpus = load_corpus(dataset, dataset_data_dir(dataset, settings.paths.data_dir))
+    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
     check_group_names(select_groups(corpus, dataset.groups, with_baseline=corpus.task == "binary"))
 
 
@@ -117,9 +118,9 @@ def resume_inputs(settings: StudySettings) -> dict[str, str]:
     folder (``encoder.source=path``) adds the content hash of its files.
     """
     dataset, paths = settings.dataset, settings.paths
-    data_dir = dataset_data_dir(dataset, paths.data_dir)
+    data_dir = dataset.data_dir(paths.data_dir)
     cache_dir = paths.cache_dir
-    files = dataset_files(dataset, data_dir)
+    files = dataset.files(data_dir)
     state = git_state()
     inputs = {
         "regbias.data_fingerprint": content_fingerprint(

@@ -8,13 +8,11 @@ import time
 from omegaconf import DictConfig
 
 from regbias.app.quiet import quiet_libraries
+from regbias.app.tasks import DATA_TASKS
 from regbias.data.first_use import datasets_in_sweep, ensure_data
 from regbias.errors import RegbiasError
 
-__all__ = ["DATA_TASKS", "data_for_job", "start_sweep", "sweep_started"]
-
-#: Tasks that read a dataset.
-DATA_TASKS = ("run", "describe", "power")
+__all__ = ["data_for_job", "start_sweep", "sweep_started"]
 _started: list[float] = []
 
 

@@ -26,9 +26,10 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from regbias.app.parent import sweep_name
+from regbias.app.settings import read_settings
 from regbias.app.start import sweep_started
 from regbias.app.timing import SweepTimes, format_seconds, process_started
-from regbias.data.loading import resolve_data_dir
+from regbias.data.data_dir import resolve_data_dir
 from regbias.errors import RegbiasError
 from regbias.report import comparison
 from regbias.report.figures import save_figure
@@ -37,7 +38,7 @@ from regbias.report.html import HTML_REPORT, write_html_report
 from regbias.report.local_copy import REPORT_FOLDER, copy_report
 from regbias.tracking.datasets import log_dataset
 from regbias.tracking.ledger import DONE
-from regbias.tracking.runs import RunLog, TrackingSettings, connect
+from regbias.tracking.runs import RunLog, connect
 from regbias.tracking.ui import (
     DEFAULT_UI,
     describe_run,
@@ -81,7 +82,7 @@ def finish_sweep(
 def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
     """After a single run or ``task=analyze``: copy, label, print."""
     try:
-        client, _ = connect(TrackingSettings.from_mapping(cfg.tracking))
+        client, _ = connect(read_settings(cfg).tracking)  # the experiment the job logged to
         run = RunLog(client, run_id)
         folder = copy_report(run, output_dir / REPORT_FOLDER)
         _publish_html(run, folder)

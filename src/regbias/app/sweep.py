@@ -18,8 +18,10 @@ from omegaconf import DictConfig
 from regbias.app.cluster_checks import presubmit
 from regbias.app.parent import open_parent
 from regbias.app.preflight import preflight_sweep
+from regbias.app.settings import StudySettings, read_settings
 from regbias.app.start import start_sweep
 from regbias.app.summary import finish_sweep
+from regbias.app.tasks import TRACKED_TASKS
 from regbias.app.timing import timed
 from regbias.errors import RegbiasError
 from regbias.interrupt import (
@@ -28,7 +30,6 @@ from regbias.interrupt import (
     ctrl_c_at_safe_points,
     install_sigterm_flag,
 )
-from regbias.settings import StudySettings, read_settings
 from regbias.tracking.ledger import DONE
 from regbias.tracking.provenance import package_versions, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
@@ -44,7 +45,6 @@ from regbias.tracking.ui import mark_model_training
 __all__ = ["SweepCallback", "job_records"]
 
 log = logging.getLogger(__name__)
-TRACKED_TASKS = ("run", "analyze", "power")
 #: The parent run's package versions (a job's run has them as ``version.<package>`` tags).
 VERSIONS_FILE = "provenance/versions.json"
 

@@ -1,7 +1,8 @@
-"""A generic corpus: any CSV file with a text, a binary label and a group column."""
+"""``dataset=csv``: any CSV file with a text, a binary label and a group column."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,9 +11,73 @@ import numpy as np
 from regbias.data.cleaning import clean_tweet
 from regbias.data.corpus import Corpus, TextSet
 from regbias.data.csv_rows import read_csv_rows
-from regbias.errors import DataError
+from regbias.data.dataset import Dataset
+from regbias.errors import ConfigError, DataError
 
-__all__ = ["read_csv_corpus"]
+__all__ = ["CsvDataset", "read_csv_corpus"]
+
+
+@dataclass(frozen=True)
+class CsvDataset(Dataset):
+    """``dataset=csv``: any CSV file with a text, a binary label and a group column.
+
+    Attributes:
+        path: the file; a relative path that does not exist from here is looked up in the data
+            directory.
+        text_column, label_column, group_column: the columns' names.
+        train_group: the group whose rows form the general training pool.
+        positive_label: the label value that counts as positive (None: the larger).
+        clean: apply the tweet cleaning to the texts.
+    """
+
+    path: str | None = None
+    text_column: str = "text"
+    label_column: str = "label"
+    group_column: str = "group"
+    train_group: str | None = None
+    positive_label: str | int | None = None
+    clean: bool = False
+
+    groups_from_rows = True
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            raise ConfigError("dataset=csv needs its file: dataset.path=my.csv")
+
+    def read(self, data_dir: Path | None) -> Corpus:
+        """The corpus (:func:`read_csv_corpus`) of the file (:meth:`file`)."""
+        return read_csv_corpus(
+            self.file(data_dir),
+            text_column=self.text_column,
+            label_column=self.label_column,
+            group_column=self.group_column,
+            train_group=self.train_group,
+            positive_label=self.positive_label,
+            clean=self.clean,
+        )
+
+    def file(self, data_dir: Path | None) -> Path:
+        """The CSV file: as given when it exists or is absolute, else in ``data_dir``."""
+        path = Path(str(self.path))
+        if path.is_absolute() or path.exists() or data_dir is None:
+            return path
+        return data_dir / path
+
+    def files(self, data_dir: Path | None) -> list[Path]:
+        """The one file a run reads."""
+        return [self.file(data_dir)]
+
+    def data_dir(self, configured: str | os.PathLike[str] | None) -> Path | None:
+        """None for a file found without a data directory (absolute, or relative from here).
+
+        Raises:
+            DataError: the file is relative, not found from here, and the data directory does
+                not exist.
+        """
+        path = Path(str(self.path))
+        if path.is_absolute() or path.is_file():
+            return None
+        return super().data_dir(configured)
 
 
 @dataclass

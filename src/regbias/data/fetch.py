@@ -7,8 +7,8 @@ Usage::
 
 The data directory is ``--data-dir``, else ``$REGBIAS_DATA_DIR``, else ``./data``. Files already
 present with the right checksum are kept; every other file is downloaded to a temporary file,
-checked against the SHA-256 in :mod:`regbias.data.manifest` and only then moved into place, so an
-interrupted or corrupted download never leaves a half-written file behind.
+checked against the SHA-256 its dataset class lists (:mod:`regbias.data.registry`) and only then
+moved into place, so an interrupted or corrupted download never leaves a half-written file behind.
 """
 
 from __future__ import annotations
@@ -24,20 +24,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from regbias.data.manifest import MANIFEST, ManifestEntry
+from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for
+from regbias.data.dataset import ManifestEntry
+from regbias.data.fingerprint import file_sha256
+from regbias.data.registry import fetchable
 from regbias.errors import DataError
 
-__all__ = [
-    "DATA_DIR_ENV",
-    "Opener",
-    "default_data_dir",
-    "fetch",
-    "fetch_command",
-    "main",
-]
+__all__ = ["Opener", "fetch", "fetch_command", "fetch_files", "main"]
 
-#: Environment variable naming the data directory.
-DATA_DIR_ENV = "REGBIAS_DATA_DIR"
 #: Opens a URL for reading, like :func:`urllib.request.urlopen`.
 Opener = Callable[[str], BinaryIO]
 
@@ -45,16 +39,11 @@ _CHUNK = 1 << 16
 _TIMEOUT_S = 60
 
 
-def default_data_dir() -> Path:
-    """The data directory when none is given: ``$REGBIAS_DATA_DIR``, else ``./data``."""
-    return Path(os.environ.get(DATA_DIR_ENV) or "data")
-
-
 def fetch_command(dataset: str, data_dir: Path | None = None) -> str:
     """The shell command that downloads ``dataset``, for error messages to quote.
 
     Args:
-        dataset: a dataset name of the manifest (``sentiment140``, ``reuters21578``, ...).
+        dataset: a fetchable name (``sentiment140``, ``reuters21578``, ``regional_reuters``).
         data_dir: the data directory to name; omitted from the command when ``None``.
     """
     command = f"python -m regbias.data.fetch {dataset}"
@@ -67,8 +56,8 @@ def fetch(
     """Download every file of ``dataset`` that is missing or damaged in ``data_dir``.
 
     Args:
-        dataset: a dataset name of the manifest.
-        data_dir: the data directory; :func:`default_data_dir` when ``None``.
+        dataset: a fetchable name (:func:`regbias.data.registry.fetchable`).
+        data_dir: the data directory; ``$REGBIAS_DATA_DIR``, else ``./data``, when ``None``.
         opener: opens a URL; ``urllib.request.urlopen`` with a timeout when ``None``.
 
     Returns:
@@ -78,14 +67,22 @@ def fetch(
         DataError: unknown dataset, a download failed (offline, HTTP error) or a checksum
             does not match.
     """
-    if dataset not in MANIFEST:
-        raise DataError(f"unknown dataset {dataset!r}: choose one of {', '.join(MANIFEST)}")
-    data_dir = default_data_dir() if data_dir is None else Path(data_dir)
+    sets = fetchable()
+    if dataset not in sets:
+        raise DataError(f"unknown dataset {dataset!r}: choose one of {', '.join(sets)}")
+    folder = data_dir_for() if data_dir is None else Path(data_dir)  # given: it wins
+    return fetch_files(sets[dataset], folder, opener=opener)
+
+
+def fetch_files(
+    entries: Sequence[ManifestEntry], data_dir: Path, *, opener: Opener | None = None
+) -> list[Path]:
+    """Download each of ``entries`` that is missing or damaged in ``data_dir`` (:func:`fetch`)."""
     open_url = opener or _urlopen
     paths = []
-    for entry in MANIFEST[dataset]:
+    for entry in entries:
         target = data_dir / entry.path
-        if not (target.is_file() and _sha256_file(target) == entry.sha256):
+        if not (target.is_file() and file_sha256(target) == entry.sha256):
             _download(entry, data_dir, open_url)
         paths.append(target)
     return paths
@@ -131,25 +128,17 @@ def _reason(error: OSError) -> str:
     return str(error) or type(error).__name__
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; prints one line and returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m regbias.data.fetch", description="Download a dataset for regbias."
     )
-    parser.add_argument("dataset", choices=sorted(MANIFEST))
+    parser.add_argument("dataset", choices=sorted(fetchable()))
     parser.add_argument(
         "--data-dir", type=Path, default=None, help=f"default: ${DATA_DIR_ENV}, else ./data"
     )
     args = parser.parse_args(argv)
-    data_dir = args.data_dir or default_data_dir()
+    data_dir = args.data_dir or data_dir_for()
     try:
         paths = fetch(args.dataset, data_dir)
     except DataError as error:

@@ -11,39 +11,14 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from regbias.files import file_mode
 
-if TYPE_CHECKING:
-    from regbias.data.loading import DatasetSettings
-
-__all__ = ["MEMO_FILE", "dataset_files", "file_sha256", "content_fingerprint"]
+__all__ = ["MEMO_FILE", "file_sha256", "content_fingerprint"]
 
 MEMO_FILE = "file_hashes.json"
 _CHUNK = 1 << 22
-
-
-def dataset_files(dataset: DatasetSettings, data_dir: Path | None) -> list[Path]:
-    """Every file the reader of ``dataset`` reads."""
-    name = dataset.name
-    if name == "csv":
-        from regbias.data.loading import csv_path
-
-        return [csv_path(dataset, data_dir)]
-    if data_dir is None:
-        return []
-    if name == "sentiment140":
-        from regbias.data.sentiment140 import FULL_TRAINING_FILE, POOL_FILES, REGIONS
-
-        regional = [data_dir / "regional_sentiment140" / f"{r}.csv" for r in REGIONS]
-        full = data_dir / FULL_TRAINING_FILE
-        return regional + ([full] if full.is_file() else [data_dir / p for p in POOL_FILES])
-    if name == "reuters21578":
-        from regbias.data.reuters import SGML_FILES
-
-        return [data_dir / p for p in SGML_FILES]
-    return []
 
 
 def file_sha256(path: Path) -> str:

@@ -22,14 +22,16 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from regbias.console import progress_bar
-from regbias.data.fetch import DATA_DIR_ENV, Opener, fetch, fetch_command
-from regbias.data.manifest import MANIFEST, ManifestEntry
+from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for
+from regbias.data.dataset import ManifestEntry
+from regbias.data.fetch import Opener, fetch_command, fetch_files
+from regbias.data.registry import dataset_class, dataset_names, fetchable
 from regbias.errors import DataError
+from regbias.settings_reader import TARGET
 
 __all__ = [
     "MIRROR_ENV",
     "OFFLINE_ENV",
-    "data_dir_for",
     "datasets_in_sweep",
     "ensure_data",
     "missing_files",
@@ -37,25 +39,24 @@ __all__ = [
 
 OFFLINE_ENV = "REGBIAS_OFFLINE"
 MIRROR_ENV = "REGBIAS_DATA_MIRROR"
-#: The manifest a dataset config needs (``name`` of the dataset group -> manifest key).
-NEEDS = {"sentiment140": "sentiment140", "reuters21578": "reuters21578"}
 _TIMEOUT_S = 20
 _CHUNK = 1 << 16
 
 log = logging.getLogger(__name__)
 
 
-def data_dir_for(configured: str | os.PathLike[str] | None) -> Path:
-    """The data directory a job reads: ``$REGBIAS_DATA_DIR``, else ``paths.data_dir``."""
-    return Path(os.environ.get(DATA_DIR_ENV) or configured or "data")
+def missing_files(dataset: Mapping[str, Any] | str, data_dir: Path) -> list[ManifestEntry]:
+    """The files ``dataset`` (its config group, or a packaged dataset's name) lacks here."""
+    return [entry for entry in _downloads(dataset) if not (data_dir / entry.path).is_file()]
 
 
-def missing_files(dataset: str, data_dir: Path) -> list[ManifestEntry]:
-    """The files of ``dataset`` (a dataset config name) absent from ``data_dir``."""
-    manifest = NEEDS.get(dataset)
-    if manifest is None:
-        return []
-    return [entry for entry in MANIFEST[manifest] if not (data_dir / entry.path).is_file()]
+def _downloads(dataset: Mapping[str, Any] | str) -> tuple[ManifestEntry, ...]:
+    """The files a run of ``dataset`` reads; none for a name that is not a packaged dataset."""
+    values = dataset if isinstance(dataset, str) else dict(dataset)
+    if isinstance(values, dict) and TARGET in values:
+        return dataset_class(values).downloads
+    name = values if isinstance(values, str) else str(values.get("name"))
+    return dataset_class(name).downloads if name in dataset_names() else ()
 
 
 def datasets_in_sweep(default: str | None, overrides: Iterable[str]) -> list[str]:
@@ -77,7 +78,8 @@ def ensure_data(
     """Download the files ``dataset`` needs when they are missing from the data directory.
 
     Args:
-        dataset: the ``dataset`` config group (or its name). ``csv`` needs nothing here.
+        dataset: the ``dataset`` config group (or a packaged dataset's name). A dataset
+            without downloads (``csv``) needs nothing here.
         configured: ``paths.data_dir``; ``$REGBIAS_DATA_DIR`` wins.
         opener: opens a URL (tests); ``urllib`` with a timeout when ``None``.
 
@@ -88,10 +90,11 @@ def ensure_data(
         DataError: offline or the download failed; one line with both ways out.
     """
     name = str(dataset if isinstance(dataset, str) else dataset.get("name"))
-    if name not in NEEDS:
+    downloads = _downloads(dataset)
+    if not downloads:
         return None
     data_dir = data_dir_for(configured)
-    missing = missing_files(name, data_dir)
+    missing = missing_files(dataset, data_dir)
     if not missing:
         return data_dir
     if os.environ.get(OFFLINE_ENV, "").lower() in {"1", "true", "yes", "on"}:
@@ -104,7 +107,7 @@ def ensure_data(
     try:
         with progress_bar(total=None, desc=f"downloading {name}", unit="B", unit_scale=True) as bar:
             source.bar = bar
-            fetch(NEEDS[name], data_dir, opener=source)
+            fetch_files(downloads, data_dir, opener=source)
     except DataError as error:
         why = source.reason(error)
         raise DataError(_missing_line(name, data_dir, missing, why, existed)) from None
@@ -127,7 +130,7 @@ def _missing_line(
         else f"{data_dir} lacks {missing[0].path}"
         + (f" and {len(missing) - 1} more files" if len(missing) > 1 else "")
     )
-    command = fetch_command(NEEDS[name], data_dir)
+    command = fetch_command(name, data_dir)
     return (
         f"the {name} data is missing ({where}) and could not be downloaded ({why}): set "
         f"{DATA_DIR_ENV} to a folder that holds it, or run `{command}` on a machine with "
@@ -161,7 +164,9 @@ class _Source:
         self.error: BaseException | None = None
         mirror = os.environ.get(MIRROR_ENV, "").rstrip("/")
         self.urls = {
-            e.url: f"{mirror}/{e.path}" if mirror else e.url for es in MANIFEST.values() for e in es
+            e.url: f"{mirror}/{e.path}" if mirror else e.url
+            for es in fetchable().values()
+            for e in es
         }
 
     def __call__(self, url: str) -> BinaryIO:

@@ -1,4 +1,4 @@
-"""Reuters-21578 reader: the original SGML files, the ModApte split, the study's place groups."""
+"""``dataset=reuters21578``: the original SGML files, the ModApte split, the place groups."""
 
 from __future__ import annotations
 
@@ -6,19 +6,24 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from regbias.data.cleaning import clean_reuters
 from regbias.data.corpus import Corpus, TextSet
+from regbias.data.dataset import Dataset, ManifestEntry, manifest
 from regbias.data.fetch import fetch_command
 from regbias.errors import DataError
 
 __all__ = [
     "AUTHORS_MULTIPLE_PLACES",
+    "AUTHORS_SPLITS",
+    "DOWNLOADS",
     "FOCUS_PLACES",
     "REUTERS_GROUPS",
     "SGML_FILES",
+    "Reuters21578",
     "ReutersDocument",
     "parse_reuters_sgml",
     "read_reuters21578",
@@ -32,11 +37,63 @@ AUTHORS_MULTIPLE_PLACES: frozenset[str] = frozenset(
 )
 #: Every evaluation group of the Reuters corpus, in display order.
 REUTERS_GROUPS: tuple[str, ...] = (*FOCUS_PLACES, "multiple", "test")
-#: The 22 SGML files of Reuters-21578 Distribution 1.0, relative to the data directory.
-SGML_FILES: tuple[str, ...] = tuple(f"reuters21578/reut2-{i:03d}.sgm" for i in range(22))
 
 # Elements whose character data the reader keeps; every other element's data is skipped.
 _FIELDS = {"title", "body", "d", "text"}
+_SGML_URL = (
+    "https://raw.githubusercontent.com/MateuszKeller/KSR/"
+    "3cae0b874f312f4492e1c38eb3a0d88c74a195a2/data"
+)
+_AUTHORS_URL = (
+    "https://raw.githubusercontent.com/anniejlu/regional_bias/main/"
+    "Reuters21578-multiclass/test_sets_docbert"
+)
+#: The SGML files a run reads, as single raw files from a pinned commit of a public mirror
+#: (the checksum of the UCI archive cannot be known offline).
+DOWNLOADS = manifest(
+    "reuters21578",
+    _SGML_URL,
+    {
+        "reut2-000.sgm": "9ff9bb40624ef992a03f62aace12e697dca1087abfd9b4d06aa787a6ad3e0687",
+        "reut2-001.sgm": "1528e7e82d110d88d0234eb9619eadb7f9fd805711971df05975b92277dfdf4d",
+        "reut2-002.sgm": "99f18068d0518952987dedd78c622e5c2a584e357d264d3754696c815f3e6628",
+        "reut2-003.sgm": "78a3a8d7e04bc9d42c4614d5d5c60a4293dbe3f708df6fb5a71d9ef31f4b3fa3",
+        "reut2-004.sgm": "726342c19a65873330b412378cd6a3f0d512035f5223146ddd60930c62eb6ff0",
+        "reut2-005.sgm": "d09de619b6dd2d047d5124681f6df90550abaf592020d1c1ce338ae9b91522e7",
+        "reut2-006.sgm": "b5535c0d66b01f4976f84621a4a795afbc00d2c4bd0a1b7ae426df6630fb361d",
+        "reut2-007.sgm": "aa706007ec84a03537a3921ca976d60e11b3f99e4b9e9b2d5c81dd384d2c2062",
+        "reut2-008.sgm": "a3994583694a00b7c744097c1d7eabfcf90f2e6650cc21663e46828035a336cb",
+        "reut2-009.sgm": "29995f606dd1a9bdf907eacc9d879846c716860d9d9141676979474aaea39c7d",
+        "reut2-010.sgm": "996df6008089bd09fa5b28a4d2eb0ee5f7b9d4601cde566fed3926ac82960fa3",
+        "reut2-011.sgm": "d3a2782015247d9c2bffb8926267827fdd449c70d619435ef01a25a1c56a53ca",
+        "reut2-012.sgm": "da31035d483851f2aebce5b66d779e5e2c0ac9dcfe098596c6d544e81c5604ab",
+        "reut2-013.sgm": "8f7700bc0455fac3fcc12377ced4807b7df8aba1f21ecad059b9cc2b1cf0b8be",
+        "reut2-014.sgm": "ef936bd3e0f36cf722afa9a6957563549775af32e9e28b4f539c8737ceda83ab",
+        "reut2-015.sgm": "6d3bcec73eff871b8a5403588af814c4e50a0de6bc25707480522ab836f74026",
+        "reut2-016.sgm": "be2f03a185fff70131f3b4fdbd6229b7ee2be077eba9691eaa597c8cfbda8812",
+        "reut2-017.sgm": "f370e610b4b1342e41a98e0c426a08541044bd1d7e539674f32372a6060b73b5",
+        "reut2-018.sgm": "a5f971bf25448e915781962309e669359a35fbcaf3017a806eca0590897f209a",
+        "reut2-019.sgm": "d3b07097fba2633d130b4914aceba671645985248943ce9e39c289315339dffb",
+        "reut2-020.sgm": "f6ad1b724125c202566c63b35ea0b5ee23881f8b7ed47a32829d5af05d8e860d",
+        "reut2-021.sgm": "3f5196d32869723c9042aa5756805b4e90360f1f45ea17f4594fa0e2b3630b18",
+    },
+)
+#: The 22 SGML files of Reuters-21578 Distribution 1.0, relative to the data directory.
+SGML_FILES: tuple[str, ...] = tuple(entry.path for entry in DOWNLOADS)
+#: The authors' DocBERT test splits by region (``regional_reuters``), to compare against.
+AUTHORS_SPLITS = manifest(
+    "regional_reuters",
+    _AUTHORS_URL,
+    {
+        "au.tsv": "8b91bb01c92cebfd10d9d1a248b1919b80bd45eea8e4f531737e18abd082a3f6",
+        "ca.tsv": "57f3c2e1b93cc26f98eb1bc0af6251400c47d5d0a86423d3ceba22f4e864bc8f",
+        "uk.tsv": "af2428a23f97f60f2d7de311413b4414f0de8b4498a76d6fdb97e7f87691f682",
+        "us.tsv": "9117fd1c445eace039037b0d018353de4b8f428fc58ae5ee102a80cfa12a0560",
+        "mtp.tsv": "117b1f7b914d44e5d7de860b2d91d292ab40daea8637f43ca9d52ac42de93185",
+        "test.tsv": "5f32c112abcb1f1cd01f0412aa39428076a6cf632ecf11c4267ca4844674157f",
+        "dev.tsv": "307795fbc16d65ac442a2b88d4451f11739f8cd708f355a2b30792a5590e5018",
+    },
+)
 
 
 @dataclass
@@ -175,6 +232,27 @@ def parse_reuters_sgml(path: Path) -> list[ReutersDocument]:
     if not parser.documents:
         raise DataError(f"{path} holds no REUTERS element; {_fetch_hint(data_dir)}")
     return parser.documents
+
+
+@dataclass(frozen=True)
+class Reuters21578(Dataset):
+    """``dataset=reuters21578``: ModApte topics, grouped by the documents' places.
+
+    Attributes:
+        multiple_places: places that make a several-place document count in ``multiple``
+            (None: the four focus regions).
+    """
+
+    multiple_places: list[str] | None = None
+
+    downloads = DOWNLOADS
+    extra_downloads: ClassVar[dict[str, tuple[ManifestEntry, ...]]] = {
+        "regional_reuters": AUTHORS_SPLITS
+    }
+
+    def read(self, data_dir: Path | None) -> Corpus:
+        """The corpus (:func:`read_reuters21578`)."""
+        return read_reuters21578(self.required(data_dir), multiple_places=self.multiple_places)
 
 
 def read_reuters21578(data_dir: Path, *, multiple_places: Collection[str] | None = None) -> Corpus:

@@ -1,9 +1,10 @@
-"""Sentiment140 reader: the six regional tweet files and the general training pool."""
+"""``dataset=sentiment140``: the six regional tweet files and the general training pool."""
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -11,16 +12,19 @@ import numpy as np
 from regbias.data.cleaning import clean_tweet
 from regbias.data.corpus import Corpus, TextSet
 from regbias.data.csv_rows import non_utf8_message, read_csv_rows
+from regbias.data.dataset import Dataset, manifest
 from regbias.data.fetch import fetch_command
 from regbias.data.groups import MIXED
 from regbias.errors import DataError
 
 __all__ = [
+    "DOWNLOADS",
     "FULL_TRAINING_FILE",
     "LABEL_NAMES",
     "POOL_FILES",
     "REGIONS",
     "SENTIMENT140_GROUPS",
+    "Sentiment140",
     "read_regional_tweets",
     "read_sentiment140",
     "read_training_pool",
@@ -39,9 +43,60 @@ POOL_FILES: dict[str, int] = {
 #: The original Sentiment140 training file; used instead of the pool when present.
 FULL_TRAINING_FILE = "sentiment140/training.1600000.processed.noemoticon.csv"
 
+_REGIONAL_URL = "https://raw.githubusercontent.com/anniejlu/regional_bias/main/Sentiment140"
+_POOL_URL = (
+    "https://raw.githubusercontent.com/geraldzakwan/iykra-sentiment-analysis/"
+    "0f8dae787c1e4d239f8b03a04dccfd6ddb77a6cc/data/tweets_100k"
+)
+#: The files a run reads, with the checksums of the copies the study was run on.
+DOWNLOADS = manifest(
+    "regional_sentiment140",
+    _REGIONAL_URL,
+    {
+        "au.csv": "604afe9cbe8aca66076a3be5de6207c262f10ca33bc73eb646a1f7a8ed8fd50a",
+        "ca.csv": "78bc843b45c8ec52e0305aef5a36b6ab3bec0d8afda6c7dee1df516f62b89f7f",
+        "nz.csv": "a9faed919ea80208fa982a80d9974309eadbeec696ae849cf38cb3e31df5ffb0",
+        "uk.csv": "569c87a31298688631a2414102af8705e87c1ac06b454bd1ad3622f505ade9d4",
+        "us.csv": "a1d3062640e0e128a7a6f473858578dfeaea3c7c803f01e26b74ccb741af8f1e",
+        "za.csv": "75e6febad56922fb1ca2bea3566da79e4555972294099183c1395a789ba9baf8",
+    },
+) + manifest(
+    "sentiment140_pool",
+    _POOL_URL,
+    {
+        "negative.txt": "91305124952116f2a29e1b1024eb74f74f6bfdf566189ffed2f0bfa9b181a3b7",
+        "positive.txt": "9974fca006a8ba35d363f2444712b16479948ba2fc9613a2d42cdd143251769d",
+    },
+)
+
 # Sentiment140 polarity -> binary label.
 _POLARITY = {0: 0, 4: 1}
 _FULL_FIELDS = ("polarity", "id", "date", "query", "user", "text")
+
+
+@dataclass(frozen=True)
+class Sentiment140(Dataset):
+    """``dataset=sentiment140``: regional tweets and the general training pool.
+
+    Attributes:
+        clean_regional: clean the regional files again (for raw copies of the sources).
+    """
+
+    clean_regional: bool = False
+
+    downloads = DOWNLOADS
+
+    def read(self, data_dir: Path | None) -> Corpus:
+        """The corpus (:func:`read_sentiment140`)."""
+        return read_sentiment140(self.required(data_dir), clean_regional=self.clean_regional)
+
+    def files(self, data_dir: Path | None) -> list[Path]:
+        """The regional files, and the full training file if present, else the pool."""
+        if data_dir is None:
+            return []
+        regional = [data_dir / "regional_sentiment140" / f"{r}.csv" for r in REGIONS]
+        full = data_dir / FULL_TRAINING_FILE
+        return regional + ([full] if full.is_file() else [data_dir / p for p in POOL_FILES])
 
 
 def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus:

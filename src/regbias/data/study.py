@@ -8,12 +8,11 @@ import numpy as np
 import pandas as pd
 
 from regbias.data.corpus import Corpus, TextSet
-from regbias.data.groups import BASELINE
-from regbias.data.loading import select_groups
+from regbias.data.groups import BASELINE, RESERVED
 from regbias.data.sampling import SizePolicy, draw_indices, rng_for
-from regbias.errors import DataError
+from regbias.errors import ConfigError, DataError
 
-__all__ = ["StudyData", "build_study", "group_table", "require_training"]
+__all__ = ["StudyData", "build_study", "group_table", "require_training", "select_groups"]
 
 
 @dataclass(frozen=True)
@@ -110,3 +109,37 @@ def group_table(corpus: Corpus, extra: dict[str, TextSet] | None = None) -> pd.D
     for name, texts in {**corpus.groups, **(extra or {})}.items():
         rows.append({"group": name, "n_texts": len(texts), **_label_summary(corpus, texts.labels)})
     return pd.DataFrame(rows)
+
+
+def select_groups(corpus: Corpus, wanted: list[str] | None, *, with_baseline: bool) -> list[str]:
+    """Validate the configured group names against the corpus.
+
+    ``baseline`` is not in the corpus (it is a held-out fold of the training sample) but is a
+    valid name for corpora whose task is binary.
+
+    Raises:
+        DataError: the corpus has a group with a name regbias reserves (``baseline``).
+        ConfigError: a name the corpus does not have.
+    """
+    taken = [g for g in corpus.group_names if g in RESERVED]
+    if taken:
+        raise DataError(
+            f"dataset '{corpus.name}' has a group named {taken[0]!r}, a name regbias reserves "
+            f"for its own groups ({', '.join(RESERVED)}): rename that group in the data"
+        )
+    known = [*corpus.group_names, *([BASELINE] if with_baseline else [])]
+    names = list(wanted) if wanted is not None else known
+    unknown = [g for g in names if g not in known]
+    if unknown:
+        raise ConfigError(
+            f"unknown group(s) {', '.join(unknown)} for dataset '{corpus.name}': "
+            f"choose from {', '.join(known)} (dataset.groups=[...])"
+        )
+    if len(names) < 2:
+        raise ConfigError(
+            f"dataset.groups={names}: a study compares groups, so name at least two "
+            f"(available: {', '.join(known)})"
+        )
+    if len(set(names)) != len(names):
+        raise ConfigError(f"dataset.groups lists a group twice: {names}")
+    return names

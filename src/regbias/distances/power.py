@@ -152,7 +152,8 @@ class PowerResult:
 
     def rates(self) -> pd.DataFrame:
         """Per distance and share: ``power`` (at ``alpha / m``), ``power_unadjusted`` (at
-        ``alpha``), the plants, and the 95% Clopper-Pearson interval of ``power``."""
+        ``alpha``), the plants, and the 95% Clopper-Pearson interval of ``power``.
+        """
         level = self.design.alpha / self.design.n_pairs
         rows = []
         for (name, share), part in self.plants.groupby(["distance", "share"], sort=True):
@@ -174,7 +175,8 @@ class PowerResult:
 
     def detectable(self) -> dict[str, float]:
         """Per distance, the smallest planted share detected with :data:`TARGET_POWER` power
-        (NaN: none was)."""
+        (NaN: none was).
+        """
         out = {}
         for name, part in self.rates().groupby("distance", sort=False):
             hit = part[(part["share"] > 0) & (part["power"] >= TARGET_POWER)]

@@ -571,7 +571,8 @@ def _early_stopping(monitor: str, settings: FinetuneSettings) -> list[EarlyStopp
 def _fit_scope(quiet: bool) -> Iterator[None]:
     """Silence Lightning's per-fit banners (device, tips) that repeat for every fold, and
     restore torch's global deterministic-algorithms flag, which ``deterministic=True`` sets,
-    so later code in the process (embedding, other stages) runs as it would without us."""
+    so later code in the process (embedding, other stages) runs as it would without us.
+    """
     loggers = [logging.getLogger(name) for name in LIGHTNING_CHATTER] if quiet else []
     levels = [lg.level for lg in loggers]
     deterministic = torch.are_deterministic_algorithms_enabled()

@@ -155,7 +155,8 @@ def evaluation_size(
     evaluation: EvaluationSettings, groups: dict[str, TextSet], policy: SizePolicy
 ) -> int | None:
     """Texts per evaluation draw: the configured size, or (matched, policy ``all``) the
-    smallest group's size when a group is smaller, so every group gets equal draws."""
+    smallest group's size when a group is smaller, so every group gets equal draws.
+    """
     size = evaluation.draw_size
     if size is None or not evaluation.matched or policy != "all" or not groups:
         return size

@@ -41,7 +41,8 @@ def log_distances(
     run: RunLog, matrices: dict[str, DistanceMatrix], *, figures: bool = True
 ) -> None:
     """Each matrix as ``distances/<name>.json`` + ``.csv``, one metric per pair and, with
-    ``figures``, its heatmap and floor plot."""
+    ``figures``, its heatmap and floor plot.
+    """
     metrics: dict[str, float] = {}
     for name, matrix in matrices.items():
         run.json(matrix.to_dict(), f"distances/{name}.json")
@@ -158,7 +159,8 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
 
 def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame:
     """The correlations drawn as scatter plots: the :data:`MAX_SCATTERS` strongest rows
-    significant by either test (adjusted as ``analysis.adjust`` says)."""
+    significant by either test (adjusted as ``analysis.adjust`` says).
+    """
     found = analysis.correlations
     if found is None:
         return pd.DataFrame()
@@ -332,7 +334,8 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
 
 def _opening(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> list[str]:
     """The lines before every finding: a random encoder's warning, a distance with no usable
-    value (with the settings that fix it), then the bottom line."""
+    value (with the settings that fix it), then the bottom line.
+    """
     line = _evidence(results, analysis, settings).sentence()
     warning = random_encoder_warning(results.meta)
     return [*([warning] if warning else []), *unusable_lines(results.distances), line]

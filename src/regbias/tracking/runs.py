@@ -70,12 +70,6 @@ class TrackingSettings:
     log_models: bool = False
     random_encoder_experiment: str | None = None
 
-    @classmethod
-    def from_mapping(cls, tracking: Mapping[str, Any]) -> TrackingSettings:
-        return cls(
-            str(tracking["uri"]), str(tracking["artifact_root"]), str(tracking["experiment"])
-        )
-
 
 def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
     """A client for the store and the id of the experiment (created when missing).

@@ -1,9 +1,9 @@
 """The composed Hydra config, read once into typed, frozen settings.
 
-This is the only module besides ``app/`` that sees OmegaConf. Every config group maps onto the
-settings dataclass of the stage that uses it, field name = config key, through the generic
-converter of :mod:`regbias.settings_reader`; so a value is written once (``conf/``) and a field
-once (its dataclass), and a typo or a wrong type fails here, before any work, with the key.
+Every config group maps onto the settings dataclass of the stage that uses it, field name =
+config key, through the generic converter of :mod:`regbias.settings_reader`; so a value is
+written once (``conf/``) and a field once (its dataclass), and a typo or a wrong type fails here,
+before any work, with the key. A group that chooses code names its class (``dataset._target_``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from typing import Any, Literal
 from omegaconf import DictConfig, OmegaConf
 
 from regbias.analysis.results import AnalysisSettings
-from regbias.data.loading import DatasetSettings, PathSettings
+from regbias.app.tasks import task_named
+from regbias.data.data_dir import PathSettings
+from regbias.data.dataset import Dataset
 from regbias.distances.suite import DistanceSettings
 from regbias.embeddings.encoder import EncoderSpec
 from regbias.errors import ConfigError
@@ -24,7 +26,6 @@ from regbias.tracking.runs import TrackingSettings
 
 __all__ = [
     "MAX_SEED",
-    "TASKS",
     "SamplingSettings",
     "StudySettings",
     "plain_config",
@@ -32,7 +33,6 @@ __all__ = [
     "validate_seed",
 ]
 
-TASKS = ("run", "describe", "analyze", "power")
 MAX_SEED = 2**32 - 1
 
 
@@ -50,14 +50,18 @@ class SamplingSettings:
 
 @dataclass(frozen=True)
 class StudySettings:
-    """Everything one job reads from its config, typed and validated."""
+    """Everything one job reads from its config, typed and validated.
 
-    task: Literal["run", "describe", "analyze", "power"]
+    ``task`` is one of :data:`regbias.app.tasks.TASKS`; ``dataset`` is the class its
+    ``_target_`` names.
+    """
+
+    task: str
     seed: int
     resume: bool
     paths: PathSettings
     sampling: SamplingSettings
-    dataset: DatasetSettings
+    dataset: Dataset
     finetune: FinetuneSettings
     encoder: EncoderSpec
     distance: DistanceSettings
@@ -88,7 +92,8 @@ def read_settings(cfg: DictConfig) -> StudySettings:
 
 def _random_encoder_apart(settings: StudySettings) -> StudySettings:
     """A random encoder's runs log to ``tracking.random_encoder_experiment``, away from the
-    study's real runs (its numbers mean nothing)."""
+    study's real runs (its numbers mean nothing).
+    """
     apart = settings.tracking.random_encoder_experiment
     if settings.encoder.source != "random" or not apart:
         return settings
@@ -96,9 +101,7 @@ def _random_encoder_apart(settings: StudySettings) -> StudySettings:
 
 
 def _check_task_and_seed(values: dict[str, Any]) -> None:
-    task = values.get("task")
-    if task not in TASKS:
-        raise ConfigError(f"unknown task '{task}': use one of {', '.join(TASKS)} (task=...)")
+    task_named(values.get("task"))
     validate_seed(values.get("seed"))
 
 

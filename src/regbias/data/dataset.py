@@ -1,0 +1,101 @@
+"""What a corpus is to regbias: one class that carries its files, its reader and its settings.
+
+A corpus is a frozen dataclass subclass of :class:`Dataset`, in one module, named by its config
+group's ``_target_`` (``conf/dataset/<name>.yaml``). Its fields are the group's keys: the shared
+ones below and its reader's own options. Its class attributes are what does not change between
+runs: the files to download (with checksums). Its methods read the corpus and list the files a
+run depends on. :mod:`regbias.data.registry` finds the corpora by their YAML files; the README's
+"Adding a corpus" section is a worked example.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from regbias.data.corpus import Corpus
+from regbias.data.data_dir import resolve_data_dir
+
+__all__ = ["Dataset", "ManifestEntry", "manifest"]
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One downloadable file of a dataset.
+
+    Attributes:
+        path: where the file lies, relative to the data directory.
+        url: where to download it.
+        sha256: its expected SHA-256 checksum, hex.
+    """
+
+    path: str
+    url: str
+    sha256: str
+
+
+def manifest(folder: str, url: str, checksums: Mapping[str, str]) -> tuple[ManifestEntry, ...]:
+    """Entries for files that share a folder and a download prefix: ``{file name: sha256}``."""
+    return tuple(
+        ManifestEntry(f"{folder}/{name}", f"{url}/{name}", sha) for name, sha in checksums.items()
+    )
+
+
+@dataclass(frozen=True)
+class Dataset(abc.ABC):
+    """A corpus of grouped, labelled texts: the ``dataset`` config group, and its reader.
+
+    Attributes:
+        name: the dataset's name in run names and experiments (its config file's name).
+        task: ``binary`` (one label: sentiment) or ``multilabel`` (topics).
+        unit: ``tweet`` (short texts; long text joins several) or ``document``.
+        groups: the groups to study, in display order (None: every group of the corpus).
+    """
+
+    name: str
+    task: Literal["binary", "multilabel"]
+    unit: Literal["tweet", "document"]
+    groups: list[str] | None = None
+
+    #: The files a run reads, downloaded on first use and by ``python -m regbias.data.fetch``.
+    downloads: ClassVar[tuple[ManifestEntry, ...]] = ()
+    #: Other fetchable file sets that belong to this corpus (e.g. the authors' test splits).
+    extra_downloads: ClassVar[Mapping[str, tuple[ManifestEntry, ...]]] = {}
+    #: True when the group names come from the data's rows (checked before a run starts).
+    groups_from_rows: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def read(self, data_dir: Path | None) -> Corpus:
+        """The corpus, read from ``data_dir`` (None: the dataset needs no data directory).
+
+        Raises:
+            DataError: a file is missing or malformed; the message says what to do.
+        """
+
+    def files(self, data_dir: Path | None) -> list[Path]:
+        """Every file :meth:`read` reads (their checksums make a run's data fingerprint)."""
+        if data_dir is None:
+            return []
+        return [data_dir / entry.path for entry in self.downloads]
+
+    def required(self, data_dir: Path | None) -> Path:
+        """``data_dir``, for readers that need one (:meth:`data_dir` gives one unless overridden).
+
+        Raises:
+            ValueError: ``data_dir`` is None (a programming error, not a user's).
+        """
+        if data_dir is None:
+            raise ValueError(f"dataset {self.name!r} reads a data directory; none was given")
+        return data_dir
+
+    def data_dir(self, configured: str | os.PathLike[str] | None) -> Path | None:
+        """The data directory this dataset reads (:func:`resolve_data_dir`).
+
+        Raises:
+            DataError: the dataset needs a data directory and it does not exist.
+        """
+        return resolve_data_dir(configured)
