@@ -23,7 +23,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from regbias.app.preflight import preflight_groups, resume_inputs
-from regbias.app.quiet import quiet_libraries
+from regbias.app.quiet import ALWAYS_QUIET_LOGGERS, quiet_libraries
 from regbias.app.settings import StudySettings, plain_config, read_settings
 from regbias.app.start import data_for_job
 from regbias.app.summary import finish_job
@@ -72,6 +72,7 @@ class JobContext:
 
     @property
     def hydra_dir(self) -> Path:
+        """The job's ``.hydra`` folder (its composed config and overrides)."""
         return self.output_dir / ".hydra"
 
     def write_record(self, **record: Any) -> None:
@@ -108,13 +109,10 @@ def read_parent(sweep_dir: Path | None) -> dict[str, str] | None:
     return json.loads((sweep_dir / PARENT_FILE).read_text())
 
 
-# Start-up chatter of libraries, repeated in every job: warnings only.
-QUIET_LOGGERS = ("lightning.pytorch.utilities.rank_zero", "jax._src.xla_bridge")
-
 
 def main(cfg: DictConfig) -> Any:
     """The Hydra task function behind ``run.py``."""
-    for name in QUIET_LOGGERS:
+    for name in ALWAYS_QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     quiet_libraries()
     context = job_context()

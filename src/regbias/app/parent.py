@@ -32,9 +32,10 @@ _NEUTRAL = ("hydra", "resume", "tracking")
 
 def sweep_key(config: DictConfig) -> str:
     """What makes two sweeps the same: config, sweep overrides and code commit."""
-    kept = OmegaConf.masked_copy(config, [k for k in config if k not in _NEUTRAL])
-    resolved = OmegaConf.to_container(kept, resolve=True)
-    assert isinstance(resolved, dict)
+    kept = OmegaConf.masked_copy(config, [str(k) for k in config if k not in _NEUTRAL])
+    container = OmegaConf.to_container(kept, resolve=True)
+    assert isinstance(container, dict)
+    resolved = {str(k): v for k, v in container.items()}
     overrides = [str(o) for o in config.hydra.overrides.task]
     resolved["_overrides"] = sorted(o for o in overrides if not _neutral(o))
     resolved["_commit"] = git_state()["git.commit"]
@@ -59,8 +60,8 @@ def open_parent(
     )
     previous = found[0] if found else None
     overrides = [str(o) for o in config.hydra.overrides.task]
-    reuse = bool(config.get("resume", True)) and previous is not None
-    if reuse and previous.info.status != "RUNNING":
+    reuse = bool(config.get("resume", True))
+    if reuse and previous is not None and previous.info.status != "RUNNING":
         run = RunLog(client, previous.info.run_id)
         client.update_run(run.run_id, status="RUNNING")
         reopened = int(previous.data.tags.get("regbias.reopened", "0")) + 1

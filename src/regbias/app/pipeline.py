@@ -86,8 +86,9 @@ def sweep_sinkhorn(
 
 
 def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) -> None:
-    """Group sizes, the training sample and every draw's size, as metrics and tables; the
-    group table also as the run's input dataset (read from ``source``).
+    """Log group sizes, the training sample and every draw's size, as metrics and tables.
+
+    The group table is also logged as the run's input dataset (read from ``source``).
     """
     table = group_table(
         study.corpus, {TRAIN_POOL: study.corpus.train, TRAIN_SAMPLE: study.training}
@@ -126,10 +127,10 @@ def _warn_shared(dropped: dict[str, int]) -> None:
 
 
 def data_source(settings: StudySettings) -> str:
-    """Where the job's corpus is read from: its data directory, or a CSV dataset's file."""
+    """Where the job's corpus is read from: its data directory, or (none needed) its files."""
     folder = settings.dataset.data_dir(settings.paths.data_dir)
     if folder is None:
-        return str(Path(str(settings.dataset.path)).resolve())
+        return "; ".join(str(path.resolve()) for path in settings.dataset.files(None))
     return str(folder.resolve())
 
 
@@ -141,8 +142,10 @@ def study_encoder(settings: StudySettings) -> Encoder:
 
 
 def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool = True) -> None:
-    """Matrices, per-pair metrics, the Sinkhorn diagnostics per repetition, the LDA projection
-    (the job's own passages) and, with ``figures``, the heatmaps and floor plots.
+    """Log the matrices, per-pair metrics and the Sinkhorn diagnostics per repetition.
+
+    Also the LDA projection (the job's own passages) and, with ``figures``, the heatmaps and
+    floor plots.
     """
     log_distances(run, suite.matrices, figures=figures)
     if suite.lda_projection is not None:

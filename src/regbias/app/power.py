@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -83,7 +84,9 @@ def power_study(
         settings.distance.long.texts_per_passage if settings.dataset.unit == "tweet" else 1
     )
     banks = [passage_bank(study.groups[g].texts, per_passage, power.seed) for g in (source, donor)]
-    padding = "real" if settings.distance.tokens == "real" else "max_length"
+    padding: Literal["real", "max_length"] = (
+        "real" if settings.distance.tokens == "real" else "max_length"
+    )
 
     def tokens(texts: list[str]) -> dict[str, np.ndarray]:
         distinct = list(dict.fromkeys(texts))
@@ -123,7 +126,8 @@ def power_study(
         design.repetitions,
     )
     rows = plant_power(
-        *banks,
+        banks[0],
+        banks[1],
         design,
         tokens=tokens,
         pooled=pooled,

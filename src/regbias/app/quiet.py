@@ -13,7 +13,7 @@ import os
 import sys
 import warnings
 
-__all__ = ["QUIET_ENV", "QUIET_LOGGERS", "quiet_libraries", "verbose"]
+__all__ = ["ALWAYS_QUIET_LOGGERS", "QUIET_ENV", "QUIET_LOGGERS", "quiet_libraries", "verbose"]
 
 #: Environment variables set (unless the user set them) for a quiet run.
 QUIET_ENV = {
@@ -22,13 +22,14 @@ QUIET_ENV = {
     "TRANSFORMERS_VERBOSITY": "error",
     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
 }
+#: Start-up lines repeated in every job, quiet even with ``hydra.verbose``: warnings only.
+ALWAYS_QUIET_LOGGERS = ("lightning.pytorch.utilities.rank_zero", "jax._src.xla_bridge")
 #: Loggers of libraries that repeat start-up lines in every job: warnings only.
 QUIET_LOGGERS = (
     "mlflow",
     "alembic",
-    "lightning.pytorch.utilities.rank_zero",
+    *ALWAYS_QUIET_LOGGERS,
     "lightning.fabric.utilities.rank_zero",
-    "jax._src.xla_bridge",
     "transformers",
     "huggingface_hub",
 )

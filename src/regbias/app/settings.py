@@ -72,7 +72,7 @@ class StudySettings:
 
 def plain_config(cfg: DictConfig) -> dict[str, Any]:
     """The config as plain, resolved containers (without Hydra's own node)."""
-    study = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    study = OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"])
     values = OmegaConf.to_container(study, resolve=True, throw_on_missing=True)
     assert isinstance(values, dict)
     return values  # type: ignore[return-value]
@@ -91,8 +91,9 @@ def read_settings(cfg: DictConfig) -> StudySettings:
 
 
 def _random_encoder_apart(settings: StudySettings) -> StudySettings:
-    """A random encoder's runs log to ``tracking.random_encoder_experiment``, away from the
-    study's real runs (its numbers mean nothing).
+    """Send a random encoder's runs to ``tracking.random_encoder_experiment``.
+
+    They stay away from the study's real runs (their numbers mean nothing).
     """
     apart = settings.tracking.random_encoder_experiment
     if settings.encoder.source != "random" or not apart:

@@ -82,6 +82,7 @@ class SweepCallback(Callback):
         self._open: RunLog | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Before any job: data present, cluster paths checked, the parent run opened."""
         start_sweep(config)
         presubmit(config)  # cluster launchers only: absolute paths for the jobs, or exit 2
         # Hydra turns a callback's exception into a warning and runs the jobs anyway: a sweep
@@ -126,6 +127,7 @@ class SweepCallback(Callback):
         log.info("sweep parent run %s in experiment %s", parent.run_id, experiment_id)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """After the jobs: pool the finished ones, write the summary, close the parent run."""
         sweep_dir = Path(config.hydra.sweep.dir)
         records = job_records(sweep_dir)
         failed = [r for r in records if r.get("status") not in DONE]

@@ -1,0 +1,1 @@
+"""Stage 0, the data: corpora (one class each, found through ``conf/dataset``), groups, draws."""

@@ -68,4 +68,5 @@ class Corpus:
 
     @property
     def group_names(self) -> list[str]:
+        """The groups' names, in display order."""
         return list(self.groups)

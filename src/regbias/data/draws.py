@@ -107,6 +107,7 @@ class DistanceDraws:
     pool_size: int | None = None
 
     def table(self) -> pd.DataFrame:
+        """The records as a table, one row per draw."""
         return pd.DataFrame(self.records)
 
     def distinct_texts(self, kinds: list[str]) -> list[str]:

@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from regbias.console import progress_bar
 from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for
@@ -178,7 +178,7 @@ class _Source:
         size = getattr(response, "headers", {}).get("Content-Length")
         if self.bar is not None and size and str(size).isdigit():
             self.bar.total = (self.bar.total or 0) + int(size)
-        return _Counted(response, self)
+        return cast(BinaryIO, _Counted(response, self))  # reads, closes: all fetch asks of it
 
     def reason(self, error: DataError) -> str:
         if self.error is None:

@@ -19,7 +19,7 @@ from regbias.errors import DataError
 __all__ = [
     "AUTHORS_MULTIPLE_PLACES",
     "AUTHORS_SPLITS",
-    "DOWNLOADS",
+    "REUTERS_DOWNLOADS",
     "FOCUS_PLACES",
     "REUTERS_GROUPS",
     "SGML_FILES",
@@ -50,7 +50,7 @@ _AUTHORS_URL = (
 )
 #: The SGML files a run reads, as single raw files from a pinned commit of a public mirror
 #: (the checksum of the UCI archive cannot be known offline).
-DOWNLOADS = manifest(
+REUTERS_DOWNLOADS = manifest(
     "reuters21578",
     _SGML_URL,
     {
@@ -79,7 +79,7 @@ DOWNLOADS = manifest(
     },
 )
 #: The 22 SGML files of Reuters-21578 Distribution 1.0, relative to the data directory.
-SGML_FILES: tuple[str, ...] = tuple(entry.path for entry in DOWNLOADS)
+SGML_FILES: tuple[str, ...] = tuple(entry.path for entry in REUTERS_DOWNLOADS)
 #: The authors' DocBERT test splits by region (``regional_reuters``), to compare against.
 AUTHORS_SPLITS = manifest(
     "regional_reuters",
@@ -245,7 +245,7 @@ class Reuters21578(Dataset):
 
     multiple_places: list[str] | None = None
 
-    downloads = DOWNLOADS
+    downloads = REUTERS_DOWNLOADS
     extra_downloads: ClassVar[dict[str, tuple[ManifestEntry, ...]]] = {
         "regional_reuters": AUTHORS_SPLITS
     }

@@ -59,6 +59,7 @@ class Draw:
 
     @property
     def size(self) -> int:
+        """The number of texts drawn."""
         return len(self.indices)
 
 

@@ -18,7 +18,7 @@ from regbias.data.groups import MIXED
 from regbias.errors import DataError
 
 __all__ = [
-    "DOWNLOADS",
+    "SENTIMENT140_DOWNLOADS",
     "FULL_TRAINING_FILE",
     "LABEL_NAMES",
     "POOL_FILES",
@@ -49,7 +49,7 @@ _POOL_URL = (
     "0f8dae787c1e4d239f8b03a04dccfd6ddb77a6cc/data/tweets_100k"
 )
 #: The files a run reads, with the checksums of the copies the study was run on.
-DOWNLOADS = manifest(
+SENTIMENT140_DOWNLOADS = manifest(
     "regional_sentiment140",
     _REGIONAL_URL,
     {
@@ -84,7 +84,7 @@ class Sentiment140(Dataset):
 
     clean_regional: bool = False
 
-    downloads = DOWNLOADS
+    downloads = SENTIMENT140_DOWNLOADS
 
     def read(self, data_dir: Path | None) -> Corpus:
         """The corpus (:func:`read_sentiment140`)."""

@@ -1,0 +1,87 @@
+"""Knowledge written once: the layout rules a reviewer would otherwise check by hand.
+
+* no module of ``src/regbias`` over :data:`MAX_LINES` lines;
+* no private name (``_x``) imported from another module, in the package or its tests;
+* no public constant (``UPPER_CASE``) defined at module level in two modules: one home, and
+  importers import it (task lists, environment variables, defaults);
+* every environment variable regbias reads is named by one constant, in one module.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "regbias"
+MAX_LINES = 500
+ENV_PREFIXES = ("REGBIAS_", "MLFLOW_TRACKING_URI")
+
+
+def _modules(*folders: Path) -> list[Path]:
+    return sorted(p for folder in folders for p in folder.rglob("*.py"))
+
+
+def _constants(tree: ast.Module) -> dict[str, ast.expr | None]:
+    """Module-level ``NAME = value`` / ``NAME: T = value`` with a public upper-case name."""
+    found: dict[str, ast.expr | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            found |= dict.fromkeys(names, node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found[node.target.id] = node.value
+    return {n: v for n, v in found.items() if n.isupper() and not n.startswith("_") and n != "T"}
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in _modules(PACKAGE)
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"split these along their sections: {long}"
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    imports = []
+    for path in _modules(PACKAGE, ROOT / "tests", ROOT / "benchmarks"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        imports.append(f"{path.relative_to(ROOT)}: {node.module}.{alias.name}")
+    assert not imports, "make these public where they belong, or keep them in their module"
+
+
+def test_no_public_constant_is_defined_in_two_modules() -> None:
+    homes: dict[str, list[str]] = defaultdict(list)
+    for path in _modules(PACKAGE):
+        for name in _constants(ast.parse(path.read_text())):
+            homes[name].append(str(path.relative_to(PACKAGE)))
+    twice = {name: where for name, where in homes.items() if len(where) > 1}
+    assert not twice, f"define each once and import it: {twice}"
+
+
+def test_each_environment_variable_is_named_once() -> None:
+    homes: dict[str, list[str]] = defaultdict(list)
+    for path in _modules(PACKAGE):
+        for node in ast.walk(ast.parse(path.read_text())):
+            value = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(value, str) and value.startswith(ENV_PREFIXES) and value.isupper():
+                homes[value].append(str(path.relative_to(PACKAGE)))
+    twice = {name: where for name, where in homes.items() if len(where) > 1}
+    assert not twice, f"name each variable in one constant and import it: {twice}"
+    assert {"REGBIAS_DATA_DIR", "REGBIAS_CACHE_DIR", "REGBIAS_OFFLINE"} <= set(homes)
+
+
+def test_the_rule_env_wins_over_the_config_is_written_once() -> None:
+    """Only ``data/data_dir.py`` reads ``$REGBIAS_DATA_DIR`` to choose the data directory."""
+    readers = [
+        str(p.relative_to(PACKAGE))
+        for p in _modules(PACKAGE)
+        if "environ.get(DATA_DIR_ENV)" in p.read_text()
+        and p.name not in ("data_dir.py", "cluster_checks.py")
+    ]
+    assert not readers, f"ask regbias.data.data_dir.data_dir_for instead: {readers}"
