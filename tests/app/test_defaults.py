@@ -48,3 +48,22 @@ def disagreements(cls: type, node: dict[str, Any], path: str, raw: Any) -> list[
 def test_every_default_in_code_is_the_yamls():
     cfg = compose_config()
     assert disagreements(StudySettings, plain_config(cfg), "", cfg) == []
+
+
+def test_each_datasets_own_defaults_are_its_yamls():
+    """A dataset class's own fields (its reader's options) default to its YAML's values."""
+    from regbias.config_files import read_option
+    from regbias.data.dataset import Dataset
+    from regbias.data.registry import dataset_class, dataset_names
+
+    shared = {field.name for field in dataclasses.fields(Dataset)}
+    found = []
+    for name in dataset_names():
+        kind, values = dataset_class(name), read_option("dataset", name)
+        for field in dataclasses.fields(kind):
+            value = values.get(field.name)
+            if field.name in shared or value == "???" or field.default is dataclasses.MISSING:
+                continue
+            if field.default != value:
+                found.append(f"{name}.{field.name}: code {field.default!r}, yaml {value!r}")
+    assert found == []

@@ -25,7 +25,8 @@ class CsvDataset(Dataset):
         path: the file; a relative path that does not exist from here is looked up in the data
             directory.
         text_column, label_column, group_column: the columns' names.
-        train_group: the group whose rows form the general training pool.
+        train_group: the group whose rows form the general training pool (None: the rows
+            with an empty group).
         positive_label: the label value that counts as positive (None: the larger).
         clean: apply the tweet cleaning to the texts.
     """
@@ -34,7 +35,7 @@ class CsvDataset(Dataset):
     text_column: str = "text"
     label_column: str = "label"
     group_column: str = "group"
-    train_group: str | None = None
+    train_group: str | None = "train"
     positive_label: str | int | None = None
     clean: bool = False
 
