@@ -1,69 +1,36 @@
-"""Adding a corpus is one module and one YAML: a toy dataset outside the package runs a study.
+"""Adding a corpus is one module and one YAML: the README's example, outside the package, runs.
 
-The module below and its config file are all a user writes; nothing in regbias changes. The
-YAML joins Hydra's search path (``hydra.searchpath``) and names the class (``_target_``).
+The module and the config file are taken from the README's "Adding a corpus" section, so the
+worked example a user copies is the one tested. Nothing in regbias changes: the YAML joins
+Hydra's search path (``hydra.searchpath``) and names the class (``_target_``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import textwrap
+import random
+import re
 from pathlib import Path
 
 from tests.cli import run_cli, runs
 
-MODULE = '''
-"""A toy corpus: tab-separated rows (group, label, text) in <data_dir>/toy/rows.tsv."""
-
-from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
-
-from regbias.data.corpus import Corpus, TextSet
-from regbias.data.dataset import Dataset, ManifestEntry
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-@dataclass(frozen=True)
-class Toy(Dataset):
-    """Rows of three made-up dialects and a training pool."""
-
-    lowercase: bool = True
-
-    downloads = (ManifestEntry("toy/rows.tsv", "https://example.org/toy/rows.tsv", "{sha}"),)
-
-    def read(self, data_dir: Path | None) -> Corpus:
-        rows = [line.split("\\t") for line in (self.required(data_dir) / "toy/rows.tsv")
-                .read_text().splitlines()]
-        def text_set(group: str) -> TextSet:
-            picked = [(int(label), text.lower() if self.lowercase else text)
-                      for g, label, text in rows if g == group]
-            return TextSet([t for _, t in picked], np.array([l for l, _ in picked]))
-        groups = {{g: text_set(g) for g in ("north", "south", "east")}}
-        return Corpus(self.name, "binary", ["negative", "positive"], text_set("pool"), groups)
-'''
-
-YAML = """\
-# @package _global_
-defaults:
-  - /finetune: sentiment140
-  - _self_
-
-dataset:
-  _target_: toy_corpus.Toy
-  name: toy
-  task: binary
-  unit: tweet
-  groups: null
-  lowercase: true
-"""
+def _readme_example() -> tuple[str, str]:
+    """The Python module and the YAML file of the README's "Adding a corpus" section."""
+    section = README.read_text().split("### Adding a corpus", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```(python|yaml)\n(.*?)```", section, re.S)
+    code = {kind: text for kind, text in blocks}
+    return code["python"], code["yaml"]
 
 
-def _write_toy(root: Path) -> tuple[Path, Path]:
-    data = root / "data" / "toy"
+def _write_example(root: Path) -> tuple[Path, Path]:
+    """The README's corpus, its data file and config, laid out as a user would."""
+    data = root / "data" / "dialects"
     data.mkdir(parents=True)
     words = ["good", "bad", "rain", "sun", "tea", "mate", "eh", "y'all", "bloody", "wicked"]
-    rng = __import__("random").Random(0)
+    rng = random.Random(0)
     lines = []
     for group, n in (("pool", 400), ("north", 120), ("south", 120), ("east", 120)):
         for i in range(n):
@@ -71,17 +38,20 @@ def _write_toy(root: Path) -> tuple[Path, Path]:
             lines.append(f"{group}\t{i % 2}\t{text}")
     rows = data / "rows.tsv"
     rows.write_text("\n".join(lines) + "\n")
-    sha = hashlib.sha256(rows.read_bytes()).hexdigest()
-    plugin = root / "plugin"
-    (plugin / "conf" / "dataset").mkdir(parents=True)
-    (plugin / "toy_corpus.py").write_text(textwrap.dedent(MODULE).format(sha=sha))
-    (plugin / "conf" / "dataset" / "toy.yaml").write_text(YAML)
+    module, yaml = _readme_example()
+    module = module.replace("<sha256>", hashlib.sha256(rows.read_bytes()).hexdigest())
+    plugin = root / "my_corpora"
+    plugin.mkdir()
+    (plugin / "dialects.py").write_text(module)
+    conf = root / "my_conf" / "dataset"
+    conf.mkdir(parents=True)
+    (conf / "dialects.yaml").write_text(yaml)
     return plugin, root / "data"
 
 
-def test_a_toy_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path: Path) -> None:
-    plugin, data_dir = _write_toy(tmp_path)
-    args = [f"hydra.searchpath=[file://{plugin / 'conf'}]", "dataset=toy"]
+def test_the_readmes_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path: Path) -> None:
+    plugin, data_dir = _write_example(tmp_path)
+    args = [f"hydra.searchpath=[file://{plugin.parent / 'my_conf'}]", "dataset=dialects"]
     env = {"PYTHONPATH": str(plugin)}
     described = run_cli(tmp_path, *args, "task=describe", data_dir=data_dir, env=env)
     assert described.returncode == 0, described.stderr[-2000:]
@@ -98,26 +68,26 @@ def test_a_toy_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = runs(tmp_path)
     assert run.info.status == "FINISHED"
-    assert run.data.params["dataset._target_"] == "toy_corpus.Toy"
-    assert run.data.tags["mlflow.runName"].startswith("toy-")
+    assert run.data.params["dataset._target_"] == "dialects.Dialects"
+    assert run.data.tags["mlflow.runName"].startswith("dialects-")
     metrics = run.data.metrics
-    # Every stage ran on the toy's groups: a performance gap per pair, correlated with distances.
+    # Every stage ran on the example's groups: a performance gap per pair, correlated with distances.
     assert {"corr/dist_energy_long/gap_accuracy/rho", "cache/misses"} <= set(metrics)
     assert any(key.startswith("dist_mean/") for key in metrics)
 
 
-def test_a_toy_yaml_naming_a_missing_class_fails_in_one_line(tmp_path: Path) -> None:
-    plugin, data_dir = _write_toy(tmp_path)
-    yaml = plugin / "conf" / "dataset" / "toy.yaml"
-    yaml.write_text(yaml.read_text().replace("toy_corpus.Toy", "toy_corpus.Nope"))
+def test_a_corpus_yaml_naming_a_missing_class_fails_in_one_line(tmp_path: Path) -> None:
+    plugin, data_dir = _write_example(tmp_path)
+    yaml = plugin.parent / "my_conf" / "dataset" / "dialects.yaml"
+    yaml.write_text(yaml.read_text().replace("dialects.Dialects", "dialects.Nope"))
     done = run_cli(
         tmp_path,
-        f"hydra.searchpath=[file://{plugin / 'conf'}]",
-        "dataset=toy",
+        f"hydra.searchpath=[file://{plugin.parent / 'my_conf'}]",
+        "dataset=dialects",
         "task=describe",
         data_dir=data_dir,
         env={"PYTHONPATH": str(plugin)},
     )
     assert done.returncode != 0
-    assert "dataset._target_=toy_corpus.Nope cannot be imported" in done.stderr
+    assert "dataset._target_=dialects.Nope cannot be imported" in done.stderr
     assert "Traceback" not in done.stderr
