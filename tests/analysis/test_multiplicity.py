@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from regbias.analysis.correlations import correlations
 from regbias.analysis.multiplicity import adjust_p, p_column
-from regbias.analysis.pairs import correlations
 from regbias.errors import ConfigError
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.pairs import correlations
+from regbias.analysis.correlations import correlations
 from regbias.analysis.primary import (
     NON_REGION_GROUPS,
     expected_direction,

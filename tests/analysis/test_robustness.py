@@ -10,18 +10,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.pairs import correlations
+from regbias.analysis.bootstrap import bootstrap_intervals, bootstrap_replicates, weighted_dcor
+from regbias.analysis.correlations import correlations
+from regbias.analysis.group_removal import leave_one_group_out, without_groups
+from regbias.analysis.partial_mantel import partial_mantel, size_covariate
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
-from regbias.analysis.robustness import (
-    bootstrap_intervals,
-    bootstrap_replicates,
-    leave_one_group_out,
-    partial_mantel,
-    robustness,
-    size_covariate,
-    weighted_dcor,
-    without_groups,
-)
+from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
 
 PERMUTATION = {"n_permutations": 999, "seed": 0, "exact_limit": 40320}

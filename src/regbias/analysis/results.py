@@ -9,8 +9,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from regbias.analysis.correlations import correlations
 from regbias.analysis.multiplicity import ADJUSTMENTS
-from regbias.analysis.pairs import MIN_GROUPS, PairTable, correlations, pairwise_table
+from regbias.analysis.pairs import MIN_GROUPS, PairTable, pairwise_table
 from regbias.analysis.power_rho import DEFAULT_RHOS
 from regbias.analysis.primary import DIRECTIONS, PrimaryTest, primary_test
 from regbias.analysis.robustness import robustness

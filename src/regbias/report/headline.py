@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from regbias.analysis.pair_verdicts import pair_verdicts
-from regbias.analysis.pairs import strongest
+from regbias.analysis.correlations import strongest
 from regbias.distances.matrix import DistanceMatrix
 from regbias.tables import read_table
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from regbias.analysis.correlations import strongest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_verdicts import pair_verdicts, with_verdict_columns
-from regbias.analysis.pairs import strongest
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
