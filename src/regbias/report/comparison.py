@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from regbias.report.figures import _figure
+from regbias.report.canvas import new_figure
 from regbias.report.headline import Headline
 
 __all__ = [
@@ -91,7 +91,7 @@ def comparison_metrics(headlines: Mapping[str, Headline]) -> dict[str, float]:
 
 def comparison_figure(table: pd.DataFrame) -> Figure:
     """Left: rho of each distance against the headline gap per variant; right: mean distances."""
-    fig = _figure(11, 4.2)
+    fig = new_figure(11, 4.2)
     left, right = fig.subplots(1, 2)
     rho = [c for c in table.columns if c.startswith("rho ")]
     means = [c for c in table.columns if c.startswith("mean ")]
