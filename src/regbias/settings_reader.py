@@ -13,6 +13,7 @@ composed config into one).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from regbias.errors import ConfigError
 
-__all__ = ["build"]
+__all__ = ["build", "check_choices", "convert"]
 
 T = TypeVar("T")
 
@@ -51,6 +52,40 @@ def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise ConfigError(f"{name} has no value: set it ({name}=...)")
     return kind(**arguments)
+
+
+def check_choices(settings: Any, key: str) -> None:
+    """Check every field typed with a ``Literal`` against its choices, as :func:`build` does.
+
+    Settings read from the config are checked by :func:`build`; this gives settings made
+    directly in Python (tests, ``dataclasses.replace``) the same one-line error, from the
+    field's type alone, so that the choices are written once. Call it from ``__post_init__``.
+
+    Args:
+        settings: a dataclass instance.
+        key: its config key (e.g. ``distance.sinkhorn``), to name the field in the message.
+
+    Raises:
+        ConfigError: a field's value is none of its ``Literal`` choices (nor another type its
+            annotation allows).
+    """
+    hints = _choice_fields(type(settings))
+    for name, hint in hints.items():
+        convert(hint, getattr(settings, name), _join(key, name))
+
+
+@functools.cache
+def _choice_fields(kind: type) -> dict[str, Any]:
+    """The type hints of ``kind``'s fields that are, or allow, a ``Literal``."""
+    hints = typing.get_type_hints(kind)
+    return {f.name: hints[f.name] for f in dataclasses.fields(kind) if _has_literal(hints[f.name])}
+
+
+def _has_literal(hint: Any) -> bool:
+    origin = get_origin(hint)
+    if origin is Literal:
+        return True
+    return origin in (Union, types.UnionType) and any(_has_literal(a) for a in get_args(hint))
 
 
 def _join(key: str, name: str) -> str:

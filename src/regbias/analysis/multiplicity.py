@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from regbias.errors import ConfigError
 
 __all__ = [
     "ADJUSTMENTS",
+    "Adjustment",
     "MAXT_METHODS",
     "add_adjusted_p",
     "add_maxt_p",
@@ -33,8 +35,15 @@ __all__ = [
     "p_column",
 ]
 
-#: The ``analysis.adjust`` choices: the column suffix each one marks significance with.
-ADJUSTMENTS = {"maxt": "p_maxt", "holm": "p_holm", "bh": "p_bh", "none": "p_perm"}
+#: The ``analysis.adjust`` choices.
+Adjustment = Literal["maxt", "holm", "bh", "none"]
+#: The column suffix each ``analysis.adjust`` choice marks significance with.
+ADJUSTMENTS: dict[Adjustment, str] = {
+    "maxt": "p_maxt",
+    "holm": "p_holm",
+    "bh": "p_bh",
+    "none": "p_perm",
+}
 STATISTICS = ("spearman", "kendall")
 #: The ``maxt_method`` column: how a row's ``*_p_maxt`` was adjusted ("" for no test).
 #: ``maxt``: Westfall-Young step-down maxT over every tested row (they share their pairs);

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -52,7 +52,7 @@ __all__ = [
 NON_REGION_GROUPS: tuple[str, ...] = (BASELINE, MIXED, "multiple", "test")
 #: The ``analysis.primary_direction`` choices; ``auto`` takes the performance column's prefix.
 Direction = Literal["auto", "greater", "less", "two-sided"]
-DIRECTIONS: tuple[Direction, ...] = ("auto", "greater", "less", "two-sided")
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
 _EXPECTED = {"gap_": "greater", "dcor_": "less"}
 
 
