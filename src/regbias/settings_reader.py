@@ -27,8 +27,15 @@ T = TypeVar("T")
 
 
 def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
-    """A ``kind`` dataclass from the config mapping at ``key`` (e.g. ``distance.sinkhorn``;
-    ``""`` for the top level).
+    """A ``kind`` dataclass from the config mapping at ``key``.
+
+    Args:
+        kind: the settings dataclass.
+        values: the config group's keys and values.
+        key: the group's config key (e.g. ``distance.sinkhorn``; ``""`` for the top level).
+
+    Returns:
+        The settings, every value converted and checked against its field's type.
 
     Raises:
         ConfigError: a key is unknown or missing, or a value has the wrong type; the message

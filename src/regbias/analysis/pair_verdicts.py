@@ -60,10 +60,12 @@ class DistanceVerdict:
 
     @property
     def tested(self) -> bool:
+        """Whether the distance was tested at all (it has relabellings)."""
         return self.relabellings > 0
 
     @property
     def n_pairs(self) -> int:
+        """The number of pairs of groups the verdict covers."""
         return len(self.table)
 
     @property
@@ -151,8 +153,17 @@ def _verdict(matrix: DistanceMatrix, method: str, alpha: float) -> DistanceVerdi
 def with_verdict_columns(
     pairwise: pd.DataFrame, verdicts: dict[str, DistanceVerdict]
 ) -> pd.DataFrame:
-    """The pair table with ``p_adjusted_dist_<name>`` and ``differs_dist_<name>`` per tested
-    distance (pairs matched in either order; NaN / False where a pair is not in the matrix)."""
+    """The pair table with each tested distance's pair-test verdicts as columns.
+
+    Args:
+        pairwise: the pair table.
+        verdicts: :func:`pair_verdicts` by distance name.
+
+    Returns:
+        A copy with ``p_adjusted_dist_<name>`` and ``differs_dist_<name>`` per tested
+        distance (pairs matched in either order; NaN / False where a pair is not in the
+        matrix).
+    """
     out = pairwise.copy()
     for name, verdict in verdicts.items():
         if not verdict.tested:

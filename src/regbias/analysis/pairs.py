@@ -58,8 +58,11 @@ class PairTable:
 
     @classmethod
     def of(cls, frame: pd.DataFrame) -> PairTable:
-        """A pair table whose columns are classified by the study's prefixes (``dist_``,
-        ``gap_``, ``dcor_``); other columns (excess, p above noise) ride along."""
+        """A pair table whose columns are classified by the study's prefixes.
+
+        ``dist_*`` columns are distances, ``gap_*`` and ``dcor_*`` performance; other columns
+        (excess, p above noise) ride along in the frame.
+        """
         return cls(
             frame,
             [c for c in frame.columns if str(c).startswith(DISTANCE_PREFIX)],

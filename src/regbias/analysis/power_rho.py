@@ -75,8 +75,10 @@ class PrimaryPower:
 
     @property
     def detected_rho(self) -> float | None:
-        """The smallest planted ``|rho|`` with power at least :data:`TARGET_POWER` (signed as
-        ``planted_rho``); None when no planted rho reaches it."""
+        """The smallest planted ``|rho|`` with power at least :data:`TARGET_POWER`.
+
+        Signed as ``planted_rho``; None when no planted rho reaches that power.
+        """
         reached = self.table[self.table["power"] >= TARGET_POWER]
         if not len(reached):
             return None

@@ -171,8 +171,10 @@ def lda_projection(draw: dict[str, np.ndarray], settings: LdaSettings) -> LdaPro
 
 
 def _ledoit_wolf_shrinkage(x: np.ndarray) -> float:
-    """scikit-learn's ``ledoit_wolf_shrinkage`` of centred data, through the ``n x n`` Gram
-    matrix (cheaper than its ``d x d`` blocks when passages are fewer than dimensions)."""
+    """Scikit-learn's ``ledoit_wolf_shrinkage`` of centred data, via the ``n x n`` Gram matrix.
+
+    Cheaper than scikit-learn's ``d x d`` blocks when passages are fewer than dimensions.
+    """
     n, dim = x.shape
     if dim == 1:
         return 0.0  # one feature: every shrinkage gives the same covariance
@@ -344,8 +346,11 @@ def _floor_possible(settings: LdaSettings, n: int, k: int, dim: int) -> bool:
 
 @dataclass(frozen=True)
 class _Measured:
-    """One repetition: observed ``(K, K)`` distances, the floor (None: halves too small), and
-    the projected measured passages with their positions (for the relabellings)."""
+    """One repetition's measurement, with what its relabellings need.
+
+    Holds the observed ``(K, K)`` distances, the floor (None: halves too small), and the
+    projected measured passages with their positions.
+    """
 
     observed: np.ndarray
     floor: np.ndarray | None

@@ -169,6 +169,11 @@ class DistanceMatrix:
         )
 
     def value(self, group_a: str, group_b: str) -> float:
+        """The mean distance of two groups, by name.
+
+        Raises:
+            ValueError: a group is not in the matrix.
+        """
         i, j = self.groups.index(group_a), self.groups.index(group_b)
         return float(self.mean[i, j])
 
@@ -181,6 +186,12 @@ class DistanceMatrix:
         return pd.DataFrame(rows, columns=["group_a", "group_b", "mean", "sd"])
 
     def to_dict(self) -> dict[str, Any]:
+        """The matrix as plain JSON values (what ``distances/<name>.json`` holds).
+
+        Returns:
+            ``name, groups, mean, sd, n_repetitions, config`` and those of ``floor,
+            floor_sd, null, excluded, repetitions`` that are known, arrays as nested lists.
+        """
         return {
             "name": self.name,
             "groups": self.groups,
@@ -202,6 +213,11 @@ class DistanceMatrix:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DistanceMatrix:
+        """The matrix :meth:`to_dict` wrote (absent optional arrays stay None).
+
+        Raises:
+            KeyError: ``groups``, ``mean``, ``sd`` or ``n_repetitions`` is missing.
+        """
         return cls(
             name=data.get("name", "distance"),
             groups=list(data["groups"]),

@@ -151,8 +151,13 @@ class PowerResult:
     donor: str
 
     def rates(self) -> pd.DataFrame:
-        """Per distance and share: ``power`` (at ``alpha / m``), ``power_unadjusted`` (at
-        ``alpha``), the plants, and the 95% Clopper-Pearson interval of ``power``."""
+        """The detection rates of every distance at every planted share.
+
+        Returns:
+            One row per distance and share: ``power`` (the share of plants with p at most
+            ``alpha / m``), ``power_unadjusted`` (at ``alpha``), the number of plants, and
+            the 95% Clopper-Pearson interval of ``power``.
+        """
         level = self.design.alpha / self.design.n_pairs
         rows = []
         for (name, share), part in self.plants.groupby(["distance", "share"], sort=True):
@@ -173,8 +178,11 @@ class PowerResult:
         return pd.DataFrame(rows)
 
     def detectable(self) -> dict[str, float]:
-        """Per distance, the smallest planted share detected with :data:`TARGET_POWER` power
-        (NaN: none was)."""
+        """Per distance, the smallest planted share detected with :data:`TARGET_POWER` power.
+
+        Returns:
+            The share by distance name; NaN where no planted share reaches that power.
+        """
         out = {}
         for name, part in self.rates().groupby("distance", sort=False):
             hit = part[(part["share"] > 0) & (part["power"] >= TARGET_POWER)]

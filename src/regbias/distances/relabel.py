@@ -150,6 +150,7 @@ class NullSums:
 
     @classmethod
     def zeros(cls, n_relabellings: int, n_groups: int) -> NullSums:
+        """Empty sums for ``n_relabellings`` relabellings of ``n_groups`` groups."""
         return cls(np.zeros((n_relabellings, n_groups, n_groups)))
 
     def add(self, i: int, j: int, values: np.ndarray) -> None:

@@ -344,9 +344,10 @@ def divergences(
     size: int,
     on_result: Callable[[], None] | None = None,
 ) -> list[DivergenceResult]:
-    """Divergences of many pairs of clouds at one padded size: self terms in one batched call,
-    cross terms in another (the relabelled pairs of a test), each retried as
-    :func:`solve_ot` retries.
+    """Divergences of many pairs of clouds at one padded size, in two batched calls.
+
+    The self terms are solved in one batched call, the cross terms (the relabelled pairs of a
+    test) in another, each retried as :func:`solve_ot` retries.
 
     Args:
         pairs: ``(x, y)`` clouds, each at most ``size`` points.

@@ -54,8 +54,15 @@ def metric_label(label: str) -> str:
 
 
 def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
-    """One row per variant: ``rho`` and ``p_perm`` per distance against the headline gap,
-    and each distance's mean over pairs."""
+    """One row per variant of a sweep, from the variants' headlines.
+
+    Args:
+        headlines: each variant's headline, by its label.
+
+    Returns:
+        ``variant``, then ``rho`` and ``p_perm`` per distance against the headline gap, and
+        each distance's mean over pairs.
+    """
     rows = []
     for label, headline in headlines.items():
         row: dict[str, Any] = {"variant": label}

@@ -40,8 +40,13 @@ REGIONS = ("au", "ca", "nz", "uk", "us", "za")
 def log_distances(
     run: RunLog, matrices: dict[str, DistanceMatrix], *, figures: bool = True
 ) -> None:
-    """Each matrix as ``distances/<name>.json`` + ``.csv``, one metric per pair and, with
-    ``figures``, its heatmap and floor plot."""
+    """Log each matrix as ``distances/<name>.json`` and ``.csv``, with one metric per pair.
+
+    Args:
+        run: the run to log to.
+        matrices: the distance matrices by name.
+        figures: also log each matrix's heatmap and floor plot.
+    """
     metrics: dict[str, float] = {}
     for name, matrix in matrices.items():
         run.json(matrix.to_dict(), f"distances/{name}.json")
@@ -157,8 +162,16 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
 
 
 def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame:
-    """The correlations drawn as scatter plots: the :data:`MAX_SCATTERS` strongest rows
-    significant by either test (adjusted as ``analysis.adjust`` says)."""
+    """The correlations drawn as scatter plots.
+
+    Args:
+        analysis: the analysis whose correlation table is read.
+        settings: its settings (``adjust`` says which adjusted p-values mark significance).
+
+    Returns:
+        The :data:`MAX_SCATTERS` strongest rows significant by Spearman's or Kendall's test
+        (empty when there is no correlation table).
+    """
     found = analysis.correlations
     if found is None:
         return pd.DataFrame()
@@ -331,8 +344,11 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
 
 
 def _opening(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> list[str]:
-    """The lines before every finding: a random encoder's warning, a distance with no usable
-    value (with the settings that fix it), then the bottom line."""
+    """The lines before every finding.
+
+    A random encoder's warning, each distance with no usable value (with the settings that
+    fix it), then the bottom line.
+    """
     line = _evidence(results, analysis, settings).sentence()
     warning = random_encoder_warning(results.meta)
     return [*([warning] if warning else []), *unusable_lines(results.distances), line]
