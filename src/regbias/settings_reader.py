@@ -13,7 +13,6 @@ composed config into one).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -81,11 +80,17 @@ def check_choices(settings: Any, key: str) -> None:
         convert(hint, getattr(settings, name), _join(key, name))
 
 
-@functools.cache
+_CHOICE_FIELDS: dict[type, dict[str, Any]] = {}
+
+
 def _choice_fields(kind: type) -> dict[str, Any]:
-    """The type hints of ``kind``'s fields that are, or allow, a ``Literal``."""
-    hints = typing.get_type_hints(kind)
-    return {f.name: hints[f.name] for f in dataclasses.fields(kind) if _has_literal(hints[f.name])}
+    """The type hints of ``kind``'s fields that are, or allow, a ``Literal`` (cached)."""
+    if kind not in _CHOICE_FIELDS:
+        hints = typing.get_type_hints(kind)
+        _CHOICE_FIELDS[kind] = {
+            f.name: hints[f.name] for f in dataclasses.fields(kind) if _has_literal(hints[f.name])
+        }
+    return _CHOICE_FIELDS[kind]
 
 
 def _has_literal(hint: Any) -> bool:

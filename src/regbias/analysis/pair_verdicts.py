@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -112,10 +113,11 @@ class DistanceVerdict:
         return text + "."
 
 
-def _pair(row: object) -> str:
+def _pair(row: Any) -> str:
+    """``a-b (excess 0.12, p 0.003)`` of a row of a verdict's table (an ``itertuples`` row)."""
     excess = row.excess
     shown = "" if not math.isfinite(excess) else f"excess {excess:.3g}, "
-    return f"{row.group_a}-{row.group_b} ({shown}p {_p(row.p_adjusted)})"  # type: ignore[attr-defined]
+    return f"{row.group_a}-{row.group_b} ({shown}p {_p(row.p_adjusted)})"
 
 
 def _p(value: float) -> str:

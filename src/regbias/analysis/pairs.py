@@ -154,7 +154,8 @@ def _long_pairs(
     out: dict[str, dict[tuple[str, str], float]] = {}
     for a, b, metric, v in long[needed].itertuples(index=False):
         column = out.setdefault(f"{prefix}{metric}", {})
-        key = tuple(sorted((str(a), str(b))))
+        first, second = sorted((str(a), str(b)))
+        key = (first, second)
         if key in column:
             raise DataError(
                 f"the {value} table holds the pair {a}-{b} twice for metric {metric!r}; "

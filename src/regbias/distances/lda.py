@@ -475,8 +475,9 @@ def lda_distance_matrix(
 
 def _summary(floors: list[np.ndarray | None]) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Mean and sample sd (ddof=1; 0 for one repetition) of the per-repetition floors."""
-    if any(f is None for f in floors):
+    known = [f for f in floors if f is not None]
+    if len(known) < len(floors):
         return None, None
-    stacked = np.stack(floors)  # type: ignore[arg-type]
+    stacked = np.stack(known)
     sd = stacked.std(axis=0, ddof=1) if len(stacked) > 1 else np.zeros(stacked.shape[1])
     return stacked.mean(axis=0), sd

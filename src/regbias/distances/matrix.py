@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,23 +266,25 @@ def _weighted(values: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
 
 def _summed(values: list[np.ndarray | None]) -> np.ndarray | None:
     present = [v for v in values if v is not None]
-    return sum(present) if present else None  # type: ignore[return-value]
+    return functools.reduce(np.add, present) if present else None
 
 
 def _stacked(values: list[np.ndarray | None]) -> np.ndarray | None:
-    return None if any(v is None for v in values) else np.concatenate(values)  # type: ignore[arg-type]
+    present = [v for v in values if v is not None]
+    return np.concatenate(present) if len(present) == len(values) else None
 
 
 def _pooled_floor(
     matrices: list[DistanceMatrix], counts: np.ndarray
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Floors pooled like the means: weighted mean and pooled standard deviation."""
-    if any(m.floor is None for m in matrices):
+    floors = [m.floor for m in matrices if m.floor is not None]
+    if len(floors) < len(matrices):
         return None, None
-    floor = _weighted([m.floor for m in matrices], counts)  # type: ignore[misc]
+    floor = _weighted(floors, counts)
     ss = sum(
-        (c - 1) * (m.floor_sd if m.floor_sd is not None else 0.0) ** 2 + c * (m.floor - floor) ** 2
-        for c, m in zip(counts, matrices, strict=True)
+        (c - 1) * (m.floor_sd if m.floor_sd is not None else 0.0) ** 2 + c * (own - floor) ** 2
+        for c, m, own in zip(counts, matrices, floors, strict=True)
     )
     total = counts.sum()
     return floor, np.sqrt(ss / (total - 1)) if total > 1 else np.zeros_like(floor)
@@ -302,4 +305,4 @@ def _pooled_null(matrices: list[DistanceMatrix]) -> np.ndarray | None:
             f"cannot pool {matrices[0].name} matrices tested with other relabellings "
             f"({sorted(str(s) for s in shapes)})"
         )
-    return sum(nulls)  # type: ignore[return-value]
+    return functools.reduce(np.add, [n for n in nulls if n is not None])  # every one is known

@@ -40,6 +40,7 @@ from regbias.console import progress_bar as tqdm
 from regbias.data.sampling import rng_for
 from regbias.distances.energy import energy_matrix
 from regbias.distances.lda import LdaSettings, lda_distance_matrix
+from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, SampleSizeError
 
 __all__ = [
@@ -279,7 +280,10 @@ def _draws(
     }
     for r in range(design.repetitions):
         rng = rng_for(plant_seed, "repetition", r)
-        short, long, lda, sentence = {}, {}, {}, {}
+        short: dict[str, list[Unit]] = {}
+        long: dict[str, list[Unit]] = {}
+        lda: dict[str, list[Unit]] = {}
+        sentence: dict[str, list[Unit]] = {}
         for side, group in (("a", plant.a), ("b", plant.b)):
             # The repetition's pool: the whole pseudo-group when it has the pool's size.
             units = [group[i] for i in rng.permutation(len(group))[: design.passages]]
@@ -394,7 +398,7 @@ def _energy_p(
         relabel_seed=relabel_seed,
         progress=False,
     )
-    return float(matrix.p_above_noise[0, 1])
+    return _pair_p(matrix)
 
 
 def _lda_p(
@@ -420,4 +424,12 @@ def _lda_p(
         units.append(named)
     settings = replace(lda, relabellings=relabellings)
     matrix = lda_distance_matrix(stacked, settings, units=units, relabel_seed=relabel_seed)
-    return float(matrix.p_above_noise[0, 1])
+    return _pair_p(matrix)
+
+
+def _pair_p(matrix: DistanceMatrix) -> float:
+    """The pseudo-pair's p above noise (a planted distance always has relabellings)."""
+    p = matrix.p_above_noise
+    if p is None:
+        raise ValueError(f"{matrix.name} of a plant was not tested: it has no p-value")
+    return float(p[0, 1])

@@ -18,11 +18,12 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
+from regbias.console import ProgressBar
 from regbias.console import progress_bar as tqdm
 from regbias.distances.exact import exact_ot_many
 from regbias.distances.matrix import DistanceMatrix
@@ -138,7 +139,8 @@ def _row(r: int, a: str, b: str, epsilon: float, terms: tuple[SolveDiagnostics, 
 
 def _row_epsilon(settings: ResolvedSinkhorn) -> float:
     """The epsilon a row was solved at: 0 in the exact limit."""
-    return 0.0 if settings.solver == "exact" else float(settings.epsilon)
+    # A resolved Sinkhorn solver's epsilon is a number (ResolvedSinkhorn checks it).
+    return 0.0 if settings.solver == "exact" else float(cast(float, settings.epsilon))
 
 
 def _warn_unconverged(
@@ -157,7 +159,7 @@ def _warn_unconverged(
 
 
 def _repetition_batched(
-    r: int, draw: dict[str, np.ndarray], settings: ResolvedSinkhorn, size: int, bar: tqdm
+    r: int, draw: dict[str, np.ndarray], settings: ResolvedSinkhorn, size: int, bar: ProgressBar
 ) -> list[dict[str, Any]]:
     """All pairs of one repetition: the K self terms in one call, the cross terms in another."""
     groups = list(draw)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -160,7 +160,7 @@ def mean_pooled_cost(clouds: list[np.ndarray]) -> float:
     if total == 0:
         raise ValueError("no points to compute a mean cost from")
     sum_sq = sum(float(np.sum(np.square(c, dtype=np.float64))) for c in clouds)
-    mean = sum(np.sum(c, axis=0, dtype=np.float64) for c in clouds) / total
+    mean = np.asarray(sum(np.sum(c, axis=0, dtype=np.float64) for c in clouds) / total)
     return 2.0 * (sum_sq / total - float(mean @ mean))
 
 
@@ -202,13 +202,13 @@ class ResolvedSinkhorn(SinkhornSettings):
             raise ValueError(f"ResolvedSinkhorn is made by resolve_settings, got {self}")
 
 
-def _values(settings: SinkhornSettings) -> dict[str, object]:
+def _values(settings: SinkhornSettings) -> dict[str, Any]:
     return {f.name: getattr(settings, f.name) for f in fields(SinkhornSettings)}
 
 
 def unresolved(settings: SinkhornSettings) -> SinkhornSettings:
     """The same values as plain settings, to change and resolve again (another epsilon)."""
-    return SinkhornSettings(**_values(settings))  # type: ignore[arg-type]
+    return SinkhornSettings(**_values(settings))
 
 
 def needs_calibration(settings: SinkhornSettings) -> bool:
@@ -243,7 +243,7 @@ def resolve_settings(
         return settings
     values = _values(settings)
     if not needs_calibration(settings):
-        return ResolvedSinkhorn(**values)  # type: ignore[arg-type]
+        return ResolvedSinkhorn(**values)
     if not clouds:
         raise ValueError("resolving these Sinkhorn settings needs the run's clouds")
     cost = mean_pooled_cost(clouds)
@@ -265,4 +265,4 @@ def resolve_settings(
         "solver": solver,
         "updates": updates,
     }
-    return ResolvedSinkhorn(**values)  # type: ignore[arg-type]
+    return ResolvedSinkhorn(**values)
