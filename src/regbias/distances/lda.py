@@ -37,7 +37,7 @@ __all__ = [
 
 #: ``distance.lda.solver``: scikit-learn's solvers (``lsqr`` is rejected: it cannot project).
 LdaSolver = Literal["svd", "eigen", "lsqr"]
-SOLVERS: tuple[LdaSolver, ...] = get_args(LdaSolver)
+LDA_SOLVERS: tuple[LdaSolver, ...] = get_args(LdaSolver)
 
 # Random within-group splits averaged into one repetition's floor (no refit: cheap).
 FLOOR_SPLITS = 8

@@ -53,7 +53,8 @@ __all__ = [
 ]
 
 DEFAULT_SHARES = (0.05, 0.1, 0.2, 0.4, 0.8)
-#: Power a verdict quotes the detectable share at.
+#: The power a planted effect must reach to count as detected: the share a pair test's
+#: verdict quotes, and the rho the primary test's power table names.
 TARGET_POWER = 0.8
 
 Unit = tuple[str, ...]

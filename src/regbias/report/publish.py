@@ -12,6 +12,7 @@ from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_verdicts import pair_verdicts, with_verdict_columns
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
+from regbias.data.sentiment140 import REGIONS
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.power import PowerResult
 from regbias.report import figures as plots
@@ -34,7 +35,6 @@ __all__ = [
 # Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
 MAX_SCATTERS = 12
-REGIONS = ("au", "ca", "nz", "uk", "us", "za")
 
 
 def log_distances(
