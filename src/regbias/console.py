@@ -13,10 +13,17 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator, Sized
+from typing import Any, Protocol
 
-__all__ = ["PROGRESS_ENV", "PLAIN_INTERVAL_S", "PlainProgress", "progress_bar", "progress_mode"]
+__all__ = [
+    "PLAIN_INTERVAL_S",
+    "PROGRESS_ENV",
+    "PlainProgress",
+    "ProgressBar",
+    "progress_bar",
+    "progress_mode",
+]
 
 #: Environment variable choosing the progress style: ``bar``, ``plain`` or ``off``.
 PROGRESS_ENV = "REGBIAS_PROGRESS"
@@ -24,6 +31,13 @@ PROGRESS_ENV = "REGBIAS_PROGRESS"
 PLAIN_INTERVAL_S = 30.0
 
 log = logging.getLogger("regbias.progress")
+
+
+class ProgressBar(Protocol):
+    """What a stage calls on a :func:`progress_bar` (a ``tqdm`` bar or a :class:`PlainProgress`)."""
+
+    def update(self, n: int = 1) -> Any:
+        """Count ``n`` more steps done."""
 
 
 def progress_mode() -> str:
@@ -54,8 +68,8 @@ class PlainProgress:
         interval_s: float = PLAIN_INTERVAL_S,
     ) -> None:
         self.iterable = iterable
-        if total is None and iterable is not None and hasattr(iterable, "__len__"):
-            total = len(iterable)  # type: ignore[arg-type]
+        if total is None and isinstance(iterable, Sized):
+            total = len(iterable)
         self.total = total
         self.desc = desc
         self.disable = disable

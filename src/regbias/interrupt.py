@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 _requested = threading.Event()
-_signal_number = signal.SIGTERM
+_signal_number: int = signal.SIGTERM
 
 
 class StopRequested(SystemExit):

@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from regbias.errors import ConfigError
 
-__all__ = ["TARGET", "build", "convert", "target_class"]
+__all__ = ["TARGET", "build", "check_choices", "convert", "target_class"]
 
 #: The key that names the class a config group builds (Hydra's convention).
 TARGET = "_target_"
@@ -37,7 +37,13 @@ T = TypeVar("T")
 def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
     """A ``kind`` dataclass (or the one its ``_target_`` names) from the config mapping at ``key``.
 
-    ``key`` is the group's dotted config key (``distance.sinkhorn``; ``""`` for the top level).
+    Args:
+        kind: the settings dataclass (a base class when the group names its ``_target_``).
+        values: the config group's keys and values.
+        key: the group's config key (e.g. ``distance.sinkhorn``; ``""`` for the top level).
+
+    Returns:
+        The settings, every value converted and checked against its field's type.
 
     Raises:
         ConfigError: a key is unknown or missing, or a value has the wrong type; the message
@@ -115,6 +121,46 @@ def _locate(path: str) -> object:
             found = getattr(found, attribute)
         return found
     raise ModuleNotFoundError(f"no module named {parts[0]!r}")
+
+
+def check_choices(settings: Any, key: str) -> None:
+    """Check every field typed with a ``Literal`` against its choices, as :func:`build` does.
+
+    Settings read from the config are checked by :func:`build`; this gives settings made
+    directly in Python (tests, ``dataclasses.replace``) the same one-line error, from the
+    field's type alone, so that the choices are written once. Call it from ``__post_init__``.
+
+    Args:
+        settings: a dataclass instance.
+        key: its config key (e.g. ``distance.sinkhorn``), to name the field in the message.
+
+    Raises:
+        ConfigError: a field's value is none of its ``Literal`` choices (nor another type its
+            annotation allows).
+    """
+    hints = _choice_fields(type(settings))
+    for name, hint in hints.items():
+        convert(hint, getattr(settings, name), _join(key, name))
+
+
+_CHOICE_FIELDS: dict[type, dict[str, Any]] = {}
+
+
+def _choice_fields(kind: type) -> dict[str, Any]:
+    """The type hints of ``kind``'s fields that are, or allow, a ``Literal`` (cached)."""
+    if kind not in _CHOICE_FIELDS:
+        hints = typing.get_type_hints(kind)
+        _CHOICE_FIELDS[kind] = {
+            f.name: hints[f.name] for f in dataclasses.fields(kind) if _has_literal(hints[f.name])
+        }
+    return _CHOICE_FIELDS[kind]
+
+
+def _has_literal(hint: Any) -> bool:
+    origin = get_origin(hint)
+    if origin is Literal:
+        return True
+    return origin in (Union, types.UnionType) and any(_has_literal(a) for a in get_args(hint))
 
 
 def _join(key: str, name: str) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from regbias.analysis.multiplicity import adjust_p, p_column
-from regbias.analysis.pairs import correlations
+from regbias.analysis.correlations import correlations
+from regbias.analysis.multiplicity import ADJUSTMENTS, Adjustment, adjust_p, p_column
 from regbias.errors import ConfigError
 
 
@@ -101,3 +103,7 @@ def test_exchangeable_null_gives_no_holm_significant_correlation(seed: int) -> N
     assert (found["spearman_p_maxt"] >= 0.05).all() and (found["kendall_p_maxt"] >= 0.05).all()
     assert (found["spearman_p_maxt"] >= found["spearman_p_perm"]).all()
     assert (found["maxt_method"] == "maxt").all()
+
+
+def test_every_adjust_choice_has_its_column():
+    assert set(ADJUSTMENTS) == set(get_args(Adjustment))

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from regbias.analysis.correlations import correlations
 from regbias.analysis.multiplicity import adjust_p, maxt_family, p_column
-from regbias.analysis.pairs import correlations
 from regbias.analysis.permutations import (
     group_permutations,
     maxt_adjusted_p,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.pairs import correlations
+from regbias.analysis.correlations import correlations
 from regbias.analysis.primary import (
     NON_REGION_GROUPS,
     expected_direction,
@@ -18,7 +18,7 @@ from regbias.analysis.primary import (
 )
 from regbias.analysis.results import AnalysisSettings, analyse
 from regbias.errors import ConfigError
-from tests.analysis.test_robustness import _study
+from tests.analysis.test_robustness import study_on_a_line
 
 REGIONS = ["au", "ca", "nz", "uk", "us", "za"]
 QUICK = {"power_simulations": 0}
@@ -107,7 +107,7 @@ def test_direction_follows_the_column_and_untestable_cases_say_why() -> None:
 def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> None:
     groups = [*REGIONS, "mixed", "baseline"]
     settings = AnalysisSettings(n_permutations=99, bootstrap=0, primary_power_simulations=50)
-    analysis = analyse(_study(groups, 8), settings)
+    analysis = analyse(study_on_a_line(groups, 8), settings)
     primary = analysis.primary
     assert primary is not None and primary.n_pairs == 15 and primary.direction == "greater"
     assert primary.left_out == ("baseline", "mixed")
@@ -122,6 +122,7 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
     frame = primary.to_frame()
     assert frame.loc[0, "n_pairs"] == 15 and frame.loc[0, "direction"] == "greater"
     none = analyse(
-        _study(groups, 8), AnalysisSettings(primary=None, bootstrap=0, primary_power_simulations=0)
+        study_on_a_line(groups, 8),
+        AnalysisSettings(primary=None, bootstrap=0, primary_power_simulations=0),
     )
     assert none.primary is None

@@ -10,24 +10,18 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.pairs import correlations
+from regbias.analysis.bootstrap import bootstrap_intervals, bootstrap_replicates, weighted_dcor
+from regbias.analysis.correlations import correlations
+from regbias.analysis.group_removal import leave_one_group_out, without_groups
+from regbias.analysis.partial_mantel import partial_mantel, size_covariate
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
-from regbias.analysis.robustness import (
-    bootstrap_intervals,
-    bootstrap_replicates,
-    leave_one_group_out,
-    partial_mantel,
-    robustness,
-    size_covariate,
-    weighted_dcor,
-    without_groups,
-)
+from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
 
 PERMUTATION = {"n_permutations": 999, "seed": 0, "exact_limit": 40320}
 
 
-def _study(
+def study_on_a_line(
     groups: list[str], seed: int, noise: float = 0.05, repetitions: int = 6, n_models: int = 8
 ) -> StudyResults:
     """Groups on a line: distance and accuracy gap both follow the position, plus noise."""
@@ -64,8 +58,8 @@ GROUPS = ["au", "ca", "nz", "uk", "us", "baseline"]
 
 
 def test_distance_matrix_keeps_its_repetitions_through_pooling_and_json() -> None:
-    one = _study(GROUPS, 0, repetitions=3).distances["sinkhorn_long"]
-    two = _study(GROUPS, 1, repetitions=2).distances["sinkhorn_long"]
+    one = study_on_a_line(GROUPS, 0, repetitions=3).distances["sinkhorn_long"]
+    two = study_on_a_line(GROUPS, 1, repetitions=2).distances["sinkhorn_long"]
     assert one.repetitions is not None and one.repetitions.shape == (3, 6, 6)
     np.testing.assert_allclose(one.repetitions.mean(axis=0), one.mean)
     pooled = DistanceMatrix.pooled([one, two])
@@ -120,7 +114,7 @@ def test_weighted_dcor_is_the_dcor_of_the_resampled_models() -> None:
 
 
 def test_bootstrap_replicates_resample_both_noise_sources() -> None:
-    results = _study(GROUPS, 4)
+    results = study_on_a_line(GROUPS, 4)
     analysis = analyse(results, AnalysisSettings(n_permutations=99, bootstrap=0))
     table = analysis.pairwise
     replicates = bootstrap_replicates(table, results.distances, results.per_model, 200, 0)
@@ -162,7 +156,7 @@ def test_bootstrap_replicates_resample_both_noise_sources() -> None:
 def test_bootstrap_interval_contains_the_estimate_and_narrows_with_less_noise(seed: int) -> None:
     widths = []
     for noise in (0.02, 0.2):
-        results = _study(GROUPS, seed, noise=noise)
+        results = study_on_a_line(GROUPS, seed, noise=noise)
         analysis = analyse(results, AnalysisSettings(n_permutations=99, bootstrap=300))
         checks = analysis.robustness
         assert (checks["bootstrap_sources"] == "repetitions+models").all()
@@ -177,7 +171,7 @@ def test_bootstrap_interval_contains_the_estimate_and_narrows_with_less_noise(se
 
 
 def test_leave_one_group_out_runs_one_analysis_per_group() -> None:
-    results = _study(GROUPS, 5)
+    results = study_on_a_line(GROUPS, 5)
     table = analyse(results, AnalysisSettings(n_permutations=99, bootstrap=0)).pairwise
     logo = leave_one_group_out(table, ["dist_sinkhorn_long"], ["gap_accuracy"], **PERMUTATION)
     assert list(logo["left_out"]) == GROUPS
@@ -200,7 +194,7 @@ def test_leave_one_group_out_runs_one_analysis_per_group() -> None:
 
 
 def test_without_baseline_drops_exactly_the_baseline_pairs() -> None:
-    results = _study(GROUPS, 6)
+    results = study_on_a_line(GROUPS, 6)
     table = analyse(results, AnalysisSettings(n_permutations=99, bootstrap=0)).pairwise
     found = without_groups(table, ["baseline"], ["dist_sinkhorn_long"], ["gap_accuracy"])
     kept = table[(table.group_a != "baseline") & (table.group_b != "baseline")]
@@ -328,7 +322,7 @@ def test_partial_mantel_matches_residual_ranks_and_a_permutation_loop() -> None:
 
 def test_analyse_carries_robustness_and_headline_columns() -> None:
     groups = ["au", "ca", "nz", "uk", "us", "mixed", "baseline"]
-    results = _study(groups, 8)
+    results = study_on_a_line(groups, 8)
     analysis = analyse(results, AnalysisSettings(n_permutations=99, bootstrap=200))
     found, checks = analysis.correlations, analysis.robustness
     assert len(checks) == len(found) == 4  # 1 distance x (2 gaps + 2 dcor)

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from regbias.analysis import permutations, robustness
-from regbias.analysis.pairs import correlations
+from regbias.analysis import bootstrap, permutations
+from regbias.analysis.correlations import correlations
 from regbias.app import pipeline
 from regbias.app.pipeline import log_study
 from regbias.console import PlainProgress
@@ -49,10 +49,10 @@ def test_permutation_null_of_thirty_groups_shows_progress(monkeypatch):
 
 def test_bootstrap_intervals_show_progress(monkeypatch):
     shown = []
-    monkeypatch.setattr(robustness, "progress_bar", lambda *a, **k: shown.append(k) or a[0])
+    monkeypatch.setattr(bootstrap, "progress_bar", lambda *a, **k: shown.append(k) or a[0])
     table = thirty_group_table()
     found = correlations(table, n_permutations=9)
-    robustness.bootstrap_intervals(table, found, {"dist_x": np.tile(table["dist_x"], (5, 1))}, 0.9)
+    bootstrap.bootstrap_intervals(table, found, {"dist_x": np.tile(table["dist_x"], (5, 1))}, 0.9)
     assert shown == [{"total": 1, "desc": "bootstrap intervals"}]
 
 

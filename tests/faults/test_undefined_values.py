@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.pairs import correlations
+from regbias.analysis.correlations import correlations
 from regbias.analysis.results import StudyResults, analyse
 from regbias.app.settings import read_settings
 from regbias.distances.matrix import DistanceMatrix

@@ -6,7 +6,7 @@ import pandas as pd
 
 from regbias.analysis.pair_verdicts import DistanceVerdict
 from regbias.report.bottom_line import Evidence, random_encoder_warning
-from tests.report.test_findings import _primary
+from tests.report.test_findings import primary_result
 
 
 def _correlations(p_maxt: list[float]) -> pd.DataFrame:
@@ -41,7 +41,9 @@ def test_nothing_beyond_noise_is_said_first_and_names_no_pair() -> None:
         "energy_long": _verdict("energy_long", 999, [False] * 28),
         "sinkhorn_long": _verdict("sinkhorn_long", 0, [False] * 28),
     }
-    line = Evidence(_primary(0.14), _correlations([0.3, 0.9]), verdicts, "maxt", 0.05).sentence()
+    line = Evidence(
+        primary_result(0.14), _correlations([0.3, 0.9]), verdicts, "maxt", 0.05
+    ).sentence()
     assert line.startswith("**Bottom line.** Nothing here is beyond noise: the primary")
     assert "not supported (rho = 0.31, exact Mantel p = 0.14" in line
     assert "none of the 2 secondary correlations is significant (maxT-adjusted)" in line
@@ -52,7 +54,9 @@ def test_nothing_beyond_noise_is_said_first_and_names_no_pair() -> None:
 
 def test_findings_are_counted_by_their_adjusted_tests() -> None:
     verdicts = {"lda": _verdict("lda", 999, [True, True, False])}
-    line = Evidence(_primary(0.01), _correlations([0.01, 0.9]), verdicts, "maxt", 0.05).sentence()
+    line = Evidence(
+        primary_result(0.01), _correlations([0.01, 0.9]), verdicts, "maxt", 0.05
+    ).sentence()
     assert line.startswith("**Bottom line.** The primary hypothesis is supported")
     assert "1 of 2 secondary correlations are significant" in line
     assert "(of 3): 2 by `lda`" in line
@@ -65,7 +69,9 @@ def test_unadjusted_correlations_are_never_a_finding() -> None:
 
 def test_headline_numbers_and_the_random_encoder_warning() -> None:
     verdicts = {"lda": _verdict("lda", 999, [True, False]), "x": _verdict("x", 0, [False])}
-    numbers = Evidence(_primary(0.14), _correlations([0.01, 0.9]), verdicts, "maxt", 0.05).numbers()
+    numbers = Evidence(
+        primary_result(0.14), _correlations([0.01, 0.9]), verdicts, "maxt", 0.05
+    ).numbers()
     assert numbers == {
         "primary_rho": 0.31,
         "primary_p": 0.14,

@@ -84,7 +84,7 @@ def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -
     assert "Benjamini-Hochberg-adjusted p = 0.0004" in missing
 
 
-def _primary(p_value: float, power: list[float] | None = None) -> PrimaryTest:
+def primary_result(p_value: float, power: list[float] | None = None) -> PrimaryTest:
     table = pd.DataFrame({"planted_rho": [0.5, 0.6, 0.7, 0.8], "achieved_rho": 0.0})
     table["power"] = power or [0.5, 0.7, 0.85, 0.97]
     return PrimaryTest(
@@ -115,7 +115,7 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
         adjust="maxt",
         significance=0.05,
         confidence=0.95,
-        primary_test=_primary(0.12),
+        primary_test=primary_result(0.12),
     )
     bullets = [line for line in text.splitlines() if line.startswith("- ")]
     assert bullets[0] == (
@@ -137,7 +137,7 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
             if " p = " in clause and "adjusted p" not in clause:
                 assert "unadjusted p" in clause, clause
 
-    significant = primary_sentence(_primary(0.004, power=[0.1, 0.2, 0.3, 0.4]))
+    significant = primary_sentence(primary_result(0.004, power=[0.1, 0.2, 0.3, 0.4]))
     assert "exact Mantel p = 0.004, significant at 0.05" in significant
     assert "does not reach 80% power at any planted rho up to 0.8 (power there 0.40)" in significant
     untested = PrimaryTest(

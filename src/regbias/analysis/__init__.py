@@ -1,0 +1,1 @@
+"""Stage IV: from measured distances and performance to correlations and their checks."""

@@ -13,7 +13,8 @@ fewer than 3 pairs) are not tests: they are left out of the family and stay NaN.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from regbias.errors import ConfigError
 
 __all__ = [
     "ADJUSTMENTS",
+    "Adjustment",
     "MAXT_METHODS",
     "add_adjusted_p",
     "add_maxt_p",
@@ -33,8 +35,15 @@ __all__ = [
     "p_column",
 ]
 
-#: The ``analysis.adjust`` choices: the column suffix each one marks significance with.
-ADJUSTMENTS = {"maxt": "p_maxt", "holm": "p_holm", "bh": "p_bh", "none": "p_perm"}
+#: The ``analysis.adjust`` choices.
+Adjustment = Literal["maxt", "holm", "bh", "none"]
+#: The column suffix each ``analysis.adjust`` choice marks significance with.
+ADJUSTMENTS: dict[str, str] = {  # keys: the Adjustment choices (a test checks)
+    "maxt": "p_maxt",
+    "holm": "p_holm",
+    "bh": "p_bh",
+    "none": "p_perm",
+}
 STATISTICS = ("spearman", "kendall")
 #: The ``maxt_method`` column: how a row's ``*_p_maxt`` was adjusted ("" for no test).
 #: ``maxt``: Westfall-Young step-down maxT over every tested row (they share their pairs);
@@ -127,7 +136,8 @@ def maxt_family(
         :data:`MAXT_METHODS` (``""`` where no test).
     """
     raw = np.asarray(raw, dtype=np.float64)
-    tested = [i for i in range(len(raw)) if np.isfinite(raw[i]) and nulls[i] is not None]
+    known = {i: null for i, null in enumerate(nulls) if null is not None}
+    tested = [i for i in range(len(raw)) if np.isfinite(raw[i]) and i in known]
     out = np.full(len(raw), np.nan)
     methods = [""] * len(raw)
     if not tested:
@@ -135,7 +145,7 @@ def maxt_family(
     modal = Counter(pair_sets[i] for i in tested).most_common(1)[0][0]
     shared = [i for i in tested if pair_sets[i] == modal]
     rest = [i for i in tested if pair_sets[i] != modal]
-    out[shared] = maxt_adjusted_p(np.column_stack([nulls[i] for i in shared]))
+    out[shared] = maxt_adjusted_p(np.column_stack([known[i] for i in shared]))
     if rest:
         m = len(tested)
         out[shared] = np.minimum(1.0, out[shared] * m / len(shared))
@@ -149,7 +159,7 @@ def maxt_family(
 
 def add_maxt_p(
     found: pd.DataFrame,
-    nulls: dict[str, Sequence[np.ndarray | None]],
+    nulls: Mapping[str, Sequence[np.ndarray | None]],
     pair_sets: Sequence[Hashable],
 ) -> pd.DataFrame:
     """``found`` with ``spearman_p_maxt, kendall_p_maxt, maxt_method`` appended.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,10 +61,12 @@ class DistanceVerdict:
 
     @property
     def tested(self) -> bool:
+        """Whether the distance was tested at all (it has relabellings)."""
         return self.relabellings > 0
 
     @property
     def n_pairs(self) -> int:
+        """The number of pairs of groups the verdict covers."""
         return len(self.table)
 
     @property
@@ -110,10 +113,11 @@ class DistanceVerdict:
         return text + "."
 
 
-def _pair(row: object) -> str:
+def _pair(row: Any) -> str:
+    """``a-b (excess 0.12, p 0.003)`` of a row of a verdict's table (an ``itertuples`` row)."""
     excess = row.excess
     shown = "" if not math.isfinite(excess) else f"excess {excess:.3g}, "
-    return f"{row.group_a}-{row.group_b} ({shown}p {_p(row.p_adjusted)})"  # type: ignore[attr-defined]
+    return f"{row.group_a}-{row.group_b} ({shown}p {_p(row.p_adjusted)})"
 
 
 def _p(value: float) -> str:
@@ -151,8 +155,16 @@ def _verdict(matrix: DistanceMatrix, method: str, alpha: float) -> DistanceVerdi
 def with_verdict_columns(
     pairwise: pd.DataFrame, verdicts: dict[str, DistanceVerdict]
 ) -> pd.DataFrame:
-    """The pair table with ``p_adjusted_dist_<name>`` and ``differs_dist_<name>`` per tested
-    distance (pairs matched in either order; NaN / False where a pair is not in the matrix).
+    """The pair table with each tested distance's pair-test verdicts as columns.
+
+    Args:
+        pairwise: the pair table.
+        verdicts: :func:`pair_verdicts` by distance name.
+
+    Returns:
+        A copy with ``p_adjusted_dist_<name>`` and ``differs_dist_<name>`` per tested
+        distance (pairs matched in either order; NaN / False where a pair is not in the
+        matrix).
     """
     out = pairwise.copy()
     for name, verdict in verdicts.items():

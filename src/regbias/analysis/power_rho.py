@@ -29,13 +29,12 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from regbias.analysis.permutations import Alternative, permutation_p_values, relabelled_pairs
+from regbias.distances.power import TARGET_POWER
 
-__all__ = ["DEFAULT_RHOS", "TARGET_POWER", "PrimaryPower", "primary_power"]
+__all__ = ["DEFAULT_RHOS", "PrimaryPower", "primary_power"]
 
 #: Planted rhos of the power table (their sign follows the test's direction).
 DEFAULT_RHOS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-#: The power a planted rho must reach to count as detected.
-TARGET_POWER = 0.8
 _SIMULATION_CHUNK = 64
 # The weight calibration: grid points, noise draws per point, and its own fixed seed (it is
 # a property of the model, not of a run).
@@ -75,8 +74,9 @@ class PrimaryPower:
 
     @property
     def detected_rho(self) -> float | None:
-        """The smallest planted ``|rho|`` with power at least :data:`TARGET_POWER` (signed as
-        ``planted_rho``); None when no planted rho reaches it.
+        """The smallest planted ``|rho|`` with power at least :data:`TARGET_POWER`.
+
+        Signed as ``planted_rho``; None when no planted rho reaches that power.
         """
         reached = self.table[self.table["power"] >= TARGET_POWER]
         if not len(reached):

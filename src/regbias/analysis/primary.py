@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -52,8 +52,8 @@ __all__ = [
 NON_REGION_GROUPS: tuple[str, ...] = (BASELINE, MIXED, "multiple", "test")
 #: The ``analysis.primary_direction`` choices; ``auto`` takes the performance column's prefix.
 Direction = Literal["auto", "greater", "less", "two-sided"]
-DIRECTIONS: tuple[Direction, ...] = ("auto", "greater", "less", "two-sided")
-_EXPECTED = {"gap_": "greater", "dcor_": "less"}
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
+_EXPECTED: dict[str, Alternative] = {"gap_": "greater", "dcor_": "less"}
 
 
 def expected_direction(performance: str) -> Alternative:
@@ -67,7 +67,7 @@ def expected_direction(performance: str) -> Alternative:
     """
     for prefix, direction in _EXPECTED.items():
         if performance.startswith(prefix):
-            return direction  # type: ignore[return-value]
+            return direction
     return "two-sided"
 
 
@@ -191,22 +191,27 @@ def primary_test(
     alternative = expected_direction(performance) if direction == "auto" else direction
     present = set(groups_in_order(table))
     left_out = tuple(g for g in NON_REGION_GROUPS if g in present)
-    untested = {
-        "distance": distance,
-        "performance": performance,
-        "direction": alternative,
-        "left_out": left_out,
-        "significance": significance,
-    }
+    untested = PrimaryTest(
+        distance=distance,
+        performance=performance,
+        direction=alternative,
+        groups=(),
+        left_out=left_out,
+        n_pairs=0,
+        rho=math.nan,
+        p_value=math.nan,
+        exact=False,
+        n_permutations=0,
+        significance=significance,
+    )
     missing = [c for c in (distance, performance) if c not in table.columns]
     if missing:
-        note = f"not measured in this run (no column {', '.join(missing)})"
-        return _untested(untested, (), 0, note)
+        return replace(untested, note=f"not measured in this run (no column {', '.join(missing)})")
     data = region_pairs(table)[[*PAIR_COLUMNS, distance, performance]].dropna()
     groups = tuple(groups_in_order(data))
     if len(groups) < MIN_GROUPS:
         note = f"not tested: {len(groups)} regions with both values, fewer than {MIN_GROUPS}"
-        return _untested(untested, groups, len(data), note)
+        return replace(untested, groups=groups, n_pairs=len(data), note=note)
     rank = {g: i for i, g in enumerate(groups)}
     index_a, index_b = (data[c].map(rank).to_numpy(dtype=np.int64) for c in PAIR_COLUMNS)
     perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
@@ -224,8 +229,8 @@ def primary_test(
             n_permutations=power_permutations,
             seed=seed,
         )
-    return PrimaryTest(
-        **untested,
+    return replace(
+        untested,
         groups=groups,
         n_pairs=len(data),
         rho=float(null[0]),
@@ -233,17 +238,4 @@ def primary_test(
         exact=math.factorial(len(groups)) <= exact_limit,
         n_permutations=len(perms),
         power=power,
-    )
-
-
-def _untested(fields: dict, groups: tuple[str, ...], n_pairs: int, note: str) -> PrimaryTest:
-    return PrimaryTest(
-        **fields,
-        groups=groups,
-        n_pairs=n_pairs,
-        rho=math.nan,
-        p_value=math.nan,
-        exact=False,
-        n_permutations=0,
-        note=note,
     )

@@ -5,18 +5,20 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
-from regbias.analysis.multiplicity import ADJUSTMENTS
-from regbias.analysis.pairs import MIN_GROUPS, PairTable, correlations, pairwise_table
+from regbias.analysis.correlations import correlations
+from regbias.analysis.multiplicity import Adjustment
+from regbias.analysis.pairs import MIN_GROUPS, PairTable, pairwise_table
 from regbias.analysis.power_rho import DEFAULT_RHOS
-from regbias.analysis.primary import DIRECTIONS, PrimaryTest, primary_test
+from regbias.analysis.primary import Direction, PrimaryTest, primary_test
 from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.power import PowerSettings
 from regbias.errors import ConfigError, RegbiasError
+from regbias.settings_reader import check_choices
 
 __all__ = [
     "StudyResults",
@@ -91,9 +93,9 @@ class AnalysisSettings:
     exact_limit: int = 40320
     significance: float = 0.05
     seed: int = 0
-    adjust: str = "maxt"
+    adjust: Adjustment = "maxt"
     primary: tuple[str, str] | None = ("dist_sinkhorn_long", "gap_accuracy")
-    primary_direction: Literal["auto", "greater", "less", "two-sided"] = "auto"
+    primary_direction: Direction = "auto"
     primary_power_rhos: list[float] = field(default_factory=lambda: list(DEFAULT_RHOS))
     primary_power_simulations: int = 400
     primary_power_permutations: int = 999
@@ -109,10 +111,7 @@ class AnalysisSettings:
     exact_max_points: int = 2000
 
     def __post_init__(self) -> None:
-        if self.adjust not in ADJUSTMENTS:
-            raise ConfigError(
-                f"analysis.adjust must be one of {list(ADJUSTMENTS)}, got {self.adjust!r}."
-            )
+        check_choices(self, "analysis")  # adjust and primary_direction, also made in Python
         if self.primary is not None and len(self.primary) != 2:
             raise ConfigError(
                 "analysis.primary names one distance and one performance column, e.g. "
@@ -126,11 +125,6 @@ class AnalysisSettings:
         self._check_primary_test()
 
     def _check_primary_test(self) -> None:
-        if self.primary_direction not in DIRECTIONS:
-            raise ConfigError(
-                f"analysis.primary_direction must be one of {list(DIRECTIONS)}, got "
-                f"{self.primary_direction!r}."
-            )
         if not all(0 <= r <= 1 for r in self.primary_power_rhos):
             raise ConfigError(
                 "analysis.primary_power_rhos are planted |rho| in [0, 1]; got "

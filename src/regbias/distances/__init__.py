@@ -1,7 +1,7 @@
 """Stages II and III: distances between groups in the pre-trained encoder's embedding space."""
 
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
-from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.matrix import DISTANCE_NAMES, DistanceMatrix
 from regbias.distances.sinkhorn import (
     DivergenceResult,
     SinkhornSettings,
@@ -15,6 +15,7 @@ from regbias.distances.sinkhorn import (
 )
 
 __all__ = [
+    "DISTANCE_NAMES",
     "DistanceMatrix",
     "DivergenceResult",
     "LdaProjection",

@@ -25,4 +25,5 @@ def ensure_online_mode() -> None:
         return
     from jax._src.interpreters import batching as batching_impl
 
-    batching.is_vmappable = batching_impl.is_vmappable
+    # Adds the attribute this jax no longer has, so the stubs rightly do not know it.
+    batching.is_vmappable = batching_impl.is_vmappable  # type: ignore[attr-defined]

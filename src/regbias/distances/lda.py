@@ -15,7 +15,7 @@ two groups' passages differ (see :func:`lda_distance_matrix`).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from scipy import linalg
@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.relabel import NullSums, repetition_keys, side_masks
 from regbias.errors import ConfigError
+from regbias.settings_reader import check_choices
 
 __all__ = [
     "LdaProjection",
@@ -34,7 +35,9 @@ __all__ = [
     "lda_projection",
 ]
 
-SOLVERS = ("svd", "eigen", "lsqr")
+#: ``distance.lda.solver``: scikit-learn's solvers (``lsqr`` is rejected: it cannot project).
+LdaSolver = Literal["svd", "eigen", "lsqr"]
+LDA_SOLVERS: tuple[LdaSolver, ...] = get_args(LdaSolver)
 
 # Random within-group splits averaged into one repetition's floor (no refit: cheap).
 FLOOR_SPLITS = 8
@@ -59,7 +62,7 @@ class LdaSettings:
     """
 
     n_components: int = 3
-    solver: Literal["svd", "eigen", "lsqr"] = "eigen"
+    solver: LdaSolver = "eigen"
     shrinkage: float | Literal["auto"] | None = "auto"
     enabled: bool = True
     passages_per_group: int = 24
@@ -67,8 +70,7 @@ class LdaSettings:
     relabellings: int = 999
 
     def __post_init__(self) -> None:
-        if self.solver not in SOLVERS:
-            raise ConfigError(f"unknown lda solver {self.solver!r}; choose one of {SOLVERS}")
+        check_choices(self, "distance.lda")  # solver and shrinkage, also made in Python
         if self.solver == "lsqr":
             raise ConfigError("lda solver=lsqr cannot project passages; use solver=eigen or svd")
         if self.n_components < 1:
@@ -79,10 +81,6 @@ class LdaSettings:
             raise ConfigError(
                 "lda shrinkage does not work with solver=svd; use solver=eigen (or lsqr) "
                 "with the shrinkage, or shrinkage=null"
-            )
-        if isinstance(self.shrinkage, str) and self.shrinkage != "auto":
-            raise ConfigError(
-                f"lda shrinkage must be a float, 'auto' or null, not {self.shrinkage!r}"
             )
         if isinstance(self.shrinkage, float | int) and not 0 <= self.shrinkage <= 1:
             raise ConfigError(f"lda shrinkage must lie in [0, 1], got {self.shrinkage}")
@@ -173,8 +171,9 @@ def lda_projection(draw: dict[str, np.ndarray], settings: LdaSettings) -> LdaPro
 
 
 def _ledoit_wolf_shrinkage(x: np.ndarray) -> float:
-    """scikit-learn's ``ledoit_wolf_shrinkage`` of centred data, through the ``n x n`` Gram
-    matrix (cheaper than its ``d x d`` blocks when passages are fewer than dimensions).
+    """Scikit-learn's ``ledoit_wolf_shrinkage`` of centred data, via the ``n x n`` Gram matrix.
+
+    Cheaper than scikit-learn's ``d x d`` blocks when passages are fewer than dimensions.
     """
     n, dim = x.shape
     if dim == 1:
@@ -347,8 +346,10 @@ def _floor_possible(settings: LdaSettings, n: int, k: int, dim: int) -> bool:
 
 @dataclass(frozen=True)
 class _Measured:
-    """One repetition: observed ``(K, K)`` distances, the floor (None: halves too small), and
-    the projected measured passages with their positions (for the relabellings).
+    """One repetition's measurement, with what its relabellings need.
+
+    Holds the observed ``(K, K)`` distances, the floor (None: halves too small), and the
+    projected measured passages with their positions.
     """
 
     observed: np.ndarray
@@ -474,8 +475,9 @@ def lda_distance_matrix(
 
 def _summary(floors: list[np.ndarray | None]) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Mean and sample sd (ddof=1; 0 for one repetition) of the per-repetition floors."""
-    if any(f is None for f in floors):
+    known = [f for f in floors if f is not None]
+    if len(known) < len(floors):
         return None, None
-    stacked = np.stack(floors)  # type: ignore[arg-type]
+    stacked = np.stack(known)
     sd = stacked.std(axis=0, ddof=1) if len(stacked) > 1 else np.zeros(stacked.shape[1])
     return stacked.mean(axis=0), sd

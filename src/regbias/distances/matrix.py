@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,20 @@ import pandas as pd
 
 from regbias.distances.relabel import joint_p_values
 
-__all__ = ["DistanceMatrix", "PER_JOB_FACTS"]
+__all__ = ["DISTANCE_NAMES", "DistanceMatrix", "PER_JOB_FACTS"]
+
+#: The names of the matrices the distance suite produces (:mod:`regbias.distances.suite`:
+#: ``sinkhorn_<kind>`` and ``energy_<kind>`` for the long and short draws, ``lda``, and
+#: ``energy_sentence`` of the sentence vectors), in the order a report prefers them: its
+#: headline names the farthest differing pair of the first of these with a differing pair.
+DISTANCE_NAMES = (
+    "sinkhorn_long",
+    "energy_long",
+    "sinkhorn_short",
+    "energy_short",
+    "lda",
+    "energy_sentence",
+)
 
 #: Config entries that describe one job's clouds or how its values were computed rather than
 #: what was measured: the padded size follows the longest cloud drawn, and Sinkhorn's
@@ -26,7 +40,7 @@ class DistanceMatrix:
     """Mean and standard deviation over repetitions of a pairwise group distance.
 
     Attributes:
-        name: what was measured (``sinkhorn_short``, ``sinkhorn_long``, ``lda``).
+        name: what was measured (one of :data:`DISTANCE_NAMES`, e.g. ``sinkhorn_long``).
         groups: group names, the order of rows and columns.
         mean: ``(K, K)`` mean over repetitions, zero diagonal.
         sd: ``(K, K)`` sample standard deviation over repetitions (ddof=1; 0 when R == 1).
@@ -156,6 +170,11 @@ class DistanceMatrix:
         )
 
     def value(self, group_a: str, group_b: str) -> float:
+        """The mean distance of two groups, by name.
+
+        Raises:
+            ValueError: a group is not in the matrix.
+        """
         i, j = self.groups.index(group_a), self.groups.index(group_b)
         return float(self.mean[i, j])
 
@@ -168,6 +187,12 @@ class DistanceMatrix:
         return pd.DataFrame(rows, columns=["group_a", "group_b", "mean", "sd"])
 
     def to_dict(self) -> dict[str, Any]:
+        """The matrix as plain JSON values (what ``distances/<name>.json`` holds).
+
+        Returns:
+            ``name, groups, mean, sd, n_repetitions, config`` and those of ``floor,
+            floor_sd, null, excluded, repetitions`` that are known, arrays as nested lists.
+        """
         return {
             "name": self.name,
             "groups": self.groups,
@@ -189,6 +214,11 @@ class DistanceMatrix:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DistanceMatrix:
+        """The matrix :meth:`to_dict` wrote (absent optional arrays stay None).
+
+        Raises:
+            KeyError: ``groups``, ``mean``, ``sd`` or ``n_repetitions`` is missing.
+        """
         return cls(
             name=data.get("name", "distance"),
             groups=list(data["groups"]),
@@ -236,23 +266,25 @@ def _weighted(values: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
 
 def _summed(values: list[np.ndarray | None]) -> np.ndarray | None:
     present = [v for v in values if v is not None]
-    return sum(present) if present else None  # type: ignore[return-value]
+    return functools.reduce(np.add, present) if present else None
 
 
 def _stacked(values: list[np.ndarray | None]) -> np.ndarray | None:
-    return None if any(v is None for v in values) else np.concatenate(values)  # type: ignore[arg-type]
+    present = [v for v in values if v is not None]
+    return np.concatenate(present) if len(present) == len(values) else None
 
 
 def _pooled_floor(
     matrices: list[DistanceMatrix], counts: np.ndarray
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Floors pooled like the means: weighted mean and pooled standard deviation."""
-    if any(m.floor is None for m in matrices):
+    floors = [m.floor for m in matrices if m.floor is not None]
+    if len(floors) < len(matrices):
         return None, None
-    floor = _weighted([m.floor for m in matrices], counts)  # type: ignore[misc]
+    floor = _weighted(floors, counts)
     ss = sum(
-        (c - 1) * (m.floor_sd if m.floor_sd is not None else 0.0) ** 2 + c * (m.floor - floor) ** 2
-        for c, m in zip(counts, matrices, strict=True)
+        (c - 1) * (m.floor_sd if m.floor_sd is not None else 0.0) ** 2 + c * (own - floor) ** 2
+        for c, m, own in zip(counts, matrices, floors, strict=True)
     )
     total = counts.sum()
     return floor, np.sqrt(ss / (total - 1)) if total > 1 else np.zeros_like(floor)
@@ -273,4 +305,4 @@ def _pooled_null(matrices: list[DistanceMatrix]) -> np.ndarray | None:
             f"cannot pool {matrices[0].name} matrices tested with other relabellings "
             f"({sorted(str(s) for s in shapes)})"
         )
-    return sum(nulls)  # type: ignore[return-value]
+    return functools.reduce(np.add, [n for n in nulls if n is not None])  # every one is known

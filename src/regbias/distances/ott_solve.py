@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -117,7 +118,9 @@ def _log_geometry(
     Online: OTT's point cloud, costs recomputed in row batches. Dense: the cost matrix computed
     once.
     """
-    schedule = _Annealing(epsilon, init=anneal_init, decay=solver.anneal_decay)
+    # OTT annotates init as a float; a traced scalar works too, and one compile then serves
+    # every start multiple.
+    schedule = _Annealing(epsilon, init=cast(float, anneal_init), decay=solver.anneal_decay)
     cost_fn = costs.SqEuclidean()
     if solver.batch_size is not None:
         return pointcloud.PointCloud(
@@ -145,7 +148,8 @@ def _kernel_geometry(
     cols = jnp.min(reduced, axis=0)
     reduced = reduced - cols[None, :]
     kernel = jnp.exp(-reduced / epsilon)
-    geom = _FixedKernel(cost_matrix=reduced, kernel_matrix=kernel, epsilon=epsilon)
+    # A traced epsilon (OTT annotates a float): one compile serves every epsilon.
+    geom = _FixedKernel(cost_matrix=reduced, kernel_matrix=kernel, epsilon=cast(float, epsilon))
     return geom, jnp.dot(a, rows) + jnp.dot(b, cols)
 
 
@@ -191,13 +195,10 @@ def _sinkhorn(problem: linear_problem.LinearProblem, solver: _Solver) -> sinkhor
     """OTT's Sinkhorn on ``problem`` with the solver's options."""
     options: dict[str, Any] = {}
     if solver.momentum is not None:
-        options = {"momentum": acceleration.Momentum(start=0, value=solver.momentum)}
+        options = {"momentum": _momentum(solver.momentum)}
     if solver.symmetric:
         # Feydy et al. (2019) eq. 25: averaged parallel updates, the fixed point of OT(x, x).
-        options = {
-            "parallel_dual_updates": True,
-            "momentum": acceleration.Momentum(start=0, value=0.5),
-        }
+        options = {"parallel_dual_updates": True, "momentum": _momentum(0.5)}
     return sinkhorn.Sinkhorn(
         threshold=solver.threshold,
         max_iterations=solver.max_iterations,
@@ -207,16 +208,26 @@ def _sinkhorn(problem: linear_problem.LinearProblem, solver: _Solver) -> sinkhor
     )(problem)
 
 
+def _momentum(value: float) -> acceleration.Momentum:
+    """OTT's constant over-relaxation ``value``, from the first iteration on."""
+    # OTT's decorator makes Momentum a dataclass, which mypy cannot see: no keywords for it.
+    return acceleration.Momentum(start=0, value=value)  # type: ignore[call-arg]
+
+
 def _summary(
     out: sinkhorn.SinkhornOutput, solver: _Solver
 ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """Cost, converged, iterations and last marginal error of a solve."""
+    if out.errors is None or out.reg_ot_cost is None:
+        raise RuntimeError("OTT's Sinkhorn output lacks its errors or its cost")
     errors = out.errors.reshape(out.errors.shape[0], -1)[:, 0]
     last = jnp.maximum(jnp.sum(errors != -1) - 1, 0)
     error = errors[last]
+    # OTT annotates converged as a bool and n_iters as an int: both are arrays in a solve.
+    flagged, iterations = cast(jax.Array, out.converged), cast(jax.Array, out.n_iters)
     # OTT also stops (and flags converged) when the error turns non-finite: not a convergence.
-    converged = out.converged & jnp.isfinite(error) & jnp.isfinite(out.reg_ot_cost)
-    return out.reg_ot_cost, converged & (error < solver.threshold), out.n_iters, error
+    converged = flagged & jnp.isfinite(error) & jnp.isfinite(out.reg_ot_cost)
+    return out.reg_ot_cost, converged & (error < solver.threshold), iterations, error
 
 
 _solve_arrays = jax.jit(_solve_core, static_argnames=("solver",))
@@ -241,8 +252,9 @@ def _solve_stack(
     accelerator idle, not on a CPU (there ``lanes`` is 1: one problem after another).
     """
 
-    def one(problem: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-        return _solve_core(*problem, epsilon, anneal_init, solver)
+    def one(problem: tuple[jax.Array, jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, ...]:
+        x, y, x_weights, y_weights = problem
+        return _solve_core(x, y, x_weights, y_weights, epsilon, anneal_init, solver)
 
     return jax.lax.map(one, (xs, ys, a, b), batch_size=lanes)
 
@@ -386,7 +398,7 @@ def retry(
 
 
 def run_padded(
-    problems: list[tuple[np.ndarray, ...]],
+    problems: Sequence[tuple[np.ndarray, ...]],
     settings: ResolvedSinkhorn,
     size: int,
     *,
@@ -416,7 +428,7 @@ def run_padded(
 
 
 def solve_many(
-    problems: list[tuple[np.ndarray, ...]],
+    problems: Sequence[tuple[np.ndarray, ...]],
     settings: ResolvedSinkhorn,
     size: int,
     *,
@@ -437,7 +449,7 @@ def solve_many(
         chunk = max(1, min(chunk, CPU_CALL_ENTRIES // (size * size)))
     n_chunks = math.ceil(len(problems) / chunk)
     width = math.ceil(len(problems) / n_chunks)
-    filled = problems + [problems[0]] * (n_chunks * width - len(problems))
+    filled = [*problems, *[problems[0]] * (n_chunks * width - len(problems))]
     out: list[SolveDiagnostics] = []
     for start in range(0, len(filled), width):
         check_stop()  # a safe point between compiled calls

@@ -40,6 +40,7 @@ from regbias.console import progress_bar as tqdm
 from regbias.data.sampling import rng_for
 from regbias.distances.energy import energy_matrix
 from regbias.distances.lda import LdaSettings, lda_distance_matrix
+from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, SampleSizeError
 
 __all__ = [
@@ -52,7 +53,8 @@ __all__ = [
 ]
 
 DEFAULT_SHARES = (0.05, 0.1, 0.2, 0.4, 0.8)
-#: Power a verdict quotes the detectable share at.
+#: The power a planted effect must reach to count as detected: the share a pair test's
+#: verdict quotes, and the rho the primary test's power table names.
 TARGET_POWER = 0.8
 
 Unit = tuple[str, ...]
@@ -151,8 +153,12 @@ class PowerResult:
     donor: str
 
     def rates(self) -> pd.DataFrame:
-        """Per distance and share: ``power`` (at ``alpha / m``), ``power_unadjusted`` (at
-        ``alpha``), the plants, and the 95% Clopper-Pearson interval of ``power``.
+        """The detection rates of every distance at every planted share.
+
+        Returns:
+            One row per distance and share: ``power`` (the share of plants with p at most
+            ``alpha / m``), ``power_unadjusted`` (at ``alpha``), the number of plants, and
+            the 95% Clopper-Pearson interval of ``power``.
         """
         level = self.design.alpha / self.design.n_pairs
         rows = []
@@ -174,8 +180,10 @@ class PowerResult:
         return pd.DataFrame(rows)
 
     def detectable(self) -> dict[str, float]:
-        """Per distance, the smallest planted share detected with :data:`TARGET_POWER` power
-        (NaN: none was).
+        """Per distance, the smallest planted share detected with :data:`TARGET_POWER` power.
+
+        Returns:
+            The share by distance name; NaN where no planted share reaches that power.
         """
         out = {}
         for name, part in self.rates().groupby("distance", sort=False):
@@ -273,7 +281,10 @@ def _draws(
     }
     for r in range(design.repetitions):
         rng = rng_for(plant_seed, "repetition", r)
-        short, long, lda, sentence = {}, {}, {}, {}
+        short: dict[str, list[Unit]] = {}
+        long: dict[str, list[Unit]] = {}
+        lda: dict[str, list[Unit]] = {}
+        sentence: dict[str, list[Unit]] = {}
         for side, group in (("a", plant.a), ("b", plant.b)):
             # The repetition's pool: the whole pseudo-group when it has the pool's size.
             units = [group[i] for i in rng.permutation(len(group))[: design.passages]]
@@ -388,7 +399,7 @@ def _energy_p(
         relabel_seed=relabel_seed,
         progress=False,
     )
-    return float(matrix.p_above_noise[0, 1])
+    return _pair_p(matrix)
 
 
 def _lda_p(
@@ -414,4 +425,12 @@ def _lda_p(
         units.append(named)
     settings = replace(lda, relabellings=relabellings)
     matrix = lda_distance_matrix(stacked, settings, units=units, relabel_seed=relabel_seed)
-    return float(matrix.p_above_noise[0, 1])
+    return _pair_p(matrix)
+
+
+def _pair_p(matrix: DistanceMatrix) -> float:
+    """The pseudo-pair's p above noise (a planted distance always has relabellings)."""
+    p = matrix.p_above_noise
+    if p is None:
+        raise ValueError(f"{matrix.name} of a plant was not tested: it has no p-value")
+    return float(p[0, 1])

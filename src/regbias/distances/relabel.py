@@ -30,7 +30,7 @@ import numpy as np
 
 __all__ = [
     "NullSums",
-    "TIE_TOLERANCE",
+    "RELATIVE_TIE_TOLERANCE",
     "joint_p_values",
     "repetition_keys",
     "side_masks",
@@ -40,7 +40,7 @@ __all__ = [
 
 #: Relabelled statistics within this relative distance below the observed one count as ties
 #: (at least as extreme): float rounding must not turn a tie into a smaller p.
-TIE_TOLERANCE = 1e-12
+RELATIVE_TIE_TOLERANCE = 1e-12
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -150,6 +150,7 @@ class NullSums:
 
     @classmethod
     def zeros(cls, n_relabellings: int, n_groups: int) -> NullSums:
+        """Empty sums for ``n_relabellings`` relabellings of ``n_groups`` groups."""
         return cls(np.zeros((n_relabellings, n_groups, n_groups)))
 
     def add(self, i: int, j: int, values: np.ndarray) -> None:
@@ -175,7 +176,7 @@ def joint_p_values(repetitions: np.ndarray, null: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         observed = np.nansum(repetitions, axis=0) / counts
         relabelled = null / counts
-        below = relabelled < observed - TIE_TOLERANCE * np.abs(observed)
+        below = relabelled < observed - RELATIVE_TIE_TOLERANCE * np.abs(observed)
     extreme = (~below).sum(axis=0)  # NaN compares False: a failed relabelling is extreme
     p = (1 + extreme) / (1 + null.shape[0])
     p = np.where(counts > 0, p, np.nan)

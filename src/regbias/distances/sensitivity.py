@@ -26,7 +26,7 @@ EXACT = "exact"
 
 # Network-simplex iterations allowed per exact solve (POT's default, 1e5, is too few for
 # clouds of a few thousand points).
-EXACT_MAX_ITERATIONS = 10_000_000
+SENSITIVITY_MAX_ITERATIONS = 10_000_000
 
 
 def exact_ot(x: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
@@ -37,7 +37,7 @@ def exact_ot(x: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
     """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     a, b = np.full(len(x), 1.0 / len(x)), np.full(len(y), 1.0 / len(y))
-    cost, log = ot.emd2(a, b, ot.dist(x, y), numItermax=EXACT_MAX_ITERATIONS, log=True)
+    cost, log = ot.emd2(a, b, ot.dist(x, y), numItermax=SENSITIVITY_MAX_ITERATIONS, log=True)
     return float(cost), log.get("warning") is None
 
 

@@ -18,11 +18,12 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
+from regbias.console import ProgressBar
 from regbias.console import progress_bar as tqdm
 from regbias.distances.exact import exact_ot_many
 from regbias.distances.matrix import DistanceMatrix
@@ -138,7 +139,8 @@ def _row(r: int, a: str, b: str, epsilon: float, terms: tuple[SolveDiagnostics, 
 
 def _row_epsilon(settings: ResolvedSinkhorn) -> float:
     """The epsilon a row was solved at: 0 in the exact limit."""
-    return 0.0 if settings.solver == "exact" else float(settings.epsilon)
+    # A resolved Sinkhorn solver's epsilon is a number (ResolvedSinkhorn checks it).
+    return 0.0 if settings.solver == "exact" else float(cast(float, settings.epsilon))
 
 
 def _warn_unconverged(
@@ -157,7 +159,7 @@ def _warn_unconverged(
 
 
 def _repetition_batched(
-    r: int, draw: dict[str, np.ndarray], settings: ResolvedSinkhorn, size: int, bar: tqdm
+    r: int, draw: dict[str, np.ndarray], settings: ResolvedSinkhorn, size: int, bar: ProgressBar
 ) -> list[dict[str, Any]]:
     """All pairs of one repetition: the K self terms in one call, the cross terms in another."""
     groups = list(draw)
@@ -344,9 +346,10 @@ def divergences(
     size: int,
     on_result: Callable[[], None] | None = None,
 ) -> list[DivergenceResult]:
-    """Divergences of many pairs of clouds at one padded size: self terms in one batched call,
-    cross terms in another (the relabelled pairs of a test), each retried as
-    :func:`solve_ot` retries.
+    """Divergences of many pairs of clouds at one padded size, in two batched calls.
+
+    The self terms are solved in one batched call, the cross terms (the relabelled pairs of a
+    test) in another, each retried as :func:`solve_ot` retries.
 
     Args:
         pairs: ``(x, y)`` clouds, each at most ``size`` points.

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from regbias.errors import ConfigError
+from regbias.settings_reader import check_choices
 
 __all__ = [
     "ANNEAL_START_FRACTION",
@@ -22,6 +24,8 @@ __all__ = [
     "UPDATES",
     "ResolvedSinkhorn",
     "SinkhornSettings",
+    "Solver",
+    "Updates",
     "derive_epsilon",
     "kernel_updates",
     "mean_pooled_cost",
@@ -36,8 +40,12 @@ __all__ = [
 # token clouds, so the laptop's epsilon needs no annealing and the paper's saves ~70 of ~950.
 ANNEAL_START_FRACTION = 0.05
 
-SOLVERS = ("auto", "sinkhorn", "exact")
-UPDATES = ("auto", "log", "kernel")
+#: ``distance.sinkhorn.solver`` (see ``SinkhornSettings.solver``).
+Solver = Literal["auto", "sinkhorn", "exact"]
+#: ``distance.sinkhorn.updates`` (see ``SinkhornSettings.updates``).
+Updates = Literal["auto", "log", "kernel"]
+SOLVERS: tuple[Solver, ...] = get_args(Solver)
+UPDATES: tuple[Updates, ...] = get_args(Updates)
 
 # ``updates: auto`` runs kernel updates where epsilon is at least this fraction of the mean
 # pooled cost (the laptop's: 0.05). Below, float32 scalings overflow: on real token clouds of
@@ -100,12 +108,12 @@ class SinkhornSettings:
     threshold: float = 1e-3
     max_iterations: int = 10_000
     inner_iterations: int = 10
-    updates: str = "auto"
+    updates: Updates = "auto"
     momentum: float | None = 1.5
     batch_size: int | None = None
     max_dense_points: int = 8192
     pad_multiple: int = 256
-    solver: str = "auto"
+    solver: Solver = "auto"
     exact_below: float = 1e-3
     exact_max_points: int = 5000
     batch_pairs: bool = True
@@ -116,16 +124,9 @@ class SinkhornSettings:
                 f"sinkhorn epsilon must be a finite number > 0, got {self.epsilon}; set one "
                 "(the paper: 0.005) or null to derive it from epsilon_relative"
             )
-        if self.updates not in UPDATES:
-            raise ConfigError(
-                f"sinkhorn updates={self.updates!r} is unknown: use one of {', '.join(UPDATES)}"
-            )
+        check_choices(self, "distance.sinkhorn")  # updates and solver, also made in Python
         if self.updates == "kernel" and self.batch_size is not None:
             kernel_updates(self, dense=False, annealed=False)  # raises what to set
-        if self.solver not in SOLVERS:
-            raise ConfigError(
-                f"sinkhorn solver={self.solver!r} is unknown: use one of {', '.join(SOLVERS)}"
-            )
         checks = {
             "epsilon_relative": 0 < self.epsilon_relative < math.inf,
             "anneal_start": self.anneal_start > 0,
@@ -159,7 +160,7 @@ def mean_pooled_cost(clouds: list[np.ndarray]) -> float:
     if total == 0:
         raise ValueError("no points to compute a mean cost from")
     sum_sq = sum(float(np.sum(np.square(c, dtype=np.float64))) for c in clouds)
-    mean = sum(np.sum(c, axis=0, dtype=np.float64) for c in clouds) / total
+    mean = np.asarray(sum(np.sum(c, axis=0, dtype=np.float64) for c in clouds) / total)
     return 2.0 * (sum_sq / total - float(mean @ mean))
 
 
@@ -201,13 +202,13 @@ class ResolvedSinkhorn(SinkhornSettings):
             raise ValueError(f"ResolvedSinkhorn is made by resolve_settings, got {self}")
 
 
-def _values(settings: SinkhornSettings) -> dict[str, object]:
+def _values(settings: SinkhornSettings) -> dict[str, Any]:
     return {f.name: getattr(settings, f.name) for f in fields(SinkhornSettings)}
 
 
 def unresolved(settings: SinkhornSettings) -> SinkhornSettings:
     """The same values as plain settings, to change and resolve again (another epsilon)."""
-    return SinkhornSettings(**_values(settings))  # type: ignore[arg-type]
+    return SinkhornSettings(**_values(settings))
 
 
 def needs_calibration(settings: SinkhornSettings) -> bool:
@@ -242,7 +243,7 @@ def resolve_settings(
         return settings
     values = _values(settings)
     if not needs_calibration(settings):
-        return ResolvedSinkhorn(**values)  # type: ignore[arg-type]
+        return ResolvedSinkhorn(**values)
     if not clouds:
         raise ValueError("resolving these Sinkhorn settings needs the run's clouds")
     cost = mean_pooled_cost(clouds)
@@ -264,4 +265,4 @@ def resolve_settings(
         "solver": solver,
         "updates": updates,
     }
-    return ResolvedSinkhorn(**values)  # type: ignore[arg-type]
+    return ResolvedSinkhorn(**values)

@@ -216,7 +216,7 @@ def _tokens(
     cache: EmbeddingCache | None,
     distance: DistanceSettings,
 ) -> dict[str, np.ndarray]:
-    padding = "real" if distance.tokens == "real" else "max_length"
+    padding: Literal["real", "max_length"] = "real" if distance.tokens == "real" else "max_length"
     texts = draws.distinct_texts(kinds)
     return dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
 

@@ -1,0 +1,1 @@
+"""What a run writes for people: the report, its figures, headline and comparisons."""

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from regbias.report.figures import _figure
+from regbias.report.canvas import new_figure
 from regbias.report.headline import Headline
 
 __all__ = [
@@ -54,8 +54,14 @@ def metric_label(label: str) -> str:
 
 
 def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
-    """One row per variant: ``rho`` and ``p_perm`` per distance against the headline gap,
-    and each distance's mean over pairs.
+    """One row per variant of a sweep, from the variants' headlines.
+
+    Args:
+        headlines: each variant's headline, by its label.
+
+    Returns:
+        ``variant``, then ``rho`` and ``p_perm`` per distance against the headline gap, and
+        each distance's mean over pairs.
     """
     rows = []
     for label, headline in headlines.items():
@@ -92,7 +98,7 @@ def comparison_metrics(headlines: Mapping[str, Headline]) -> dict[str, float]:
 
 def comparison_figure(table: pd.DataFrame) -> Figure:
     """Left: rho of each distance against the headline gap per variant; right: mean distances."""
-    fig = _figure(11, 4.2)
+    fig = new_figure(11, 4.2)
     left, right = fig.subplots(1, 2)
     rho = [c for c in table.columns if c.startswith("rho ")]
     means = [c for c in table.columns if c.startswith("mean ")]

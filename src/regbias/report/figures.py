@@ -7,12 +7,9 @@ Each function returns the ``Figure``; :func:`save_figure` writes it as PNG.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 
@@ -21,6 +18,7 @@ from regbias.analysis.pairs import PairTable
 from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError
+from regbias.report.canvas import new_figure, save_figure
 
 __all__ = [
     "correlation_heatmap",
@@ -33,40 +31,10 @@ __all__ = [
     "save_figure",
 ]
 
-DPI = 150
 ALPHA = 0.05
 # Below this many groups a cell has room for the standard deviation under the mean.
 _SD_ROOM = 10
 _LIGHT_TEXT_BELOW = 0.5  # luminance of the cell colour under which text turns white
-
-
-def _figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def save_figure(fig: Figure, path: Path | str) -> Path:
-    """Write ``fig`` as a PNG at 150 dpi (folders created) and close it.
-
-    Args:
-        fig: the figure to write.
-        path: the file to write; a missing ``.png`` suffix is added.
-
-    Returns:
-        The path written.
-    """
-    path = Path(path)
-    if path.suffix.lower() != ".png":
-        path = path.with_name(path.name + ".png")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, format="png")
-    # Our figures are unknown to pyplot and freed with their last reference; a caller's pyplot
-    # figure would otherwise stay open for the rest of a long sweep.
-    from matplotlib import pyplot
-
-    pyplot.close(fig)
-    return path
 
 
 def _label(group: str) -> str:
@@ -106,7 +74,7 @@ def distance_heatmap(
     values = matrix.mean[np.ix_(rows, cols)].astype(np.float64)
     shown = np.array([[not triangle or r > c for c in cols] for r in rows], dtype=bool)
     masked = np.ma.masked_array(values, mask=~shown)
-    fig = _figure(1.0 + 0.8 * len(cols), 0.6 + 0.7 * len(rows))
+    fig = new_figure(1.0 + 0.8 * len(cols), 0.6 + 0.7 * len(rows))
     ax = fig.add_subplot()
     cmap = colormaps["viridis"]
     finite = values[shown & np.isfinite(values)]
@@ -179,7 +147,7 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
     floor_sd = matrix.floor_sd if matrix.floor_sd is not None else np.zeros_like(matrix.floor)
     verdict = pair_verdicts({matrix.name: matrix})[matrix.name].table
     differs = {(r.group_a, r.group_b) for r in verdict.itertuples() if r.differs}
-    fig = _figure(7.0, 0.8 + 0.22 * len(pairs))
+    fig = new_figure(7.0, 0.8 + 0.22 * len(pairs))
     ax = fig.add_subplot()
     for y, (i, j) in enumerate(pairs):
         floor = (matrix.floor[i] + matrix.floor[j]) / 2
@@ -216,7 +184,7 @@ def correlation_heatmap(
     """Heatmap of correlations: distances by rows, performance columns by columns (Figs. 7/8).
 
     Args:
-        correlations_df: the output of :func:`regbias.analysis.pairs.correlations`.
+        correlations_df: the output of :func:`regbias.analysis.correlations.correlations`.
         statistic: ``spearman_rho`` or ``kendall_tau``.
         p_column: the p-value marking significance; defaults to the statistic's permutation
             p (``spearman_p_perm`` / ``kendall_p_perm``).
@@ -238,7 +206,7 @@ def correlation_heatmap(
     cols = list(dict.fromkeys(correlations_df["performance"]))
     values = _grid(correlations_df, statistic, rows, cols)
     p_values = _grid(correlations_df, p_column, rows, cols)
-    fig = _figure(2.5 + 0.75 * len(cols), 2.0 + 0.55 * len(rows))
+    fig = new_figure(2.5 + 0.75 * len(cols), 2.0 + 0.55 * len(rows))
     ax = fig.add_subplot()
     cmap = colormaps["RdBu_r"]
     norm = TwoSlopeNorm(vcenter=0.0, vmin=-1.0, vmax=1.0)
@@ -289,7 +257,7 @@ def pair_scatter(
         table: the pair table (rows with NaN in either column are left out).
         distance_column: the x axis.
         performance_column: the y axis.
-        stats: a row of :func:`regbias.analysis.pairs.correlations` (or any mapping with
+        stats: a row of :func:`regbias.analysis.correlations.correlations` (or any mapping with
             ``spearman_rho``, ``kendall_tau`` and their p-values) shown in the title.
         title: the figure title; defaults to the statistics or the column names.
         p_suffix: the p-value shown with each statistic: ``p_perm`` (unadjusted), ``p_holm``
@@ -303,7 +271,7 @@ def pair_scatter(
     if missing:
         raise DataError(f"the pair table lacks {missing}; it has {list(frame.columns)}.")
     data = frame[["group_a", "group_b", distance_column, performance_column]].dropna()
-    fig = _figure(6.0, 4.5)
+    fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()
     ax.scatter(data[distance_column], data[performance_column], s=20, color="tab:blue")
     for a, b, x, y in data.itertuples(index=False):
@@ -365,7 +333,7 @@ def performance_distributions(
     per_model = rows.groupby(keys, sort=False, dropna=False)["value"].mean().reset_index()
     groups = groups if groups is not None else list(dict.fromkeys(per_model["group"]))
     values = [per_model.loc[per_model["group"] == g, "value"].to_numpy() for g in groups]
-    fig = _figure(1.2 + 0.8 * len(groups), 4.0)
+    fig = new_figure(1.2 + 0.8 * len(groups), 4.0)
     ax = fig.add_subplot()
     ax.boxplot(values, showfliers=False, widths=0.5)
     jitter = np.random.default_rng(0)  # fixed: the same data draw the same figure
@@ -406,7 +374,7 @@ def representation_plot(
     groups = list(distance_to_baseline)
     x = np.array([share[g] for g in groups], dtype=np.float64)
     y = np.array([distance_to_baseline[g] for g in groups], dtype=np.float64)
-    fig = _figure(5.5, 4.0)
+    fig = new_figure(5.5, 4.0)
     ax = fig.add_subplot()
     ax.scatter(x, y, s=30, color="tab:orange")
     for group, xi, yi in zip(groups, x, y, strict=True):
@@ -429,7 +397,7 @@ def lda_scatter(projection: LdaProjection, title: str = "LDA projection") -> Fig
     Each group's centroid is a labelled cross; the LDA distance is the distance between them.
     With one component the second axis is the group, so the groups sit on separate rows.
     """
-    fig = _figure(6.0, 4.5)
+    fig = new_figure(6.0, 4.5)
     ax = fig.add_subplot()
     colours = colormaps["tab10"]
     two = projection.points.shape[1] >= 2
@@ -471,7 +439,7 @@ def power_curves(rates: pd.DataFrame, level: str, target: float = 0.8) -> Figure
         level: how detection was judged, for the axis label (e.g. "p <= 0.05 / 28").
         target: the power a dashed line marks.
     """
-    fig = _figure(6.0, 4.0)
+    fig = new_figure(6.0, 4.0)
     ax = fig.add_subplot()
     for k, (name, part) in enumerate(rates.groupby("distance", sort=False)):
         part = part.sort_values("share")

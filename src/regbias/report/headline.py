@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from regbias.analysis.correlations import strongest
 from regbias.analysis.pair_verdicts import pair_verdicts
-from regbias.analysis.pairs import strongest
-from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.matrix import DISTANCE_NAMES, DistanceMatrix
 from regbias.tables import read_table
 
 __all__ = [
@@ -31,8 +31,9 @@ __all__ = [
 #: The bottom line's numbers a report writes (read back as ``headline/<key>`` metrics).
 HEADLINE_FILE = "analysis/headline.json"
 
-#: The distances whose farthest differing pair is named, in this order of preference.
-PREFERRED_DISTANCES = ("sinkhorn_long", "energy_long", "sinkhorn_short", "energy_short", "lda")
+#: The distances whose farthest differing pair is named, in this order of preference (the
+#: suite's order, :data:`regbias.distances.matrix.DISTANCE_NAMES`); other names follow sorted.
+PREFERRED_DISTANCES = DISTANCE_NAMES
 #: Correlation columns logged as ``corr/<distance>/<performance>/<suffix>``.
 METRIC_COLUMNS = {
     "spearman_rho": "rho",

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from regbias.analysis.correlations import strongest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_verdicts import pair_verdicts, with_verdict_columns
-from regbias.analysis.pairs import strongest
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
+from regbias.data.sentiment140 import REGIONS
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.power import PowerResult
 from regbias.report import figures as plots
@@ -34,14 +35,17 @@ __all__ = [
 # Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
 MAX_SCATTERS = 12
-REGIONS = ("au", "ca", "nz", "uk", "us", "za")
 
 
 def log_distances(
     run: RunLog, matrices: dict[str, DistanceMatrix], *, figures: bool = True
 ) -> None:
-    """Each matrix as ``distances/<name>.json`` + ``.csv``, one metric per pair and, with
-    ``figures``, its heatmap and floor plot.
+    """Log each matrix as ``distances/<name>.json`` and ``.csv``, with one metric per pair.
+
+    Args:
+        run: the run to log to.
+        matrices: the distance matrices by name.
+        figures: also log each matrix's heatmap and floor plot.
     """
     metrics: dict[str, float] = {}
     for name, matrix in matrices.items():
@@ -158,8 +162,15 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
 
 
 def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame:
-    """The correlations drawn as scatter plots: the :data:`MAX_SCATTERS` strongest rows
-    significant by either test (adjusted as ``analysis.adjust`` says).
+    """The correlations drawn as scatter plots.
+
+    Args:
+        analysis: the analysis whose correlation table is read.
+        settings: its settings (``adjust`` says which adjusted p-values mark significance).
+
+    Returns:
+        The :data:`MAX_SCATTERS` strongest rows significant by Spearman's or Kendall's test
+        (empty when there is no correlation table).
     """
     found = analysis.correlations
     if found is None:
@@ -333,8 +344,10 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
 
 
 def _opening(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> list[str]:
-    """The lines before every finding: a random encoder's warning, a distance with no usable
-    value (with the settings that fix it), then the bottom line.
+    """The lines before every finding.
+
+    A random encoder's warning, each distance with no usable value (with the settings that
+    fix it), then the bottom line.
     """
     line = _evidence(results, analysis, settings).sentence()
     warning = random_encoder_warning(results.meta)

@@ -23,11 +23,12 @@ def log_dataset(run: RunLog, table: pd.DataFrame, name: str, source: str, contex
         source: where it was read from (the data directory).
         context: the input's role, shown beside it (``groups``, ``pooled groups``).
     """
-    import mlflow.data
+    # Where mlflow.data's from_pandas is defined (the package adds it at import time).
+    from mlflow.data.pandas_dataset import from_pandas
 
     with warnings.catch_warnings():  # source-type guesses and integer-schema hints
         warnings.simplefilter("ignore")
-        dataset = mlflow.data.from_pandas(table, source=source, name=name)
+        dataset = from_pandas(table, source=source, name=name)
         # What the fluent mlflow.log_input logs, for a run this process does not make active.
         entity = dataset._to_mlflow_entity()
     tags = [InputTag(key=MLFLOW_DATASET_CONTEXT, value=context)]

@@ -22,11 +22,13 @@ class JobRunLogger(MLFlowLogger):
     """
 
     def finalize(self, status: str = "success") -> None:
+        """Leave the run open: the job ends it once, when the job does."""
         return None
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
-        """Lightning's ``epoch`` goes under the fold's prefix (``fold0/epoch``), like the curves,
-        so the folds of a job do not share one ``epoch`` series.
+        """Log metrics, with Lightning's ``epoch`` under the fold's prefix (``fold0/epoch``).
+
+        Like the curves, so the folds of a job do not share one ``epoch`` series.
         """
         prefixes = {key.split("/", 1)[0] for key in metrics if "/" in key}
         if "epoch" in metrics and len(prefixes) == 1:

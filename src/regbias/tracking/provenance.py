@@ -88,8 +88,13 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
 
 
 def provenance_tags(versions: bool = True) -> dict[str, str]:
-    """Tags for an MLflow run: commit, dirty flag, Python, platform and (``versions``) one
-    ``version.<package>`` tag per package.
+    """Tags for an MLflow run: commit, dirty flag, Python, platform and package versions.
+
+    Args:
+        versions: add one ``version.<package>`` tag per package.
+
+    Returns:
+        The tags by name.
     """
     tags = git_state()
     tags["python"] = platform.python_version()

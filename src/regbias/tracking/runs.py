@@ -135,6 +135,7 @@ class RunLog:
 
     @property
     def tracking_uri(self) -> str:
+        """The URI of the store the run lives in."""
         return str(self.client.tracking_uri)
 
     def under(self, prefix: str) -> RunLog:
@@ -148,37 +149,46 @@ class RunLog:
         return full
 
     def params(self, values: Mapping[str, Any]) -> None:
+        """Log parameters (values as text, cut at 6,000 characters), in batches."""
         items = [Param(k, str(v)[:6000]) for k, v in values.items()]
         for start in range(0, len(items), _BATCH):
             self.client.log_batch(self.run_id, params=items[start : start + _BATCH])
 
     def tags(self, values: Mapping[str, Any]) -> None:
+        """Set tags (values as text, cut at 8,000 characters), in batches."""
         items = [RunTag(k, str(v)[:8000]) for k, v in values.items()]
         for start in range(0, len(items), _BATCH):
             self.client.log_batch(self.run_id, tags=items[start : start + _BATCH])
 
     def metrics(self, values: Mapping[str, float], step: int = 0) -> None:
+        """Log metrics at ``step``, their keys under the prefix and made valid for MLflow."""
         now = int(time.time() * 1000)
         items = [Metric(metric_key(self._at(k)), float(v), now, step) for k, v in values.items()]
         for start in range(0, len(items), 1000):
             self.client.log_batch(self.run_id, metrics=items[start : start + 1000])
 
     def json(self, data: Any, path: str) -> None:
+        """Write ``data`` as a JSON artifact at ``path`` (under the prefix)."""
         self.client.log_dict(self.run_id, data, self._at(path))
 
     def text(self, text: str, path: str) -> None:
+        """Write ``text`` as an artifact at ``path`` (under the prefix)."""
         self.client.log_text(self.run_id, text, self._at(path))
 
     def table(self, frame: pd.DataFrame, path: str, index: bool = False) -> None:
+        """Write ``frame`` as a CSV artifact at ``path`` (with its index if ``index``)."""
         self.client.log_text(self.run_id, frame.to_csv(index=index), self._at(path))
 
     def figure(self, figure: Any, path: str) -> None:
+        """Write a matplotlib figure as an image artifact at ``path`` (under the prefix)."""
         self.client.log_figure(self.run_id, figure, self._at(path))
 
     def file(self, local: Path, directory: str | None = None) -> None:
+        """Copy a local file into the artifact folder ``directory`` (None: the prefix's)."""
         self.client.log_artifact(self.run_id, str(local), self._folder(directory))
 
     def directory(self, local: Path, directory: str | None = None) -> None:
+        """Copy a local folder's contents into the artifact folder ``directory``."""
         self.client.log_artifacts(self.run_id, str(local), self._folder(directory))
 
     def _folder(self, directory: str | None) -> str | None:

@@ -1,0 +1,193 @@
+"""Bootstrap intervals of a correlation's rho and tau, from both sources of measurement noise.
+
+Every replicate resamples the models (with replacement, the same models for every metric;
+gaps and dcor recomputed) and each distance matrix's repetitions (their mean recomputed), so
+both sources of measurement noise reach the interval. Groups are fixed: leaving one group out
+(:mod:`regbias.analysis.group_removal`) speaks for the choice of groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.correlations import CORRELATION_KEYS
+from regbias.analysis.pairs import DISTANCE_PREFIX
+from regbias.analysis.rank_stats import kendall_rows, spearman_rows
+from regbias.console import progress_bar
+from regbias.distances.matrix import DistanceMatrix
+
+__all__ = ["bootstrap_intervals", "bootstrap_replicates", "weighted_dcor"]
+
+_SOURCE = {True: "repetitions", False: "models"}
+
+
+def bootstrap_replicates(
+    table: pd.DataFrame,
+    distances: Mapping[str, DistanceMatrix],
+    per_model: pd.DataFrame | None,
+    n_bootstrap: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Bootstrap replicates ``(B, n_rows)`` of the pair table's columns that have a noise source.
+
+    Args:
+        table: the pair table (its rows give the pairs, in order).
+        distances: matrices by name; one with at least 2 per-repetition matrices gives the
+            column ``dist_<name>``, each replicate the mean of R repetitions drawn with
+            replacement (NaN entries, repetitions left out of a pair's mean, are skipped).
+        per_model: the long performance table (``seed, fold, group, metric, value``); each
+            replicate draws the models (``seed, fold``) with replacement, the same for every
+            metric, and recomputes ``gap_<metric>`` and ``dcor_<metric>``.
+        n_bootstrap: replicates B.
+        seed: the generator's seed.
+
+    Returns:
+        Replicates by column; columns without a noise source (one repetition, one model, a
+        metric with an undefined value) are absent and stay fixed at their value.
+    """
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray] = {}
+    for name, matrix in distances.items():
+        column = f"{DISTANCE_PREFIX}{name}"
+        stack = matrix.repetitions
+        if column in table and stack is not None and len(stack) > 1:
+            counts = rng.multinomial(len(stack), np.full(len(stack), 1 / len(stack)), n_bootstrap)
+            flat = stack.reshape(len(stack), -1)
+            finite = np.isfinite(flat)  # NaN: a repetition left out of that pair's mean
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = (counts @ np.where(finite, flat, 0.0)) / (counts @ finite)
+            means = means.reshape(-1, *stack.shape[1:])
+            out[column] = _pair_values(means, matrix.groups, table)
+    if per_model is not None and len(per_model):
+        out.update(_performance_replicates(per_model, table, n_bootstrap, rng))
+    return out
+
+
+def _pair_values(matrices: np.ndarray, groups: list[str], table: pd.DataFrame) -> np.ndarray:
+    """``(B, n_rows)`` entries of ``(B, K, K)`` matrices at the table's pairs; NaN if unknown."""
+    index = {g: i for i, g in enumerate(groups)}
+    a = table["group_a"].map(index).to_numpy(dtype=np.float64)
+    b = table["group_b"].map(index).to_numpy(dtype=np.float64)
+    known = np.isfinite(a) & np.isfinite(b)
+    out = np.full((len(matrices), len(table)), np.nan)
+    ia, ib = a[known].astype(np.int64), b[known].astype(np.int64)
+    out[:, known] = matrices[:, ia, ib]
+    return out
+
+
+def _performance_replicates(
+    per_model: pd.DataFrame, table: pd.DataFrame, n_bootstrap: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    # One row per model (seed, fold), one column per (metric, group): the mean over draws.
+    wide = per_model.pivot_table(
+        index=["seed", "fold"], columns=["metric", "group"], values="value", aggfunc="mean"
+    )
+    n = len(wide)
+    if n < 2:
+        return {}
+    weights = rng.multinomial(n, np.full(n, 1 / n), n_bootstrap).astype(np.float64)
+    out = {}
+    for metric in pd.unique(per_model["metric"]):
+        values = wide[metric]
+        groups = [str(g) for g in values.columns]
+        matrix = values.to_numpy(dtype=np.float64)
+        finite = np.isfinite(matrix)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (weights @ np.where(finite, matrix, 0.0)) / (weights @ finite)
+        gaps = np.abs(means[:, :, None] - means[:, None, :])
+        for prefix, replicates in (("gap_", gaps), ("dcor_", None)):
+            column = f"{prefix}{metric}"
+            if column not in table:
+                continue
+            if replicates is None:
+                if not finite.all():
+                    continue  # dcor drops models per pair there: not resampled, held fixed
+                replicates = weighted_dcor(matrix, weights)
+            out[column] = _pair_values(replicates, groups, table)
+    return out
+
+
+def weighted_dcor(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Distance correlation of every pair of columns, for each row of model weights.
+
+    Integer weights (bootstrap counts) give the V-statistic dcor of the resampled models (a
+    model drawn twice counts twice), as ``dcor.distance_correlation`` computes it.
+
+    Args:
+        values: ``(n_models, G)`` one metric's value per model and group.
+        weights: ``(B, n_models)`` non-negative model weights.
+
+    Returns:
+        ``(B, G, G)`` dcor (not squared); NaN where a group's weighted values are constant.
+    """
+    n, g = values.shape
+    a = np.abs(values.T[:, :, None] - values.T[:, None, :]).reshape(g, n * n)  # (G, n*n)
+    total = weights.sum(axis=1)  # W
+    # Double-centring is linear, so sum_ij w_i w_j A^g_ij a^h_ij expands to S - 2 W T + W^2 m m.
+    row = np.einsum("bj,gij->bgi", weights, a.reshape(g, n, n)) / total[:, None, None]
+    grand = np.einsum("bgi,bi->bg", row, weights) / total[:, None]
+    pair_weights = (weights[:, :, None] * weights[:, None, :]).reshape(len(weights), n * n)
+    products = (a[:, None, :] * a[None, :, :]).reshape(g * g, n * n)
+    s = (pair_weights @ products.T).reshape(-1, g, g)
+    t = np.einsum("bi,bgi,bhi->bgh", weights, row, row)
+    w = total[:, None, None]
+    dcov2 = (s - 2 * w * t) / w**2 + grand[:, :, None] * grand[:, None, :]
+    dcov2 = np.maximum(dcov2, 0.0)  # rounding below zero where the true value is 0
+    variance = np.diagonal(dcov2, axis1=1, axis2=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.sqrt(variance[:, :, None] * variance[:, None, :])
+        return np.where(scale > 0, np.sqrt(dcov2 / scale), np.nan)
+
+
+def bootstrap_intervals(
+    table: pd.DataFrame,
+    found: pd.DataFrame,
+    replicates: Mapping[str, np.ndarray],
+    confidence: float,
+) -> pd.DataFrame:
+    """Percentile intervals of Spearman's rho and Kendall's tau-b over bootstrap replicates.
+
+    Args:
+        table: the pair table the replicates were drawn for.
+        found: the :func:`regbias.analysis.correlations.correlations` table (its
+            ``distance, performance`` rows).
+        replicates: :func:`bootstrap_replicates`; a column absent there is held at its value.
+        confidence: the interval's level (0.95: the 2.5% and 97.5% quantiles).
+
+    Returns:
+        One row per correlation: ``spearman_ci_low, spearman_ci_high, kendall_ci_low,
+        kendall_ci_high``, and ``bootstrap_sources`` (the resampled columns' kinds); NaN
+        intervals where neither column was resampled.
+    """
+    quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
+    rows = []
+    pairs = found[CORRELATION_KEYS].itertuples(index=False)
+    for distance, performance in progress_bar(pairs, total=len(found), desc="bootstrap intervals"):
+        kept = table[[distance, performance]].notna().all(axis=1).to_numpy()
+        sources = [_SOURCE[c.startswith(DISTANCE_PREFIX)] for c in (distance, performance)]
+        sources = [
+            k for k, c in zip(sources, (distance, performance), strict=True) if c in replicates
+        ]
+        row = {"distance": distance, "performance": performance}
+        row["bootstrap_sources"] = "+".join(sources)
+        x, y = (_replicates_of(table, c, replicates, kept) for c in (distance, performance))
+        for name, statistic in (("spearman", spearman_rows), ("kendall", kendall_rows)):
+            low = high = np.nan
+            if sources and kept.sum() >= 3:
+                values = statistic(x, y)
+                if np.isfinite(values).any():
+                    low, high = np.nanquantile(values, quantiles)
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = low, high
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _replicates_of(
+    table: pd.DataFrame, column: str, replicates: Mapping[str, np.ndarray], kept: np.ndarray
+) -> np.ndarray:
+    if column in replicates:
+        return replicates[column][:, kept]
+    return table[column].to_numpy(dtype=np.float64)[kept][None, :]
