@@ -17,7 +17,7 @@ from regbias.tracking.ui import shared_and_swept, ui_command, without_derived
 from tests.conftest import compose_config
 
 
-def _report_folder(root, rho, scale=1.0):
+def report_folder(root, rho, scale=1.0):
     groups = ["au", "ca", "nz", "uk"]
     mean = np.array([[0, 1, 4, 2], [1, 0, 3, 5], [4, 3, 0, 6], [2, 5, 6, 0]], float) * scale
     # Tested with 999 relabellings none of which reached a pair: every pair differs.
@@ -48,7 +48,7 @@ def _report_folder(root, rho, scale=1.0):
 
 
 def test_headline_from_tables(tmp_path):
-    headline = read_headline(_report_folder(tmp_path, -0.83))
+    headline = read_headline(report_folder(tmp_path, -0.83))
     assert headline.findings[0].startswith(
         "gap_accuracy vs dist_sinkhorn_long: Spearman rho = -0.83"
     )
@@ -60,7 +60,7 @@ def test_headline_from_tables(tmp_path):
 
 
 def test_headline_prefers_the_reports_findings(tmp_path):
-    folder = _report_folder(tmp_path, 0.5)
+    folder = report_folder(tmp_path, 0.5)
     (folder / "report.md").write_text(
         "# r\n\n## Findings\n\n- **Primary hypothesis.** The `gap` is large.\n- Second.\n\n"
         "Terms:\n\n- *epsilon*: a term\n\n## Groups\n"
@@ -79,8 +79,8 @@ def test_variants_are_labelled_by_what_sets_them_apart():
 
 def test_comparison_table_and_metrics(tmp_path):
     headlines = {
-        "encoder=minilm_l6": read_headline(_report_folder(tmp_path / "a", -0.8)),
-        "encoder=tiny": read_headline(_report_folder(tmp_path / "b", 0.2, scale=10)),
+        "encoder=minilm_l6": read_headline(report_folder(tmp_path / "a", -0.8)),
+        "encoder=tiny": read_headline(report_folder(tmp_path / "b", 0.2, scale=10)),
     }
     table = comparison.comparison_table(headlines)
     assert table.loc["encoder=tiny", "rho dist_sinkhorn_long ~ gap_accuracy"] == 0.2
@@ -140,7 +140,7 @@ def test_variants_alike_but_for_the_code_keep_apart():
 
 
 def test_no_pair_is_named_when_no_tested_distance_finds_a_difference(tmp_path):
-    folder = _report_folder(tmp_path, 0.5)
+    folder = report_folder(tmp_path, 0.5)
     path = folder / "distances" / "sinkhorn_long.json"
     data = json.loads(path.read_text())
     data.pop("null")  # untested: its extremes are estimates, not findings

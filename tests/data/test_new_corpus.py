@@ -71,7 +71,7 @@ def test_the_readmes_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path: Pa
     assert run.data.params["dataset._target_"] == "dialects.Dialects"
     assert run.data.tags["mlflow.runName"].startswith("dialects-")
     metrics = run.data.metrics
-    # Every stage ran on the example's groups: a performance gap per pair, correlated with distances.
+    # Every stage ran on its groups: a performance gap per pair, correlated with distances.
     assert {"corr/dist_energy_long/gap_accuracy/rho", "cache/misses"} <= set(metrics)
     assert any(key.startswith("dist_mean/") for key in metrics)
 

@@ -16,7 +16,7 @@ from mlflow.tracking import MlflowClient
 from regbias.app.summary import finish_job
 from regbias.tracking.runs import RunLog, TrackingSettings, connect, start_run
 from regbias.tracking.ui import EXPERIMENT_KIND, mark_model_training
-from tests.app.test_user_path import _report_folder
+from tests.app.test_user_path import report_folder
 from tests.conftest import compose_config
 
 
@@ -47,7 +47,7 @@ def finished_run(tmp_path: Path, capsys) -> tuple[str, str, str]:
     client, experiment_id = connect(TrackingSettings.from_mapping(cfg.tracking))
     mark_model_training(client, experiment_id)
     run = start_run(client, experiment_id, "sentiment140 · tiny · smoke · 1 seed", {})
-    run.directory(_report_folder(tmp_path / "report_src", -0.83))
+    run.directory(report_folder(tmp_path / "report_src", -0.83))
     run.text("# report\n", "report.md")
     client.set_terminated(run.run_id)
     finish_job(cfg, run.run_id, tmp_path / "outputs")
