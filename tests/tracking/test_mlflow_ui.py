@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from regbias.app.settings import read_settings
 from regbias.app.summary import finish_job
-from regbias.tracking.runs import RunLog, TrackingSettings, connect, start_run
+from regbias.tracking.runs import RunLog, connect, start_run
 from regbias.tracking.ui import EXPERIMENT_KIND, mark_model_training
 from tests.app.test_user_path import report_folder
 from tests.conftest import compose_config
@@ -44,7 +45,7 @@ def finished_run(tmp_path: Path, capsys) -> tuple[str, str, str]:
     """A run with a report's tables, finished through the end-of-run path."""
     uri = f"sqlite:///{tmp_path}/mlruns.db"
     cfg = compose_config(f"tracking.uri={uri}", f"tracking.artifact_root={tmp_path}/mlruns")
-    client, experiment_id = connect(TrackingSettings.from_mapping(cfg.tracking))
+    client, experiment_id = connect(read_settings(cfg).tracking)
     mark_model_training(client, experiment_id)
     run = start_run(client, experiment_id, "sentiment140 · tiny · smoke · 1 seed", {})
     run.directory(report_folder(tmp_path / "report_src", -0.83))
