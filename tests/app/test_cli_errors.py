@@ -79,8 +79,7 @@ def test_unknown_config_option_is_hydras_clear_error(tmp_path):
         (["finetune.k_folds=500", "distance.enabled=false"], ["500"], ["FAILED"]),
         (
             [
-                "encoder=bert_small",
-                "encoder.source=path",
+                "encoder=[bert_small,local]",
                 "encoder.location=/no/such/model",
                 "distance.enabled=false",
             ],

@@ -92,7 +92,7 @@ def test_a_random_encoder_logs_to_its_own_experiment():
 
 def test_smoke_preset_uses_tiny_encoder():
     cfg = composed("experiment=smoke")
-    assert cfg.encoder.source == "random"
+    assert cfg.encoder._target_ == "regbias.embeddings.sources.RandomEncoder"
     assert cfg.distance.repetitions == 1
 
 

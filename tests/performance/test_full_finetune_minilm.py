@@ -11,6 +11,7 @@ from regbias.data.groups import BASELINE
 from regbias.data.loading import DatasetSettings, load_corpus, resolve_data_dir
 from regbias.embeddings.encoder import EncoderSpec, load_encoder
 from regbias.performance.finetune import EncoderParts, run_folds
+from regbias.settings_reader import build
 from tests.performance.test_training import RecordingLogger
 
 pytestmark = pytest.mark.slow
@@ -25,7 +26,7 @@ def test_minilm_full_mode_keeps_its_best_epoch_and_scores_every_group(
     sample = corpus.train.subset(np.arange(240))
     groups = {g: corpus.groups[g].subset(np.arange(30)) for g in ("uk", "za")}
     shipped = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "encoder" / "minilm_l6.yaml"))
-    encoder = load_encoder(EncoderSpec.from_mapping(shipped), device="cpu")
+    encoder = load_encoder(build(EncoderSpec, shipped, "encoder"), device="cpu")
     parts = EncoderParts.from_encoder(encoder)
     settings = finetune_settings(
         "sentiment140", mode="full", max_epochs=2, batch_size=32, k_folds=2, max_length=48
