@@ -1,1 +1,1 @@
-"""Stages II and III's encoders: sources (one class each), loading, embedding, the embedding cache."""
+"""Stages II and III's encoders: their sources, loading, embedding and the embedding cache."""
