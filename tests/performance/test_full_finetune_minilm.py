@@ -10,7 +10,8 @@ from regbias.app.cli import CONFIG_DIR
 from regbias.data.groups import BASELINE
 from regbias.data.loading import DatasetSettings, load_corpus, resolve_data_dir
 from regbias.embeddings.encoder import EncoderSpec, load_encoder
-from regbias.performance.finetune import EncoderParts, run_folds
+from regbias.performance.folds import run_folds
+from regbias.performance.trainer import EncoderParts
 from regbias.settings_reader import build
 from tests.performance.test_training import RecordingLogger
 

@@ -143,6 +143,7 @@ class TextCollator:
         self.max_length = max_length
 
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        """Tokenize a batch of items, padded to its longest text (with ``labels`` if any)."""
         batch = dict(
             self.tokenizer(
                 [item["text"] for item in items],
