@@ -267,3 +267,15 @@ def test_checkpoint_without_pooler_weights_has_no_pooler(tiny: Encoder, tmp_path
     with pytest.raises(ConfigError, match="no trained pooler"):
         encoder.pooled(["hello"])
     assert encoder.token_embeddings(["hello"])[0].shape == (7, 32)
+
+
+def test_an_encoder_config_naming_an_unknown_target_fails_clearly() -> None:
+    from regbias.settings import read_settings
+    from tests.conftest import compose_config
+
+    unknown = compose_config(f"encoder._target_={SOURCES}.FtpEncoder")
+    with pytest.raises(ConfigError, match=rf"^encoder\._target_={SOURCES}\.FtpEncoder cannot be"):
+        read_settings(unknown)
+    old_style = compose_config("+encoder.source=path")  # the first version's key
+    with pytest.raises(ConfigError, match=r"^encoder\.source is not a setting"):
+        read_settings(old_style)

@@ -60,7 +60,8 @@ class Encoder:
         self.tokenizer = tokenizer
         self.model = model.to(device).eval()
         self.device = device
-        self.hidden_size = int(model.config.hidden_size)
+        config: Any = model.config  # a transformers PretrainedConfig
+        self.hidden_size = int(config.hidden_size)
         self.has_pooler = has_pooler
 
     def __repr__(self) -> str:

@@ -182,7 +182,7 @@ class RandomEncoder(EncoderSpec):
             )
 
     @property
-    def bert_config(self) -> dict[str, int]:
+    def bert_config(self) -> dict[str, Any]:
         """The ``BertConfig`` keyword arguments of these fields."""
         return {
             "hidden_size": self.hidden_size,
@@ -203,12 +203,13 @@ class RandomEncoder(EncoderSpec):
 
     def load_model(self) -> LoadedModel:
         """Build the tokenizer and the seeded model; global RNG states are left alone."""
-        from transformers import BertConfig, BertModel, BertTokenizerFast
+        # transformers 5's BertTokenizer is the fast one (BertTokenizerFast is its alias).
+        from transformers import BertConfig, BertModel, BertTokenizer
 
         with tempfile.TemporaryDirectory(prefix="regbias-vocab-") as folder:
             vocab = Path(folder) / "vocab.txt"
             vocab.write_text("\n".join(_tiny_vocabulary()) + "\n", encoding="utf-8")
-            tokenizer = BertTokenizerFast.from_pretrained(
+            tokenizer = BertTokenizer.from_pretrained(
                 folder, do_lower_case=True, model_max_length=self.max_length
             )
         config = BertConfig(
