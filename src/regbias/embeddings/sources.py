@@ -100,8 +100,7 @@ class PackageEncoder(LocatedEncoder):
                 f"encoder {self.name!r}: package {self.location!r} is not installed; install "
                 f"it or use a model folder: {path_hint(self.name)}"
             ) from error
-        folder = _checked_folder(Path(module.get_model_path()), self.name)
-        return _pretrained(str(folder), None, local_files_only=True, folder=folder)
+        return _from_folder(Path(module.get_model_path()), self.name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,8 +120,7 @@ class PathEncoder(LocatedEncoder):
 
     def load_model(self) -> LoadedModel:
         """The folder's model, loaded without the network."""
-        folder = _checked_folder(Path(self.location).expanduser(), self.name)
-        return _pretrained(str(folder), None, local_files_only=True, folder=folder)
+        return _from_folder(Path(self.location).expanduser(), self.name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,8 +269,8 @@ def _file_hash(path: str, size: int, mtime_ns: int) -> str:
     return file_sha256(Path(path))
 
 
-def _checked_folder(folder: Path, name: str) -> Path:
-    """``folder``, checked to hold a config, weights and a tokenizer."""
+def _from_folder(folder: Path, name: str) -> LoadedModel:
+    """The model in ``folder`` (checked to hold a config, weights and a tokenizer), offline."""
     if not folder.is_dir():
         raise ConfigError(
             f"encoder {name!r}: model folder {folder} does not exist; "
@@ -292,7 +290,7 @@ def _checked_folder(folder: Path, name: str) -> Path:
             f"encoder {name!r}: model folder {folder} has no {' and no '.join(missing)}; "
             "save the model there with save_pretrained() for both model and tokenizer"
         )
-    return folder
+    return _pretrained(str(folder), None, local_files_only=True, folder=folder)
 
 
 def _pretrained(
