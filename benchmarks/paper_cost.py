@@ -40,8 +40,9 @@ from regbias.data.groups import BASELINE
 from regbias.distances.exact import BYTES_PER_ENTRY, MEMORY_SHARE
 from regbias.distances.suite import run_distance_suite
 from regbias.embeddings.cache import EmbeddingCache
-from regbias.performance.finetune import EncoderParts, predict_proba, train_model
+from regbias.performance.predict import predict_proba
 from regbias.performance.stage import evaluation_size
+from regbias.performance.trainer import EncoderParts, train_model
 
 HOST_CORES = 16
 HOST_MEMORY_GB = 128

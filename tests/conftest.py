@@ -45,7 +45,7 @@ def finetune_settings() -> Callable[..., Any]:
     Field names are config keys, so the settings are built from the group as it stands; tests
     change only what they are about (``**changes``, e.g. ``max_epochs=1``).
     """
-    from regbias.performance.finetune import FinetuneSettings
+    from regbias.performance.settings import FinetuneSettings
     from regbias.settings_reader import build
 
     composed: dict[str, Any] = {}
@@ -62,7 +62,7 @@ def finetune_settings() -> Callable[..., Any]:
 @pytest.fixture(scope="session")
 def trainer_settings() -> Any:
     """The composed ``trainer`` group as settings, on the CPU and without progress bars."""
-    from regbias.performance.finetune import TrainerSettings
+    from regbias.performance.settings import TrainerSettings
     from regbias.settings_reader import build
 
     composed = build(TrainerSettings, _group(compose_config(), "trainer"), "trainer")

@@ -74,13 +74,16 @@ def test_unknown_config_option_is_hydras_clear_error(tmp_path):
     [
         # A bad value is caught when the settings are read: no run is even started.
         (["distance.sinkhorn.epsilon=-1"], ["epsilon must be a finite number > 0"], []),
-        (["finetune.optimizer=Adamm", "distance.enabled=false"], ["Adamm"], []),
+        (
+            ["finetune.optimizer._target_=torch.optim.Adamm", "distance.enabled=false"],
+            ["finetune.optimizer._target_=torch.optim.Adamm cannot be imported"],
+            [],
+        ),
         # What needs the data or the model is found inside the run, which ends FAILED.
         (["finetune.k_folds=500", "distance.enabled=false"], ["500"], ["FAILED"]),
         (
             [
-                "encoder=bert_small",
-                "encoder.source=path",
+                "encoder=[bert_small,local]",
                 "encoder.location=/no/such/model",
                 "distance.enabled=false",
             ],

@@ -44,6 +44,8 @@ def test_every_option_under_every_preset_reads_into_valid_settings(group, preset
         overrides = [f"{group}={option}", *([f"experiment={preset}"] if preset else [])]
         if group == "dataset" and option == "csv":
             overrides.append("dataset.path=/tmp/table.csv")
+        if group == "encoder" and option == "local":  # another preset's local copy
+            overrides[0:1] = ["encoder=[bert_small,local]", "encoder.location=/tmp"]
         settings = read_settings(composed(*overrides))
         assert isinstance(settings, StudySettings)
         if group == "dataset":
@@ -66,7 +68,8 @@ def test_settings_fail_on_the_key_with_what_to_set():
 @pytest.mark.parametrize("dataset", ["sentiment140", "reuters21578", "csv"])
 def test_finetune_follows_dataset(dataset):
     cfg = composed(f"dataset={dataset}")
-    assert cfg.finetune.optimizer == ("AdamW" if dataset == "reuters21578" else "Adagrad")
+    optimizer = "AdamW" if dataset == "reuters21578" else "Adagrad"
+    assert cfg.finetune.optimizer._target_ == f"torch.optim.{optimizer}"
 
 
 def test_paper_preset_sizes():
@@ -92,14 +95,19 @@ def test_a_random_encoder_logs_to_its_own_experiment():
 
 def test_smoke_preset_uses_tiny_encoder():
     cfg = composed("experiment=smoke")
-    assert cfg.encoder.source == "random"
+    assert cfg.encoder._target_ == "regbias.embeddings.sources.RandomEncoder"
     assert cfg.distance.repetitions == 1
 
 
 def test_reuters_paper_settings():
     cfg = composed("dataset=reuters21578", "experiment=paper")
     ft = cfg.finetune
-    assert (ft.optimizer, ft.lr, ft.batch_size, ft.max_length) == ("AdamW", 2e-5, 16, 256)
+    assert (ft.optimizer._target_, ft.lr, ft.batch_size, ft.max_length) == (
+        "torch.optim.AdamW",
+        2e-5,
+        16,
+        256,
+    )
     assert (ft.warmup_fraction, ft.weight_decay, ft.patience) == (0.1, 0.01, 5)
 
 

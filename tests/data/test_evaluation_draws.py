@@ -43,7 +43,7 @@ def test_whole_group_when_no_size_or_undersized_under_all() -> None:
 
 def test_matched_evaluation_draws_give_every_group_the_smallest_size():
     from regbias.data.corpus import TextSet
-    from regbias.performance.finetune import EvaluationSettings
+    from regbias.performance.settings import EvaluationSettings
     from regbias.performance.stage import evaluation_size
 
     groups = {

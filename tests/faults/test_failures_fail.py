@@ -28,7 +28,7 @@ from regbias.interrupt import (
     stop_on_sigterm,
     stop_requested,
 )
-from regbias.performance import finetune
+from regbias.performance import trainer
 from regbias.tracking.reaper import OWNER_HOST, OWNER_PID, OWNER_START, reap_dead_runs
 from regbias.tracking.runs import start_run, tracked_run
 from regbias.tracking.store import store_lock
@@ -240,7 +240,7 @@ def test_sinkhorn_stops_between_solves():
 def test_training_stops_after_the_current_batch():
     request_stop()
     with pytest.raises(StopRequested):
-        finetune._StopCheck().on_train_batch_end()
+        trainer._StopCheck().on_train_batch_end()
 
 
 # Item 10 (Ctrl-C): "interrupted", runs FAILED, exit 130, also inside Lightning.
@@ -272,7 +272,7 @@ class InterruptedTrainer:
 
 def test_ctrl_c_during_training_stays_a_keyboard_interrupt():
     with pytest.raises(KeyboardInterrupt):
-        finetune._fit(InterruptedTrainer(), None, None)
+        trainer._fit(InterruptedTrainer(), None, None)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 

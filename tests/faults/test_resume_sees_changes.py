@@ -19,7 +19,7 @@ from regbias.app import preflight
 from regbias.app.job import JobContext
 from regbias.app.settings import read_settings
 from regbias.app.sweep import job_records
-from regbias.embeddings.encoder import EncoderSpec
+from regbias.embeddings.sources import PathEncoder
 from regbias.tracking.runs import PARENT_FILE
 from tests.faults.conftest import composed, write_csv
 from tests.faults.test_stale_results import csv_job, run_job
@@ -40,11 +40,11 @@ def save_tiny_bert(folder: Path, seed: int) -> None:
 def test_replaced_weights_in_a_local_model_folder_make_another_encoder(tmp_path):
     folder = tmp_path / "model"
     save_tiny_bert(folder, seed=0)
-    spec = {"name": "bert_small", "source": "path", "location": str(folder), "revision": "main"}
-    before = EncoderSpec.from_mapping(spec).identity
-    assert EncoderSpec.from_mapping(spec).identity == before  # unchanged files: same encoder
+    spec = {"name": "bert_small", "location": str(folder), "revision": "main"}
+    before = PathEncoder(**spec).identity
+    assert PathEncoder(**spec).identity == before  # unchanged files: same encoder
     save_tiny_bert(folder, seed=1)  # the README's recipe, then new weights in the same folder
-    assert EncoderSpec.from_mapping(spec).identity != before
+    assert PathEncoder(**spec).identity != before
 
 
 def test_replaced_weights_in_a_local_model_folder_change_the_resume_key(tmp_path):
@@ -52,8 +52,7 @@ def test_replaced_weights_in_a_local_model_folder_change_the_resume_key(tmp_path
     save_tiny_bert(folder, seed=0)
     data = write_csv(tmp_path / "d.csv", {"train": 20, "a": 5, "b": 5})
     overrides = [
-        "encoder=bert_small",
-        "encoder.source=path",
+        "encoder=[bert_small,local]",
         f"encoder.location={folder}",
         "dataset=csv",
         f"dataset.path={data}",

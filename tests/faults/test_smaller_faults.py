@@ -10,7 +10,7 @@ import torch
 
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import DataError
-from regbias.performance import finetune
+from regbias.performance import trainer
 from regbias.report.publish import artifact_name
 from regbias.tracking.runs import RunLog
 
@@ -24,7 +24,7 @@ def test_best_checkpoint_is_loaded_weights_only(tmp_path):
     torch.save({"state_dict": {}, "extra": Payload()}, path)
     checkpoint = SimpleNamespace(best_model_path=str(path), monitor="val/loss")
     with pytest.raises(pickle.UnpicklingError):
-        finetune._restore_best(torch.nn.Module(), checkpoint)
+        trainer._restore_best(torch.nn.Module(), checkpoint)
 
 
 @pytest.mark.parametrize(

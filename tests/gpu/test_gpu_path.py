@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
-from regbias.performance.finetune import predict_proba, train_model
+from regbias.performance.predict import predict_proba
+from regbias.performance.trainer import train_model
 from tests.performance.test_training import bag_of_words, tweets
 
 pytestmark = pytest.mark.gpu

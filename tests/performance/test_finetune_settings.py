@@ -7,15 +7,12 @@ from dataclasses import fields, replace
 
 import numpy as np
 import pytest
+from omegaconf import OmegaConf
 
 from regbias.errors import ConfigError
-from regbias.performance.finetune import (
-    EvaluationSettings,
-    FinetuneSettings,
-    TrainerSettings,
-    fold_plans,
-    fold_seed,
-)
+from regbias.performance.folds import fold_plans, fold_seed
+from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
+from regbias.settings_reader import build
 from tests.conftest import compose_config
 
 
@@ -82,6 +79,58 @@ def test_settings_are_frozen(finetune_settings) -> None:
     settings = finetune_settings("sentiment140")
     with pytest.raises(AttributeError):
         settings.lr = 1.0  # type: ignore[misc]
+    assert hash(settings) == hash(finetune_settings("sentiment140"))
+
+
+def _finetune(**changes: object) -> FinetuneSettings:
+    values = OmegaConf.to_container(compose_config().finetune, resolve=True)
+    return build(FinetuneSettings, values | changes, "finetune")
+
+
+def test_the_optimizer_is_named_by_its_target() -> None:
+    assert _finetune().optimizer.target == "torch.optim.Adagrad"
+    reuters = OmegaConf.to_container(compose_config("dataset=reuters21578").finetune)
+    assert build(FinetuneSettings, reuters, "finetune").optimizer.target == "torch.optim.AdamW"
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "message"),
+    [
+        ({"_target_": "torch.optim.Adagrade", "_partial_": True}, "cannot be imported"),
+        ({"_target_": "torch.nn.Linear", "_partial_": True}, "not a concrete subclass"),
+        ({"_target_": "no_such_package.Adam", "_partial_": True}, "cannot be imported"),
+    ],
+)
+def test_unknown_optimizer_target_fails_naming_the_key(optimizer: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=r"^finetune\.optimizer\._target_=") as info:
+        _finetune(optimizer=optimizer)
+    assert message in str(info.value) and "torch.optim.optimizer.Optimizer" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "key"),
+    [
+        ("Adagrad", "finetune.optimizer must be a group"),
+        ({"_partial_": True}, "finetune.optimizer._target_ has no value"),
+        ({"_target_": "torch.optim.Adagrad"}, "finetune.optimizer._partial_ must be true"),
+        ({"_target_": "torch.optim.SGD", "_partial_": True, "lr": 0.1}, "finetune.optimizer.lr"),
+    ],
+)
+def test_bad_optimizer_group_names_its_key(optimizer: object, key: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        _finetune(optimizer=optimizer)
+
+
+def test_callbacks_are_checked_when_the_settings_are_read() -> None:
+    monitor = "lightning.pytorch.callbacks.LearningRateMonitor"
+    cfg = compose_config(f"+finetune.callbacks.lr_monitor._target_={monitor}")
+    settings = build(FinetuneSettings, OmegaConf.to_container(cfg.finetune), "finetune")
+    ((name, target),) = settings.callbacks.entries
+    assert (name, target.target) == ("lr_monitor", monitor)
+    assert type(settings.callbacks.instantiate()[0]).__name__ == "LearningRateMonitor"
+    with pytest.raises(ConfigError, match=r"finetune\.callbacks\.x\._target_=torch\.nn\.Linear"):
+        _finetune(callbacks={"x": {"_target_": "torch.nn.Linear"}})
+    assert _finetune().callbacks.entries == ()
 
 
 def test_binary_plans_cross_validate_and_multilabel_trains_one_model() -> None:

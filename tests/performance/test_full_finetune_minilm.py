@@ -9,8 +9,11 @@ from omegaconf import OmegaConf
 from regbias.config_files import CONFIG_DIR
 from regbias.data.groups import BASELINE
 from regbias.data.registry import packaged_dataset
-from regbias.embeddings.encoder import EncoderSpec, load_encoder
-from regbias.performance.finetune import EncoderParts, run_folds
+from regbias.embeddings.encoder import load_encoder
+from regbias.embeddings.spec import EncoderSpec
+from regbias.performance.folds import run_folds
+from regbias.performance.trainer import EncoderParts
+from regbias.settings_reader import build
 from tests.performance.test_training import RecordingLogger
 
 pytestmark = pytest.mark.slow
@@ -24,7 +27,7 @@ def test_minilm_full_mode_keeps_its_best_epoch_and_scores_every_group(
     sample = corpus.train.subset(np.arange(240))
     groups = {g: corpus.groups[g].subset(np.arange(30)) for g in ("uk", "za")}
     shipped = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "encoder" / "minilm_l6.yaml"))
-    encoder = load_encoder(EncoderSpec.from_mapping(shipped), device="cpu")
+    encoder = load_encoder(build(EncoderSpec, shipped, "encoder"), device="cpu")
     parts = EncoderParts.from_encoder(encoder)
     settings = finetune_settings(
         "sentiment140", mode="full", max_epochs=2, batch_size=32, k_folds=2, max_length=48

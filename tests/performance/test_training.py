@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import lightning as L
 import numpy as np
 import pytest
 import torch
@@ -20,15 +21,11 @@ from regbias.performance.datamodule import (
     make_loader,
     validation_split,
 )
-from regbias.performance.finetune import (
-    EncoderParts,
-    build_classifier,
-    predict_proba,
-    run_folds,
-    train_fold,
-    train_model,
-)
-from regbias.performance.modules import SentimentClassifier, optimizer_names
+from regbias.performance.folds import run_folds
+from regbias.performance.modules import SentimentClassifier
+from regbias.performance.predict import predict_proba
+from regbias.performance.targets import CallbackSettings, OptimizerSettings
+from regbias.performance.trainer import EncoderParts, build_classifier, train_fold, train_model
 
 POSITIVE = ["good", "great", "happy", "love", "nice"]
 NEGATIVE = ["bad", "awful", "sad", "hate", "poor"]
@@ -259,13 +256,43 @@ def test_train_fold_fits_a_datamodule(sentiment, trainer_settings) -> None:
     np.testing.assert_array_equal(predict_proba(module, features), predict_proba(again, features))
 
 
-def test_unknown_optimizer_is_a_config_error_listing_valid_names(sentiment) -> None:
-    with pytest.raises(ConfigError, match=r"finetune\.optimizer.*Adagrad") as info:
-        sentiment(optimizer="Adagrade")
-    assert "AdamW" in str(info.value)
-    with pytest.raises(ConfigError):
-        SentimentClassifier(mode="head", feature_dim=4, optimizer="sgdx")
-    assert {"Adagrad", "AdamW", "SGD"} <= set(optimizer_names())
+class CountingCallback(L.Callback):
+    """A user's callback: counts the training epochs it sees (all instances together)."""
+
+    epochs = 0
+
+    def __init__(self, step: int = 1) -> None:
+        self.step = step
+
+    def on_train_epoch_end(self, *args: object, **kwargs: object) -> None:
+        CountingCallback.epochs += self.step
+
+
+def test_a_callback_from_the_config_runs_in_every_fit(sentiment, trainer_settings) -> None:
+    target = f"{__name__}.CountingCallback"
+    callbacks = CallbackSettings.from_config(
+        {"counter": {"_target_": target, "step": 10}, "removed": None}, "finetune.callbacks"
+    )
+    assert [name for name, _ in callbacks.entries] == ["counter"]
+    settings = sentiment(mode="head", max_epochs=2, callbacks=callbacks)
+    data = tweets(40, seed=0)
+    features = bag_of_words(data.texts)
+    CountingCallback.epochs = 0
+    train_model(
+        features[:30], data.labels[:30], features[30:], data.labels[30:], settings,
+        trainer_settings, seed=0,
+    )  # fmt: skip
+    assert CountingCallback.epochs == 20  # 2 epochs, step 10: built with the config's argument
+
+
+def test_optimizer_class_and_arguments_come_from_the_config(sentiment, trainer_settings) -> None:
+    sgd = OptimizerSettings.from_config(
+        {"_target_": "torch.optim.SGD", "_partial_": True, "momentum": 0.5}, "finetune.optimizer"
+    )
+    module = build_classifier("binary", sentiment(optimizer=sgd), feature_dim=4)
+    made = sgd.make([{"params": list(module.parameters())}], lr=0.1)
+    assert isinstance(made, torch.optim.SGD)
+    assert made.defaults["momentum"] == 0.5 and made.defaults["lr"] == 0.1
 
 
 def test_pooler_pooling_without_pooler_is_a_config_error(

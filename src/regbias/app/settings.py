@@ -18,9 +18,9 @@ from regbias.app.tasks import task_named
 from regbias.data.data_dir import PathSettings
 from regbias.data.dataset import Dataset
 from regbias.distances.suite import DistanceSettings
-from regbias.embeddings.encoder import EncoderSpec
+from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import ConfigError
-from regbias.performance.finetune import FinetuneSettings, TrainerSettings
+from regbias.performance.settings import FinetuneSettings, TrainerSettings
 from regbias.settings_reader import build
 from regbias.tracking.runs import TrackingSettings
 

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -97,12 +97,30 @@ class EmbeddingCache:
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.root)!r}, hits={self.hits}, misses={self.misses})"
 
+    @overload
     def get_or_compute(
         self,
         kind: str,
         encoder_identity: str,
         texts: Sequence[str],
-        compute: Callable[[list[str]], Embeddings],
+        compute: Callable[[list[str]], list[np.ndarray]],
+    ) -> list[np.ndarray]: ...
+
+    @overload
+    def get_or_compute(
+        self,
+        kind: str,
+        encoder_identity: str,
+        texts: Sequence[str],
+        compute: Callable[[list[str]], np.ndarray],
+    ) -> np.ndarray: ...
+
+    def get_or_compute(
+        self,
+        kind: str,
+        encoder_identity: str,
+        texts: Sequence[str],
+        compute: Callable[[list[str]], list[np.ndarray]] | Callable[[list[str]], np.ndarray],
     ) -> Embeddings:
         """The embeddings of ``texts``, computing and storing only those not cached yet.
 

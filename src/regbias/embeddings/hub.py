@@ -11,12 +11,20 @@ import os
 import socket
 from urllib.parse import urlparse
 
-__all__ = ["HUB_TIMEOUT_S", "PATH_HINT", "hub_offline", "hub_reachable", "one_line"]
+__all__ = ["HUB_TIMEOUT_S", "hub_offline", "hub_reachable", "one_line", "path_hint"]
 
 HUB_TIMEOUT_S = 3.0
-#: The overrides that load a model from a local folder, as a user types them.
-PATH_HINT = "encoder.source=path encoder.location=DIR"
 _TRUE = {"1", "true", "yes", "on"}
+
+
+def path_hint(preset: str) -> str:
+    """The overrides that load encoder ``preset`` from a local folder, as a user types them.
+
+    ``conf/encoder/local.yaml`` turns the preset into a model folder's encoder and keeps its
+    other settings (name, revision, max_length, pooling); the quotes keep the shell from
+    reading the brackets.
+    """
+    return f"'encoder=[{preset},local]' encoder.location=DIR"
 
 
 def hub_reachable(timeout_s: float = HUB_TIMEOUT_S) -> bool:

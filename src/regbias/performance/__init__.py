@@ -6,24 +6,15 @@ from regbias.performance.datamodule import (
     make_loader,
     validation_split,
 )
-from regbias.performance.finetune import (
-    EncoderParts,
-    EvaluationSettings,
-    FeatureFn,
-    FinetuneSettings,
-    FoldModel,
-    TrainerSettings,
-    fold_plans,
-    predict_proba,
-    run_folds,
-    train_fold,
-    train_model,
-)
+from regbias.performance.folds import FoldModel, fold_plans, run_folds
 from regbias.performance.modules import (
     MultilabelClassifier,
     SentimentClassifier,
     classifier_for,
 )
+from regbias.performance.predict import FeatureFn, predict_proba
+from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
+from regbias.performance.trainer import EncoderParts, train_fold, train_model
 
 __all__ = [
     "EncoderParts",

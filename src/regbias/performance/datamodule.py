@@ -143,6 +143,7 @@ class TextCollator:
         self.max_length = max_length
 
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        """Tokenize a batch of items, padded to its longest text (with ``labels`` if any)."""
         batch = dict(
             self.tokenizer(
                 [item["text"] for item in items],
@@ -186,7 +187,7 @@ def check_inputs(inputs: ModelInputs, mode: str, tokenizer: Any) -> None:
 def make_dataset(inputs: ModelInputs, labels: np.ndarray | None, mode: str) -> Dataset:
     """Texts (``full`` mode) or cached pooled vectors (``head`` mode) with optional labels."""
     if mode == "head":
-        return FeatureDataset(inputs, labels)
+        return FeatureDataset(np.asarray(inputs), labels)  # an array already (check_inputs)
     return TextDataset(list(inputs), labels)
 
 
@@ -282,7 +283,11 @@ class FoldDataModule(L.LightningDataModule):
         for inputs in (fit_inputs, val_inputs, predict_inputs):
             if inputs is not None:
                 check_inputs(inputs, mode, tokenizer)
-        self.inputs = {"fit": fit_inputs, "val": val_inputs, "predict": predict_inputs}
+        self.inputs: dict[str, ModelInputs | None] = {
+            "fit": fit_inputs,
+            "val": val_inputs,
+            "predict": predict_inputs,
+        }
         self.labels = {"fit": np.asarray(fit_labels), "val": np.asarray(val_labels)}
         self.mode, self.tokenizer, self.max_length = mode, tokenizer, max_length
         self.batch_size, self.predict_batch_size = batch_size, predict_batch_size
@@ -350,12 +355,13 @@ class FoldDataModule(L.LightningDataModule):
     @property
     def feature_dim(self) -> int | None:
         """Size of the cached vectors (``head`` mode), else ``None``."""
-        return self.inputs["fit"].shape[1] if self.mode == "head" else None
+        fit = self._split("fit")
+        return fit.shape[1] if self.mode == "head" and isinstance(fit, np.ndarray) else None
 
     @property
     def n_fit_batches(self) -> int:
         """Batches per training epoch."""
-        return math.ceil(len(self.inputs["fit"]) / self.batch_size)
+        return math.ceil(len(self._split("fit")) / self.batch_size)
 
     def train_dataloader(self) -> DataLoader:
         """Fit batches, reshuffled every epoch (seeded)."""
@@ -371,13 +377,18 @@ class FoldDataModule(L.LightningDataModule):
         Raises:
             ConfigError: when the DataModule was built without prediction inputs.
         """
-        if self.inputs["predict"] is None:
-            raise ConfigError("this FoldDataModule has no prediction inputs: pass predict_inputs")
         return self._loader("predict", self.predict_batch_size)
+
+    def _split(self, name: str) -> ModelInputs:
+        """The inputs of split ``name`` (``fit``, ``val`` or ``predict``)."""
+        inputs = self.inputs[name]
+        if inputs is None:
+            raise ConfigError("this FoldDataModule has no prediction inputs: pass predict_inputs")
+        return inputs
 
     def _loader(self, name: str, batch_size: int, shuffle: bool = False) -> DataLoader:
         return make_loader(
-            self.inputs[name],
+            self._split(name),
             self.labels.get(name),
             batch_size,
             mode=self.mode,

@@ -50,7 +50,9 @@ class EvaluatedModel(Protocol):
     labels: dict[str, np.ndarray]
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The model's name, unique across a sweep (``seed3/fold0``)."""
+        ...
 
 
 def _check_labels(y_true: np.ndarray, prob: np.ndarray, ndim: int) -> tuple[np.ndarray, ...]:

@@ -12,6 +12,7 @@ from transformers import get_linear_schedule_with_warmup
 
 from regbias.embeddings.pooling import check_pooling, pool
 from regbias.errors import ConfigError
+from regbias.performance.targets import OptimizerSettings
 
 __all__ = [
     "MODES",
@@ -19,36 +20,19 @@ __all__ = [
     "MultilabelClassifier",
     "SentimentClassifier",
     "classifier_for",
-    "optimizer_names",
 ]
 
 MODES = ("full", "head")
 Mode = Literal["full", "head"]
-
-
-def optimizer_names() -> list[str]:
-    """Names of the optimisers in ``torch.optim`` that a config may ask for."""
-    base = torch.optim.Optimizer
-    return sorted(
-        name
-        for name in dir(torch.optim)
-        if isinstance(getattr(torch.optim, name), type)
-        and issubclass(getattr(torch.optim, name), base)
-        and getattr(torch.optim, name) is not base
-    )
-
-
-def _optimizer_class(name: str) -> type[torch.optim.Optimizer]:
-    by_lower = {n.lower(): n for n in optimizer_names()}
-    if name.lower() not in by_lower:
-        valid = ", ".join(optimizer_names())
-        raise ConfigError(f"unknown optimizer {name!r}: choose one of {valid}")
-    return getattr(torch.optim, by_lower[name.lower()])
+#: The authors' sentiment optimiser and DocBERT's, the classifiers' defaults.
+ADAGRAD = OptimizerSettings("torch.optim.Adagrad")
+ADAMW = OptimizerSettings("torch.optim.AdamW")
 
 
 def _decay_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
     # Transformer convention (BERT, DocBERT): biases and LayerNorm weights are not decayed.
-    decay, no_decay = [], []
+    decay: list[nn.Parameter] = []
+    no_decay: list[nn.Parameter] = []
     for name, param in module.named_parameters():
         if not param.requires_grad:
             continue
@@ -76,7 +60,7 @@ class EncoderClassifier(L.LightningModule):
         max_length: truncation length in tokens.
         feature_dim: size of the cached vectors (``head`` mode; defaults to the encoder's).
         has_pooler: whether the encoder has a pooler (``None``: read it from ``encoder_model``).
-        optimizer: name of a ``torch.optim`` optimiser (case-insensitive).
+        optimizer: the ``torch.optim`` optimiser class (``finetune.optimizer``).
         lr: learning rate.
         weight_decay: weight decay (not applied to biases and LayerNorm weights).
         warmup_fraction: share of the training steps with linear warm-up, then linear decay;
@@ -96,7 +80,7 @@ class EncoderClassifier(L.LightningModule):
         max_length: int = 128,
         feature_dim: int | None = None,
         has_pooler: bool | None = None,
-        optimizer: str = "Adagrad",
+        optimizer: OptimizerSettings = ADAGRAD,
         lr: float = 1e-3,
         weight_decay: float = 0.0,
         warmup_fraction: float = 0.0,
@@ -106,17 +90,19 @@ class EncoderClassifier(L.LightningModule):
         super().__init__()
         if mode not in MODES:
             raise ConfigError(f"unknown fine-tuning mode {mode!r}: choose 'full' or 'head'")
-        _optimizer_class(optimizer)
         if has_pooler is None and encoder_model is not None:
             has_pooler = getattr(encoder_model, "pooler", None) is not None
         check_pooling(pooling, has_pooler)
         # Not sent to the logger: every fold of a job shares one MLflow run, and MLflow refuses
         # a parameter whose value changes (the metric prefix does); the pipeline logs config.
-        self.save_hyperparameters(ignore=["encoder_model", "tokenizer"], logger=False)
+        # The optimizer settings stay out of the checkpoint, which loads with weights_only.
+        self.save_hyperparameters(ignore=["encoder_model", "tokenizer", "optimizer"], logger=False)
+        self.optimizer_settings = optimizer
         self.mode, self.pooling, self.max_length = mode, pooling, max_length
         self.tokenizer = tokenizer
         self.metric_prefix = metric_prefix
         hidden = feature_dim or _hidden_size(encoder_model)
+        self.encoder: nn.Module | None
         if mode == "full":
             if encoder_model is None:
                 raise ConfigError("fine-tuning mode 'full' needs an encoder model")
@@ -132,6 +118,8 @@ class EncoderClassifier(L.LightningModule):
         if self.mode == "head":
             pooled = batch["features"]
         else:
+            if self.encoder is None:
+                raise ConfigError("a 'full' mode classifier has no encoder")
             inputs = {k: v for k, v in batch.items() if k != "labels"}
             outputs = self.encoder(**inputs)
             pooled = pool(outputs, batch["attention_mask"], self.pooling)
@@ -142,18 +130,22 @@ class EncoderClassifier(L.LightningModule):
         return logits.reshape(batch["labels"].shape), batch["labels"]
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        """The batch's BCE-with-logits loss, logged per epoch as ``{prefix}train/loss``."""
         logits, targets = self._logits_targets(batch)
         loss = self.loss_fn(logits, targets)
         self.log(f"{self.metric_prefix}train/loss", loss, on_step=False, on_epoch=True)
         return loss
 
     def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        """Log the batch's validation loss and the task's validation metric."""
         logits, targets = self._logits_targets(batch)
         self.log(f"{self.metric_prefix}val/loss", self.loss_fn(logits, targets), on_epoch=True)
         self._log_val_metric(torch.sigmoid(logits.float()), targets.long())
 
     #: The task's validation metric (without prefix), logged by :meth:`_log_val_metric`.
     VAL_METRIC: str | None = None
+    #: The best value of the monitored metric, set when the best checkpoint is restored.
+    best_score: float | None = None
 
     @classmethod
     def logged_metrics(cls) -> tuple[str, ...]:
@@ -164,16 +156,22 @@ class EncoderClassifier(L.LightningModule):
         """The task's validation metric: accuracy or micro-F1 in the subclasses, none here."""
 
     def predict_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        """Probabilities (sigmoid of the logits) of a batch."""
         return torch.sigmoid(self(batch).float())
 
     def configure_optimizers(self) -> Any:
+        """The optimiser (no decay on biases and LayerNorm), with warm-up and linear decay.
+
+        Without ``warmup_fraction`` the learning rate stays constant.
+        """
         hp = self.hparams
-        optimizer = _optimizer_class(hp.optimizer)(_decay_groups(self, hp.weight_decay), lr=hp.lr)
-        if hp.warmup_fraction <= 0:
+        groups = _decay_groups(self, hp["weight_decay"])
+        optimizer = self.optimizer_settings.make(groups, lr=hp["lr"])
+        if hp["warmup_fraction"] <= 0:
             return optimizer
         total = int(self.trainer.estimated_stepping_batches)
         schedule = get_linear_schedule_with_warmup(
-            optimizer, int(hp.warmup_fraction * total), total
+            optimizer, int(hp["warmup_fraction"] * total), total
         )
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
@@ -181,7 +179,8 @@ class EncoderClassifier(L.LightningModule):
 def _hidden_size(encoder_model: nn.Module | None) -> int:
     if encoder_model is None:
         raise ConfigError("'head' mode needs feature_dim (the size of the cached vectors)")
-    return int(encoder_model.config.hidden_size)
+    config: Any = encoder_model.config  # a transformers PretrainedConfig
+    return int(config.hidden_size)
 
 
 class SentimentClassifier(EncoderClassifier):
@@ -200,7 +199,7 @@ class SentimentClassifier(EncoderClassifier):
     def __init__(self, n_labels: int = 1, **kwargs: Any) -> None:
         if n_labels != 1:
             raise ConfigError(f"binary sentiment has one label, not {n_labels}: use multilabel")
-        kwargs.setdefault("optimizer", "Adagrad")
+        kwargs.setdefault("optimizer", ADAGRAD)
         kwargs.setdefault("lr", 1e-3)
         super().__init__(1, **kwargs)
         self.val_acc = BinaryAccuracy(threshold=0.5)
@@ -224,7 +223,7 @@ class MultilabelClassifier(EncoderClassifier):
     VAL_METRIC = "val/micro_f1"
 
     def __init__(self, n_labels: int, **kwargs: Any) -> None:
-        kwargs.setdefault("optimizer", "AdamW")
+        kwargs.setdefault("optimizer", ADAMW)
         kwargs.setdefault("lr", 2e-5)
         kwargs.setdefault("weight_decay", 0.01)
         kwargs.setdefault("warmup_fraction", 0.1)

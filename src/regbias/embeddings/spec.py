@@ -1,0 +1,77 @@
+"""What an encoder is: the settings common to every source, and the contract a source fulfils.
+
+An ``encoder`` config group names its source class with Hydra's ``_target_`` (see
+:mod:`regbias.embeddings.sources`); the settings converter builds that class from the group's
+other keys. :class:`EncoderSpec` is abstract, so a group without a ``_target_`` is an error that
+says what to set.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+import torch
+
+from regbias.embeddings.pooling import POOLINGS, Pooling
+from regbias.errors import ConfigError
+
+__all__ = ["EncoderSpec", "LoadedModel"]
+
+#: What a source loads: the tokenizer, the model, and whether it has a trained pooler.
+LoadedModel = tuple[Any, torch.nn.Module, bool]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EncoderSpec(abc.ABC):
+    """Where an encoder's weights come from and how it embeds: one subclass per source.
+
+    Attributes:
+        source: the source's short name (``package``, ``path``, ``hub``, ``random``); it
+            starts the spec's :attr:`identity`.
+        name: label of the encoder in configs and logs (``minilm_l6``, ``bert_small``, ...).
+        revision: the weights' revision (a hub branch, tag or commit; the installed version of
+            a package; a label for a random encoder); ``None``: the source's default.
+        max_length: tokens per text, ``[CLS]`` and ``[SEP]`` included; longer texts are cut.
+        pooling: vector of :meth:`regbias.embeddings.encoder.Encoder.pooled`: the model's
+            ``pooler`` output (the paper's "pooled output"), the last layer's ``cls`` vector,
+            or the attention-masked ``mean``.
+    """
+
+    source: ClassVar[str]
+
+    name: str
+    revision: str | None = None
+    max_length: int = 128
+    pooling: Pooling = "pooler"
+
+    def __post_init__(self) -> None:
+        if self.pooling not in POOLINGS:
+            raise ConfigError(
+                f"encoder {self.name!r}: unknown pooling {self.pooling!r}; set encoder.pooling "
+                f"to one of {', '.join(POOLINGS)}"
+            )
+        if not isinstance(self.max_length, int) or self.max_length < 2:
+            raise ConfigError(
+                f"encoder {self.name!r}: max_length must be an integer >= 2, "
+                f"got {self.max_length!r}"
+            )
+
+    @cached_property
+    def identity(self) -> str:
+        """A stable string naming the embeddings this spec produces, for cache keys."""
+        return f"{self.source}:{self.fingerprint()}#max_length={self.max_length}"
+
+    @abc.abstractmethod
+    def fingerprint(self) -> str:
+        """What decides the weights, as ``location@revision``: the middle of :attr:`identity`."""
+
+    @abc.abstractmethod
+    def load_model(self) -> LoadedModel:
+        """Load the tokenizer and the model (on the CPU, as the library builds them).
+
+        Raises:
+            ConfigError: the weights cannot be found or loaded; the message says what to set.
+        """
