@@ -4,8 +4,8 @@ A settings dataclass names its fields exactly like the keys of its config group,
 is written once (in ``conf/``) and a field once (in its dataclass). :func:`build` walks the
 dataclass's type hints: it converts and checks every value, builds nested dataclasses, and
 rejects unknown keys, missing keys and wrong types with one line that names the config key.
-A dataclass whose config group is shaped otherwise (the encoder's ``random`` block) provides a
-``from_config(values, key)`` classmethod, which the converter calls instead.
+A dataclass whose config group is shaped otherwise may provide a ``from_config(values, key)``
+classmethod, which the converter calls instead.
 
 Where a config chooses code, it names the class, in Hydra's ``_target_`` convention: a group
 ``{_target_: pkg.module.Class, ...}`` read into a field typed ``Base`` builds ``Class`` (which

@@ -7,12 +7,8 @@ import ot
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from regbias.distances.sensitivity import (
-    EXACT,
-    epsilon_sensitivity,
-    exact_ot,
-    ranking_stability,
-)
+from regbias.distances.exact import exact_ot
+from regbias.distances.sensitivity import EXACT, epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn import SinkhornSettings
 
 SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64, threshold=1e-4)

@@ -115,7 +115,7 @@ def resume_inputs(settings: StudySettings) -> dict[str, str]:
     The data files' content fingerprint (hashes memoised in the cache folder by size and
     mtime), the git commit and the hash of uncommitted changes: a job reruns when a data file
     or the code changed, and a dirty tree resumes only with an identical diff. A local model
-    folder (``encoder.source=path``) adds the content hash of its files.
+    folder (``encoder=local``, a ``PathEncoder``) adds the content hash of its files.
     """
     dataset, paths = settings.dataset, settings.paths
     data_dir = dataset.data_dir(paths.data_dir)

@@ -12,34 +12,17 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import ot
 import pandas as pd
 from scipy.stats import kendalltau
 
+from regbias.distances.exact import exact_ot
 from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
 from regbias.distances.sinkhorn_settings import unresolved
 
-__all__ = ["EXACT", "epsilon_sensitivity", "exact_ot", "ranking_stability"]
+__all__ = ["EXACT", "epsilon_sensitivity", "ranking_stability"]
 
 # The ``epsilon`` of the exact-OT rows.
 EXACT = "exact"
-
-# Network-simplex iterations allowed per exact solve (POT's default, 1e5, is too few for
-# clouds of a few thousand points).
-SENSITIVITY_MAX_ITERATIONS = 10_000_000
-
-
-def exact_ot(x: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
-    """Unregularised transport cost between two uniform clouds, cost ``|x - y|^2`` (OTT's).
-
-    Returns:
-        The cost and whether the solver reached the optimum within its iteration limit.
-    """
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    a, b = np.full(len(x), 1.0 / len(x)), np.full(len(y), 1.0 / len(y))
-    cost, log = ot.emd2(a, b, ot.dist(x, y), numItermax=SENSITIVITY_MAX_ITERATIONS, log=True)
-    return float(cost), log.get("warning") is None
-
 
 def _sinkhorn_rows(
     clouds: dict[str, np.ndarray], settings: SinkhornSettings, epsilon: float

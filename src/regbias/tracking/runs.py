@@ -61,7 +61,7 @@ class TrackingSettings:
         experiment: the MLflow experiment's name.
         log_models: log every fine-tuned model's weights as artifacts (large).
         random_encoder_experiment: the experiment of runs with a random encoder
-            (``encoder.source=random``), instead of ``experiment``; None: the same.
+            (``encoder=tiny``, a ``RandomEncoder``), instead of ``experiment``; None: the same.
     """
 
     uri: str
