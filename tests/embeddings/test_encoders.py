@@ -271,7 +271,7 @@ def test_checkpoint_without_pooler_weights_has_no_pooler(tiny: Encoder, tmp_path
 
 
 def test_an_encoder_config_naming_an_unknown_target_fails_clearly() -> None:
-    from regbias.settings import read_settings
+    from regbias.app.settings import read_settings
 
     from tests.conftest import compose_config
 
