@@ -25,7 +25,7 @@ from regbias.console import progress_bar
 from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for
 from regbias.data.dataset import ManifestEntry
 from regbias.data.fetch import Opener, fetch_command, fetch_files
-from regbias.data.registry import dataset_class, dataset_names, fetchable
+from regbias.data.registry import dataset_class, dataset_names
 from regbias.errors import DataError
 from regbias.settings_reader import TARGET
 
@@ -103,7 +103,7 @@ def ensure_data(
     log.info("%s: %d data files missing in %s, downloading them", name, len(missing), data_dir)
     created = _absent_folders(data_dir, missing)
     existed = data_dir.is_dir()
-    source = _Source(opener or _urlopen)
+    source = _Source(opener or _urlopen, downloads)
     try:
         with progress_bar(total=None, desc=f"downloading {name}", unit="B", unit_scale=True) as bar:
             source.bar = bar
@@ -158,16 +158,12 @@ def _remove_empty(folders: list[Path]) -> None:
 class _Source:
     """An opener that follows the mirror, counts bytes into a progress bar, keeps the error."""
 
-    def __init__(self, opener: Opener) -> None:
+    def __init__(self, opener: Opener, entries: Iterable[ManifestEntry]) -> None:
         self.opener = opener
         self.bar: Any = None
         self.error: BaseException | None = None
         mirror = os.environ.get(MIRROR_ENV, "").rstrip("/")
-        self.urls = {
-            e.url: f"{mirror}/{e.path}" if mirror else e.url
-            for es in fetchable().values()
-            for e in es
-        }
+        self.urls = {e.url: f"{mirror}/{e.path}" if mirror else e.url for e in entries}
 
     def __call__(self, url: str) -> BinaryIO:
         try:
