@@ -272,7 +272,6 @@ def test_checkpoint_without_pooler_weights_has_no_pooler(tiny: Encoder, tmp_path
 
 def test_an_encoder_config_naming_an_unknown_target_fails_clearly() -> None:
     from regbias.app.settings import read_settings
-
     from tests.conftest import compose_config
 
     unknown = compose_config(f"encoder._target_={SOURCES}.FtpEncoder")
