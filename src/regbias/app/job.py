@@ -109,7 +109,6 @@ def read_parent(sweep_dir: Path | None) -> dict[str, str] | None:
     return json.loads((sweep_dir / PARENT_FILE).read_text())
 
 
-
 def main(cfg: DictConfig) -> Any:
     """The Hydra task function behind ``run.py``."""
     for name in ALWAYS_QUIET_LOGGERS:

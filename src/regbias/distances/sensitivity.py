@@ -24,6 +24,7 @@ __all__ = ["EXACT", "epsilon_sensitivity", "ranking_stability"]
 # The ``epsilon`` of the exact-OT rows.
 EXACT = "exact"
 
+
 def _sinkhorn_rows(
     clouds: dict[str, np.ndarray], settings: SinkhornSettings, epsilon: float
 ) -> list[dict[str, Any]]:
