@@ -12,6 +12,7 @@ import numpy as np
 
 from regbias.data.cleaning import clean_reuters
 from regbias.data.corpus import Corpus, TextSet
+from regbias.data.data_dir import DATA_DIR_ENV
 from regbias.data.dataset import Dataset, ManifestEntry, manifest
 from regbias.data.fetch import fetch_command
 from regbias.errors import DataError
@@ -282,7 +283,7 @@ def read_reuters21578(data_dir: Path, *, multiple_places: Collection[str] | None
     if not data_dir.is_dir():
         raise DataError(
             f"data directory {data_dir} does not exist: {_fetch_hint(data_dir)} into it, "
-            "or set REGBIAS_DATA_DIR to the folder that holds reuters21578/"
+            f"or set {DATA_DIR_ENV} to the folder that holds reuters21578/"
         )
     documents = [doc for name in SGML_FILES for doc in parse_reuters_sgml(data_dir / name)]
     train_docs = _modapte(documents, "TRAIN")

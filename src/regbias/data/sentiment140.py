@@ -12,6 +12,7 @@ import numpy as np
 from regbias.data.cleaning import clean_tweet
 from regbias.data.corpus import Corpus, TextSet
 from regbias.data.csv_rows import non_utf8_message, read_csv_rows
+from regbias.data.data_dir import DATA_DIR_ENV
 from regbias.data.dataset import Dataset, manifest
 from regbias.data.fetch import fetch_command
 from regbias.data.groups import MIXED
@@ -126,7 +127,7 @@ def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus
     if not data_dir.is_dir():
         raise DataError(
             f"data directory {data_dir} does not exist: {_fetch_hint(data_dir)}, "
-            "or set REGBIAS_DATA_DIR to the folder that holds regional_sentiment140/"
+            f"or set {DATA_DIR_ENV} to the folder that holds regional_sentiment140/"
         )
     groups: dict[str, TextSet] = {}
     dropped: dict[str, int] = {"empty_after_cleaning": 0}
@@ -302,7 +303,7 @@ def _require_file(path: Path) -> None:
         data_dir = path.parent.parent
         raise DataError(
             f"{path} is missing: {_fetch_hint(data_dir)}, "
-            "or set REGBIAS_DATA_DIR to a folder that holds it"
+            f"or set {DATA_DIR_ENV} to a folder that holds it"
         )
 
 
