@@ -25,8 +25,8 @@ __all__ = [
 MODES = ("full", "head")
 Mode = Literal["full", "head"]
 #: The authors' sentiment optimiser and DocBERT's, the classifiers' defaults.
-ADAGRAD = OptimizerSettings("torch.optim.Adagrad")
-ADAMW = OptimizerSettings("torch.optim.AdamW")
+ADAGRAD = OptimizerSettings("torch.optim.Adagrad", torch.optim.Adagrad)
+ADAMW = OptimizerSettings("torch.optim.AdamW", torch.optim.AdamW)
 
 
 def _decay_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:

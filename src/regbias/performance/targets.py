@@ -1,8 +1,8 @@
 """Config groups that name a class to call later: the optimiser and extra Lightning callbacks.
 
-Both follow Hydra's ``_target_`` convention, read by :func:`hydra.utils.instantiate` at the
-point of use. The class a group names is checked when the settings are read (importable, of
-the right kind), so a typo fails before any training, with the config key:
+Both follow Hydra's ``_target_`` convention. The class a group names is resolved and checked
+when the settings are read (importable, of the right kind), so a typo fails before any
+training, with the config key; the stage then calls that class with the group's other keys:
 
 .. code-block:: yaml
 
@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 
 import lightning as L
 import torch
-from hydra.utils import instantiate
 
 from regbias.errors import ConfigError
 from regbias.settings_reader import TARGET, target_class
@@ -39,6 +38,7 @@ class Target:
 
     Attributes:
         target: the class's dotted path (``torch.optim.Adagrad``).
+        kind: the class itself, resolved and checked when the settings are read.
         arguments: the group's other keys and values, in config order: keyword arguments of
             the call (plain config values).
     """
@@ -47,6 +47,7 @@ class Target:
     BASE: ClassVar[type] = object
 
     target: str
+    kind: type
     arguments: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
@@ -67,13 +68,14 @@ class Target:
             raise ConfigError(
                 f"{key}.{TARGET} has no value: name a subclass of {base} ({key}.{TARGET}=...)"
             )
-        target_class(values[TARGET], cls.BASE, f"{key}.{TARGET}")
+        kind: type = target_class(values[TARGET], cls.BASE, f"{key}.{TARGET}")
         dropped = {TARGET, *skip}
-        return cls(values[TARGET], tuple((k, v) for k, v in values.items() if k not in dropped))
+        arguments = tuple((k, v) for k, v in values.items() if k not in dropped)
+        return cls(values[TARGET], kind, arguments)
 
-    def config(self, **extra: Any) -> dict[str, Any]:
-        """The Hydra config of this target: ``_target_``, the arguments and ``extra`` keys."""
-        return {TARGET: self.target, **dict(self.arguments), **extra}
+    def call(self, *args: Any, **extra: Any) -> Any:
+        """An instance of the class: ``args``, the group's arguments and ``extra`` keywords."""
+        return self.kind(*args, **dict(self.arguments), **extra)
 
 
 @dataclass(frozen=True)
@@ -116,9 +118,7 @@ class OptimizerSettings(Target):
 
     def make(self, groups: list[dict[str, Any]], lr: float) -> torch.optim.Optimizer:
         """The optimiser of parameter ``groups`` (each with its weight decay) at rate ``lr``."""
-        optimizer: torch.optim.Optimizer = instantiate(self.config(**{PARTIAL: True}))(
-            groups, lr=lr
-        )
+        optimizer: torch.optim.Optimizer = self.call(groups, lr=lr)
         return optimizer
 
 
@@ -163,4 +163,4 @@ class CallbackSettings:
 
     def instantiate(self) -> list[L.Callback]:
         """A new instance of every callback (a fit's callbacks keep state)."""
-        return [instantiate(target.config()) for _, target in self.entries]
+        return [target.call() for _, target in self.entries]
