@@ -91,3 +91,20 @@ def test_a_corpus_yaml_naming_a_missing_class_fails_in_one_line(tmp_path: Path) 
     assert done.returncode != 0
     assert "dataset._target_=dialects.Nope cannot be imported" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_corpus_yaml_without_its_package_line_says_what_to_fix(tmp_path: Path) -> None:
+    plugin, data_dir = _write_example(tmp_path)
+    yaml = plugin.parent / "my_conf" / "dataset" / "dialects.yaml"
+    yaml.write_text(yaml.read_text().replace("# @package _global_\n", "", 1))
+    done = run_cli(
+        tmp_path,
+        f"hydra.searchpath=[file://{plugin.parent / 'my_conf'}]",
+        "dataset=dialects",
+        "task=describe",
+        data_dir=data_dir,
+        env={"PYTHONPATH": str(plugin)},
+    )
+    assert done.returncode != 0
+    assert "make `# @package _global_` its first line" in done.stderr
+    assert "Traceback" not in done.stderr

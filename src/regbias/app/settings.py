@@ -85,9 +85,20 @@ def read_settings(cfg: DictConfig) -> StudySettings:
         ConfigError: an unknown or missing key, a value of the wrong type or out of range; the
             message names the key and says what to set.
     """
+    _check_dataset_package(cfg)
     values = plain_config(cfg)
     _check_task_and_seed(values)
     return _random_encoder_apart(build(StudySettings, values, ""))
+
+
+def _check_dataset_package(cfg: DictConfig) -> None:
+    """A dataset file without its ``# @package _global_`` line nests ``dataset:`` in itself."""
+    dataset = cfg.get("dataset")
+    if isinstance(dataset, DictConfig) and "dataset" in dataset:
+        raise ConfigError(
+            "the dataset's config file puts its keys under dataset.dataset: make "
+            "`# @package _global_` its first line (see conf/dataset/sentiment140.yaml)"
+        )
 
 
 def _random_encoder_apart(settings: StudySettings) -> StudySettings:
