@@ -8,7 +8,7 @@ from mlflow.tracking import MlflowClient
 from tests.cli import run_job, runs
 
 
-def test_power_task_logs_rates_figure_and_one_sentence_per_distance(tmp_path, shared_data_dir):
+def test_power_task_logs_rates_figure_and_one_sentence_per_size_class(tmp_path, shared_data_dir):
     done = run_job(
         tmp_path,
         "task=power",
@@ -18,20 +18,44 @@ def test_power_task_logs_rates_figure_and_one_sentence_per_distance(tmp_path, sh
         data_dir=shared_data_dir,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "regbias: power of the pair tests (us split in two, uk mixed in" in done.stdout
-    for name in ("energy_short", "energy_long", "energy_sentence", "lda"):
-        assert f"  {name}: it detects" in done.stdout
+    assert (
+        "regbias: power of the test of record (energy; us split in two, uk mixed in" in done.stdout
+    )
+    # The smoke preset caps groups at 300; za (about 240 after its shared texts) and baseline
+    # (the 200-tweet training sample) make size classes of their own.
+    classes = [line for line in done.stdout.splitlines() if line.startswith("  pairs of ")]
+    assert "  pairs of 300 and 300 texts: detects" in classes[-1] and len(classes) >= 3
     (run,) = runs(tmp_path)
     assert run.info.status == "FINISHED" and run.info.run_name == "power"
     client = MlflowClient(f"sqlite:///{tmp_path}/mlruns.db")
     rates = pd.read_csv(
         client.download_artifacts(run.info.run_id, "power/rates.csv", str(tmp_path))
     )
-    assert set(rates["distance"]) == {"energy_short", "energy_long", "energy_sentence", "lda"}
+    assert {(a, b) for a, b in zip(rates["n_a"], rates["n_b"], strict=True)} >= {(300, 300)}
     assert sorted(set(rates["share"].round(2))) == [0.0, 0.5]
     assert (rates["plants"] == 2).all()
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "figures")}
     assert "figures/power.png" in artifacts
+
+
+def test_power_task_with_too_few_relabellings_says_no_statement_is_possible(
+    tmp_path, shared_data_dir
+):
+    # Issue 27, item 5: 19 relabellings cannot reach 0.05 / 15; "detects no planted mixture"
+    # would be false. The run says no power statement is possible and what to raise.
+    done = run_job(
+        tmp_path,
+        "task=power",
+        "experiment=smoke",
+        "analysis.power.plants=2",
+        "analysis.power.relabellings=19",
+        "analysis.power.shares=[0.8]",
+        data_dir=shared_data_dir,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "no power statement possible" in done.stdout
+    assert "raise analysis.power.relabellings" in done.stdout
+    assert "detects no planted" not in done.stdout
 
 
 def test_power_task_refuses_an_unknown_source(tmp_path, shared_data_dir):

@@ -44,6 +44,16 @@ def report_folder(root, rho, scale=1.0):
             "kendall_p_perm": [0.03, 1.0],
         }
     ).to_csv(root / "analysis" / "correlations.csv", index=False)
+    # The test of record: nz-uk differs with the largest z; au-ca is larger but within noise.
+    pd.DataFrame(
+        {
+            "group_a": ["au", "nz", "ca"],
+            "group_b": ["ca", "uk", "uk"],
+            "family": "regions",
+            "z": [30.0, 9.0, 4.0],
+            "differs": [False, True, True],
+        }
+    ).to_csv(root / "analysis" / "pair_tests.csv", index=False)
     return root
 
 
@@ -53,7 +63,7 @@ def test_headline_from_tables(tmp_path):
         "gap_accuracy vs dist_sinkhorn_long: Spearman rho = -0.83"
     )
     assert list(headline.pairs) == ["farthest differing"]  # no closest pair: not a finding
-    assert headline.pairs["farthest differing"][:2] == ("nz", "uk")
+    assert headline.pairs["farthest differing"] == ("nz", "uk", 9.0, "test of record z")
     assert headline.metrics["corr/dist_sinkhorn_long/gap_accuracy/rho"] == -0.83
     assert headline.metrics["corr/dist_sinkhorn_long/gap_accuracy/p_perm"] == 0.02
     assert headline.metrics["dist_mean/sinkhorn_long"] == pytest.approx(3.5)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from regbias.analysis.pair_verdicts import DistanceVerdict
+from regbias.analysis.pair_test import (
+    PRIMARY_FAMILY,
+    SECONDARY_FAMILY,
+    PairTests,
+    PairTestSettings,
+)
 from regbias.report.bottom_line import Evidence, random_encoder_warning
 from tests.report.test_findings import primary_result
 
@@ -21,56 +26,74 @@ def _correlations(p_maxt: list[float]) -> pd.DataFrame:
     )
 
 
-def _verdict(name: str, relabellings: int, differs: list[bool]) -> DistanceVerdict:
+def _record(differs: list[bool], relabellings: int = 9999, reference: int = 0) -> PairTests:
+    n = len(differs) + reference
     table = pd.DataFrame(
         {
-            "group_a": ["au"] * len(differs),
-            "group_b": [f"g{i}" for i in range(len(differs))],
-            "mean": 1.0,
-            "excess": 0.1,
-            "p": 0.001,
-            "p_adjusted": [0.01 if d else 0.5 for d in differs],
-            "differs": differs,
+            "group_a": ["au"] * n,
+            "group_b": [f"g{i}" for i in range(n)],
+            "family": [PRIMARY_FAMILY] * len(differs) + [SECONDARY_FAMILY] * reference,
+            "n_a": 100,
+            "n_b": 100,
+            "shared": 0,
+            "statistic": 0.1,
+            "z": 3.0,
+            "p": 0.0001,
+            "p_adjusted": [0.01 if d else 0.5 for d in differs] + [0.5] * reference,
+            "differs": differs + [False] * reference,
+            "detectable_share": float("nan"),
         }
     )
-    return DistanceVerdict(name, relabellings, "holm", 0.05, table)
+    return PairTests(PairTestSettings(relabellings=relabellings), 0.05, table)
 
 
 def test_nothing_beyond_noise_is_said_first_and_names_no_pair() -> None:
-    verdicts = {
-        "energy_long": _verdict("energy_long", 999, [False] * 28),
-        "sinkhorn_long": _verdict("sinkhorn_long", 0, [False] * 28),
-    }
     line = Evidence(
-        primary_result(0.14), _correlations([0.3, 0.9]), verdicts, "maxt", 0.05
+        primary_result(0.14),
+        _correlations([0.3, 0.9]),
+        _record([False] * 15, reference=13),
+        "maxt",
+        0.05,
     ).sentence()
     assert line.startswith("**Bottom line.** Nothing here is beyond noise: the primary")
     assert "not supported (rho = 0.31, exact Mantel p = 0.14" in line
     assert "none of the 2 secondary correlations is significant (maxT-adjusted)" in line
-    assert "no pair differs beyond noise by `energy_long`" in line
-    assert "`sinkhorn_long` gave no pair verdict" in line
+    assert "0 of 15 region pairs differ" in line
+    assert "0 of 13 pairs with a reference group differ" in line
+    assert "test of record: energy distance" in line
     assert "au-" not in line
 
 
 def test_findings_are_counted_by_their_adjusted_tests() -> None:
-    verdicts = {"lda": _verdict("lda", 999, [True, True, False])}
     line = Evidence(
-        primary_result(0.01), _correlations([0.01, 0.9]), verdicts, "maxt", 0.05
+        primary_result(0.01),
+        _correlations([0.01, 0.9]),
+        _record([True, True, False]),
+        "maxt",
+        0.05,
     ).sentence()
     assert line.startswith("**Bottom line.** The primary hypothesis is supported")
     assert "1 of 2 secondary correlations are significant" in line
-    assert "(of 3): 2 by `lda`" in line
+    assert "2 of 3 region pairs differ (au-g0, au-g1)" in line
+
+
+def test_a_test_that_cannot_reach_the_level_gives_no_verdict() -> None:
+    line = Evidence(None, None, _record([False] * 15, relabellings=99), "maxt", 0.05).sentence()
+    assert "no verdict on the 15 region pairs (too few relabellings)" in line
 
 
 def test_unadjusted_correlations_are_never_a_finding() -> None:
-    line = Evidence(None, _correlations([0.01]), {}, "none", 0.05).sentence()
+    line = Evidence(None, _correlations([0.01]), None, "none", 0.05).sentence()
     assert "Nothing here is beyond noise" in line and "none is a finding" in line
 
 
 def test_headline_numbers_and_the_random_encoder_warning() -> None:
-    verdicts = {"lda": _verdict("lda", 999, [True, False]), "x": _verdict("x", 0, [False])}
     numbers = Evidence(
-        primary_result(0.14), _correlations([0.01, 0.9]), verdicts, "maxt", 0.05
+        primary_result(0.14),
+        _correlations([0.01, 0.9]),
+        _record([True, False], reference=1),
+        "maxt",
+        0.05,
     ).numbers()
     assert numbers == {
         "primary_rho": 0.31,
@@ -78,7 +101,8 @@ def test_headline_numbers_and_the_random_encoder_warning() -> None:
         "primary_significant": 0.0,
         "correlations": 2.0,
         "significant_correlations": 1.0,
-        "differing_pairs/lda": 1.0,
+        "differing_pairs/regions": 1.0,
+        "differing_pairs/reference": 0.0,
     }
     warning = random_encoder_warning({"encoder": "tiny", "encoder_identity": "random:tiny@ab"})
     assert warning is not None and warning.startswith("**Warning: random encoder.** `tiny`")

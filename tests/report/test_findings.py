@@ -211,14 +211,11 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     assert "none is a finding" in none
 
 
-def test_pair_verdicts_say_what_differs_and_what_each_test_could_detect():
+def test_secondary_pair_tests_are_adjusted_across_distances_and_labelled():
     import numpy as np
-    import pandas as pd
 
     from regbias.distances.matrix import DistanceMatrix
-    from regbias.distances.power import PlantDesign, PowerResult
     from regbias.report.noise import verdict_lines
-    from regbias.report.publish import power_section
 
     groups = ["a", "b", "c", "d"]
     mean = np.array([[0, 1, 1, 5], [1, 0, 1, 5], [1, 1, 0, 5], [5, 5, 5, 0]], dtype=float)
@@ -232,24 +229,61 @@ def test_pair_verdicts_say_what_differs_and_what_each_test_could_detect():
     untested = DistanceMatrix("sinkhorn_long", groups, mean, np.zeros((4, 4)), 1)
     matrices = {"energy_long": tested, "lda": coarse, "sinkhorn_long": untested}
     lines = verdict_lines(matrices, "holm", 0.05)
-    assert lines[0].startswith("`energy_long`: 3 of 6 pairs differ (Holm p <= 0.05): a-d")
+    # Both tested distances' 12 pairs are one family: lda's p of 1/20 fails Holm over 12, and
+    # energy_long's 0.001 passes it.
+    assert lines[0].startswith("Secondary pair test, `energy_long`: 3 of 6 pairs differ (Holm")
+    assert "over 12 pair tests" in lines[0]
     assert "no verdict possible: with 19 relabellings" in lines[1]
-    assert lines[2].startswith("`sinkhorn_long`: not tested")
-    assert "`regbias task=power`" in lines[3]
+    assert lines[2].startswith("`sinkhorn_long`: estimates") and "test of record" in lines[2]
+    assert len(lines) == 3
+
+
+def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
+    import numpy as np
+    import pandas as pd
+
+    from regbias.analysis.pair_power import PowerResult
+    from regbias.analysis.pair_test import PairTests, PairTestSettings
+    from regbias.report.publish import power_section
+    from regbias.report.record import record_lines, record_section
+
+    table = pd.DataFrame(
+        {
+            "group_a": ["uk", "nz", "au"],
+            "group_b": ["us", "za", "mixed"],
+            "family": ["regions", "regions", "reference"],
+            "n_a": [2000, 329, 1800],
+            "n_b": [2000, 250, 2000],
+            "shared": [0, 0, 200],
+            "statistic": [0.01, 0.001, 0.002],
+            "z": [18.5, 0.3, 1.0],
+            "p": [0.0001, 0.4, 0.2],
+            "p_adjusted": [0.0002, 0.4, 0.2],
+            "differs": [True, False, False],
+            "detectable_share": np.nan,
+        }
+    )
+    tests = PairTests(PairTestSettings(), 0.05, table)
+    lines = record_lines(tests)
+    assert lines[0].startswith("Test of record, 2 region pairs: 1 differ")
+    assert "uk-us (z 18.5, p 0.0002)" in lines[0] and "no difference: nz-za." in lines[0]
+    assert "`regbias task=power`" in lines[-1]
     plants = pd.DataFrame(
         [
-            {"distance": "energy_long", "share": s, "plant": k, "p": 0.5 if s < 0.4 else 0.001}
+            {"n_a": a, "n_b": b, "family_pairs": 2, "share": s, "plant": k, "p": p}
+            for a, b in ((250, 320), (2000, 2000))
             for s in (0.0, 0.2, 0.4)
-            for k in range(10)
+            for k in range(50)
+            for p in [0.5 if s < 0.4 or a == 250 else 0.001]
         ]
     )
-    power = PowerResult(plants, PlantDesign(25, 10, 50, 12, 24, 6), "us", "uk")
-    detectable = power.sentences()
-    assert detectable["energy_long"].startswith("it detects a 40% mixture with 80% power")
-    lines = verdict_lines(matrices, "holm", 0.05, detectable)
-    assert "; it detects a 40% mixture with 80% power" in lines[0] and len(lines) == 3
+    power = PowerResult(plants, 0.05, "energy", 999, "us", "uk")
+    detectable = power.detectable()
+    assert np.isnan(detectable[(250, 320)]) and detectable[(2000, 2000)] == 0.4
+    with_power = record_lines(tests.with_power(power.detectable()))
+    assert "nz-za (detects no planted mixture with 80% power)" in with_power[0]
+    assert not any("task=power" in line for line in with_power)
     section = power_section(power)
-    assert (
-        section.startswith("## Power of the pair tests")
-        and "![power](figures/power.png)" in section
-    )
+    assert section.startswith("## Power of the test of record") and "figures/power.png" in section
+    assert "pairs of 2000 and 2000 texts: detects a 40% mixture with >= 80% power" in section
+    assert "| pair | family |" in record_section(tests)

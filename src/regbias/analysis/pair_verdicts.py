@@ -1,9 +1,12 @@
-"""Which pairs of groups differ, by each distance: the pair tests adjusted over their family.
+"""Secondary pair tests of the distances, adjusted over every pair of every tested distance.
 
-Each tested distance matrix carries one permutation p per pair (the joint relabelling test of
-:mod:`regbias.distances.relabel`). The pairs of one distance form one family: their p-values
-are adjusted together (Holm by default), and a pair *differs* when its adjusted p is at most
-the level. A test of ``K`` relabellings cannot give a p below ``1 / (1 + K)``, so after Holm
+Which pairs differ is the test of record's (:mod:`regbias.analysis.pair_test`). A distance
+matrix tested by its own joint relabellings (:mod:`regbias.distances.relabel`, where its
+``relabellings`` are set) carries one permutation p per pair: a secondary, exploratory test
+(passages re-cut in every repetition make the long-text ones anti-conservative, PROTOCOL.md).
+The pairs of all tested distances listed together form one family: their p-values are
+adjusted together (Holm by default), and a pair *differs* when its adjusted p is at most the
+level. A test of ``K`` relabellings cannot give a p below ``1 / (1 + K)``, so after Holm
 over ``m`` pairs no pair can differ unless ``m / (1 + K) <= alpha``; a verdict says so rather
 than report "no pair differs" as if the test could have found one.
 """
@@ -11,7 +14,7 @@ than report "no pair differs" as if the test could have found one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -51,6 +54,8 @@ class DistanceVerdict:
         table: one row per pair: ``group_a, group_b, mean, excess`` (distance above the mean
             floor; NaN without floors), ``p`` (the relabelling test), ``p_adjusted`` and
             ``differs``.
+        family_size: the p-values adjusted together (every tested distance's pairs; 0: this
+            distance's pairs alone).
     """
 
     name: str
@@ -58,6 +63,7 @@ class DistanceVerdict:
     adjust: str
     alpha: float
     table: pd.DataFrame
+    family_size: int = 0
 
     @property
     def tested(self) -> bool:
@@ -81,7 +87,7 @@ class DistanceVerdict:
         if not self.tested:
             return math.nan
         smallest = 1.0 / (1 + self.relabellings)
-        scale = 1 if self.adjust == "none" else self.n_pairs
+        scale = 1 if self.adjust == "none" else max(self.n_pairs, self.family_size)
         return min(1.0, scale * smallest)
 
     @property
@@ -97,11 +103,13 @@ class DistanceVerdict:
                 f"{head}: not tested (no relabellings; the distances of its {self.n_pairs} pairs "
                 "are estimates without a verdict)."
             )
-        rule = f"{_WORDS[self.adjust]} p <= {self.alpha:g}"
+        family = max(self.n_pairs, self.family_size)
+        rule = f"{_WORDS[self.adjust]} over {family} pair tests, p <= {self.alpha:g}; secondary"
         if not self.can_reject:
             return (
                 f"{head}: no verdict possible: with {self.relabellings} relabellings the "
-                f"smallest {_WORDS[self.adjust]} p over {self.n_pairs} pairs is "
+                f"smallest {_WORDS[self.adjust]} p over {max(self.n_pairs, self.family_size)} "
+                "pair tests is "
                 f"{self.smallest_adjusted_p:.2g} > {self.alpha:g} (raise its relabellings)."
             )
         found = self.differing
@@ -135,7 +143,29 @@ def pair_verdicts(
         alpha: the level.
     """
     method = pair_method(adjust)
-    return {name: _verdict(matrix, method, alpha) for name, matrix in matrices.items()}
+    verdicts = {name: _verdict(matrix, method, alpha) for name, matrix in matrices.items()}
+    return _adjusted_together(verdicts, method, alpha)
+
+
+def _adjusted_together(
+    verdicts: dict[str, DistanceVerdict], method: str, alpha: float
+) -> dict[str, DistanceVerdict]:
+    """Every tested distance's pairs adjusted as one family (they are listed together)."""
+    tested = [name for name, v in verdicts.items() if v.tested]
+    if len(tested) < 2:
+        return verdicts
+    joint = np.concatenate([verdicts[n].table["p"].to_numpy() for n in tested])
+    adjusted = adjust_p(joint, method)
+    start = 0
+    out = dict(verdicts)
+    for name in tested:
+        verdict = verdicts[name]
+        table = verdict.table.copy()
+        table["p_adjusted"] = adjusted[start : start + len(table)]
+        table["differs"] = table["p_adjusted"].to_numpy() <= alpha
+        start += len(table)
+        out[name] = replace(verdict, table=table, family_size=len(joint))
+    return out
 
 
 def _verdict(matrix: DistanceMatrix, method: str, alpha: float) -> DistanceVerdict:

@@ -28,8 +28,8 @@ import pandas as pd
 from scipy import special
 from scipy import stats as scipy_stats
 
+from regbias.analysis.pair_power import TARGET_POWER
 from regbias.analysis.permutations import Alternative, permutation_p_values, relabelled_pairs
-from regbias.distances.power import TARGET_POWER
 
 __all__ = ["DEFAULT_RHOS", "PrimaryPower", "primary_power"]
 

@@ -11,12 +11,13 @@ import pandas as pd
 
 from regbias.analysis.correlations import correlations
 from regbias.analysis.multiplicity import Adjustment
+from regbias.analysis.pair_power import PowerSettings
+from regbias.analysis.pair_test import PairTests, PairTestSettings
 from regbias.analysis.pairs import MIN_GROUPS, PairTable, pairwise_table
 from regbias.analysis.power_rho import DEFAULT_RHOS
 from regbias.analysis.primary import Direction, PrimaryTest, primary_test
 from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.power import PowerSettings
 from regbias.errors import ConfigError, RegbiasError
 from regbias.settings_reader import check_choices
 
@@ -46,6 +47,8 @@ class StudyResults:
             value``), or None when the performance stage did not run.
         group_sizes: texts per group (the data share of the representation figure).
         meta: encoder name and revision, dataset, sizes: what the report states.
+        record: the test of record of every pair (all distinct texts, once per sweep), or
+            None where it did not run (``task=analyze``, ``analysis.pair_test.enabled=false``).
     """
 
     groups: list[str]
@@ -53,6 +56,7 @@ class StudyResults:
     per_model: pd.DataFrame | None = None
     group_sizes: dict[str, int] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    record: PairTests | None = None
 
 
 @dataclass(frozen=True)
@@ -75,8 +79,9 @@ class AnalysisSettings:
         primary_power_rhos: planted ``|rho|`` at which the primary test's power is simulated.
         primary_power_simulations: simulated studies per planted rho (0 = no power table).
         primary_power_permutations: relabellings per simulated test (all ``K!`` when fewer).
-        power: the planted mixtures that measure what each pair test can detect (``task=power``,
-            and the report's power section of a sweep where ``power.enabled``).
+        pair_test: the test of record of every pair (which groups differ).
+        power: the planted mixtures that measure what the test of record can detect
+            (``task=power``, and the report's power section of a sweep where ``power.enabled``).
         bootstrap: bootstrap resamples of models and distance repetitions (0 = no intervals).
         confidence: the level of the bootstrap intervals.
         input: ``task=analyze``: the pairwise CSV to re-analyse.
@@ -99,6 +104,7 @@ class AnalysisSettings:
     primary_power_rhos: list[float] = field(default_factory=lambda: list(DEFAULT_RHOS))
     primary_power_simulations: int = 400
     primary_power_permutations: int = 999
+    pair_test: PairTestSettings = field(default_factory=PairTestSettings)
     power: PowerSettings = field(default_factory=PowerSettings)
     bootstrap: int = 999
     confidence: float = 0.95

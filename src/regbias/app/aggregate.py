@@ -6,15 +6,17 @@ import json
 import logging
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from regbias.analysis.pair_power import PowerResult
+from regbias.analysis.pair_test import PairTests
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.app.timing import timed
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.power import PowerResult
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
 from regbias.report.publish import log_analysis, log_distances
@@ -25,6 +27,8 @@ from regbias.tracking.runs import STUDY_FILE, RunLog
 __all__ = ["aggregate_sweep", "load_job_results", "pool_results"]
 
 log = logging.getLogger(__name__)
+#: A variant's test of record and power plants, from its jobs' records.
+TestsOf = Callable[[list[dict[str, Any]]], tuple[PairTests | None, PowerResult | None]]
 
 
 def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
@@ -69,12 +73,12 @@ def aggregate_sweep(
     parent: RunLog,
     records: list[dict[str, Any]],
     *,
-    power: PowerResult | None = None,
+    tests_of: TestsOf | None = None,
 ) -> dict[str, float]:
     """Analyse the finished jobs of ``records`` together and log it all to ``parent``.
 
-    ``power`` (the sweep's planted mixtures, ``analysis.power.enabled``) adds what each pair
-    test could detect to its verdict and a power section to the report.
+    ``tests_of`` gives each variant's test of record and power plants (from its jobs'
+    records); their verdicts lead the report, and the power adds what each test could detect.
 
     Jobs are pooled only with jobs of the same variant (the same config but for the seed). A
     sweep over other settings too (``encoder=a,b``) gets one analysis per variant, under
@@ -93,11 +97,11 @@ def aggregate_sweep(
     for record in done:
         variants.setdefault(str(record.get("variant", "")), []).append(record)
     if len(variants) == 1:
-        return _aggregate_variant(parent, done, settings, power)
+        return _aggregate_variant(parent, done, settings, tests_of)
     rows, times = [], Counter[str]()
     for variant, members in variants.items():
         times.update(
-            _aggregate_variant(parent.under(f"variant-{variant}/"), members, settings, power)
+            _aggregate_variant(parent.under(f"variant-{variant}/"), members, settings, tests_of)
         )
         jobs = ",".join(str(m.get("job_num")) for m in members)
         overrides = " | ".join(str(m.get("overrides", "")) for m in members)
@@ -110,7 +114,7 @@ def _aggregate_variant(
     parent: RunLog,
     records: list[dict[str, Any]],
     settings: AnalysisSettings,
-    power: PowerResult | None = None,
+    tests_of: TestsOf | None = None,
 ) -> dict[str, float]:
     times: dict[str, float] = {}
     with timed(times, "load"), tempfile.TemporaryDirectory() as tmp:
@@ -122,8 +126,11 @@ def _aggregate_variant(
                 jobs.append(results)
     if not jobs:
         return times
+    record, power = tests_of(records) if tests_of is not None else (None, None)
+    check_stop()
     with timed(times, "analysis"):
         pooled = pool_results(jobs)
+        pooled.record = record
         analysis = analyse(pooled, settings)
     check_stop()
     with timed(times, "report"):

@@ -9,6 +9,7 @@ from typing import Any
 
 from regbias.analysis.results import StudyResults, analyse
 from regbias.app.preflight import preflight_job, preflight_study
+from regbias.app.record import record_and_power
 from regbias.app.settings import StudySettings
 from regbias.app.timing import timed
 from regbias.data.draws import DistanceDraws, distance_draws
@@ -170,9 +171,10 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     """The job: prepare and log the data, run the enabled stages, analyse and log it all.
 
     Each step's wall time is logged as ``time/<step>_s`` (data, encoder, distance_suite,
-    distance_logging, performance, analysis). With ``pooled`` (a job of a sweep whose parent
-    run pools every job) the job logs its measurements and its LDA projection only: the
-    heatmaps, the correlations and the report are the parent's, drawn once from all jobs.
+    distance_logging, performance, pair_tests, power, analysis). With ``pooled`` (a job of a
+    sweep whose parent run pools every job) the job logs its measurements and its LDA
+    projection only: the heatmaps, the test of record, the correlations and the report are
+    the parent's, drawn once from all jobs; a single run tests its own groups.
 
     Args:
         settings: the job's settings.
@@ -213,9 +215,11 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
             results.per_model = _performance(settings, study, encoder, cache, run).frame
             run.table(results.per_model, "performance/per_model.csv")
     if not pooled:
+        results.record, power = record_and_power(settings, timings, study=study, encoder=encoder)
         with timed(timings, "analysis"):  # minutes with many groups: say when it is done
             log.info("analysing %d groups (correlations, robustness)", len(results.groups))
-            log_analysis(run, results, analyse(results, settings.analysis), settings.analysis)
+            analysis = analyse(results, settings.analysis)
+            log_analysis(run, results, analysis, settings.analysis, power=power)
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
     run.json(

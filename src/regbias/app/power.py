@@ -1,37 +1,37 @@
-"""``task=power``: what each pair test could detect, planted in the user's own data.
+"""``task=power``: what the test of record could detect, planted in the user's own data.
 
-Builds the plants of :mod:`regbias.distances.power` from the configured study (its groups,
-draw sizes, relabellings and encoder, embeddings through the cache), runs every tested
-distance's pair test on them, and logs the rates, a figure and one sentence per distance.
+Builds the plants of :mod:`regbias.analysis.pair_power` from the configured study: the size
+classes of its tested pairs (capped as the test of record caps them, texts shared by a pair
+left out), the source and donor groups' sentence vectors through the embedding cache, and the
+test of record's own statistic. Logs the plants, the rates, a figure and one sentence per
+size class; a sweep with ``analysis.power.enabled`` adds each pair's smallest detectable share
+to its verdict.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
-from regbias.analysis.primary import NON_REGION_GROUPS
-from regbias.app.pipeline import prepare, study_encoder
+from regbias.analysis.pair_power import PowerResult, plant_power
+from regbias.analysis.pair_test import PairTests, cap_groups, plan_pairs, size_classes
+from regbias.app.record import REFERENCE_GROUPS, record_study
 from regbias.app.settings import StudySettings
-from regbias.data.draws import DistanceDraws
 from regbias.data.study import StudyData
-from regbias.distances.power import PlantDesign, PowerResult, passage_bank, plant_power
-from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 from regbias.errors import ConfigError
 from regbias.report import figures as plots
 from regbias.tracking.runs import RunLog
 
-__all__ = ["log_power", "power_study", "power_summary", "run_power", "sweep_power"]
+__all__ = ["log_power", "power_study", "power_summary", "run_power", "tested_classes"]
 
 log = logging.getLogger(__name__)
-#: Groups that are no region: never a source or donor unless named (``train``: a CSV's
-#: training rows).
-_NOT_REGIONS = (*NON_REGION_GROUPS, "train")
+#: The most texts of the source and donor embedded for plants: fresh texts for every plant
+#: without embedding all of a large region.
+_POOL_FACTOR = 3
 
 
 def _pick(study: StudyData, named: str | None, exclude: tuple[str, ...], role: str) -> str:
@@ -42,7 +42,7 @@ def _pick(study: StudyData, named: str | None, exclude: tuple[str, ...], role: s
                 f"{', '.join(study.groups)}"
             )
         return named
-    candidates = [g for g in study.groups if g not in _NOT_REGIONS and g not in exclude]
+    candidates = [g for g in study.groups if g not in REFERENCE_GROUPS and g not in exclude]
     if not candidates:
         raise ConfigError(
             f"no group to serve as the power plants' {role}: set analysis.power.{role}"
@@ -50,158 +50,117 @@ def _pick(study: StudyData, named: str | None, exclude: tuple[str, ...], role: s
     return max(candidates, key=lambda g: len(study.groups[g]))
 
 
-def _design(settings: StudySettings, study: StudyData, draws: DistanceDraws) -> PlantDesign:
-    distance = settings.distance
-    per_passage = distance.long.texts_per_passage if settings.dataset.unit == "tweet" else 1
-    pool = draws.pool_size or min(len(t) for t in study.groups.values())
-    jobs = settings.analysis.power.jobs or 1
-    k = len(study.groups)
-    return PlantDesign(
-        passages=max(4, pool // per_passage),
-        repetitions=distance.repetitions * jobs,
-        short_texts=distance.short.texts_per_draw if "short" in draws.texts else None,
-        long_passages=distance.long.passages_per_draw if "long" in draws.texts else None,
-        lda_passages=distance.lda.passages_per_group if "lda" in draws.texts else None,
-        n_pairs=k * (k - 1) // 2,
-        alpha=settings.analysis.significance,
-        sentences="sentence" in draws.texts,
-        group_passages=settings.analysis.power.group_passages,
-    )
+def tested_classes(settings: StudySettings, study: StudyData) -> list[tuple[int, int, int]]:
+    """The size classes of the pairs the test of record tests: ``(n_small, n_large, m)``."""
+    groups = {g: t.texts for g, t in study.groups.items()}
+    return size_classes(plan_pairs(groups, settings.analysis.pair_test, REFERENCE_GROUPS))
 
 
 def power_study(
     settings: StudySettings,
     study: StudyData,
-    draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache | None,
 ) -> PowerResult:
-    """The plants of ``settings.analysis.power`` on ``study``, at the sizes of ``draws``."""
+    """The plants of ``settings.analysis.power`` at the study's own tested sizes."""
     power = settings.analysis.power
+    pair = settings.analysis.pair_test
+    if 1.0 / (1 + power.relabellings) > settings.analysis.significance:
+        raise ConfigError(
+            f"analysis.power.relabellings={power.relabellings} cannot give a p below the level "
+            f"{settings.analysis.significance:g}: raise it (999 resolves 0.05 / 50 pairs)"
+        )
     source = _pick(study, power.source, (), "source")
     donor = _pick(study, power.donor, (source,), "donor")
-    per_passage = (
-        settings.distance.long.texts_per_passage if settings.dataset.unit == "tweet" else 1
+    classes = tested_classes(settings, study)
+    most = max(a + b for a, b, _ in classes)
+    pools = cap_groups(
+        {source: study.groups[source].texts, donor: study.groups[donor].texts},
+        _POOL_FACTOR * most,
+        power.seed,
     )
-    banks = [passage_bank(study.groups[g].texts, per_passage, power.seed) for g in (source, donor)]
-    padding: Literal["real", "max_length"] = (
-        "real" if settings.distance.tokens == "real" else "max_length"
-    )
-
-    def tokens(texts: list[str]) -> dict[str, np.ndarray]:
-        distinct = list(dict.fromkeys(texts))
-        return dict(
-            zip(distinct, embed_tokens(encoder, cache, distinct, padding=padding), strict=True)
-        )
-
-    def pooled(texts: list[str]) -> dict[str, np.ndarray]:
-        distinct = list(dict.fromkeys(texts))
-        return dict(zip(distinct, embed_pooled(encoder, cache, distinct), strict=True))
-
-    others = None
-    if "lda" in draws.texts:
-        vectors = pooled(draws.distinct_texts(["lda"]))
-        others = [
-            {
-                g: np.stack([vectors[t] for t in ts])
-                for g, ts in rep.items()
-                if g not in (source, donor)
-            }
-            for rep in draws.texts["lda"]
-        ]
-    distance = settings.distance
-    relabellings = {"lda": distance.lda.relabellings if distance.lda.enabled else 0}
-    if distance.energy.enabled:
-        kinds = ("short", "long", "sentence")
-        relabellings |= {f"energy_{k}": distance.energy.relabellings for k in kinds}
-    design = _design(settings, study, draws)
+    donor_texts = [t for t in pools[donor] if t not in set(pools[source])]
+    vectors = {
+        name: embed_pooled(encoder, cache, texts)
+        for name, texts in ((source, pools[source]), (donor, donor_texts))
+    }
     log.info(
-        "power plants: %d x %d shares, pseudo-groups of %d passages of %s, donor %s, "
-        "%d repetitions",
+        "power plants: %d x %d shares at %d size classes, %s split in two, %s mixed in",
         power.plants,
         len(power.shares) + 1,
-        design.size,
+        len(classes),
         source,
         donor,
-        design.repetitions,
     )
-    rows = plant_power(
-        banks[0],
-        banks[1],
-        design,
-        tokens=tokens,
-        pooled=pooled,
-        lda_others=others,
-        lda=distance.lda,
-        relabellings=relabellings,
-        relabel_seed=distance.relabel_seed,
-        settings=power,
+    return plant_power(
+        vectors[source],
+        vectors[donor],
+        classes,
+        power,
+        statistic=pair.statistic,
+        alpha=settings.analysis.significance,
+        names=(source, donor),
     )
-    return PowerResult(rows, design, source, donor)
 
 
 def log_power(run: RunLog, result: PowerResult) -> None:
-    """The plants, the rates, the power figure and the detectable share per distance."""
+    """The plants, the rates, the power figure and the detectable share per size class."""
     run.table(result.plants, "power/plants.csv")
     rates = result.rates()
     run.table(rates, "power/rates.csv")
-    level = f"p <= {result.design.alpha:g} / {result.design.n_pairs}"
-    run.figure(plots.power_curves(rates, level), "figures/power.png")
-    metrics = {
-        f"power/{name}/detectable_share": share
-        for name, share in result.detectable().items()
-        if np.isfinite(share)
-    }
-    run.metrics(metrics)
-    for name, sentence in result.sentences().items():
-        log.info("%s: %s", name, sentence)
+    curves = rates.assign(distance=rates["n_a"].astype(str) + " + " + rates["n_b"].astype(str))
+    run.figure(plots.power_curves(curves, "p <= alpha / m"), "figures/power.png")
+    run.metrics(
+        {
+            f"power/detectable_share/{a}__{b}": share
+            for (a, b), share in result.detectable().items()
+            if np.isfinite(share)
+        }
+    )
 
 
 def run_power(settings: StudySettings, run: RunLog) -> PowerResult:
-    """``task=power``: draw as a job would, plant mixtures, log the power of every test."""
-    study, draws = prepare(settings)
-    encoder = study_encoder(settings)
+    """``task=power``: the study's groups, plants at their sizes, the rates logged."""
+    from regbias.app.pipeline import study_encoder
+
+    study = record_study(settings)
     cache = EmbeddingCache(Path(settings.paths.cache_dir))
-    result = power_study(settings, study, draws, encoder, cache)
+    result = power_study(settings, study, study_encoder(settings), cache)
     log_power(run, result)
     print(power_summary(result))
     return result
 
 
 def power_summary(result: PowerResult) -> str:
-    """The console's lines: per distance, what it detects, then the rates table."""
+    """The console's lines: per size class, what the test detects, then the rates."""
     lines = [
-        f"regbias: power of the pair tests ({result.source} split in two, {result.donor} mixed "
-        f"in; {result.design.repetitions} repetitions, pairs of {result.design.size} "
-        "passages)"
+        f"regbias: power of the test of record ({result.statistic}; {result.source} split in "
+        f"two, {result.donor} mixed in; {result.relabellings} relabellings a plant)"
     ]
-    lines += [f"  {name}: {sentence}" for name, sentence in result.sentences().items()]
-    rates = result.rates().pivot(index="share", columns="distance", values="power")
+    for (a, b), _ in result.detectable().items():
+        lines.append(f"  pairs of {a} and {b} texts: {result.sentence(a, b)}")
+    rates = result.rates()
+    rates["pair sizes"] = rates["n_a"].astype(str) + " + " + rates["n_b"].astype(str)
+    table = rates.pivot(index="share", columns="pair sizes", values="power")
     lines += [
         "  detection rate by planted share:",
-        *("    " + r for r in rates.to_string().splitlines()),
+        *("    " + r for r in table.to_string().splitlines()),
     ]
     return "\n".join(lines)
 
 
 def sweep_power(
-    settings: StudySettings, parent: RunLog, records: list[dict[str, object]]
+    settings: StudySettings,
+    record: PairTests | None,
+    *,
+    study: StudyData | None = None,
+    encoder: Encoder | None = None,
 ) -> PowerResult | None:
-    """The sweep's plants, logged to its parent run, where ``analysis.power.enabled``.
-
-    The plants emulate the sweep: ``analysis.power.jobs`` jobs, or the sweep's own count when
-    that is null.
-    """
-    power = settings.analysis.power
-    if not power.enabled or not settings.distance.enabled:
+    """The plants of a sweep (or single run) where ``analysis.power.enabled``; else None."""
+    if not settings.analysis.power.enabled or record is None:
         return None
-    jobs = power.jobs or max(1, len(records))
-    settings = replace(
-        settings, analysis=replace(settings.analysis, power=replace(power, jobs=jobs))
-    )
-    study, draws = prepare(settings)
-    encoder = study_encoder(settings)
-    cache = EmbeddingCache(Path(settings.paths.cache_dir))
-    result = power_study(settings, study, draws, encoder, cache)
-    log_power(parent, result)
-    return result
+    from regbias.app.pipeline import study_encoder
+
+    study = study if study is not None else record_study(settings)
+    encoder = encoder if encoder is not None else study_encoder(settings)
+    return power_study(settings, study, encoder, EmbeddingCache(Path(settings.paths.cache_dir)))

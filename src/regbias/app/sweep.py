@@ -18,11 +18,11 @@ from omegaconf import DictConfig
 from regbias.app.cluster_checks import presubmit
 from regbias.app.parent import open_parent
 from regbias.app.preflight import preflight_sweep
+from regbias.app.record import record_and_power, variant_settings
 from regbias.app.settings import StudySettings, read_settings
 from regbias.app.start import start_sweep
 from regbias.app.summary import finish_sweep
 from regbias.app.tasks import TRACKED_TASKS
-from regbias.app.timing import timed
 from regbias.errors import RegbiasError
 from regbias.interrupt import (
     StopRequested,
@@ -218,15 +218,25 @@ class _SweepFailed(Exception):
 
 
 def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -> None:
-    """Pool the jobs into the parent; each step's seconds as ``time/aggregate/<step>_s``."""
+    """Pool the jobs into the parent; each step's seconds as ``time/aggregate/<step>_s``.
+
+    Each variant's test of record (and, where enabled, its power plants) runs here, once, on
+    the variant's own settings.
+    """
     from regbias.app.aggregate import aggregate_sweep
-    from regbias.app.power import sweep_power
 
     settings = read_settings(config)
+    sweep_dir = Path(config.hydra.sweep.dir)
     times: dict[str, float] = {}
-    with timed(times, "power"):
-        power = sweep_power(settings, run, records)
-    pooled = aggregate_sweep(settings.analysis, run, records, power=power)
+    variants = {str(r.get("variant", "")) for r in records if r.get("status") in DONE}
+
+    def tests_of(members: list[dict[str, Any]]) -> tuple[Any, Any]:
+        own = settings
+        if len(variants) > 1:
+            own = variant_settings(settings, sweep_dir, members[0].get("job_num"))
+        return record_and_power(own, times)
+
+    pooled = aggregate_sweep(settings.analysis, run, records, tests_of=tests_of)
     check_stop()  # a safe point: a Ctrl-C during the aggregation stops the sweep here
     times.update(pooled)
     run.metrics({f"time/aggregate/{step}_s": seconds for step, seconds in times.items()})

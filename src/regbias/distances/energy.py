@@ -47,7 +47,7 @@ class EnergySettings:
     """
 
     enabled: bool = True
-    relabellings: int = 999
+    relabellings: int = 0
 
     def __post_init__(self) -> None:
         if self.relabellings < 0:

@@ -67,7 +67,7 @@ class LdaSettings:
     enabled: bool = True
     passages_per_group: int = 24
     cross_fit: bool = True
-    relabellings: int = 999
+    relabellings: int = 0
 
     def __post_init__(self) -> None:
         check_choices(self, "distance.lda")  # solver and shrinkage, also made in Python

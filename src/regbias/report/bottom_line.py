@@ -1,8 +1,9 @@
 """The report's first sentence: what was found, and what is within noise.
 
 It is built from the same tests the Findings list: the primary hypothesis held alone to the
-level, the secondary correlations by their adjusted p-values, and each distance's pair tests
-(Holm over its pairs). An unadjusted p never makes a finding here.
+level, the secondary correlations by their adjusted p-values, and the test of record of every
+pair (Holm within its family). An unadjusted p never makes a finding here; the distances' own
+(secondary) pair tests never make one either.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
-from regbias.analysis.pair_verdicts import DistanceVerdict
+from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
 from regbias.analysis.primary import PrimaryTest
+from regbias.report.record import record_found, record_part
 
 __all__ = ["RANDOM_ENCODER_WARNING", "Evidence", "random_encoder_warning"]
 
@@ -40,14 +42,14 @@ class Evidence:
     Attributes:
         primary: the primary hypothesis's regions-only test, or None.
         correlations: the correlation table (secondary tests), or None.
-        verdicts: each distance's pair tests.
+        record: the test of record of every pair (None: not run).
         adjust: ``analysis.adjust`` (the secondary tests' adjustment).
         significance: the level.
     """
 
     primary: PrimaryTest | None
     correlations: pd.DataFrame | None
-    verdicts: Mapping[str, DistanceVerdict]
+    record: PairTests | None
     adjust: str
     significance: float
 
@@ -66,7 +68,7 @@ class Evidence:
             return True
         if self.significant_correlations:
             return True
-        return any(v.can_reject and len(v.differing) for v in self.verdicts.values())
+        return record_found(self.record)
 
     def sentence(self) -> str:
         """One sentence: the primary test, the secondary correlations, the pairs that differ.
@@ -74,7 +76,7 @@ class Evidence:
         Returns:
             Markdown starting with ``**Bottom line.**``.
         """
-        parts = [_primary_part(self.primary), self._secondary_part(), *_pair_parts(self.verdicts)]
+        parts = [_primary_part(self.primary), self._secondary_part(), record_part(self.record)]
         text = "; ".join(p for p in parts if p) or "no test ran"
         if not self.found:
             return f"**Bottom line.** Nothing here is beyond noise: {text}."
@@ -84,8 +86,8 @@ class Evidence:
         """The bottom line's numbers, for a run's short headline metric set (``headline/...``).
 
         Keys: ``primary_rho``, ``primary_p``, ``primary_significant`` (0/1), ``correlations``,
-        ``significant_correlations`` (adjusted as ``analysis.adjust`` says), and per distance
-        whose pair tests can give a verdict ``differing_pairs/<name>``.
+        ``significant_correlations`` (adjusted as ``analysis.adjust`` says), and per family of
+        the test of record that can give a verdict ``differing_pairs/<family>``.
         """
         numbers: dict[str, float] = {}
         primary = self.primary
@@ -97,9 +99,10 @@ class Evidence:
             numbers["correlations"] = float(len(self.correlations))
         if self.significant_correlations is not None:
             numbers["significant_correlations"] = float(self.significant_correlations)
-        for name, verdict in self.verdicts.items():
-            if verdict.can_reject:
-                numbers[f"differing_pairs/{name}"] = float(len(verdict.differing))
+        record = self.record
+        for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
+            if record is not None and record.can_reject(family):
+                numbers[f"differing_pairs/{family}"] = float(len(record.differing(family)))
         return numbers
 
     def _secondary_part(self) -> str:
@@ -129,24 +132,3 @@ def _primary_part(test: PrimaryTest | None) -> str:
         f"the primary hypothesis is {verdict} (rho = {test.rho:.2f}, {kind} = "
         f"{test.p_value:.2g}, level {test.significance:g})"
     )
-
-
-def _pair_parts(verdicts: Mapping[str, DistanceVerdict]) -> list[str]:
-    decided = {n: v for n, v in verdicts.items() if v.can_reject}
-    differing = {n: len(v.differing) for n, v in decided.items() if len(v.differing)}
-    parts = []
-    if differing:
-        counts = ", ".join(f"{k} by `{n}`" for n, k in differing.items())
-        n_pairs = next(iter(decided.values())).n_pairs
-        parts.append(f"pairs of groups that differ beyond noise (of {n_pairs}): {counts}")
-    within = [n for n in decided if n not in differing]
-    if within:
-        parts.append(f"no pair differs beyond noise by {_names(within)}")
-    undecided = [n for n in verdicts if n not in decided]
-    if undecided:
-        parts.append(f"{_names(undecided)} gave no pair verdict (too few relabellings or none)")
-    return parts
-
-
-def _names(names: list[str]) -> str:
-    return ", ".join(f"`{n}`" for n in names)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
+from regbias.analysis.pair_power import TARGET_POWER
 from regbias.analysis.primary import PrimaryTest
-from regbias.distances.power import TARGET_POWER
 
 __all__ = ["GLOSSARY", "describe_column", "findings_markdown", "primary_sentence"]
 

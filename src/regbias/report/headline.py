@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from regbias.analysis.correlations import strongest
-from regbias.analysis.pair_verdicts import pair_verdicts
+from regbias.analysis.pair_test import PRIMARY_FAMILY
 from regbias.distances.matrix import DISTANCE_NAMES, DistanceMatrix
 from regbias.tables import read_table
 
@@ -51,12 +51,12 @@ class Headline:
     Attributes:
         findings: one plain line per finding (the report's Findings, else the strongest
             correlations).
-        pairs: ``farthest differing`` as ``(group_a, group_b, distance, name)``: the pair
-            with the largest distance among those its distance's adjusted pair test calls
-            different (empty when no tested distance finds any: then no pair is a finding).
+        pairs: ``farthest differing`` as ``(group_a, group_b, z, name)``: the region pair
+            (else any pair) with the largest z among those the test of record calls different
+            (empty when it finds none: then no pair is a finding).
         metrics: stable names for the runs table and charts: the short headline set
             (``headline/primary_rho``, ``headline/primary_p``,
-            ``headline/significant_correlations``, ``headline/differing_pairs/<distance>``),
+            ``headline/significant_correlations``, ``headline/differing_pairs/<family>``),
             then every correlation (``corr/dist_sinkhorn_long/gap_accuracy/rho``) and mean
             distance (``dist_mean/sinkhorn_long``).
     """
@@ -87,7 +87,7 @@ def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
         values = matrix.pairs()["mean"]
         if len(values) and values.notna().any():
             metrics[f"dist_mean/{name}"] = float(values.mean())
-    return Headline(findings, _extreme_pairs(matrices), metrics)
+    return Headline(findings, _extreme_pairs(folder), metrics)
 
 
 def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
@@ -151,15 +151,18 @@ def _matrices(folder: Path) -> dict[str, DistanceMatrix]:
     return matrices
 
 
-def _extreme_pairs(matrices: dict[str, DistanceMatrix]) -> dict[str, tuple[str, str, float, str]]:
-    names = [n for n in PREFERRED_DISTANCES if n in matrices]
-    names += sorted(n for n in matrices if n not in names)
-    for name, verdict in pair_verdicts({n: matrices[n] for n in names}).items():
-        found = verdict.differing
-        if len(found):
-            top = found.sort_values("mean", kind="stable").iloc[-1]
-            return {"farthest differing": (top.group_a, top.group_b, float(top["mean"]), name)}
-    return {}
+def _extreme_pairs(folder: Path) -> dict[str, tuple[str, str, float, str]]:
+    """The region pair (else any pair) that differs by the test of record with the largest z."""
+    table = _read_csv(folder / "analysis" / "pair_tests.csv")
+    if table is None or not len(table):
+        return {}
+    found = table[table["differs"].astype(str).str.lower() == "true"]
+    regions = found[found["family"] == PRIMARY_FAMILY]
+    found = regions if len(regions) else found
+    if not len(found):
+        return {}
+    top = found.sort_values("z", kind="stable").iloc[-1]
+    return {"farthest differing": (top.group_a, top.group_b, float(top["z"]), "test of record z")}
 
 
 def _pair(pair: tuple[str, str, float, str]) -> str:

@@ -46,27 +46,25 @@ def _why_unusable(matrix: DistanceMatrix, pairs: list[tuple[int, int]]) -> str:
 
 
 def verdict_lines(
-    matrices: dict[str, DistanceMatrix],
-    adjust: str = "holm",
-    alpha: float = 0.05,
-    detectable: dict[str, str] | None = None,
+    matrices: dict[str, DistanceMatrix], adjust: str = "holm", alpha: float = 0.05
 ) -> list[str]:
-    """One sentence per distance: which pairs differ by its adjusted pair tests.
+    """One sentence per distance tested by its own relabellings (secondary, exploratory).
+
+    The distances without such a test are named in one line: they are estimates with noise
+    floors, and which pairs differ is the test of record's.
 
     Args:
         matrices: the distance matrices.
         adjust: ``analysis.adjust`` (pairs are adjusted by Holm where it is ``maxt``).
         alpha: the level.
-        detectable: per distance, what its test could have detected (the power section's
-            words, e.g. "it detects a 20% mixture with 80% power").
     """
     verdicts = pair_verdicts(matrices, adjust, alpha)
-    lines = [v.sentence((detectable or {}).get(name, "")) for name, v in verdicts.items()]
-    if detectable is None and any(v.tested for v in verdicts.values()):
+    lines = [f"Secondary pair test, {v.sentence()}" for v in verdicts.values() if v.tested]
+    untested = [f"`{name}`" for name, v in verdicts.items() if not v.tested]
+    if untested:
         lines.append(
-            "What each pair test could have detected is not measured in this run: "
-            "`regbias task=power` (or `analysis.power.enabled=true` in a sweep) plants graded "
-            "mixtures at these sizes and reports it."
+            f"{', '.join(untested)}: estimates of each pair's distance with noise floors, "
+            "without a pair verdict of their own (which pairs differ is the test of record's)."
         )
     return lines
 

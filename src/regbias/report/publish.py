@@ -9,21 +9,27 @@ import pandas as pd
 
 from regbias.analysis.correlations import strongest
 from regbias.analysis.multiplicity import p_column
+from regbias.analysis.pair_power import PowerResult
+from regbias.analysis.pair_test import PairTests
 from regbias.analysis.pair_verdicts import pair_verdicts, with_verdict_columns
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.power import PowerResult
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence, random_encoder_warning
 from regbias.report.findings import findings_markdown
 from regbias.report.headline import HEADLINE_FILE
 from regbias.report.noise import noise_section, unusable_lines, verdict_lines
+from regbias.report.record import record_lines, record_matrix, record_metrics, record_section
 from regbias.tracking.runs import RunLog
 
 __all__ = [
     "HEADLINE_FILE",
+    "PAIR_TESTS_CSV",
+    "PAIR_TESTS_JSON",
+    "log_record",
+    "with_record_columns",
     "artifact_name",
     "log_analysis",
     "log_distances",
@@ -35,6 +41,9 @@ __all__ = [
 # Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
 MAX_SCATTERS = 12
+#: The test of record's table, and its JSON form (read back by the headline and comparison).
+PAIR_TESTS_CSV = "analysis/pair_tests.csv"
+PAIR_TESTS_JSON = "analysis/pair_tests.json"
 
 
 def log_distances(
@@ -72,8 +81,8 @@ def log_analysis(
 ) -> None:
     """Performance tables, the pairwise table, correlations, figures and ``report.md``.
 
-    With ``power`` (planted mixtures) each pair verdict says what its test could detect and
-    the report gains a power section.
+    The test of record (``results.record``) leads the pair verdicts; with ``power`` (planted
+    mixtures) the report gains a power section.
     """
     # First, so the run's page lists the headline before the hundreds of other metrics.
     evidence = _evidence(results, analysis, settings)
@@ -87,7 +96,12 @@ def log_analysis(
         _log_group_means(run, analysis.summary)
         _distribution_figures(run, analysis.summary, results.groups)
     verdicts = pair_verdicts(results.distances, settings.adjust, settings.significance)
-    run.table(with_verdict_columns(analysis.pairwise, verdicts), "analysis/pairwise.csv")
+    pairwise = with_record_columns(
+        with_verdict_columns(analysis.pairwise, verdicts), results.record
+    )
+    run.table(pairwise, "analysis/pairwise.csv")
+    if results.record is not None:
+        log_record(run, results.record)
     if analysis.correlations is not None:
         run.table(analysis.correlations, "analysis/correlations.csv")
         _correlation_figures(run, analysis, settings)
@@ -98,34 +112,60 @@ def log_analysis(
         if analysis.primary.power is not None:
             run.table(analysis.primary.power.table, "analysis/primary_power.csv")
     _representation_figures(run, results)
-    detectable = power.sentences() if power is not None else None
-    noise = verdict_lines(results.distances, settings.adjust, settings.significance, detectable)
+    lines = [
+        *record_lines(results.record),
+        *verdict_lines(results.distances, settings.adjust, settings.significance),
+    ]
     run.json(evidence.numbers(), HEADLINE_FILE)
-    report = report_markdown(results, analysis, settings, extra_findings=noise)
+    report = report_markdown(results, analysis, settings, extra_findings=lines)
     if power is not None:
         report += "\n" + power_section(power)
     run.text(report, "report.md")
 
 
+def log_record(run: RunLog, tests: PairTests) -> None:
+    """The test of record: ``analysis/pair_tests.csv|json``, its metrics and z heatmap."""
+    run.table(tests.table, PAIR_TESTS_CSV)
+    run.json(tests.to_dict(), PAIR_TESTS_JSON)
+    run.metrics(record_metrics(tests))
+    title = f"test of record: z of the {tests.settings.words()}"
+    run.figure(plots.distance_heatmap(record_matrix(tests), title), "figures/pair_test_z.png")
+
+
+def with_record_columns(pairwise: pd.DataFrame, tests: PairTests | None) -> pd.DataFrame:
+    """The pair table with the test of record's columns (``pair_test_*``), pairs either order."""
+    if tests is None:
+        return pairwise
+    keyed = {frozenset((r["group_a"], r["group_b"])): r for _, r in tests.table.iterrows()}
+    out = pairwise.copy()
+    for column in ("family", "z", "p", "p_adjusted", "differs", "detectable_share"):
+        out[f"pair_test_{column}"] = [
+            keyed[frozenset((a, b))][column] if frozenset((a, b)) in keyed else None
+            for a, b in zip(out["group_a"], out["group_b"], strict=True)
+        ]
+    return out
+
+
 def power_section(power: PowerResult) -> str:
-    """Markdown: the plants, each test's detection rate per planted share, the figure."""
+    """Markdown: the plants, the test's detection rate per size class and share, the figure."""
     rates = power.rates()
-    table = rates.pivot(index="share", columns="distance", values="power")
+    rates["pair sizes"] = rates["n_a"].astype(str) + " + " + rates["n_b"].astype(str)
+    table = rates.pivot(index="share", columns="pair sizes", values="power")
     table.index = [f"{s:.0%}" for s in table.index]
     table.index.name = "share"
-    level = f"p <= {power.design.alpha:g} / {power.design.n_pairs}"
     lines = [
-        "## Power of the pair tests",
+        "## Power of the test of record",
         "",
-        f"Two pseudo-groups of {power.design.size} passages cut from `{power.source}` "
-        f"(exchangeable), a share of one side replaced by `{power.donor}`'s texts, "
-        f"{power.design.repetitions} repetitions per plant, {int(rates['plants'].max())} "
-        f"plants per share. Detected: {level} (Holm's first step over the run's pairs). "
-        "Share 0 is the false-positive rate.",
+        f"At every size class of the tested pairs, two pseudo-groups cut from `{power.source}` "
+        f"(exchangeable), a share of one side replaced by fresh texts of `{power.donor}`, "
+        f"{int(rates['plants'].max())} plants per share, {power.relabellings} relabellings "
+        "each. Detected: p <= level / m (Holm's first step over the pair's family). Share 0 "
+        "is the false-positive rate. 80% power is claimed only where the 95% Clopper-Pearson "
+        "lower bound reaches it.",
         "",
         _markdown_table(table),
         "",
-        *[f"- `{name}`: {sentence}." for name, sentence in power.sentences().items()],
+        *[f"- pairs of {a} and {b} texts: {power.sentence(a, b)}." for a, b in power.detectable()],
         "",
         "![power](figures/power.png)",
     ]
@@ -274,6 +314,8 @@ def report_markdown(
     section = noise_section(results.distances)
     if section:
         lines += ["", section]
+    if results.record is not None:
+        lines += ["", record_section(results.record)]
     if analysis.summary is not None:
         means = analysis.summary.groupby(["group", "metric"], sort=False)["value"].mean().unstack()
         n_models = analysis.summary["model"].nunique()
@@ -355,9 +397,12 @@ def _opening(results: StudyResults, analysis: Analysis, settings: AnalysisSettin
 
 
 def _evidence(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> Evidence:
-    verdicts = pair_verdicts(results.distances, settings.adjust, settings.significance)
     return Evidence(
-        analysis.primary, analysis.correlations, verdicts, settings.adjust, settings.significance
+        analysis.primary,
+        analysis.correlations,
+        results.record,
+        settings.adjust,
+        settings.significance,
     )
 
 

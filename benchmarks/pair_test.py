@@ -1,0 +1,231 @@
+"""The test of record on real tweets: planted nulls, planted differences, cost (figures only).
+
+Runs regbias's own :func:`~regbias.analysis.pair_test.record_tests` and
+:func:`~regbias.analysis.pair_power.plant_power` on sentence vectors of the real Sentiment140
+tweets (the configured encoder, default all-MiniLM-L6-v2, through the embedding cache):
+
+1. **Planted nulls**: ``--splits`` random splits of the US tweets into six pseudo-regions of
+   the real sizes (AU 2165, CA 1840, NZ 329, UK 6446, ZA 250, US the rest), each tested as
+   the parent tests the regions (cap, shared texts, Holm over the 15 pairs): raw p by tenths,
+   the share at 0.05 and 0.01, and the false "differs" after Holm.
+2. **Independent null pairs**: ``--null-pairs`` pairs of disjoint random US samples at the
+   study's size classes, each its own test: rates at 0.05 and 0.01 with 99% binomial bounds
+   (bounds that twice the nominal rate would fail).
+3. **Power**: planted UK-into-US mixtures (fresh texts every plant) at the size classes given
+   by ``--power-sizes``, for every statistic; the rate at ``alpha / 15`` with its 95%
+   Clopper-Pearson interval.
+4. **Pure UK vs US** at 1,200 + 1,200 and at the cap: z and p per statistic.
+5. **Cost** of one pair at the cap: the test against its matrix-product bound (this machine's
+   float32 GEMM rate) and against ``dcor.homogeneity.energy_test`` (timed on a few
+   relabellings, projected).
+
+    python benchmarks/pair_test.py                       # ~15 min on a quiet 2-core machine
+    python benchmarks/pair_test.py --splits 3 --null-pairs 300 --plants 20 --skip-dcor
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from dataclasses import replace
+
+import numpy as np
+from scipy import stats
+
+from regbias.analysis.pair_power import PowerSettings, plant_power
+from regbias.analysis.pair_test import (
+    PAIR_STATISTICS,
+    PairTestSettings,
+    pair_statistic_null,
+    permutation_p,
+    pooled_form,
+    record_tests,
+)
+from regbias.app.cli import CONFIG_DIR
+from regbias.app.settings import StudySettings, read_settings
+from regbias.data.registry import packaged_dataset
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.embeddings.encoder import load_encoder
+
+SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
+CLASSES = [(250, 329), (250, 2000), (329, 1800), (1800, 2000), (2000, 2000)]
+
+
+def _settings() -> StudySettings:
+    """The shipped default config (Hydra compose API): its encoder."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return read_settings(compose("config"))
+
+
+def _vectors(data_dir: str, cache_dir: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    corpus = packaged_dataset("sentiment140").read(data_dir)
+    us = list(dict.fromkeys(corpus.groups["us"].texts))
+    uk = [t for t in dict.fromkeys(corpus.groups["uk"].texts) if t not in set(us)]
+    encoder = load_encoder(_settings().encoder, device="cpu")
+    cache = EmbeddingCache(cache_dir)
+    started = time.perf_counter()
+    us_vectors, uk_vectors = embed_pooled(encoder, cache, us), embed_pooled(encoder, cache, uk)
+    print(f"embedded {len(us)} US and {len(uk)} UK texts in {time.perf_counter() - started:.0f} s")
+    return us, us_vectors, uk_vectors
+
+
+def _rate_line(p: np.ndarray, level: float) -> str:
+    hits = int(np.sum(p <= level))
+    low, high = stats.binom.ppf([0.005, 0.995], len(p), level) / len(p)
+    ok = "within" if low <= hits / len(p) <= high else "OUTSIDE"
+    doubled = stats.binom.cdf(high * len(p), len(p), 2 * level)
+    return (
+        f"p <= {level:g}: {hits}/{len(p)} = {hits / len(p):.4f}, 99% bounds under the null "
+        f"[{low:.4f}, {high:.4f}] ({ok}); a test at twice the rate stays inside them with "
+        f"probability {doubled:.3f}"
+    )
+
+
+def planted_nulls(
+    texts: list[str], vectors: np.ndarray, settings: PairTestSettings, splits: int
+) -> None:
+    print(f"\n## planted nulls: {splits} splits of the US tweets at the regions' sizes")
+    lookup = dict(zip(texts, vectors, strict=True))
+    p_all, false = [], []
+    for split in range(splits):
+        order = np.random.default_rng(1000 + split).permutation(len(texts))
+        groups, start = {}, 0
+        for group, size in {**SIZES, "us": len(texts) - sum(SIZES.values())}.items():
+            groups[group] = [texts[i] for i in order[start : start + size]]
+            start += size
+        tests = record_tests(groups, lambda ts: np.stack([lookup[t] for t in ts]), settings)
+        p_all.extend(tests.table["p"])
+        false.append(int(tests.table["differs"].sum()))
+    p = np.asarray(p_all)
+    print("raw p by tenths:", np.histogram(p, bins=10, range=(0, 1))[0].tolist())
+    for level in (0.05, 0.01):
+        print("  ", _rate_line(p, level))
+    print(
+        f"  false 'differs' after Holm per split: {false} (a family-wise rate <= 0.05 allows "
+        f"{stats.binom.ppf(0.99, splits, 0.05):.0f} of {splits} splits with any)"
+    )
+
+
+def null_pairs(vectors: np.ndarray, statistic: str, pairs: int, relabellings: int) -> None:
+    rng = np.random.default_rng(7)
+    p = []
+    for k in range(pairs):
+        n_a, n_b = CLASSES[k % 3]
+        order = rng.permutation(len(vectors))[: n_a + n_b]
+        matrix = pooled_form(vectors[order], statistic)  # type: ignore[arg-type]
+        observed, null = pair_statistic_null(matrix, n_a, relabellings, rng)
+        p.append(permutation_p(observed, null))
+    print(f"  {statistic}: {pairs} independent null pairs at {CLASSES[:3]}, K = {relabellings}")
+    for level in (0.05, 0.01):
+        print("    ", _rate_line(np.asarray(p), level))
+
+
+def power(us: np.ndarray, uk: np.ndarray, sizes: list[tuple[int, int]], plants: int) -> None:
+    print(f"\n## power: UK planted into US, {plants} plants a share, detected at p <= 0.05 / 15")
+    for statistic in PAIR_STATISTICS:
+        started = time.perf_counter()
+        result = plant_power(
+            us,
+            uk,
+            [(a, b, 15) for a, b in sizes],
+            PowerSettings(plants=plants, relabellings=999, shares=[0.1, 0.2, 0.4, 0.8]),
+            statistic=statistic,  # type: ignore[arg-type]
+            alpha=0.05,
+            progress=False,
+        )
+        rates = result.rates()
+        for (a, b), part in rates.groupby(["n_a", "n_b"]):
+            cells = ", ".join(
+                f"{r.share:.0%}: {r.power:.2f} [{r.power_low:.2f}-{r.power_high:.2f}]"
+                for r in part.itertuples()
+            )
+            print(f"  {statistic:6s} {a}+{b}: {cells}")
+        took = time.perf_counter() - started
+        print(f"  {statistic}: {took:.0f} s; detectable: {result.detectable()}")
+
+
+def pure_pair(us: np.ndarray, uk: np.ndarray, cap: int) -> None:
+    print("\n## pure UK vs US")
+    rng = np.random.default_rng(3)
+    for n in (1200, cap):
+        a, b = us[rng.permutation(len(us))[:n]], uk[rng.permutation(len(uk))[:n]]
+        for statistic in PAIR_STATISTICS:
+            matrix = pooled_form(np.vstack([a, b]), statistic)  # type: ignore[arg-type]
+            observed, null = pair_statistic_null(matrix, n, 999, rng)
+            z = (observed - null.mean()) / null.std()
+            print(f"  {n}+{n} {statistic}: z = {z:.1f}, p = {permutation_p(observed, null):.4f}")
+
+
+def cost(us: np.ndarray, cap: int, relabellings: int, skip_dcor: bool) -> None:
+    print(f"\n## cost of one pair at {cap}+{cap}, {relabellings} relabellings")
+    x = us[: 2 * cap]
+    n = len(x)
+    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    b = np.random.default_rng(1).standard_normal((n, 512), dtype=np.float32)
+    started = time.perf_counter()
+    for _ in range(5):
+        a @ b
+    gemm = 5 * 2 * n * n * 512 / (time.perf_counter() - started)
+    for statistic in PAIR_STATISTICS:
+        started = time.perf_counter()
+        form = pooled_form(x, statistic)  # type: ignore[arg-type]
+        built = time.perf_counter() - started
+        pair_statistic_null(form, cap, relabellings, np.random.default_rng(0))
+        took = time.perf_counter() - started
+        bound = 2 * n * form.values.shape[1] * relabellings / gemm
+        print(
+            f"  {statistic}: {took:.2f} s (form {built:.2f} s); matrix-product bound "
+            f"{bound:.2f} s at {gemm / 1e9:.0f} GFLOP/s float32: {bound / took:.2f} of it"
+        )
+    if not skip_dcor:
+        import dcor
+
+        started = time.perf_counter()
+        dcor.homogeneity.energy_test(x[:cap], x[cap:], num_resamples=3, random_state=0)
+        per = (time.perf_counter() - started) / 4
+        minutes = per * relabellings / 60
+        print(
+            f"  dcor energy_test: {per:.3f} s a relabelling, {minutes:.0f} min for {relabellings}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=os.environ.get("REGBIAS_DATA_DIR", "data"))
+    parser.add_argument("--cache-dir", default=".cache/regbias")
+    parser.add_argument("--splits", type=int, default=10)
+    parser.add_argument("--split-relabellings", type=int, default=999)
+    parser.add_argument("--null-pairs", type=int, default=1200)
+    parser.add_argument("--null-relabellings", type=int, default=199)
+    parser.add_argument("--plants", type=int, default=50)
+    parser.add_argument("--power-sizes", default="2000x2000,1500x1500,250x2000")
+    parser.add_argument("--cap", type=int, default=2000)
+    parser.add_argument("--statistic", default="energy", choices=PAIR_STATISTICS)
+    parser.add_argument("--skip-dcor", action="store_true")
+    parser.add_argument("--only", default="nulls,pairs,power,pure,cost")
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    texts, us, uk = _vectors(args.data_dir, args.cache_dir)
+    settings = PairTestSettings(
+        statistic=args.statistic, relabellings=args.split_relabellings, cap=args.cap
+    )
+    if "nulls" in only:
+        planted_nulls(texts, us, settings, args.splits)
+    if "pairs" in only:
+        print("\n## independent null pairs of US tweets")
+        for statistic in PAIR_STATISTICS:
+            null_pairs(us, statistic, args.null_pairs, args.null_relabellings)
+    if "power" in only:
+        sizes = [tuple(int(v) for v in s.split("x")) for s in args.power_sizes.split(",")]
+        power(us, uk, sizes, args.plants)  # type: ignore[arg-type]
+    if "pure" in only:
+        pure_pair(us, uk, args.cap)
+    if "cost" in only:
+        cost(us, args.cap, replace(settings, relabellings=9999).relabellings, args.skip_dcor)
+
+
+if __name__ == "__main__":
+    main()

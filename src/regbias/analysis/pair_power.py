@@ -1,0 +1,247 @@
+"""What the test of record could detect: graded mixtures planted at the study's own sizes.
+
+A verdict "no difference" says nothing unless the test could have found one. For every size
+class of the tested pairs, two pseudo-groups of those sizes are drawn from one real group (the
+*source*, by default the largest region), so they are exchangeable; then a share ``pi`` of
+side ``b`` is replaced by texts of another group (the *donor*). Every plant draws fresh texts:
+new pseudo-groups and new donor texts (the same draw at every share of one plant, so a curve
+is smooth). The test of record runs on each plant exactly as on a real pair (the same
+statistic, whole texts relabelled), and a plant is *detected* when its p is at most
+``alpha / m``: Holm's first step over the ``m`` pairs of the pair's family, what a lone real
+difference must reach. At ``pi = 0`` that share is the false-positive rate.
+
+"Detected with 80% power" is said only where the 95% Clopper-Pearson lower bound of the
+detection rate is at least 0.8. Sizes are the tested pairs' size classes
+(:func:`regbias.analysis.pair_test.size_class`). For energy- and MMD-type statistics the
+distance scales with the square of the share: ``E(P, (1 - pi) P + pi Q) = pi^2 E(P, Q)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from regbias.analysis.pair_test import (
+    PairStatistic,
+    pair_statistic_null,
+    permutation_p,
+    pooled_form,
+)
+from regbias.console import progress_bar
+from regbias.data.sampling import rng_for
+from regbias.errors import ConfigError, SampleSizeError
+
+__all__ = [
+    "DEFAULT_SHARES",
+    "TARGET_POWER",
+    "PowerResult",
+    "PowerSettings",
+    "plant_power",
+]
+
+DEFAULT_SHARES = (0.1, 0.2, 0.4, 0.8)
+#: The power a planted effect must reach (by its Clopper-Pearson lower bound) to count as
+#: detected: the share a verdict quotes, and the rho the primary test's power table names.
+TARGET_POWER = 0.8
+
+
+@dataclass(frozen=True)
+class PowerSettings:
+    """``analysis.power``: planted mixtures that measure what the test of record detects.
+
+    Attributes:
+        enabled: run the plants at the end of a sweep (its report gains a power section and
+            each "no difference" its smallest detectable share); ``task=power`` runs them
+            whatever this says.
+        shares: the mixture shares planted (0 is always added: the false-positive rate).
+        plants: plants per share and size class.
+        relabellings: relabellings of each plant's test (the smallest p must reach
+            ``alpha / m``).
+        source: the group cut into two pseudo-groups (None: the largest region).
+        donor: the group mixed in (None: the largest other region).
+        seed: seed of the plants.
+    """
+
+    enabled: bool = False
+    shares: list[float] = field(default_factory=lambda: list(DEFAULT_SHARES))
+    plants: int = 50
+    relabellings: int = 999
+    source: str | None = None
+    donor: str | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.plants < 1 or self.relabellings < 1:
+            raise ConfigError(
+                "analysis.power.plants and analysis.power.relabellings must be >= 1, not "
+                f"{self.plants} and {self.relabellings}"
+            )
+        if not self.shares or any(not 0 < s <= 1 for s in self.shares):
+            raise ConfigError(
+                "analysis.power.shares must be shares in (0, 1], e.g. [0.1, 0.4]; got "
+                f"{self.shares}"
+            )
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    """Detection rates of the test of record per size class and planted share.
+
+    Attributes:
+        plants: one row per plant: ``n_a, n_b, family_pairs, share, plant, p``.
+        alpha: the level.
+        statistic: the test's statistic.
+        relabellings: relabellings per plant.
+        source: the group cut into pseudo-groups; ``donor``: the group mixed in.
+    """
+
+    plants: pd.DataFrame
+    alpha: float
+    statistic: str
+    relabellings: int
+    source: str
+    donor: str
+
+    @property
+    def resolvable(self) -> bool:
+        """Whether each plant's smallest p can reach its level ``alpha / m``."""
+        m = int(self.plants["family_pairs"].max()) if len(self.plants) else 1
+        return 1.0 / (1 + self.relabellings) <= self.alpha / m
+
+    def rates(self) -> pd.DataFrame:
+        """One row per size class and share: ``power`` (p <= alpha / m), its 95% interval.
+
+        Columns: ``n_a, n_b, share, plants, power, power_low, power_high, power_unadjusted``
+        (at ``alpha``).
+        """
+        rows = []
+        keys = ["n_a", "n_b", "family_pairs", "share"]
+        for (n_a, n_b, m, share), part in self.plants.groupby(keys, sort=True):
+            p = part["p"].to_numpy(dtype=np.float64)
+            hits = int(np.sum(p <= self.alpha / m))
+            low, high = scipy_stats.binomtest(hits, len(p)).proportion_ci(0.95)
+            rows.append(
+                {
+                    "n_a": int(n_a),
+                    "n_b": int(n_b),
+                    "share": float(share),
+                    "plants": len(p),
+                    "power": hits / len(p),
+                    "power_low": float(low),
+                    "power_high": float(high),
+                    "power_unadjusted": float(np.mean(p <= self.alpha)),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def detectable(self) -> dict[tuple[int, int], float]:
+        """Per size class ``(n_a, n_b)``: the smallest share whose power's lower bound is >= 0.8.
+
+        NaN where no planted share reaches it (or the plants could not resolve the level).
+        """
+        out: dict[tuple[int, int], float] = {}
+        for (n_a, n_b), part in self.rates().groupby(["n_a", "n_b"], sort=True):
+            hit = part[(part["share"] > 0) & (part["power_low"] >= TARGET_POWER)]
+            found = float(hit["share"].min()) if len(hit) and self.resolvable else math.nan
+            out[(int(n_a), int(n_b))] = found
+        return out
+
+    def sentence(self, n_a: int, n_b: int) -> str:
+        """What the test detects at one size class, in words for a verdict."""
+        if not self.resolvable:
+            return (
+                "no power statement possible: with "
+                f"{self.relabellings} relabellings a plant's smallest p is "
+                f"{1 / (1 + self.relabellings):.2g}, above its level (raise "
+                "analysis.power.relabellings)"
+            )
+        share = self.detectable().get((n_a, n_b), math.nan)
+        if math.isfinite(share):
+            return f"detects a {share:.0%} mixture with >= {TARGET_POWER:.0%} power"
+        top = max(self.plants["share"]) if len(self.plants) else 0
+        return f"detects no planted share up to {top:.0%} with {TARGET_POWER:.0%} power"
+
+
+def _plant_sides(
+    n_source: int, n_donor: int, n_a: int, n_b: int, seed: int, plant: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of one plant: side ``a``, side ``b`` (source), donor texts, replacement order."""
+    rng = rng_for(seed, "plant", n_a, n_b, plant)
+    order = rng.permutation(n_source)
+    return (
+        order[:n_a],
+        order[n_a : n_a + n_b],
+        rng.permutation(n_donor)[:n_b],
+        rng.permutation(n_b),
+    )
+
+
+def plant_power(
+    source: np.ndarray,
+    donor: np.ndarray,
+    classes: Sequence[tuple[int, int, int]],
+    settings: PowerSettings,
+    *,
+    statistic: PairStatistic,
+    alpha: float,
+    names: tuple[str, str] = ("source", "donor"),
+    progress: bool = True,
+) -> PowerResult:
+    """The test of record on every plant of every size class.
+
+    Args:
+        source: ``(n, d)`` sentence vectors of the source group's distinct texts.
+        donor: ``(n', d)`` the donor group's.
+        classes: ``(n_a, n_b, m)`` per size class: the pseudo-groups' sizes and the number of
+            pairs of the family (the level is ``alpha / m``).
+        settings: the plant settings.
+        statistic: the test's statistic.
+        alpha: the level.
+        names: the source's and the donor's names, for the report.
+        progress: show a progress bar.
+
+    Raises:
+        SampleSizeError: the source cannot give two disjoint pseudo-groups, or the donor not
+            enough texts, at some size class.
+    """
+    shares = [0.0, *settings.shares]
+    rows = []
+    for n_a, n_b, _ in classes:
+        if n_a + n_b > len(source) or n_b > len(donor):
+            raise SampleSizeError(
+                f"power plants of {n_a} + {n_b} texts need {n_a + n_b} source and {n_b} donor "
+                f"texts; {names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
+                "groups in analysis.power.source and analysis.power.donor"
+            )
+    total = len(classes) * settings.plants * len(shares)
+    with progress_bar(total=total, desc="power plants", disable=not progress) as bar:
+        for n_a, n_b, m in classes:
+            for plant in range(settings.plants):
+                a, b, mixed_in, replaced = _plant_sides(
+                    len(source), len(donor), n_a, n_b, settings.seed, plant
+                )
+                for share in shares:
+                    k = round(share * n_b)
+                    side_b = source[b].copy()
+                    side_b[replaced[:k]] = donor[mixed_in[:k]]
+                    matrix = pooled_form(np.vstack([source[a], side_b]), statistic)
+                    rng = rng_for(settings.seed, "plant-test", n_a, n_b, plant, share)
+                    observed, null = pair_statistic_null(matrix, n_a, settings.relabellings, rng)
+                    rows.append(
+                        {
+                            "n_a": n_a,
+                            "n_b": n_b,
+                            "family_pairs": m,
+                            "share": k / n_b,
+                            "plant": plant,
+                            "p": permutation_p(observed, null),
+                        }
+                    )
+                    bar.update()
+    frame = pd.DataFrame(rows, columns=["n_a", "n_b", "family_pairs", "share", "plant", "p"])
+    return PowerResult(frame, alpha, statistic, settings.relabellings, names[0], names[1])

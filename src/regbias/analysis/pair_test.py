@@ -1,0 +1,446 @@
+"""The test of record per pair: one permutation test on all distinct texts of both groups.
+
+Which regions differ is asked once per sweep, on all the data (PROTOCOL.md, "Pair tests"):
+for groups ``a`` and ``b`` the units are their distinct texts, one vector per text (the
+encoder's pooled sentence vector), and a relabelling splits the pooled texts uniformly at
+random into sides of the groups' sizes. There are no repetitions and no passages, so every
+text moves the same way everywhere it is used and the test is exact under exchangeability.
+
+Three statistics, each a quadratic form ``T(u) = w^T M w`` in the side indicator
+``w = u / n_a - (1 - u) / n_b`` of one pooled matrix ``M``:
+
+- ``energy``: the energy distance (Szekely and Rizzo 2004), ``M = -|x_i - x_j|``;
+- ``mmd``: the squared maximum mean discrepancy (biased V-statistic, Gretton et al. 2012) with
+  a Gaussian kernel whose width is the median pairwise distance of the pooled texts;
+- ``mean``: the squared distance of the two groups' mean vectors, ``M = x_i . x_j``.
+
+``M`` is double-centred (its row and column means subtracted, which leaves every ``T(u)``
+unchanged), so ``T(u) = (1 / n_a + 1 / n_b)^2 u^T M u``, and ``K`` relabellings cost one
+matrix product ``M U`` of the ``(N, K)`` indicator matrix, in blocks, in float32 (for
+``mean``, ``M = X X^T`` of the centred vectors: the product ``X^T U``, ``d`` rows instead of
+``N``).
+``p = (1 + #{T*_k >= T}) / (1 + K)``, with the observed labelling's own value computed in the
+same product (a tie is never lost to rounding).
+
+Texts held by both groups (``mixed`` and a region, a corpus's shared rows) belong to neither
+side of that pair's test: a unit must sit on one side. A group larger than ``cap`` is
+subsampled once, seeded, before any pair is formed, so it is the same set in all its pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.multiplicity import adjust_p
+from regbias.data.sampling import rng_for
+from regbias.errors import ConfigError
+from regbias.interrupt import check_stop
+from regbias.settings_reader import check_choices
+
+__all__ = [
+    "PAIR_STATISTICS",
+    "PRIMARY_FAMILY",
+    "SECONDARY_FAMILY",
+    "PairStatistic",
+    "PairTestSettings",
+    "PairTests",
+    "PlannedPair",
+    "cap_groups",
+    "pair_family",
+    "pair_statistic_null",
+    "permutation_p",
+    "plan_pairs",
+    "PooledForm",
+    "pooled_form",
+    "record_tests",
+    "size_class",
+    "size_classes",
+]
+
+PairStatistic = Literal["energy", "mmd", "mean"]
+PAIR_STATISTICS: tuple[PairStatistic, ...] = get_args(PairStatistic)
+#: The declared families: pairs of two regions (the study's question), and pairs with a
+#: reference group (``mixed``, ``baseline``, ...), adjusted apart.
+PRIMARY_FAMILY = "regions"
+SECONDARY_FAMILY = "reference"
+_WORDS = {
+    "energy": "energy distance",
+    "mmd": "MMD (Gaussian kernel, median width)",
+    "mean": "squared mean difference",
+}
+#: Relabellings per matrix product: an ``(N, block)`` float32 indicator and its product.
+_BLOCK = 512
+#: Relabelled statistics within this relative distance below the observed one are ties.
+_TIE = 1e-6
+
+
+@dataclass(frozen=True)
+class PairTestSettings:
+    """``analysis.pair_test``: the test of record of every pair of groups.
+
+    Attributes:
+        enabled: run it (at the end of a sweep, or in a single run).
+        statistic: ``energy``, ``mmd`` or ``mean`` (see the module).
+        relabellings: relabellings per pair (the smallest p is ``1 / (1 + relabellings)``).
+        cap: the most texts a group brings (a larger group is subsampled once, seeded).
+        seed: seed of the subsamples and the relabellings (also the training sample whose
+            texts form ``baseline``).
+    """
+
+    enabled: bool = True
+    statistic: PairStatistic = "energy"
+    relabellings: int = 9999
+    cap: int = 2000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_choices(self, "analysis.pair_test")
+        if self.relabellings < 1 or self.cap < 2:
+            raise ConfigError(
+                "analysis.pair_test.relabellings must be >= 1 and analysis.pair_test.cap >= 2; "
+                f"got {self.relabellings} and {self.cap}"
+            )
+
+    def words(self) -> str:
+        """The statistic in words, for the report."""
+        return _WORDS[self.statistic]
+
+
+@dataclass(frozen=True)
+class PairTests:
+    """The tests of record of every pair, with their families' adjusted verdicts.
+
+    Attributes:
+        settings: what was run.
+        alpha: the level.
+        table: one row per pair: ``group_a, group_b, family, n_a, n_b, shared`` (texts left
+            out as held by both), ``statistic``, ``z`` (the observed value in standard
+            deviations of its null), ``p``, ``p_adjusted`` (Holm within the family),
+            ``differs``, and ``detectable_share`` (NaN until power is measured).
+        group_sizes: distinct texts per group before the cap.
+    """
+
+    settings: PairTestSettings
+    alpha: float
+    table: pd.DataFrame
+    group_sizes: dict[str, int] = field(default_factory=dict)
+
+    def family(self, name: str) -> pd.DataFrame:
+        """The rows of one family, in pair order."""
+        return self.table[self.table["family"] == name]
+
+    @property
+    def smallest_p(self) -> float:
+        """The smallest p a pair can have: ``1 / (1 + relabellings)``."""
+        return 1.0 / (1 + self.settings.relabellings)
+
+    def can_reject(self, family: str = PRIMARY_FAMILY) -> bool:
+        """Whether Holm over the family can reach the level at this resolution."""
+        m = len(self.family(family))
+        return m > 0 and m * self.smallest_p <= self.alpha
+
+    def differing(self, family: str = PRIMARY_FAMILY) -> pd.DataFrame:
+        """The pairs of a family that differ, smallest adjusted p first."""
+        rows = self.family(family)
+        return rows[rows["differs"]].sort_values(["p_adjusted", "p"], kind="stable")
+
+    def with_power(self, detectable: Mapping[tuple[int, int], float]) -> PairTests:
+        """A copy whose ``detectable_share`` holds the smallest share detected with power.
+
+        Args:
+            detectable: by size class ``(n_small, n_large)`` (:func:`size_classes`), the
+                smallest planted share detected with 80% power (NaN: none planted was).
+        """
+        table = self.table.copy()
+        shares = []
+        for a, b in zip(table["n_a"], table["n_b"], strict=True):
+            key = (size_class(min(a, b)), size_class(max(a, b)))
+            shares.append(detectable.get(key, math.nan))
+        table["detectable_share"] = shares
+        return PairTests(self.settings, self.alpha, table, self.group_sizes)
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form (:meth:`from_dict` reads it back)."""
+        return {
+            "settings": {
+                "enabled": self.settings.enabled,
+                "statistic": self.settings.statistic,
+                "relabellings": self.settings.relabellings,
+                "cap": self.settings.cap,
+                "seed": self.settings.seed,
+            },
+            "alpha": self.alpha,
+            "group_sizes": self.group_sizes,
+            "table": self.table.to_dict(orient="records"),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> PairTests:
+        """The tests written by :meth:`to_dict`."""
+        settings = PairTestSettings(**dict(data["settings"]))  # type: ignore[arg-type]
+        table = pd.DataFrame(list(data["table"]))  # type: ignore[call-overload]
+        sizes = {str(k): int(v) for k, v in dict(data.get("group_sizes", {})).items()}  # type: ignore[call-overload]
+        return cls(settings, float(data["alpha"]), table, sizes)  # type: ignore[arg-type]
+
+
+def size_class(n: int) -> int:
+    """``n`` rounded down to two significant digits (1,840 -> 1,800; 329 -> 320).
+
+    Power is planted at these sizes: a smaller size has less power, so a statement made at
+    the class holds for every pair in it.
+    """
+    if n < 100:
+        return int(n)
+    step = 10 ** (len(str(int(n))) - 2)
+    return int(n) // step * step
+
+
+def size_classes(plans: Sequence[PlannedPair]) -> list[tuple[int, int, int]]:
+    """``(n_small, n_large, m)`` of every testable pair's size class, ``m`` its family's size.
+
+    A class shared by both families takes the larger family (the stricter level).
+    """
+    families = Counter(plan.family for plan in plans)
+    classes: dict[tuple[int, int], int] = {}
+    for plan in plans:
+        if not plan.testable:
+            continue
+        n_a, n_b = len(plan.side_a), len(plan.side_b)
+        key = (size_class(min(n_a, n_b)), size_class(max(n_a, n_b)))
+        classes[key] = max(classes.get(key, 0), families[plan.family])
+    return [(a, b, m) for (a, b), m in sorted(classes.items())]
+
+
+def pair_family(a: str, b: str, references: Sequence[str]) -> str:
+    """``regions`` for a pair of two regions, ``reference`` where either is a reference group."""
+    return SECONDARY_FAMILY if a in references or b in references else PRIMARY_FAMILY
+
+
+def cap_groups(groups: Mapping[str, Sequence[str]], cap: int, seed: int) -> dict[str, list[str]]:
+    """Each group's distinct texts, a group larger than ``cap`` subsampled once (seeded).
+
+    The subsample depends on the group's name and ``seed`` only, so it is the same in every
+    pair the group is in and in every run of the same corpus.
+    """
+    out = {}
+    for name, texts in groups.items():
+        distinct = list(dict.fromkeys(texts))
+        if len(distinct) > cap:
+            keep = np.sort(rng_for(seed, "pair-test-cap", name).permutation(len(distinct))[:cap])
+            distinct = [distinct[i] for i in keep]
+        out[name] = distinct
+    return out
+
+
+@dataclass(frozen=True)
+class PooledForm:
+    """The quadratic form of one pair's pooled texts: ``T(u) = s * u^T M u``.
+
+    Attributes:
+        values: the double-centred ``(N, N)`` matrix ``M``, or with ``factor`` an ``(N, r)``
+            matrix ``F`` with ``M = F F^T`` (the ``mean`` statistic: the centred vectors, so a
+            relabelling costs ``r`` instead of ``N`` products a text).
+        factor: whether ``values`` is the factor ``F``.
+    """
+
+    values: np.ndarray
+    factor: bool = False
+
+    @property
+    def n(self) -> int:
+        """The pooled texts."""
+        return int(self.values.shape[0])
+
+    def quadratic(self, sides: np.ndarray) -> np.ndarray:
+        """``u^T M u`` of every column ``u`` of the ``(N, k)`` indicator matrix ``sides``."""
+        if self.factor:
+            projected = self.values.T @ sides
+            return np.einsum("rk,rk->k", projected, projected, dtype=np.float64)
+        return np.einsum("ik,ik->k", sides, self.values @ sides, dtype=np.float64)
+
+
+def pooled_form(vectors: np.ndarray, statistic: PairStatistic) -> PooledForm:
+    """The statistic's form of the pooled texts (see the module), in float32.
+
+    Args:
+        vectors: ``(N, d)`` the pooled texts' vectors (side ``a``'s, then ``b``'s).
+        statistic: ``energy``, ``mmd`` or ``mean``.
+    """
+    x = np.asarray(vectors, dtype=np.float64)
+    x = x - x.mean(axis=0)
+    if statistic == "mean":
+        return PooledForm(x.astype(np.float32), factor=True)
+    gram = x @ x.T
+    norms = np.diag(gram)
+    squared = np.maximum(norms[:, None] + norms[None, :] - 2 * gram, 0.0)
+    np.fill_diagonal(squared, 0.0)
+    if statistic == "energy":
+        m = -np.sqrt(squared)
+    else:
+        upper = squared[np.triu_indices(len(x), 1)]
+        width = float(np.median(upper)) if len(upper) else 1.0
+        m = np.exp(-squared / (2 * width)) if width > 0 else np.ones_like(squared)
+    row = m.mean(axis=1)
+    m = m - row[:, None] - row[None, :] + row.mean()
+    return PooledForm(m.astype(np.float32))
+
+
+def pair_statistic_null(
+    form: PooledForm, n_a: int, relabellings: int, rng: np.random.Generator
+) -> tuple[float, np.ndarray]:
+    """The observed statistic and its ``relabellings`` relabelled values.
+
+    Args:
+        form: :func:`pooled_form` of the ``n_a + n_b`` pooled texts (``a``'s first).
+        n_a: texts on side ``a``.
+        relabellings: relabellings ``K``.
+        rng: the relabellings' generator.
+
+    Returns:
+        ``(T, T*)``: the observed value and the ``(K,)`` relabelled values, all computed by
+        the same float32 products.
+    """
+    n = form.n
+    scale = (1.0 / n_a + 1.0 / (n - n_a)) ** 2
+    values = []
+    first = True
+    done = 0
+    while done < relabellings or first:
+        k = min(_BLOCK, relabellings - done)
+        sides = np.zeros((n, k + first), dtype=np.float32)
+        if first:
+            sides[:n_a, 0] = 1.0
+        if k:
+            chosen = np.argpartition(rng.random((k, n)), n_a - 1, axis=1)[:, :n_a]
+            np.put_along_axis(sides[:, first:].T, chosen, 1.0, axis=1)
+        values.append(form.quadratic(sides) * scale)
+        done += k
+        first = False
+        check_stop()
+    every = np.concatenate(values)
+    return float(every[0]), every[1:]
+
+
+def permutation_p(observed: float, null: np.ndarray) -> float:
+    """``(1 + #{T* >= T}) / (1 + K)``; a relabelled value within rounding of ``T`` is a tie."""
+    extreme = int(np.sum(null >= observed - _TIE * abs(observed)))
+    return (1 + extreme) / (1 + len(null))
+
+
+def _z(observed: float, null: np.ndarray) -> float:
+    sd = float(np.std(null))
+    return (observed - float(np.mean(null))) / sd if sd > 0 else math.nan
+
+
+@dataclass(frozen=True)
+class PlannedPair:
+    """One pair as its test sees it: the texts of each side, none held by both."""
+
+    group_a: str
+    group_b: str
+    family: str
+    side_a: list[str]
+    side_b: list[str]
+    shared: int
+
+    def row(self) -> dict[str, object]:
+        """The pair's first columns of :attr:`PairTests.table`."""
+        return {
+            "group_a": self.group_a,
+            "group_b": self.group_b,
+            "family": self.family,
+            "n_a": len(self.side_a),
+            "n_b": len(self.side_b),
+            "shared": self.shared,
+        }
+
+    @property
+    def testable(self) -> bool:
+        """Whether each side has at least two texts."""
+        return min(len(self.side_a), len(self.side_b)) >= 2
+
+
+def plan_pairs(
+    groups: Mapping[str, Sequence[str]], settings: PairTestSettings, references: Sequence[str]
+) -> list[PlannedPair]:
+    """Every pair of ``groups`` in order, capped and with shared texts left out (the module)."""
+    capped = cap_groups(groups, settings.cap, settings.seed)
+    names = list(capped)
+    plans = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            shared = set(capped[a]) & set(capped[b])
+            plans.append(
+                PlannedPair(
+                    a,
+                    b,
+                    pair_family(a, b, references),
+                    [t for t in capped[a] if t not in shared],
+                    [t for t in capped[b] if t not in shared],
+                    len(shared),
+                )
+            )
+    return plans
+
+
+def record_tests(
+    groups: Mapping[str, Sequence[str]],
+    vectors: Callable[[list[str]], np.ndarray],
+    settings: PairTestSettings,
+    *,
+    references: Sequence[str] = (),
+    alpha: float = 0.05,
+    progress: Callable[[str], None] | None = None,
+) -> PairTests:
+    """The test of record of every pair of ``groups``, Holm-adjusted within each family.
+
+    Args:
+        groups: every group's texts (duplicates are counted once).
+        vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
+        settings: the test's settings.
+        references: the reference groups (``mixed``, ``baseline``, ...): their pairs form the
+            secondary family.
+        alpha: the level.
+        progress: called with each pair's name once it is tested.
+
+    Returns:
+        The tests, one row per pair in the groups' order.
+    """
+    plans = plan_pairs(groups, settings, references)
+    texts = list(dict.fromkeys(t for plan in plans for t in (*plan.side_a, *plan.side_b)))
+    every = np.asarray(vectors(texts))
+    where = {t: i for i, t in enumerate(texts)}
+    rows = []
+    for plan in plans:
+        rows.append({**plan.row(), **_test(plan, every, where, settings)})
+        if progress is not None:
+            progress(f"{plan.group_a}-{plan.group_b}")
+    table = pd.DataFrame(rows)
+    table["p_adjusted"] = np.nan
+    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
+        members = table["family"] == family
+        if members.any():
+            table.loc[members, "p_adjusted"] = adjust_p(table.loc[members, "p"].to_numpy(), "holm")
+    table["differs"] = table["p_adjusted"].to_numpy() <= alpha
+    table["detectable_share"] = np.nan
+    sizes = {g: len(dict.fromkeys(ts)) for g, ts in groups.items()}
+    return PairTests(settings, alpha, table, sizes)
+
+
+def _test(
+    plan: PlannedPair, every: np.ndarray, where: Mapping[str, int], settings: PairTestSettings
+) -> dict[str, float]:
+    if not plan.testable:
+        return {"statistic": math.nan, "z": math.nan, "p": math.nan}
+    rows = [where[t] for t in plan.side_a] + [where[t] for t in plan.side_b]
+    form = pooled_form(every[rows], settings.statistic)
+    rng = rng_for(settings.seed, "pair-test", plan.group_a, plan.group_b)
+    observed, null = pair_statistic_null(form, len(plan.side_a), settings.relabellings, rng)
+    return {"statistic": observed, "z": _z(observed, null), "p": permutation_p(observed, null)}

@@ -1,0 +1,138 @@
+"""The test of record of every pair, wired to the configured study (once per sweep).
+
+Reads the corpus, builds its groups (``baseline`` is the training sample of
+``analysis.pair_test.seed``), embeds every tested text's sentence vector through the
+embedding cache (most are there already from the jobs) and runs
+:func:`regbias.analysis.pair_test.record_tests`. A sweep's parent runs it once per variant,
+a single run once for itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from regbias.analysis.pair_power import PowerResult
+from regbias.analysis.pair_test import PairTests, record_tests
+from regbias.analysis.primary import NON_REGION_GROUPS
+from regbias.app.settings import StudySettings, read_settings
+from regbias.app.timing import timed
+from regbias.console import progress_bar
+from regbias.data.study import StudyData, build_study
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.embeddings.encoder import Encoder
+
+__all__ = [
+    "REFERENCE_GROUPS",
+    "record_and_power",
+    "record_study",
+    "run_record_tests",
+    "variant_settings",
+]
+
+log = logging.getLogger(__name__)
+#: Groups that are no region: their pairs form the secondary family, and they are never a
+#: power plant's source or donor unless named (``train``: a CSV's training rows).
+REFERENCE_GROUPS: tuple[str, ...] = (*NON_REGION_GROUPS, "train")
+
+
+def record_study(settings: StudySettings) -> StudyData:
+    """The study's groups as the test of record sees them.
+
+    ``baseline`` is the training sample of seed ``analysis.pair_test.seed``.
+    """
+    dataset = settings.dataset
+    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
+    binary = corpus.task == "binary"
+    return build_study(
+        corpus,
+        dataset.groups,
+        settings.finetune.sample_size if binary else None,
+        settings.analysis.pair_test.seed,
+        settings.sampling.policy,
+    )
+
+
+def run_record_tests(
+    settings: StudySettings,
+    *,
+    study: StudyData | None = None,
+    encoder: Encoder | None = None,
+) -> PairTests | None:
+    """The tests of record of the configured study (None where ``pair_test.enabled`` is off).
+
+    Args:
+        settings: the study's settings.
+        study: the groups (None: read as :func:`record_study` does).
+        encoder: the encoder (None: the configured one).
+    """
+    pair = settings.analysis.pair_test
+    if not pair.enabled:
+        return None
+    from regbias.app.pipeline import study_encoder
+
+    started = time.perf_counter()
+    study = study if study is not None else record_study(settings)
+    encoder = encoder if encoder is not None else study_encoder(settings)
+    cache = EmbeddingCache(Path(settings.paths.cache_dir))
+    groups = {name: list(texts.texts) for name, texts in study.groups.items()}
+    n = len(groups)
+    log.info(
+        "test of record: %s, %d pairs, all distinct texts (at most %d a group), %d relabellings",
+        pair.words(),
+        n * (n - 1) // 2,
+        pair.cap,
+        pair.relabellings,
+    )
+    with progress_bar(total=n * (n - 1) // 2, desc="pair tests") as bar:
+        tests = record_tests(
+            groups,
+            lambda texts: embed_pooled(encoder, cache, texts),
+            pair,
+            references=REFERENCE_GROUPS,
+            alpha=settings.analysis.significance,
+            progress=lambda _: bar.update(),
+        )
+    log.info("test of record: %.1f s", time.perf_counter() - started)
+    return tests
+
+
+def variant_settings(settings: StudySettings, sweep_dir: Path, job_num: object) -> StudySettings:
+    """The settings of one variant of a sweep: its job's own composed config.
+
+    A sweep over other settings than the seed (``encoder=a,b``) has one variant per value; the
+    sweep's own config names only the defaults, so each variant reads a job's saved config
+    (``<sweep dir>/<job>/.hydra/config.yaml``); ``settings`` where there is none.
+    """
+    path = sweep_dir / str(job_num) / ".hydra" / "config.yaml"
+    if not path.is_file():
+        log.warning("no saved config at %s: the sweep's own settings stand in", path)
+        return settings
+    config = OmegaConf.load(path)
+    return read_settings(config)  # type: ignore[arg-type]
+
+
+def record_and_power(
+    settings: StudySettings,
+    times: dict[str, float],
+    *,
+    study: StudyData | None = None,
+    encoder: Encoder | None = None,
+) -> tuple[PairTests | None, PowerResult | None]:
+    """The tests of record and, where ``analysis.power.enabled``, their power plants.
+
+    Each pair's smallest detectable share is added to its row. Seconds are added to ``times``
+    as ``pair_tests`` and ``power``.
+    """
+    from regbias.app.power import sweep_power
+
+    with timed(times, "pair_tests"):
+        record = run_record_tests(settings, study=study, encoder=encoder)
+    with timed(times, "power"):
+        power = sweep_power(settings, record, study=study, encoder=encoder)
+    if record is not None and power is not None:
+        record = record.with_power(power.detectable())
+    return record, power

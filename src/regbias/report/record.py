@@ -1,0 +1,192 @@
+"""The test of record in words: the bottom line's pairs, the findings' lines, its section.
+
+Which pairs differ is said from the test of record alone (:mod:`regbias.analysis.pair_test`):
+the region pairs are its primary family, the pairs with a reference group a secondary one,
+each Holm-adjusted. A pair with no difference is said with what the test could have
+detected at its size (the power plants), where that was measured.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
+from regbias.distances.matrix import DistanceMatrix
+
+__all__ = [
+    "record_found",
+    "record_lines",
+    "record_matrix",
+    "record_metrics",
+    "record_part",
+    "record_section",
+]
+
+_FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
+
+
+def _p(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.2g}" if value < 0.01 else f"{value:.3f}"
+
+
+def _name(row: pd.Series) -> str:
+    return f"{row['group_a']}-{row['group_b']}"
+
+
+def _how(tests: PairTests) -> str:
+    s = tests.settings
+    return (
+        f"test of record: {s.words()} of sentence vectors, all distinct texts (at most "
+        f"{s.cap} a group), {s.relabellings} relabellings, Holm p <= {tests.alpha:g}"
+    )
+
+
+def record_part(tests: PairTests | None) -> str:
+    """The bottom line's clause on pairs (empty without a test of record)."""
+    if tests is None:
+        return ""
+    parts = []
+    for family, words in _FAMILIES.items():
+        rows = tests.family(family)
+        if not len(rows):
+            continue
+        if not tests.can_reject(family):
+            parts.append(f"no verdict on the {len(rows)} {words} (too few relabellings)")
+            continue
+        found = tests.differing(family)
+        listed = ", ".join(_name(r) for _, r in found.iterrows())
+        parts.append(
+            f"{len(found)} of {len(rows)} {words} differ" + (f" ({listed})" if listed else "")
+        )
+    return "; ".join(parts) + (f" ({_how(tests)})" if parts else "")
+
+
+def record_found(tests: PairTests | None) -> bool:
+    """Whether the test of record finds any pair that differs (in either family)."""
+    if tests is None:
+        return False
+    return any(
+        tests.can_reject(f) and len(tests.differing(f)) for f in (PRIMARY_FAMILY, SECONDARY_FAMILY)
+    )
+
+
+def _within(row: pd.Series, measured: bool) -> str:
+    share = float(row["detectable_share"])
+    if math.isfinite(share):
+        return f"{_name(row)} (detects a {share:.0%} mixture with 80% power)"
+    if measured:
+        return f"{_name(row)} (detects no planted mixture with 80% power)"
+    return _name(row)
+
+
+def record_lines(tests: PairTests | None) -> list[str]:
+    """The findings' lines: per family, the pairs that differ and those within noise."""
+    if tests is None:
+        return []
+    measured = bool(np.isfinite(tests.table["detectable_share"].astype(float)).any())
+    lines = []
+    for family, words in _FAMILIES.items():
+        rows = tests.family(family)
+        if not len(rows):
+            continue
+        head = f"Test of record, {len(rows)} {words}"
+        if not tests.can_reject(family):
+            lines.append(
+                f"{head}: no verdict possible: with {tests.settings.relabellings} relabellings "
+                f"the smallest Holm p over {len(rows)} pairs is "
+                f"{len(rows) * tests.smallest_p:.2g} > {tests.alpha:g} (raise "
+                "analysis.pair_test.relabellings)."
+            )
+            continue
+        found = tests.differing(family)
+        listed = ", ".join(
+            f"{_name(r)} (z {r['z']:.1f}, p {_p(float(r['p_adjusted']))})"
+            for _, r in found.iterrows()
+        )
+        within = rows[~rows["differs"]]
+        text = f"{head}: {len(found)} differ ({_how(tests)})"
+        text += f": {listed}" if listed else " (none)"
+        if len(within):
+            text += "; no difference: " + ", ".join(
+                _within(r, measured) for _, r in within.iterrows()
+            )
+        lines.append(text + ".")
+    if not measured:
+        lines.append(
+            "What the test of record could have detected is not measured in this run: "
+            "`regbias task=power` (or `analysis.power.enabled=true`) plants graded mixtures "
+            "at these sizes and reports it."
+        )
+    return lines
+
+
+def record_matrix(tests: PairTests) -> DistanceMatrix:
+    """The pairs' z-values as a labelled matrix (for the heatmap)."""
+    groups = list(dict.fromkeys([*tests.table["group_a"], *tests.table["group_b"]]))
+    where = {g: i for i, g in enumerate(groups)}
+    z = np.zeros((len(groups), len(groups)))
+    for _, row in tests.table.iterrows():
+        i, j = where[row["group_a"]], where[row["group_b"]]
+        z[i, j] = z[j, i] = float(row["z"])
+    return DistanceMatrix("pair_test_z", groups, z, np.zeros_like(z), 1)
+
+
+def record_metrics(tests: PairTests) -> dict[str, float]:
+    """Per pair ``pair_test/<a>__<b>/z`` and ``.../p_adjusted``; counts per family."""
+    out: dict[str, float] = {}
+    for _, row in tests.table.iterrows():
+        key = f"pair_test/{row['group_a']}__{row['group_b']}"
+        out[f"{key}/z"] = float(row["z"])
+        out[f"{key}/p_adjusted"] = float(row["p_adjusted"])
+    for family in _FAMILIES:
+        if len(tests.family(family)):
+            out[f"pair_test/differing/{family}"] = float(len(tests.differing(family)))
+    return {k: v for k, v in out.items() if math.isfinite(v)}
+
+
+def record_section(tests: PairTests | None) -> str:
+    """Markdown: the test of record's table and figure (empty without one)."""
+    if tests is None:
+        return ""
+    columns = ["family", "n_a", "n_b", "shared", "statistic", "z", "p", "p_adjusted", "differs"]
+    table = tests.table.copy()
+    table.index = [_name(r) for _, r in table.iterrows()]
+    if np.isfinite(table["detectable_share"].astype(float)).any():
+        columns.append("detectable_share")
+    header = "| pair | " + " | ".join(columns) + " |"
+    rule = "|" + "---|" * (len(columns) + 1)
+    body = [
+        "| " + " | ".join([str(i), *(_cell(row[c]) for c in columns)]) + " |"
+        for i, row in table.iterrows()
+    ]
+    return "\n".join(
+        [
+            "## Which pairs differ: the test of record",
+            "",
+            f"One permutation test per pair ({_how(tests)}), once for the whole sweep: the "
+            "exchangeable units are the groups' texts, one vector each, so there are no "
+            "repetitions and no passages. Texts both groups hold are left out of that pair "
+            "(`shared`; `mixed` against a region is the region against the other regions). "
+            "A group larger than the cap is subsampled once, seeded. `z`: the statistic in "
+            "standard deviations of its relabelled values. Region pairs are one family, pairs "
+            "with a reference group another, each Holm-adjusted.",
+            "",
+            header,
+            rule,
+            *body,
+            "",
+            "![pair tests](figures/pair_test_z.png)",
+            "",
+        ]
+    )
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, float | np.floating):
+        return "" if math.isnan(value) else f"{value:.4g}"
+    return str(value)

@@ -1,0 +1,99 @@
+"""Power of the test of record: planted mixtures, Clopper-Pearson claims, resolution."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from regbias.analysis.pair_power import PowerSettings, plant_power
+from regbias.analysis.pair_test import PairTests, PairTestSettings, record_tests
+from regbias.errors import ConfigError, SampleSizeError
+
+
+@pytest.fixture(scope="module")
+def banks() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(400, 4)), rng.normal(size=(200, 4)) + 1.0
+
+
+def _power(banks, **settings) -> object:
+    source, donor = banks
+    values = {"plants": 20, "relabellings": 199, "shares": [0.2, 1.0], **settings}
+    return plant_power(
+        source,
+        donor,
+        [(30, 40, 3)],
+        PowerSettings(**values),
+        statistic="energy",
+        alpha=0.05,
+        progress=False,
+    )
+
+
+def test_no_mixture_is_rarely_detected_and_a_full_one_always(banks):
+    rates = _power(banks).rates().set_index("share")
+    assert rates.loc[0.0, "power"] <= 0.1  # the false-positive rate at alpha / 3
+    assert rates.loc[1.0, "power"] == 1.0
+    assert rates.loc[0.2, "power"] <= rates.loc[1.0, "power"]
+    assert set(rates["plants"]) == {20}
+
+
+def test_80_percent_is_claimed_only_by_the_clopper_pearson_bound(banks):
+    result = _power(banks)
+    rates = result.rates().set_index("share")
+    # 20 of 20 detected: the 95% lower bound is 0.83, so 100% may be claimed; a share whose
+    # point estimate is 0.8 or 0.85 over 20 plants may not (its bound is below 0.8).
+    assert rates.loc[1.0, "power_low"] >= 0.8
+    share = result.detectable()[(30, 40)]
+    assert share in (0.2, 1.0)
+    if share == 1.0:
+        assert rates.loc[0.2, "power_low"] < 0.8
+    assert "detects a" in result.sentence(30, 40)
+
+
+def test_too_few_relabellings_give_no_power_statement(banks):
+    # The #27 item 5 fault: 19 relabellings cannot reach alpha / 3; "detects nothing" would be
+    # a wrong claim, so the sentence says no statement is possible.
+    result = _power(banks, relabellings=19, plants=3)
+    assert not result.resolvable
+    assert math.isnan(result.detectable()[(30, 40)])
+    assert "no power statement possible" in result.sentence(30, 40)
+    assert "analysis.power.relabellings" in result.sentence(30, 40)
+
+
+def test_plants_draw_fresh_texts_and_the_same_seed_the_same_numbers(banks):
+    one, two = _power(banks), _power(banks)
+    assert one.plants.equals(two.plants)
+    other = _power(banks, seed=1)
+    assert not one.plants["p"].equals(other.plants["p"])
+
+
+def test_a_source_too_small_for_the_sizes_says_which_setting(banks):
+    source, donor = banks
+    with pytest.raises(SampleSizeError, match=r"analysis\.power\.source"):
+        plant_power(
+            source[:50],
+            donor,
+            [(30, 40, 3)],
+            PowerSettings(plants=1),
+            statistic="energy",
+            alpha=0.05,
+            progress=False,
+        )
+    with pytest.raises(ConfigError, match="shares"):
+        PowerSettings(shares=[0.0])
+
+
+def test_each_pair_gets_its_size_class_detectable_share():
+    groups = {"a": [f"a{i}" for i in range(184)], "b": [f"b{i}" for i in range(200)]}
+    tests = record_tests(
+        groups,
+        lambda ts: np.random.default_rng(len(ts)).normal(size=(len(ts), 3)),
+        PairTestSettings(relabellings=99),
+    )
+    with_power = tests.with_power({(180, 200): 0.4})
+    assert isinstance(with_power, PairTests)
+    assert with_power.table["detectable_share"].tolist() == [0.4]
+    assert math.isnan(tests.table["detectable_share"].iloc[0])

@@ -1,0 +1,201 @@
+"""The test of record: its statistics, its null, its calibration, families and caps."""
+
+from __future__ import annotations
+
+import itertools
+
+import dcor
+import numpy as np
+import pytest
+from scipy import stats
+
+from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.pair_test import (
+    PRIMARY_FAMILY,
+    SECONDARY_FAMILY,
+    PairTests,
+    PairTestSettings,
+    cap_groups,
+    pair_statistic_null,
+    permutation_p,
+    plan_pairs,
+    pooled_form,
+    record_tests,
+    size_class,
+    size_classes,
+)
+from regbias.errors import ConfigError
+
+
+def _mmd_v(a: np.ndarray, b: np.ndarray) -> float:
+    x = np.vstack([a, b])
+    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    width = np.median(d2[np.triu_indices(len(x), 1)])
+    k = np.exp(-d2 / (2 * width))
+    n = len(a)
+    return k[:n, :n].mean() + k[n:, n:].mean() - 2 * k[:n, n:].mean()
+
+
+@pytest.fixture
+def clouds() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(30, 5)), rng.normal(size=(20, 5)) + 0.3
+
+
+@pytest.mark.parametrize("statistic", ["energy", "mmd", "mean"])
+def test_the_observed_statistic_is_the_textbook_one(clouds, statistic):
+    a, b = clouds
+    expected = {
+        "energy": dcor.energy_distance(a, b),
+        "mmd": _mmd_v(a, b),
+        "mean": float(np.sum((a.mean(0) - b.mean(0)) ** 2)),
+    }[statistic]
+    observed, _ = pair_statistic_null(
+        pooled_form(np.vstack([a, b]), statistic), 30, 3, np.random.default_rng(1)
+    )
+    assert observed == pytest.approx(expected, rel=1e-4)
+
+
+def test_the_null_is_the_statistic_of_every_split():
+    # 6 texts, 3 a side: 20 splits. Enough relabellings visit all of them; each relabelled
+    # value is the textbook energy distance of one split, and every split is visited.
+    x = np.random.default_rng(4).normal(size=(6, 3))
+    _, null = pair_statistic_null(pooled_form(x, "energy"), 3, 2000, np.random.default_rng(0))
+    splits = [
+        dcor.energy_distance(x[list(side)], x[[i for i in range(6) if i not in side]])
+        for side in itertools.combinations(range(6), 3)
+    ]
+    assert np.allclose(np.unique(np.round(null, 5)), np.unique(np.round(splits, 5)))
+
+
+def test_null_values_are_exchangeable_relabellings():
+    # Under the null the observed value is one more draw of the null: its rank is uniform.
+    rng = np.random.default_rng(3)
+    ranks = []
+    for _ in range(300):
+        x = rng.normal(size=(24, 3))
+        observed, null = pair_statistic_null(pooled_form(x, "energy"), 10, 19, rng)
+        ranks.append(int(np.sum(null < observed)))
+    counts = np.bincount(ranks, minlength=20)
+    assert stats.chisquare(counts).pvalue > 0.001
+
+
+def _null_p(rng: np.random.Generator, statistic: str, n_a: int, n_b: int) -> float:
+    x = rng.standard_t(df=4, size=(n_a + n_b, 6))
+    observed, null = pair_statistic_null(pooled_form(x, statistic), n_a, 199, rng)
+    return permutation_p(observed, null)
+
+
+@pytest.mark.parametrize("statistic", ["energy", "mmd", "mean"])
+def test_calibrated_on_thousands_of_null_pairs_at_005_and_001(statistic):
+    # 3,000 independent exchangeable pairs of unequal sizes (as a small region against a large
+    # one), heavy-tailed: the share of p <= level stays within 99.9% binomial bounds, bounds
+    # that a test at twice the level would leave.
+    rng = np.random.default_rng(11)
+    p = np.array([_null_p(rng, statistic, n, 3 * n) for n in [6, 10, 14] * 1000])
+    for level in (0.05, 0.01):
+        low, high = stats.binom.ppf([0.0005, 0.9995], len(p), level) / len(p)
+        assert high < 2 * level  # twice the nominal rate would fail this test
+        assert low <= np.mean(p <= level) <= high, (level, np.mean(p <= level))
+
+
+@pytest.mark.parametrize("statistic", ["energy", "mmd", "mean"])
+def test_a_planted_shift_is_found(statistic):
+    rng = np.random.default_rng(2)
+    found = 0
+    for _ in range(40):
+        a, b = rng.normal(size=(40, 6)), rng.normal(size=(40, 6)) + 0.6
+        observed, null = pair_statistic_null(
+            pooled_form(np.vstack([a, b]), statistic), 40, 199, rng
+        )
+        found += permutation_p(observed, null) <= 0.01
+    assert found >= 36
+
+
+def test_a_tie_counts_as_extreme():
+    null = np.array([1.0, 2.0, 3.0 - 1e-12])
+    assert permutation_p(3.0, null) == pytest.approx(2 / 4)
+
+
+def _vectors(texts: list[str]) -> np.ndarray:
+    return np.stack(
+        [np.random.default_rng(sum(map(ord, t)) * 7 + len(t)).normal(size=4) for t in texts]
+    )
+
+
+def test_families_shared_texts_duplicates_and_holm_within_a_family():
+    groups = {
+        "au": [f"au{i}" for i in range(30)] + ["shared"],
+        "uk": [f"uk{i}" for i in range(25)] + ["shared", "uk0"],
+        "nz": [f"nz{i}" for i in range(12)],
+        "mixed": [f"au{i}" for i in range(10)] + [f"uk{i}" for i in range(10)],
+    }
+    tests = record_tests(
+        groups,
+        _vectors,
+        PairTestSettings(relabellings=199),
+        references=("mixed",),
+    )
+    table = tests.table.set_index(["group_a", "group_b"])
+    assert table.loc[("au", "uk"), "family"] == PRIMARY_FAMILY
+    assert table.loc[("au", "mixed"), "family"] == SECONDARY_FAMILY
+    # The text both hold is on neither side; uk's duplicate counts once.
+    assert table.loc[("au", "uk"), ["n_a", "n_b", "shared"]].tolist() == [30, 25, 1]
+    # mixed against a region: the region against mixed's other texts.
+    assert table.loc[("au", "mixed"), ["n_a", "n_b", "shared"]].tolist() == [21, 10, 10]
+    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
+        rows = tests.family(family)
+        assert np.allclose(rows["p_adjusted"], adjust_p(rows["p"].to_numpy(), "holm"))
+    assert tests.group_sizes["uk"] == 26
+
+
+def test_a_group_over_the_cap_is_subsampled_once_the_same_in_every_pair():
+    groups = {"us": [f"t{i}" for i in range(500)], "uk": [f"u{i}" for i in range(50)]}
+    first = cap_groups(groups, 100, seed=0)
+    assert len(first["us"]) == 100 and len(first["uk"]) == 50
+    assert first == cap_groups(groups, 100, seed=0)
+    assert first["us"] != cap_groups(groups, 100, seed=1)["us"]
+    plans = plan_pairs(
+        {**groups, "ca": [f"c{i}" for i in range(40)]}, PairTestSettings(cap=100), ()
+    )
+    us_sides = [set(p.side_a) for p in plans if p.group_a == "us"]
+    assert all(side == us_sides[0] for side in us_sides)
+
+
+def test_resolution_round_trip_and_settings_checks():
+    groups = {g: [f"{g}{i}" for i in range(8)] for g in ("a", "b", "c", "d")}
+    coarse = record_tests(groups, _vectors, PairTestSettings(relabellings=19))
+    assert not coarse.can_reject(PRIMARY_FAMILY)  # 6 pairs x 1/20 > 0.05
+    fine = record_tests(groups, _vectors, PairTestSettings(relabellings=999))
+    assert fine.can_reject(PRIMARY_FAMILY)
+    back = PairTests.from_dict(fine.to_dict())
+    assert back.settings == fine.settings and back.table.equals(fine.table)
+    with pytest.raises(ConfigError, match=r"analysis\.pair_test\.statistic"):
+        PairTestSettings(statistic="median")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="relabellings must be >= 1"):
+        PairTestSettings(relabellings=0)
+
+
+def test_same_inputs_same_numbers():
+    groups = {g: [f"{g}{i}" for i in range(40)] for g in ("a", "b", "c")}
+    one = record_tests(groups, _vectors, PairTestSettings(relabellings=499))
+    two = record_tests(groups, _vectors, PairTestSettings(relabellings=499))
+    assert one.table.equals(two.table)
+
+
+def test_size_classes_round_down_and_take_the_larger_family():
+    assert [size_class(n) for n in (57, 250, 329, 1840, 2000, 17606)] == [
+        57,
+        250,
+        320,
+        1800,
+        2000,
+        17000,
+    ]
+    groups = {
+        "au": [f"a{i}" for i in range(184)],
+        "uk": [f"u{i}" for i in range(200)],
+        "mixed": [f"m{i}" for i in range(190)],
+    }
+    plans = plan_pairs(groups, PairTestSettings(), ("mixed",))
+    assert size_classes(plans) == [(180, 190, 2), (180, 200, 1), (190, 200, 2)]
