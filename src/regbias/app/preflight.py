@@ -6,6 +6,7 @@ more than one value, the corpus, or the file system.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from regbias.app.settings import StudySettings
@@ -27,6 +28,8 @@ __all__ = [
     "resume_inputs",
 ]
 
+log = logging.getLogger(__name__)
+
 
 def preflight_job(settings: StudySettings) -> None:
     """What one ``task=run`` job checks before reading data, beyond the settings' own checks.
@@ -39,6 +42,24 @@ def preflight_job(settings: StudySettings) -> None:
         raise ConfigError(
             f"finetune.k_folds must be at least 2 for a binary task (the held-out fold is the "
             f"baseline), not {finetune.k_folds}"
+        )
+    _warn_passage_tests(settings.distance)
+
+
+def _warn_passage_tests(distance: DistanceSettings) -> None:
+    """Say once that the distances' own pair tests on re-cut passages are exploratory."""
+    tested = {
+        "energy_long": distance.energy.enabled and distance.energy.relabellings > 0,
+        "lda": distance.lda.enabled and distance.lda.relabellings > 0,
+        "sinkhorn_long": distance.relabellings > 0,
+    }
+    named = [name for name, on in tested.items() if on and distance.enabled]
+    if named and distance.long.texts_per_passage > 1:
+        log.warning(
+            "secondary pair tests of %s: their passages are re-cut in every repetition, which "
+            "makes the tests anti-conservative (PROTOCOL.md); they are exploratory, never a "
+            "verdict (which pairs differ is the test of record's, analysis.pair_test)",
+            ", ".join(named),
         )
 
 
