@@ -32,6 +32,7 @@ Padding = Literal["real", "max_length"]
 
 _PADDINGS = ("real", "max_length")
 _PROGRESS_MIN_BATCHES = 8
+_INPUTS = ("input_ids", "token_type_ids", "attention_mask")
 
 
 class Encoder:
@@ -62,6 +63,7 @@ class Encoder:
         config: Any = model.config  # a transformers PretrainedConfig
         self.hidden_size = int(config.hidden_size)
         self.has_pooler = has_pooler
+        self._inputs = set(getattr(tokenizer, "model_input_names", _INPUTS)) | {"input_ids"}
 
     def __repr__(self) -> str:
         return f"Encoder({self.spec.identity!r}, device={self.device})"
@@ -152,7 +154,14 @@ class Encoder:
             for index in _progress(plan, f"embedding {len(texts)} texts"):
                 check_stop()  # a safe point between forward passes
                 batch = _pad([encoded[i] for i in index], self.tokenizer.pad_token_id, pad_to)
-                yield index, {name: tensor.to(self.device) for name, tensor in batch.items()}
+                yield (
+                    index,
+                    {
+                        name: tensor.to(self.device)
+                        for name, tensor in batch.items()
+                        if name in self._inputs  # MPNet takes no token_type_ids
+                    },
+                )
 
 
 def plan_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
