@@ -60,7 +60,7 @@ def parts_version(prefix: str, parts: int, name: str, version: str) -> str:
     Raises:
         ConfigError: a piece is missing or at another version; the message is the install line.
     """
-    found = []
+    found: list[str | None] = []
     for number in range(1, parts + 1):
         try:
             found.append(importlib.metadata.version(part_name(prefix, number)))
