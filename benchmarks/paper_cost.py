@@ -203,7 +203,7 @@ def project(
             if name in t:
                 out[name] = reps * t[name] * pairs / measured_pairs * cpu_scale
         # Every text is embedded once (cached): the pools of the groups, not the repetitions.
-        embed = sum(t.get(k, 0.0) for k in ("embed_tokens", "embed_pooled"))
+        embed = sum(t.get(k, 0.0) for k in ("embed", "embed_tokens", "embed_pooled"))
         out["embed"] = embed * groups / len(distance["groups"]) / machine["torch_speedup"]
     if finetune is not None:
         per_train = finetune["epoch_s"] / (finetune["train_texts"] + finetune["val_texts"])

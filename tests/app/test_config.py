@@ -84,11 +84,19 @@ def test_paper_preset_sizes():
 def test_a_random_encoder_logs_to_its_own_experiment():
     experiments = {
         overrides: read_settings(composed(*overrides)).tracking.experiment
-        for overrides in [(), ("encoder=tiny",), ("experiment=smoke",)]
+        for overrides in [
+            (),
+            ("encoder=tiny",),
+            ("experiment=smoke",),
+            ("encoder=minilm_random",),
+            ("+encoder.random_weights_seed=3",),
+        ]
     }
     assert experiments == {
         (): "regbias-sentiment140",
         ("encoder=tiny",): "regbias-sentiment140-random",
+        ("encoder=minilm_random",): "regbias-sentiment140-random",
+        ("+encoder.random_weights_seed=3",): "regbias-sentiment140-random",
         ("experiment=smoke",): "regbias-sentiment140-smoke",
     }
 

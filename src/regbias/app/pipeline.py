@@ -268,12 +268,18 @@ def _performance(
     )
 
 
+def _control_of(settings: StudySettings) -> int | None:
+    """A random-weights control's seed (``encoder.random_weights_seed``), else None."""
+    return getattr(settings.encoder, "random_weights_seed", None)
+
+
 def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
     return {
         "dataset": settings.dataset.name,
         "encoder": encoder.spec.name,
         "encoder_revision": str(encoder.spec.revision),
         "encoder_identity": encoder.spec.identity,
+        "encoder_control": _control_of(settings),
         "seed": settings.seed,
         "finetune_mode": settings.finetune.mode,
         "distance_repetitions": settings.distance.repetitions,

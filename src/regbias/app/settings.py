@@ -104,10 +104,11 @@ def _check_dataset_package(cfg: DictConfig) -> None:
 def _random_encoder_apart(settings: StudySettings) -> StudySettings:
     """Send a random encoder's runs to ``tracking.random_encoder_experiment``.
 
-    They stay away from the study's real runs (their numbers mean nothing).
+    A toy (``encoder=tiny``) or a random-weights control (``encoder=minilm_random``): they stay
+    away from the study's real runs (their numbers are no finding about a pre-trained encoder).
     """
     apart = settings.tracking.random_encoder_experiment
-    if settings.encoder.source != "random" or not apart:
+    if not settings.encoder.random_weights or not apart:
         return settings
     return replace(settings, tracking=replace(settings.tracking, experiment=apart))
 

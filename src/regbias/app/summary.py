@@ -32,6 +32,7 @@ from regbias.app.timing import SweepTimes, format_seconds, process_started
 from regbias.data.data_dir import resolve_data_dir
 from regbias.errors import RegbiasError
 from regbias.report import comparison
+from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.figures import save_figure
 from regbias.report.headline import Headline, read_headline
 from regbias.report.html import HTML_REPORT, write_html_report
@@ -63,7 +64,7 @@ def finish_sweep(
         folder = copy_report(parent, sweep_dir / REPORT_FOLDER)
         children = _children(parent, records)
         _log_params(parent, [c.data.params for c in children])
-        headlines = _headlines(parent, folder, records)
+        headlines = _headlines(parent, folder, records, _primary(config))
         _publish_html(parent, folder)
         _log_inputs(parent, folder, config.paths.get("data_dir"))
         first = next(iter(headlines.values()))
@@ -140,8 +141,22 @@ def _log_params(parent: RunLog, params: list[Mapping[str, str]]) -> None:
         parent.params(fresh)
 
 
-def _headlines(parent: RunLog, folder: Path, records: list[dict[str, Any]]) -> dict[str, Headline]:
-    """One headline per variant; several variants also get the comparison page."""
+def _primary(config: DictConfig) -> tuple[str, str] | None:
+    """``analysis.primary`` as (distance, performance), or None."""
+    primary = config.get("analysis", {}).get("primary")
+    return (str(primary[0]), str(primary[1])) if primary else None
+
+
+def _headlines(
+    parent: RunLog,
+    folder: Path,
+    records: list[dict[str, Any]],
+    primary: tuple[str, str] | None = None,
+) -> dict[str, Headline]:
+    """One headline per variant; several variants also get the comparison page.
+
+    The page sets the encoders side by side (:mod:`regbias.report.encoders`).
+    """
     variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
     if not variants:
         return {"": read_headline(folder)}
@@ -151,7 +166,8 @@ def _headlines(parent: RunLog, folder: Path, records: list[dict[str, Any]]) -> d
     }
     table = comparison.comparison_table(headlines)
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
-    page = comparison.comparison_markdown(table, folders)
+    evidence = encoder_evidence(folder, folders, primary)
+    page = comparison.comparison_markdown(table, folders, encoders_markdown(evidence))
     figure = comparison.comparison_figure(table)
     parent.table(table, "comparison/variants.csv", index=True)
     parent.text(page, "report.md")

@@ -20,8 +20,9 @@ from regbias.distances.noise import sinkhorn_floors, sinkhorn_relabellings
 from regbias.distances.sensitivity import epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn import sinkhorn_matrix
 from regbias.distances.sinkhorn_settings import ResolvedSinkhorn, SinkhornSettings, resolve_settings
-from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
+from regbias.embeddings.cache import EmbeddingCache, embed_tokens
 from regbias.embeddings.encoder import Encoder
+from regbias.embeddings.joint import embed_jointly
 from regbias.errors import ConfigError
 
 __all__ = [
@@ -181,19 +182,24 @@ def run_distance_suite(
     """
     result = DistanceSuiteResult()
     kinds = [k for k in ("short", "long") if k in draws.texts]
+    with _step(result.timings, "embed"):
+        joint = embed_jointly(
+            encoder,
+            cache,
+            draws.distinct_texts(kinds),
+            draws.distinct_texts([k for k in ("sentence", "lda") if k in draws.texts]),
+            padding=_padding(distance),
+        )
+    tokens = joint.tokens
     if kinds:
-        with _step(result.timings, "embed_tokens"):
-            tokens = _tokens(draws, kinds, encoder, cache, distance)
         _sinkhorn_kinds(draws, kinds, tokens, distance, calibrated, result, sensitivity)
         if distance.energy.enabled:
             _energy_kinds(draws, kinds, tokens, distance, result)
     if "sentence" in draws.texts:
-        _energy_sentences(draws, encoder, cache, distance, result)
+        _energy_sentences(draws, joint.pooled, distance, result)
     if "lda" in draws.texts:
         reps = draws.texts["lda"]
-        texts = draws.distinct_texts(["lda"])
-        with _step(result.timings, "embed_pooled"):
-            vectors = dict(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
+        vectors = joint.pooled
         pooled = [{g: np.stack([vectors[t] for t in ts]) for g, ts in rep.items()} for rep in reps]
         settings = distance.lda
         with _step(result.timings, "lda"):
@@ -216,9 +222,13 @@ def _tokens(
     cache: EmbeddingCache | None,
     distance: DistanceSettings,
 ) -> dict[str, np.ndarray]:
-    padding: Literal["real", "max_length"] = "real" if distance.tokens == "real" else "max_length"
     texts = draws.distinct_texts(kinds)
+    padding = _padding(distance)
     return dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
+
+
+def _padding(distance: DistanceSettings) -> Literal["real", "max_length"]:
+    return "real" if distance.tokens == "real" else "max_length"
 
 
 def _per_text(
@@ -249,16 +259,13 @@ def _energy_kinds(
 
 def _energy_sentences(
     draws: DistanceDraws,
-    encoder: Encoder,
-    cache: EmbeddingCache | None,
+    pooled: dict[str, np.ndarray],
     distance: DistanceSettings,
     result: DistanceSuiteResult,
 ) -> None:
     """``energy_sentence``: the energy distance of the groups' sentence (pooled) vectors."""
     texts = draws.distinct_texts(["sentence"])
-    with _step(result.timings, "embed_pooled"):
-        pooled = embed_pooled(encoder, cache, texts)
-    vectors = {t: v[None, :] for t, v in zip(texts, pooled, strict=True)}
+    vectors = {t: pooled[t][None, :] for t in texts}
     twins = _per_text(draws.twins["sentence"], vectors) if "sentence" in draws.twins else None
     with _step(result.timings, "energy_sentence"):
         result.matrices["energy_sentence"] = energy_matrix(

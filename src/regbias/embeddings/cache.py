@@ -151,6 +151,15 @@ class EmbeddingCache:
             self._put(kind, encoder_identity, list(missing), computed)
         return self._collect(index, keys)
 
+    def missing(self, kind: str, encoder_identity: str, texts: Sequence[str]) -> list[str]:
+        """The distinct texts of ``texts`` not cached yet (under ``kind``), in first-seen order."""
+        index = self._index(kind, encoder_identity)
+        keys = [text_key(text) for text in texts]
+        missing = _distinct_missing(keys, texts, index.entries)
+        if missing:
+            self._scan(index)
+        return [text for key, text in missing.items() if key not in index.entries]
+
     def put(
         self, kind: str, encoder_identity: str, texts: Sequence[str], embeddings: Embeddings
     ) -> None:

@@ -32,6 +32,7 @@ Padding = Literal["real", "max_length"]
 
 _PADDINGS = ("real", "max_length")
 _PROGRESS_MIN_BATCHES = 8
+_INPUTS = ("input_ids", "token_type_ids", "attention_mask")
 
 
 class Encoder:
@@ -62,6 +63,7 @@ class Encoder:
         config: Any = model.config  # a transformers PretrainedConfig
         self.hidden_size = int(config.hidden_size)
         self.has_pooler = has_pooler
+        self._inputs = set(getattr(tokenizer, "model_input_names", _INPUTS)) | {"input_ids"}
 
     def __repr__(self) -> str:
         return f"Encoder({self.spec.identity!r}, device={self.device})"
@@ -85,23 +87,8 @@ class Encoder:
         Raises:
             RegbiasError: the model produced NaN or infinite values.
         """
-        if padding not in _PADDINGS:
-            raise ConfigError(f"unknown padding {padding!r}; use one of {_PADDINGS}")
-        results: list[np.ndarray] = [np.empty(0)] * len(texts)
-        pad_to = self.spec.max_length if padding == "max_length" else None
-        for index, batch in self._batches(texts, batch_size, pad_to):
-            hidden = self.model(**batch).last_hidden_state
-            mask = (
-                batch["attention_mask"]
-                if padding == "real"
-                else torch.ones_like(batch["attention_mask"])
-            )
-            _check_finite(hidden, mask, [texts[i] for i in index])
-            hidden = hidden.float().cpu().numpy()
-            lengths = mask.sum(dim=1).cpu().numpy()
-            for row, text_index in enumerate(index):
-                results[text_index] = hidden[row, : lengths[row]].copy()
-        return results
+        tokens, _ = self._forward(texts, padding, batch_size, pooled=False)
+        return tokens
 
     def pooled(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """One vector per text, by the spec's ``pooling``.
@@ -118,18 +105,64 @@ class Encoder:
             ConfigError: ``pooling="pooler"`` but the model has no (loaded) pooler.
             RegbiasError: the model produced NaN or infinite values.
         """
+        self._check_pooling()
+        _, vectors = self._forward(texts, "real", batch_size, tokens=False)
+        return vectors
+
+    def embed(
+        self, texts: Sequence[str], *, padding: Padding = "real", batch_size: int = 64
+    ) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """Token vectors and pooled vectors of each text from one forward pass.
+
+        Args:
+            texts: texts to embed.
+            padding: the token vectors' padding (see :meth:`token_embeddings`); the pooled
+                vectors use the real tokens either way.
+            batch_size: texts per forward pass at ``max_length`` tokens.
+
+        Returns:
+            What :meth:`token_embeddings` and :meth:`pooled` return, the latter None when the
+            spec's pooling is ``pooler`` and the model has none.
+
+        Raises:
+            RegbiasError: the model produced NaN or infinite values.
+        """
+        can_pool = not (self.spec.pooling == "pooler" and not self.has_pooler)
+        return self._forward(texts, padding, batch_size, pooled=can_pool)
+
+    def _check_pooling(self) -> None:
         if self.spec.pooling == "pooler" and not self.has_pooler:
             raise ConfigError(
                 f"encoder {self.spec.name!r} has no trained pooler layer; "
                 "set encoder.pooling=mean (or encoder.pooling=cls)"
             )
-        result = np.empty((len(texts), self.hidden_size), dtype=np.float32)
-        for index, batch in self._batches(texts, batch_size, None):
+
+    def _forward(
+        self,
+        texts: Sequence[str],
+        padding: Padding,
+        batch_size: int,
+        *,
+        tokens: bool = True,
+        pooled: bool = True,
+    ) -> tuple[list[np.ndarray], Any]:
+        """Token vectors (``tokens``) and pooled vectors (``pooled``) of one pass per batch."""
+        if padding not in _PADDINGS:
+            raise ConfigError(f"unknown padding {padding!r}; use one of {_PADDINGS}")
+        results: list[np.ndarray] = [np.empty(0)] * (len(texts) if tokens else 0)
+        vectors = np.empty((len(texts), self.hidden_size), np.float32) if pooled else None
+        pad_to = self.spec.max_length if padding == "max_length" else None
+        for index, batch in self._batches(texts, batch_size, pad_to):
             output = self.model(**batch)
-            vectors = pool(output, batch["attention_mask"], self.spec.pooling)
-            _check_finite(vectors, None, [texts[i] for i in index])
-            result[index] = vectors.float().cpu().numpy()
-        return result
+            chosen = [texts[i] for i in index]
+            if vectors is not None:
+                real = batch["attention_mask"]
+                pooled_batch = pool(output, real, self.spec.pooling)
+                _check_finite(pooled_batch, None, chosen)
+                vectors[index] = pooled_batch.float().cpu().numpy()
+            if tokens:
+                _keep_tokens(output.last_hidden_state, batch, padding, chosen, index, results)
+        return results, vectors
 
     def _batches(
         self, texts: Sequence[str], batch_size: int, pad_to: int | None
@@ -152,7 +185,33 @@ class Encoder:
             for index in _progress(plan, f"embedding {len(texts)} texts"):
                 check_stop()  # a safe point between forward passes
                 batch = _pad([encoded[i] for i in index], self.tokenizer.pad_token_id, pad_to)
-                yield index, {name: tensor.to(self.device) for name, tensor in batch.items()}
+                yield (
+                    index,
+                    {
+                        name: tensor.to(self.device)
+                        for name, tensor in batch.items()
+                        if name in self._inputs  # MPNet takes no token_type_ids
+                    },
+                )
+
+
+def _keep_tokens(
+    hidden: torch.Tensor,
+    batch: dict[str, torch.Tensor],
+    padding: Padding,
+    texts: list[str],
+    index: list[int],
+    results: list[np.ndarray],
+) -> None:
+    """Put each text's token vectors of one batch (its real tokens, or all) into ``results``."""
+    mask = (
+        batch["attention_mask"] if padding == "real" else torch.ones_like(batch["attention_mask"])
+    )
+    _check_finite(hidden, mask, texts)
+    values = hidden.float().cpu().numpy()
+    lengths = mask.sum(dim=1).cpu().numpy()
+    for row, text_index in enumerate(index):
+        results[text_index] = values[row, : lengths[row]].copy()
 
 
 def plan_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:

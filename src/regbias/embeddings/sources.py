@@ -6,8 +6,12 @@ An ``encoder`` config group names one with ``_target_``; its other keys are the 
   model folder (offline; the revision defaults to the package's version).
 - :class:`PathEncoder`: a local model folder (offline; identified by its files' content).
 - :class:`HubEncoder`: a model hub id, from the local hub cache when the hub is unreachable.
+- :class:`SplitPackageEncoder`: a model shipped as a split zip in several packages, assembled
+  once into the cache (:mod:`regbias.embeddings.parts`).
 - :class:`RandomEncoder`: a tiny randomly initialised BERT for tests and smoke runs.
 
+Any located encoder with ``random_weights_seed`` set is a *control*: its architecture and
+tokenizer, with weights drawn from that seed instead of the pre-trained ones.
 None runs code from a model folder (``trust_remote_code=False``).
 """
 
@@ -28,6 +32,7 @@ import torch
 
 from regbias.data.fingerprint import file_sha256
 from regbias.embeddings.hub import hub_offline, one_line, path_hint
+from regbias.embeddings.parts import assemble_model, part_files, parts_version
 from regbias.embeddings.spec import EncoderSpec, LoadedModel
 from regbias.errors import ConfigError
 
@@ -37,6 +42,7 @@ __all__ = [
     "PackageEncoder",
     "PathEncoder",
     "RandomEncoder",
+    "SplitPackageEncoder",
     "folder_fingerprint",
 ]
 
@@ -55,12 +61,15 @@ class LocatedEncoder(EncoderSpec):
 
     Attributes:
         location: where the weights are (what it is depends on the source: :attr:`WHAT`).
+        random_weights_seed: None: the pre-trained weights. A seed: a random-weights control,
+            the same architecture and tokenizer with weights initialised from this torch seed.
     """
 
     #: What ``location`` holds, for the message when it is empty.
     WHAT: ClassVar[str]
 
     location: str
+    random_weights_seed: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -70,9 +79,28 @@ class LocatedEncoder(EncoderSpec):
                 f"encoder.location=... ({self.WHAT})"
             )
 
+    @property
+    def random_weights(self) -> bool:
+        """Whether this is a random-weights control (``random_weights_seed`` set)."""
+        return self.random_weights_seed is not None
+
     def fingerprint(self) -> str:
-        """``location@revision``."""
-        return f"{self.location}@{self.revision}"
+        """``location@revision`` (a control adds ``+random_weights_seed=N``)."""
+        return f"{self.location}@{self.revision}{self._control_suffix}"
+
+    @property
+    def _control_suffix(self) -> str:
+        return (
+            ""
+            if self.random_weights_seed is None
+            else (f"+random_weights_seed={self.random_weights_seed}")
+        )
+
+    def _loaded(self, loaded: LoadedModel) -> LoadedModel:
+        """``loaded`` as it is, or (a control) with weights drawn from the seed instead."""
+        if self.random_weights_seed is None:
+            return loaded
+        return random_twin(loaded, self.random_weights_seed)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,7 +128,7 @@ class PackageEncoder(LocatedEncoder):
                 f"encoder {self.name!r}: package {self.location!r} is not installed; install "
                 f"it or use a model folder: {path_hint(self.name)}"
             ) from error
-        return _from_folder(Path(module.get_model_path()), self.name)
+        return self._loaded(_from_folder(Path(module.get_model_path()), self.name))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,11 +144,11 @@ class PathEncoder(LocatedEncoder):
         A config's ``revision: main`` says nothing about a folder whose weights were replaced.
         """
         folder = Path(self.location).expanduser().resolve()
-        return f"{folder}@{folder_fingerprint(folder)}"
+        return f"{folder}@{folder_fingerprint(folder)}{self._control_suffix}"
 
     def load_model(self) -> LoadedModel:
         """The folder's model, loaded without the network."""
-        return _from_folder(Path(self.location).expanduser(), self.name)
+        return self._loaded(_from_folder(Path(self.location).expanduser(), self.name))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +162,7 @@ class HubEncoder(LocatedEncoder):
         """The hub model, from the local hub cache when the hub does not answer."""
         offline = hub_offline()
         try:
-            return _pretrained(self.location, self.revision, local_files_only=offline)
+            loaded = _pretrained(self.location, self.revision, local_files_only=offline)
         except (OSError, ValueError) as error:
             where = "not reachable from here" if offline else f"failed ({one_line(error)})"
             raise ConfigError(
@@ -143,6 +171,71 @@ class HubEncoder(LocatedEncoder):
                 f"cache: download it where there is internet (`hf download {self.location} "
                 f"--local-dir DIR`) and run with `{path_hint(self.name)}`"
             ) from None
+        return self._loaded(loaded)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SplitPackageEncoder(LocatedEncoder):
+    """A model folder in a split zip whose pieces ship in numbered packages.
+
+    The pieces are assembled once into ``cache_dir/models/`` and verified there (see
+    :mod:`regbias.embeddings.parts`); the model then loads from that folder, offline.
+
+    Attributes:
+        location: the packages' common name, the piece's number (``001``) following it.
+        revision: the pieces' version (all installed at this one).
+        parts: how many pieces.
+        folder: the model folder inside the zip.
+        weights_size: bytes of its ``model.safetensors``.
+        weights_sha256: SHA-256 of its ``model.safetensors``.
+        cache_dir: the cache folder (``paths.cache_dir``).
+    """
+
+    source: ClassVar[str] = "parts"
+    WHAT: ClassVar[str] = "the packages' name before the piece number"
+
+    parts: int
+    folder: str
+    weights_size: int
+    weights_sha256: str
+    cache_dir: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        version = parts_version(self.location, self.parts, self.name, str(self.revision))
+        object.__setattr__(self, "revision", version)
+
+    def fingerprint(self) -> str:
+        """``location@revision#sha256-prefix`` (a control adds ``+random_weights_seed=N``)."""
+        return f"{self.location}@{self.revision}#{self.weights_sha256[:16]}{self._control_suffix}"
+
+    def load_model(self) -> LoadedModel:
+        """The model assembled from the pieces (once per cache), loaded without the network."""
+        pieces = part_files(self.location, self.parts, self.name, str(self.revision))
+        entry = Path(self.cache_dir) / "models" / f"{self.name}-{self.weights_sha256[:16]}"
+        folder = assemble_model(
+            pieces,
+            self.folder,
+            entry,
+            weights_size=self.weights_size,
+            weights_sha256=self.weights_sha256,
+        )
+        return self._loaded(_from_folder(folder, self.name))
+
+
+def random_twin(loaded: LoadedModel, seed: int) -> LoadedModel:
+    """The same tokenizer and architecture, with weights drawn from torch seed ``seed``.
+
+    The model is built anew from its config (transformers' own initialisation), under a forked
+    RNG state, so the same seed gives the same weights and the global RNG is left alone.
+    """
+    from transformers import AutoModel
+
+    tokenizer, model, has_pooler = loaded
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        twin = AutoModel.from_config(model.config)
+    return tokenizer, twin.eval(), has_pooler
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,6 +256,11 @@ class RandomEncoder(EncoderSpec):
     """
 
     source: ClassVar[str] = "random"
+
+    @property
+    def random_weights(self) -> bool:
+        """Always: a toy of random weights."""
+        return True
 
     seed: int = 0
     hidden_size: int = 32

@@ -59,10 +59,19 @@ class EncoderSpec(abc.ABC):
                 f"got {self.max_length!r}"
             )
 
+    @property
+    def random_weights(self) -> bool:
+        """Whether the weights are drawn at random (a toy or a control), not pre-trained."""
+        return False
+
     @cached_property
     def identity(self) -> str:
-        """A stable string naming the embeddings this spec produces, for cache keys."""
-        return f"{self.source}:{self.fingerprint()}#max_length={self.max_length}"
+        """A stable string naming the embeddings this spec produces, for cache keys.
+
+        Random weights start it with ``random:`` (a control: ``random:<source>:...``).
+        """
+        control = "random:" if self.random_weights and self.source != "random" else ""
+        return f"{control}{self.source}:{self.fingerprint()}#max_length={self.max_length}"
 
     @abc.abstractmethod
     def fingerprint(self) -> str:

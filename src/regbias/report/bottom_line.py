@@ -19,19 +19,30 @@ from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTes
 from regbias.analysis.primary import PrimaryTest
 from regbias.report.record import record_found, record_part
 
-__all__ = ["RANDOM_ENCODER_WARNING", "Evidence", "random_encoder_warning"]
+__all__ = ["CONTROL_WARNING", "RANDOM_ENCODER_WARNING", "Evidence", "random_encoder_warning"]
 
 RANDOM_ENCODER_WARNING = (
     "**Warning: random encoder.** `{name}` is a randomly initialised encoder (for tests and "
     "smoke runs): its distances, scores and correlations say nothing about regional bias."
 )
+CONTROL_WARNING = (
+    "**Warning: random-weights control.** `{name}` has a pre-trained encoder's architecture "
+    "and tokenizer with weights drawn from seed {seed}: what it finds comes from the "
+    "vocabulary and the architecture, not from pre-training. Compare it with its pre-trained "
+    "twin; it is no finding about regional bias on its own."
+)
 _ADJUSTED = {"maxt": "maxT", "holm": "Holm", "bh": "Benjamini-Hochberg"}
 
 
 def random_encoder_warning(meta: Mapping[str, object]) -> str | None:
-    """The warning line for a run of a random encoder (its identity starts ``random:``)."""
+    """The warning line for a run of a random encoder (its identity starts ``random:``).
+
+    A random-weights control (``encoder_control``: its seed) gets the control's warning.
+    """
     if not str(meta.get("encoder_identity", "")).startswith("random:"):
         return None
+    if meta.get("encoder_control") is not None:
+        return CONTROL_WARNING.format(name=meta.get("encoder"), seed=meta["encoder_control"])
     return RANDOM_ENCODER_WARNING.format(name=meta.get("encoder", "random"))
 
 

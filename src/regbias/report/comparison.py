@@ -125,8 +125,8 @@ def _bars(axes: Any, table: pd.DataFrame, columns: list[str], title: str) -> Non
     axes.legend(fontsize=8)
 
 
-def comparison_markdown(table: pd.DataFrame, folders: Mapping[str, str]) -> str:
-    """The sweep's page: the table, the figure, and a link to each variant's own report."""
+def comparison_markdown(table: pd.DataFrame, folders: Mapping[str, str], sections: str = "") -> str:
+    """The sweep's page: the table, the figure, ``sections``, a link to each variant's report."""
     lines = ["# regbias sweep: variants compared", "", "## Findings", ""]
     for label, row in table.iterrows():
         cells = [f"{c} = {v:.3g}" for c, v in row.items() if c.startswith("rho ") and _finite(v)]
@@ -139,6 +139,8 @@ def comparison_markdown(table: pd.DataFrame, folders: Mapping[str, str]) -> str:
         "",
         "![comparison](figures/comparison.png)",
     ]
+    if sections:
+        lines += ["", sections.rstrip()]
     lines += ["", "## Reports of the variants", ""]
     lines += [
         f"- {label}: [{folder}/report.md]({folder}/report.md)" for label, folder in folders.items()

@@ -26,6 +26,7 @@ __all__ = [
     "PREFERRED_DISTANCES",
     "correlation_metrics",
     "read_headline",
+    "read_matrices",
 ]
 
 #: The bottom line's numbers a report writes (read back as ``headline/<key>`` metrics).
@@ -80,7 +81,7 @@ def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
         findings = [
             _correlation_line(row) for _, row in strongest(correlations, n_strongest).iterrows()
         ]
-    matrices = _matrices(folder / "distances")
+    matrices = read_matrices(folder / "distances")
     metrics = _headline_metrics(folder / HEADLINE_FILE)
     metrics.update(correlation_metrics(correlations) if correlations is not None else {})
     for name, matrix in matrices.items():
@@ -140,7 +141,8 @@ def _p(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{value:.2g}" if value < 0.01 else f"{value:.3f}"
 
 
-def _matrices(folder: Path) -> dict[str, DistanceMatrix]:
+def read_matrices(folder: Path) -> dict[str, DistanceMatrix]:
+    """The distance matrices (``*.json``) of a report's ``distances/`` folder, by name."""
     matrices = {}
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:

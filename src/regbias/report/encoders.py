@@ -1,0 +1,249 @@
+"""An encoder sweep's comparison: per encoder the verdicts, the primary rho, the heatmaps.
+
+A sweep over encoders (``encoder=minilm_l6,minilm_random,mpnet_base``) pools each encoder's
+jobs into its own variant folder. This page sets them side by side: per encoder the pair
+verdicts, the primary rho with its bootstrap interval, and each distance's heatmap; and for
+each random-weights control, what survives in its pre-trained twin but not in the control
+(there, pre-training made the difference, not the vocabulary or the architecture).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from regbias.analysis.pair_verdicts import DistanceVerdict, pair_verdicts
+from regbias.distances.matrix import DISTANCE_NAMES
+from regbias.report.headline import read_matrices
+from regbias.tables import read_table
+
+__all__ = ["EncoderEvidence", "encoder_evidence", "encoders_markdown", "variant_verdicts"]
+
+#: Correlation p-value columns, the first present one decides (adjusted across the family).
+_ADJUSTED_P = ("spearman_p_maxt", "spearman_p_holm", "spearman_p_bh")
+_CONTROL_SUFFIX = re.compile(r"\+random_weights_seed=\d+")
+
+
+@dataclass(frozen=True)
+class EncoderEvidence:
+    """What one encoder's pooled analysis found, read back from its report folder.
+
+    Attributes:
+        label: the variant's label (``encoder=minilm_l6``).
+        folder: the variant's folder, relative to the page.
+        encoder: the encoder's name.
+        identity: the encoder's identity (a control's starts ``random:``).
+        control: whether it is a random-weights control (or a toy of random weights).
+        primary: ``rho``, ``p``, ``ci_low``, ``ci_high`` of the primary hypothesis (NaN: none).
+        primary_name: ``distance ~ performance`` of the primary hypothesis.
+        verdicts: each distance's pair verdicts (:func:`variant_verdicts`).
+        correlations: ``distance ~ performance`` -> (rho, adjusted p) of every correlation.
+        distances: the names of its distance matrices.
+    """
+
+    label: str
+    folder: str
+    encoder: str
+    identity: str
+    control: bool
+    primary: dict[str, float]
+    primary_name: str
+    verdicts: dict[str, DistanceVerdict]
+    correlations: dict[str, tuple[float, float]]
+    distances: list[str]
+
+    @property
+    def twin_identity(self) -> str:
+        """A control's pre-trained twin's identity (its own for a pre-trained encoder)."""
+        return _CONTROL_SUFFIX.sub("", self.identity.removeprefix("random:"))
+
+    def differing_pairs(self) -> set[tuple[str, str]]:
+        """``(distance, "a-b")`` of every pair its distance's adjusted test calls different."""
+        return {
+            (name, f"{row.group_a}-{row.group_b}")
+            for name, verdict in self.verdicts.items()
+            for row in verdict.differing.itertuples()
+        }
+
+    def significant_correlations(self, alpha: float) -> set[str]:
+        """The correlations whose adjusted p is at most ``alpha``."""
+        return {name for name, (_, p) in self.correlations.items() if p <= alpha}
+
+
+def variant_verdicts(folder: Path) -> dict[str, DistanceVerdict]:
+    """The pair verdicts of one variant's report folder: the one place this page reads them.
+
+    Today each distance's relabelling tests, adjusted over its pairs (Holm), from the pooled
+    matrices in ``distances/``; a test of record computed by the parent replaces this source.
+    """
+    return pair_verdicts(read_matrices(folder / "distances"))
+
+
+def encoder_evidence(
+    root: Path, folders: Mapping[str, str], primary: tuple[str, str] | None
+) -> list[EncoderEvidence]:
+    """Each variant's evidence, from its report folder ``root / folder``.
+
+    Args:
+        root: the sweep's report folder.
+        folders: each variant's folder under ``root``, by label.
+        primary: ``analysis.primary`` (distance, performance), or None.
+    """
+    found = []
+    for label, folder in folders.items():
+        path = root / folder
+        meta = _meta(path)
+        correlations = _correlations(path)
+        numbers = _primary(path, correlations, primary)
+        found.append(
+            EncoderEvidence(
+                label=label,
+                folder=folder,
+                encoder=str(meta.get("encoder", label)),
+                identity=str(meta.get("encoder_identity", "")),
+                control=str(meta.get("encoder_identity", "")).startswith("random:"),
+                primary=numbers,
+                primary_name=" ~ ".join(primary) if primary else "n/a",
+                verdicts=variant_verdicts(path),
+                correlations=_correlation_cells(correlations),
+                distances=[n for n in DISTANCE_NAMES if (path / "figures" / f"{n}.png").is_file()],
+            )
+        )
+    return found
+
+
+def encoders_markdown(evidence: list[EncoderEvidence], alpha: float = 0.05) -> str:
+    """The page's encoder sections: verdicts, primary rho, controls against twins, heatmaps."""
+    if not evidence:
+        return ""
+    lines = ["## Encoders side by side", ""]
+    lines += ["| encoder | primary | rho | 95% interval | p | differing pairs |", "|---" * 6 + "|"]
+    for item in evidence:
+        rho, low, high, p = (
+            item.primary.get(k, math.nan) for k in ("rho", "ci_low", "ci_high", "p")
+        )
+        label = f"{item.label} (random-weights control)" if item.control else item.label
+        pairs = "; ".join(
+            f"{name} {verdict_count(v)}" for name, v in item.verdicts.items() if v.tested
+        )
+        lines.append(
+            f"| {label} | {item.primary_name} | {_num(rho)} | {_num(low)} to {_num(high)} "
+            f"| {_num(p)} | {pairs or 'not tested'} |"
+        )
+    lines += ["", *_controls(evidence, alpha), *_heatmaps(evidence)]
+    return "\n".join(lines) + "\n"
+
+
+def verdict_count(verdict: DistanceVerdict) -> str:
+    """``k of n`` differing pairs, and which."""
+    differing = verdict.differing
+    names = ", ".join(f"{r.group_a}-{r.group_b}" for r in differing.itertuples())
+    return f"{len(differing)} of {verdict.n_pairs}" + (f" ({names})" if names else "")
+
+
+def _controls(evidence: list[EncoderEvidence], alpha: float) -> list[str]:
+    """Per control: what its pre-trained twin finds and it does not, and what both find."""
+    trained = {e.identity: e for e in evidence if not e.control}
+    lines = []
+    for control in (e for e in evidence if e.control):
+        twin = trained.get(control.twin_identity)
+        if twin is None:
+            continue
+        kept_pairs = sorted(twin.differing_pairs() - control.differing_pairs())
+        shared_pairs = sorted(twin.differing_pairs() & control.differing_pairs())
+        kept = sorted(
+            twin.significant_correlations(alpha) - control.significant_correlations(alpha)
+        )
+        both = sorted(
+            twin.significant_correlations(alpha) & control.significant_correlations(alpha)
+        )
+        lines += [
+            f"### {twin.encoder} against its random-weights control {control.encoder}",
+            "",
+            f"- pair verdicts that survive in {twin.encoder} but not in the control "
+            f"(pre-training made them): {_pairs(kept_pairs)}",
+            f"- pair verdicts both find (the vocabulary or the architecture can make them): "
+            f"{_pairs(shared_pairs)}",
+            f"- correlations (adjusted p <= {alpha}) that survive in {twin.encoder} but not in "
+            f"the control: {_names(kept, twin)}",
+            f"- correlations both find: {_names(both, twin)}",
+            "",
+        ]
+    return lines
+
+
+def _heatmaps(evidence: list[EncoderEvidence]) -> list[str]:
+    names = [n for n in DISTANCE_NAMES if any(n in e.distances for e in evidence)]
+    if not names:
+        return []
+    lines = ["## Distance heatmaps side by side", ""]
+    lines += ["| distance | " + " | ".join(e.label for e in evidence) + " |"]
+    lines += ["|---" * (len(evidence) + 1) + "|"]
+    for name in names:
+        cells = [
+            f"![{name} {e.label}]({e.folder}/figures/{name}.png)" if name in e.distances else ""
+            for e in evidence
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _pairs(pairs: list[tuple[str, str]]) -> str:
+    return "; ".join(f"{pair} ({name})" for name, pair in pairs) or "none"
+
+
+def _names(names: list[str], twin: EncoderEvidence) -> str:
+    if not names:
+        return "none"
+    return "; ".join(f"{n} (rho {twin.correlations[n][0]:.2f})" for n in names)
+
+
+def _num(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.3g}"
+
+
+def _meta(folder: Path) -> dict[str, object]:
+    study = folder / "results" / "study.json"
+    return json.loads(study.read_text()).get("meta", {}) if study.is_file() else {}
+
+
+def _correlations(folder: Path) -> pd.DataFrame | None:
+    path = folder / "analysis" / "correlations.csv"
+    return read_table(path) if path.is_file() else None
+
+
+def _correlation_cells(correlations: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
+    if correlations is None or not len(correlations):
+        return {}
+    column = next((c for c in _ADJUSTED_P if c in correlations.columns), "spearman_p_perm")
+    return {
+        f"{row['distance']} ~ {row['performance']}": (
+            float(row["spearman_rho"]),
+            float(row[column]) if math.isfinite(float(row[column])) else math.inf,
+        )
+        for _, row in correlations.iterrows()
+    }
+
+
+def _primary(
+    folder: Path, correlations: pd.DataFrame | None, primary: tuple[str, str] | None
+) -> dict[str, float]:
+    """The primary test's rho and p (``analysis/headline.json``), its correlation's interval."""
+    path = folder / "analysis" / "headline.json"
+    numbers = json.loads(path.read_text()) if path.is_file() else {}
+    found = {"rho": numbers.get("primary_rho", math.nan), "p": numbers.get("primary_p", math.nan)}
+    if correlations is not None and primary is not None:
+        distance, performance = primary
+        rows = correlations[
+            (correlations["distance"] == distance) & (correlations["performance"] == performance)
+        ]
+        if len(rows):
+            found["ci_low"] = rows.iloc[0].get("spearman_ci_low", math.nan)
+            found["ci_high"] = rows.iloc[0].get("spearman_ci_high", math.nan)
+    return {k: float(v) for k, v in found.items()}

