@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.pair_verdicts import DistanceVerdict, pair_verdicts
+from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY
+from regbias.analysis.pair_verdicts import DistanceVerdict
 from regbias.distances.matrix import DISTANCE_NAMES
-from regbias.report.headline import read_matrices
+from regbias.report.record import read_record
 from regbias.tables import read_table
 
 __all__ = ["EncoderEvidence", "encoder_evidence", "encoders_markdown", "variant_verdicts"]
@@ -79,10 +80,21 @@ class EncoderEvidence:
 def variant_verdicts(folder: Path) -> dict[str, DistanceVerdict]:
     """The pair verdicts of one variant's report folder: the one place this page reads them.
 
-    Today each distance's relabelling tests, adjusted over its pairs (Holm), from the pooled
-    matrices in ``distances/``; a test of record computed by the parent replaces this source.
+    The test of record's, one verdict per family (``test of record, regions`` and ``...,
+    reference``), Holm within it; empty where the variant has no test of record.
     """
-    return pair_verdicts(read_matrices(folder / "distances"))
+    tests = read_record(folder)
+    if tests is None:
+        return {}
+    out = {}
+    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
+        rows = tests.family(family)
+        if len(rows):
+            name = f"test of record, {family}"
+            out[name] = DistanceVerdict(
+                name, tests.settings.relabellings, "holm", tests.alpha, rows
+            )
+    return out
 
 
 def encoder_evidence(

@@ -18,6 +18,7 @@ import pandas as pd
 from regbias.analysis.correlations import strongest
 from regbias.analysis.pair_test import PRIMARY_FAMILY
 from regbias.distances.matrix import DISTANCE_NAMES, DistanceMatrix
+from regbias.report.record import PAIR_TESTS_CSV
 from regbias.tables import read_table
 
 __all__ = [
@@ -155,7 +156,7 @@ def read_matrices(folder: Path) -> dict[str, DistanceMatrix]:
 
 def _extreme_pairs(folder: Path) -> dict[str, tuple[str, str, float, str]]:
     """The region pair (else any pair) that differs by the test of record with the largest z."""
-    table = _read_csv(folder / "analysis" / "pair_tests.csv")
+    table = _read_csv(folder / PAIR_TESTS_CSV)
     if table is None or not len(table):
         return {}
     found = table[table["differs"].astype(str).str.lower() == "true"]

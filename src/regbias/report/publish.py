@@ -21,13 +21,18 @@ from regbias.report.bottom_line import Evidence, random_encoder_warning
 from regbias.report.findings import findings_markdown
 from regbias.report.headline import HEADLINE_FILE
 from regbias.report.noise import noise_section, unusable_lines, verdict_lines
-from regbias.report.record import record_lines, record_matrix, record_metrics, record_section
+from regbias.report.record import (
+    PAIR_TESTS_CSV,
+    PAIR_TESTS_JSON,
+    record_lines,
+    record_matrix,
+    record_metrics,
+    record_section,
+)
 from regbias.tracking.runs import RunLog
 
 __all__ = [
     "HEADLINE_FILE",
-    "PAIR_TESTS_CSV",
-    "PAIR_TESTS_JSON",
     "log_record",
     "with_record_columns",
     "artifact_name",
@@ -41,9 +46,6 @@ __all__ = [
 # Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
 MAX_SCATTERS = 12
-#: The test of record's table, and its JSON form (read back by the headline and comparison).
-PAIR_TESTS_CSV = "analysis/pair_tests.csv"
-PAIR_TESTS_JSON = "analysis/pair_tests.json"
 
 
 def log_distances(

@@ -8,7 +8,9 @@ detected at its size (the power plants), where that was measured.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +19,9 @@ from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTes
 from regbias.distances.matrix import DistanceMatrix
 
 __all__ = [
+    "PAIR_TESTS_CSV",
+    "PAIR_TESTS_JSON",
+    "read_record",
     "record_found",
     "record_lines",
     "record_matrix",
@@ -25,7 +30,16 @@ __all__ = [
     "record_section",
 ]
 
+#: The test of record's table, and its JSON form (read back by the headline and comparison).
+PAIR_TESTS_CSV = "analysis/pair_tests.csv"
+PAIR_TESTS_JSON = "analysis/pair_tests.json"
 _FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
+
+
+def read_record(folder: Path) -> PairTests | None:
+    """The test of record a report folder holds (None: it has none)."""
+    path = folder / PAIR_TESTS_JSON
+    return PairTests.from_dict(json.loads(path.read_text())) if path.is_file() else None
 
 
 def _p(value: float) -> str:
