@@ -49,7 +49,6 @@ from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import load_encoder
 
 SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
-CLASSES = [(250, 329), (250, 2000), (329, 1800), (1800, 2000), (2000, 2000)]
 
 
 def _settings() -> StudySettings:
@@ -109,29 +108,42 @@ def planted_nulls(
     )
 
 
-def null_pairs(vectors: np.ndarray, statistic: str, pairs: int, relabellings: int) -> None:
+def null_pairs(
+    vectors: np.ndarray,
+    statistic: str,
+    pairs: int,
+    relabellings: int,
+    sizes: list[tuple[int, int]],
+) -> None:
     rng = np.random.default_rng(7)
     p = []
     for k in range(pairs):
-        n_a, n_b = CLASSES[k % 3]
+        n_a, n_b = sizes[k % len(sizes)]
         order = rng.permutation(len(vectors))[: n_a + n_b]
         matrix = pooled_form(vectors[order], statistic)  # type: ignore[arg-type]
         observed, null = pair_statistic_null(matrix, n_a, relabellings, rng)
         p.append(permutation_p(observed, null))
-    print(f"  {statistic}: {pairs} independent null pairs at {CLASSES[:3]}, K = {relabellings}")
+    print(f"  {statistic}: {pairs} independent null pairs at {sizes}, K = {relabellings}")
     for level in (0.05, 0.01):
         print("    ", _rate_line(np.asarray(p), level))
 
 
-def power(us: np.ndarray, uk: np.ndarray, sizes: list[tuple[int, int]], plants: int) -> None:
+def power(
+    us: np.ndarray,
+    uk: np.ndarray,
+    sizes: list[tuple[int, int]],
+    plants: int,
+    statistics: list[str],
+    relabellings: int,
+) -> None:
     print(f"\n## power: UK planted into US, {plants} plants a share, detected at p <= 0.05 / 15")
-    for statistic in PAIR_STATISTICS:
+    for statistic in statistics:
         started = time.perf_counter()
         result = plant_power(
             us,
             uk,
             [(a, b, 15) for a, b in sizes],
-            PowerSettings(plants=plants, relabellings=999, shares=[0.1, 0.2, 0.4, 0.8]),
+            PowerSettings(plants=plants, relabellings=relabellings, shares=[0.1, 0.2, 0.4, 0.8]),
             statistic=statistic,  # type: ignore[arg-type]
             alpha=0.05,
             progress=False,
@@ -200,14 +212,19 @@ def main() -> None:
     parser.add_argument("--split-relabellings", type=int, default=999)
     parser.add_argument("--null-pairs", type=int, default=1200)
     parser.add_argument("--null-relabellings", type=int, default=199)
+    parser.add_argument("--null-sizes", default="250x329,250x2000,329x1800")
     parser.add_argument("--plants", type=int, default=50)
     parser.add_argument("--power-sizes", default="2000x2000,1500x1500,250x2000")
     parser.add_argument("--cap", type=int, default=2000)
     parser.add_argument("--statistic", default="energy", choices=PAIR_STATISTICS)
     parser.add_argument("--skip-dcor", action="store_true")
     parser.add_argument("--only", default="nulls,pairs,power,pure,cost")
+    parser.add_argument("--statistics", default=",".join(PAIR_STATISTICS))
+    parser.add_argument("--power-relabellings", type=int, default=999)
     args = parser.parse_args()
     only = set(args.only.split(","))
+    statistics = args.statistics.split(",")
+    null_sizes = [tuple(int(v) for v in s.split("x")) for s in args.null_sizes.split(",")]
     texts, us, uk = _vectors(args.data_dir, args.cache_dir)
     settings = PairTestSettings(
         statistic=args.statistic, relabellings=args.split_relabellings, cap=args.cap
@@ -216,11 +233,11 @@ def main() -> None:
         planted_nulls(texts, us, settings, args.splits)
     if "pairs" in only:
         print("\n## independent null pairs of US tweets")
-        for statistic in PAIR_STATISTICS:
-            null_pairs(us, statistic, args.null_pairs, args.null_relabellings)
+        for statistic in statistics:
+            null_pairs(us, statistic, args.null_pairs, args.null_relabellings, null_sizes)
     if "power" in only:
         sizes = [tuple(int(v) for v in s.split("x")) for s in args.power_sizes.split(",")]
-        power(us, uk, sizes, args.plants)  # type: ignore[arg-type]
+        power(us, uk, sizes, args.plants, statistics, args.power_relabellings)  # type: ignore[arg-type]
     if "pure" in only:
         pure_pair(us, uk, args.cap)
     if "cost" in only:
