@@ -230,7 +230,7 @@ def plant_power(
                     side_b = source[b].copy()
                     side_b[replaced[:k]] = donor[mixed_in[:k]]
                     matrix = pooled_form(np.vstack([source[a], side_b]), statistic)
-                    rng = rng_for(settings.seed, "plant-test", n_a, n_b, plant, share)
+                    rng = rng_for(settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
                     observed, null = pair_statistic_null(matrix, n_a, settings.relabellings, rng)
                     rows.append(
                         {

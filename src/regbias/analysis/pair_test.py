@@ -33,7 +33,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -182,12 +182,11 @@ class PairTests:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> PairTests:
+    def from_dict(cls, data: Mapping[str, Any]) -> PairTests:
         """The tests written by :meth:`to_dict`."""
-        settings = PairTestSettings(**dict(data["settings"]))  # type: ignore[arg-type]
-        table = pd.DataFrame(list(data["table"]))  # type: ignore[call-overload]
-        sizes = {str(k): int(v) for k, v in dict(data.get("group_sizes", {})).items()}  # type: ignore[call-overload]
-        return cls(settings, float(data["alpha"]), table, sizes)  # type: ignore[arg-type]
+        settings = PairTestSettings(**data["settings"])
+        sizes = {str(k): int(v) for k, v in data.get("group_sizes", {}).items()}
+        return cls(settings, float(data["alpha"]), pd.DataFrame(data["table"]), sizes)
 
 
 def size_class(n: int) -> int:
