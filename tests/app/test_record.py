@@ -1,0 +1,46 @@
+"""The test of record wired to a study: a variant's own settings, its groups, its verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from regbias.app.record import REFERENCE_GROUPS, run_record_tests, variant_settings
+from regbias.app.settings import read_settings
+from tests.conftest import compose_config
+
+
+def test_each_variant_is_tested_on_its_own_saved_config(tmp_path):
+    sweep = read_settings(compose_config())
+    job = compose_config("encoder=tiny", "analysis.pair_test.cap=123")
+    (tmp_path / "3" / ".hydra").mkdir(parents=True)
+    OmegaConf.save(job, tmp_path / "3" / ".hydra" / "config.yaml")
+    own = variant_settings(sweep, tmp_path, 3)
+    assert own.encoder.name == "tiny" and own.analysis.pair_test.cap == 123
+    assert sweep.encoder.name == "minilm_l6"
+    # No saved config (a job that never started): the sweep's own settings stand in.
+    assert variant_settings(sweep, tmp_path, 7) is sweep
+
+
+def test_the_study_is_tested_pair_by_pair_with_its_reference_family(shared_data_dir):
+    settings = read_settings(
+        compose_config(
+            "experiment=smoke",
+            f"paths.data_dir={shared_data_dir}",
+            "analysis.pair_test.cap=60",
+            "analysis.pair_test.relabellings=199",
+        )
+    )
+    tests = run_record_tests(settings)
+    assert tests is not None
+    table = tests.table
+    assert len(table) == 28 and set(table["family"]) == {"regions", "reference"}
+    references = table[table["family"] == "reference"]
+    assert all(
+        a in REFERENCE_GROUPS or b in REFERENCE_GROUPS
+        for a, b in zip(references["group_a"], references["group_b"], strict=True)
+    )
+    assert (table[["n_a", "n_b"]].to_numpy() <= 60).all()
+    assert np.isfinite(table["p"]).all() and (table["p"] >= 1 / 200).all()
+    off = read_settings(compose_config("experiment=smoke", "analysis.pair_test.enabled=false"))
+    assert run_record_tests(off) is None
