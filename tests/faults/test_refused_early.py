@@ -1,0 +1,60 @@
+"""Items 9, 13, 14 and 15 of issue 27: a mistake in the settings or labels is one early line."""
+
+from __future__ import annotations
+
+import pytest
+
+from regbias.app.settings import read_settings
+from regbias.errors import ConfigError
+from tests.faults.conftest import composed
+
+OPTIMIZER = "finetune.optimizer"
+CALLBACKS = "+finetune.callbacks"
+
+
+# Item 9: optimizer and callback arguments are checked against the class when settings are read.
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        (
+            [f"{OPTIMIZER}._target_=torch.optim.Optimizer"],
+            r"finetune\.optimizer\._target_=torch\.optim\.Optimizer is the base class "
+            r".* itself: name a concrete one",
+        ),
+        (
+            [f"+{OPTIMIZER}.momentum=0.9"],
+            r"finetune\.optimizer\.momentum is not an argument of torch\.optim\.Adagrad .*lr_decay",
+        ),
+        (
+            [f"{CALLBACKS}.stop._target_=lightning.pytorch.callbacks.EarlyStopping"],
+            r"finetune\.callbacks\.stop needs monitor: add \+finetune\.callbacks\.stop\.monitor=",
+        ),
+        (
+            [
+                f"{CALLBACKS}.best._target_=lightning.pytorch.callbacks.ModelCheckpoint",
+                f"{CALLBACKS}.best.every_n_epoch=1",
+            ],
+            r"finetune\.callbacks\.best\.every_n_epoch is not an argument of lightning\.pytorch"
+            r"\.callbacks\.ModelCheckpoint .*every_n_epochs",
+        ),
+    ],
+    ids=["abstract-optimizer", "adagrad-momentum", "early-stopping-no-monitor", "unknown-arg"],
+)
+def test_optimizer_and_callback_arguments_are_checked_when_read(overrides, expected):
+    with pytest.raises(ConfigError, match=expected):
+        read_settings(composed(*overrides))
+
+
+def test_arguments_the_class_takes_are_accepted():
+    settings = read_settings(
+        composed(
+            f"{OPTIMIZER}._target_=torch.optim.SGD",
+            f"+{OPTIMIZER}.momentum=0.9",
+            f"{CALLBACKS}.stop._target_=lightning.pytorch.callbacks.EarlyStopping",
+            f"{CALLBACKS}.stop.monitor=val/loss",
+        )
+    )
+    assert dict(settings.finetune.optimizer.arguments) == {"momentum": 0.9}
+    assert [name for name, _ in settings.finetune.callbacks.entries] == ["stop"]
