@@ -58,3 +58,23 @@ def test_arguments_the_class_takes_are_accepted():
     )
     assert dict(settings.finetune.optimizer.arguments) == {"momentum": 0.9}
     assert [name for name, _ in settings.finetune.callbacks.entries] == ["stop"]
+
+
+# Item 14: encoder.location naming a module that is not a model package.
+
+
+@pytest.mark.parametrize("module", ["numpy", "torch", "json", "os"])
+def test_a_module_that_is_no_model_package_is_one_line(module):
+    with pytest.raises(ConfigError) as info:
+        read_settings(composed("encoder=minilm_l6", f"encoder.location={module}"))
+    message = str(info.value)
+    assert f"encoder.location={module} is not a model package (it has no get_model_path())" in (
+        message
+    )
+    assert "pip install" not in message and "\n" not in message
+    assert "'encoder=[minilm_l6,local]' encoder.location=DIR" in message
+
+
+def test_a_missing_model_package_still_says_install_it():
+    with pytest.raises(ConfigError, match=r"package 'no_such_model_pkg' is not installed"):
+        read_settings(composed("encoder=minilm_l6", "encoder.location=no_such_model_pkg"))
