@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from regbias.app.settings import read_settings
-from regbias.errors import ConfigError
+from regbias.data.csv_corpus import read_csv_corpus
+from regbias.errors import ConfigError, DataError
 from tests.faults.conftest import composed
 
 OPTIMIZER = "finetune.optimizer"
@@ -78,3 +81,43 @@ def test_a_module_that_is_no_model_package_is_one_line(module):
 def test_a_missing_model_package_still_says_install_it():
     with pytest.raises(ConfigError, match=r"package 'no_such_model_pkg' is not installed"):
         read_settings(composed("encoder=minilm_l6", "encoder.location=no_such_model_pkg"))
+
+
+# Item 15: which label is positive is never a surprise.
+
+
+def labelled_csv(tmp_path, negative: str, positive: str):
+    rows = ["text,label,group", f"one,{negative},a", f"two,{positive},a", f"three,{positive},b"]
+    path = tmp_path / "labels.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def read_labels(path, positive_label=None):
+    columns = {"text_column": "text", "label_column": "label", "group_column": "group"}
+    return read_csv_corpus(path, **columns, positive_label=positive_label)
+
+
+@pytest.mark.parametrize(
+    ("negative", "positive"), [("negative", "Positive"), ("NEG", "pos"), ("False", "true")]
+)
+def test_word_labels_map_case_insensitively_and_say_which_is_positive(
+    tmp_path, caplog, negative, positive
+):
+    with caplog.at_level(logging.INFO, logger="regbias.data.csv_corpus"):
+        corpus = read_labels(labelled_csv(tmp_path, negative, positive))
+    assert corpus.label_names == [negative, positive]
+    assert corpus.groups["a"].labels.tolist() == [0, 1]
+    said = f"label {positive!r} is the positive class (1), {negative!r} the negative (0)"
+    assert any(said in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [("happy", "sad"), ("Positive", "positive"), ("0", "yes")]
+)
+def test_labels_whose_positive_is_unclear_are_refused(tmp_path, first, second):
+    path = labelled_csv(tmp_path, first, second)
+    with pytest.raises(DataError, match=r"which one is positive is not clear") as info:
+        read_labels(path)
+    assert f"dataset.positive_label={first}" in str(info.value)
+    assert read_labels(path, positive_label=first).groups["a"].labels.tolist() == [1, 0]
