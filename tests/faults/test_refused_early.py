@@ -6,6 +6,8 @@ import logging
 
 import pytest
 
+from regbias.app.pipeline import prepare
+from regbias.app.preflight import check_primary, preflight_sweep, run_columns
 from regbias.app.settings import read_settings
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import ConfigError, DataError
@@ -121,3 +123,40 @@ def test_labels_whose_positive_is_unclear_are_refused(tmp_path, first, second):
         read_labels(path)
     assert f"dataset.positive_label={first}" in str(info.value)
     assert read_labels(path, positive_label=first).groups["a"].labels.tolist() == [1, 0]
+
+
+# Item 13: a typo in analysis.primary is refused before any stage, the known names listed.
+
+
+def test_a_typo_in_the_primary_fails_before_the_data_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("REGBIAS_DATA_DIR", str(tmp_path / "absent"))  # reading it would fail
+    settings = read_settings(composed("analysis.primary=[dist_sinkhorn_lng,gap_acuracy]"))
+    with pytest.raises(ConfigError) as info:
+        prepare(settings)
+    message = str(info.value)
+    assert "analysis.primary names the distance column 'dist_sinkhorn_lng'" in message
+    assert "its distance columns are dist_sinkhorn_long, dist_energy_long," in message
+    with pytest.raises(ConfigError, match=r"performance column 'gap_acuracy'.* gap_accuracy, "):
+        preflight_sweep(read_settings(composed("analysis.primary=[dist_lda,gap_acuracy]")))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [],
+        ["analysis.primary=[excess_dist_energy_short,dcor_roc_auc]"],
+        ["finetune.enabled=false"],  # no performance column: the primary says "not measured"
+        ["analysis.primary=null"],
+    ],
+)
+def test_a_primary_the_run_produces_is_accepted(overrides):
+    check_primary(read_settings(composed(*overrides)))
+
+
+def test_the_primary_follows_what_is_switched_off():
+    off = read_settings(composed("distance.long.enabled=false"))
+    distances, performance = run_columns(off)
+    assert "dist_sinkhorn_long" not in distances and "dist_sinkhorn_short" in distances
+    assert "gap_accuracy" in performance
+    with pytest.raises(ConfigError, match=r"'dist_sinkhorn_long', which this run does not"):
+        check_primary(off)
