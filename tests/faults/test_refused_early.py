@@ -6,12 +6,14 @@ import logging
 
 import pytest
 
+from regbias.app import job
+from regbias.app.job import JobContext
 from regbias.app.pipeline import prepare
 from regbias.app.preflight import check_primary, preflight_sweep, run_columns
 from regbias.app.settings import read_settings
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import ConfigError, DataError
-from tests.faults.conftest import composed
+from tests.faults.conftest import composed, regbias_lines, runs_of
 
 OPTIMIZER = "finetune.optimizer"
 CALLBACKS = "+finetune.callbacks"
@@ -160,3 +162,21 @@ def test_the_primary_follows_what_is_switched_off():
     assert "gap_accuracy" in performance
     with pytest.raises(ConfigError, match=r"'dist_sinkhorn_long', which this run does not"):
         check_primary(off)
+
+
+def test_a_single_run_with_a_typo_in_the_primary_opens_no_run(
+    tmp_path, monkeypatch, capsys, store_dir
+):
+    monkeypatch.setattr(job, "job_context", lambda: JobContext(tmp_path, None, None, []))
+    cfg = composed(
+        "analysis.primary=[dist_sinkhorn_long,gap_acuracy]",
+        f"tracking.uri=sqlite:///{store_dir}/mlruns.db",
+        f"tracking.artifact_root={tmp_path}/art",
+        f"tracking.experiment={tmp_path.name}",
+    )
+    with pytest.raises(SystemExit) as exited:
+        job.main(cfg)
+    assert exited.value.code == 2
+    (line,) = regbias_lines(capsys.readouterr().err)
+    assert line.startswith("regbias: error: analysis.primary names the performance column")
+    assert runs_of(cfg) == []
