@@ -87,7 +87,8 @@ def target_class(path: object, base: type[T], key: str) -> type[T]:
     """The class that the dotted ``path`` names, checked to be a concrete subclass of ``base``.
 
     Raises:
-        ConfigError: not a string, not importable, not a class, not a ``base``, or abstract.
+        ConfigError: not a string, not importable, not a class, not a ``base``, abstract, or
+            ``base`` itself.
     """
     expected = f"{base.__module__}.{base.__qualname__}"
     if not isinstance(path, str) or not path:
@@ -101,6 +102,11 @@ def target_class(path: object, base: type[T], key: str) -> type[T]:
         ) from None
     if not isinstance(chosen, type) or not issubclass(chosen, base) or inspect.isabstract(chosen):
         raise ConfigError(f"{key}={path} is not a concrete subclass of {expected}")
+    if chosen is base:  # a base class need not be abstract to be useless on its own
+        raise ConfigError(
+            f"{key}={path} is the base class {expected} itself: name a concrete one, a "
+            "subclass of it"
+        )
     return chosen
 
 

@@ -29,4 +29,15 @@ Issue 20 (the second round):
   stage; texts a CSV shares between groups or with its training rows are counted and warned of.
 - ``test_solver_faults``: an infinite epsilon is refused before any run; a stop is seen between
   the solves of a large batched Sinkhorn call (a CPU call holds a bounded number of them).
+
+Issue 27 (the third round), items 9 to 16:
+
+- ``test_refused_early``: optimizer and callback arguments checked against the class's
+  signature (and ``torch.optim.Optimizer`` itself refused) when the settings are read; a typo
+  in ``analysis.primary`` refused before any stage, the known columns listed; an
+  ``encoder.location`` that is no model package is one line; CSV labels whose positive class
+  is unclear are refused, ``Positive``/``negative`` mapped in any case and logged.
+- ``test_valid_inputs_work``: a 5 MB CSV field is read; the exact preset's solver line logs
+  without a logging error; twins longer than every main cloud get their noise floor.
+- ``test_unwritable_folder``: an output folder Hydra cannot write is one line (run and sweep).
 """

@@ -20,7 +20,7 @@ from regbias.app.parent import open_parent
 from regbias.app.preflight import preflight_sweep
 from regbias.app.record import record_and_power, variant_settings
 from regbias.app.settings import StudySettings, read_settings
-from regbias.app.start import start_sweep
+from regbias.app.start import check_output_folder, start_sweep
 from regbias.app.summary import finish_sweep
 from regbias.app.tasks import TRACKED_TASKS
 from regbias.errors import RegbiasError
@@ -81,8 +81,13 @@ class SweepCallback(Callback):
     def __init__(self) -> None:
         self._open: RunLog | None = None
 
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Before a single run: Hydra can write its output folder (or one line, exit 2)."""
+        check_output_folder(config, "hydra.run.dir")
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Before any job: data present, cluster paths checked, the parent run opened."""
+        """Before any job: output folder, data and cluster paths checked, parent run opened."""
+        check_output_folder(config, "hydra.sweep.dir")
         start_sweep(config)
         presubmit(config)  # cluster launchers only: absolute paths for the jobs, or exit 2
         # Hydra turns a callback's exception into a warning and runs the jobs anyway: a sweep

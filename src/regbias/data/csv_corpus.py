@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,12 @@ from regbias.errors import ConfigError, DataError
 
 __all__ = ["CsvDataset", "read_csv_corpus"]
 
+log = logging.getLogger(__name__)
+
+#: ``(negative, positive)`` word labels whose positive class needs no ``positive_label``
+#: (compared case-insensitively).
+_WORD_PAIRS = (("negative", "positive"), ("neg", "pos"), ("false", "true"))
+
 
 @dataclass(frozen=True)
 class CsvDataset(Dataset):
@@ -27,7 +34,9 @@ class CsvDataset(Dataset):
         text_column, label_column, group_column: the columns' names.
         train_group: the group whose rows form the general training pool (None: the rows
             with an empty group).
-        positive_label: the label value that counts as positive (None: the larger).
+        positive_label: the label value that counts as positive. None: the larger of two
+            numbers (0/1, 0/4), or positive, pos or true of the word pairs positive/negative,
+            pos/neg, true/false (in any case); other labels need it. The log says which is.
         clean: apply the tweet cleaning to the texts.
     """
 
@@ -117,7 +126,9 @@ def read_csv_corpus(
         group_column: the column holding each row's group.
         train_group: the group value of the training rows; ``None``: rows with an empty group.
         positive_label: the label value that counts as positive (1), compared as text; ``None``:
-            the larger of the two values (numerically when both are numbers).
+            the larger of two numbers, or ``positive``/``pos``/``true`` of the word pairs
+            positive/negative, pos/neg, true/false (in any case); any other pair of labels is
+            refused. Which class is positive is logged.
         clean: apply the study's tweet cleaning to the texts.
 
     Returns:
@@ -126,7 +137,8 @@ def read_csv_corpus(
 
     Raises:
         DataError: missing file, missing column, malformed CSV (file and line named), not exactly
-            two label values, an unknown ``positive_label``, or no evaluation group.
+            two label values, an unknown ``positive_label`` (or none where the labels do not say
+            which is positive), or no evaluation group.
     """
     path = Path(path)
     rows = _read_rows(path, (text_column, label_column, group_column))
@@ -208,6 +220,7 @@ def _read_rows(path: Path, columns: tuple[str, str, str]) -> _Rows:
 
 
 def _label_values(labels: list[str], positive_label: object, path: Path) -> tuple[str, str]:
+    """``(negative, positive)`` label values, logged: which is which is never a guess."""
     values = sorted(set(labels), key=_number_first)
     if len(values) != 2:
         shown = ", ".join(map(repr, values[:10])) + (", ..." if len(values) > 10 else "")
@@ -216,14 +229,40 @@ def _label_values(labels: list[str], positive_label: object, path: Path) -> tupl
             f"{len(values)}: {shown}; multiclass labels are not supported"
         )
     if positive_label is None:
+        negative, positive = _documented_pair(values, path)
+    else:
+        positive = str(positive_label).strip()
+        if positive not in values:
+            raise DataError(
+                f"{path}: positive_label {positive!r} is not a label value; the labels are "
+                f"{values[0]!r} and {values[1]!r}"
+            )
+        negative = next(v for v in values if v != positive)
+    log.info(
+        "%s: label %r is the positive class (1), %r the negative (0)", path, positive, negative
+    )
+    return negative, positive
+
+
+def _documented_pair(values: list[str], path: Path) -> tuple[str, str]:
+    """Without ``positive_label``: two numbers (the larger is positive) or a known word pair.
+
+    Raises:
+        DataError: any other pair of labels (e.g. ``happy``/``sad``, ``Positive``/``positive``).
+    """
+    if all(_number_first(v)[0] == 0 for v in values):
         return values[0], values[1]
-    positive = str(positive_label).strip()
-    if positive not in values:
-        raise DataError(
-            f"{path}: positive_label {positive!r} is not a label value; the labels are "
-            f"{values[0]!r} and {values[1]!r}"
-        )
-    return next(v for v in values if v != positive), positive
+    for negative, positive in _WORD_PAIRS:
+        folded = [v.casefold() for v in values]
+        if sorted(folded) == sorted((negative, positive)):
+            return values[folded.index(negative)], values[folded.index(positive)]
+    a, b = values
+    raise DataError(
+        f"{path}: the labels are {a!r} and {b!r}, so which one is positive is not clear "
+        "(without dataset.positive_label the labels must be two numbers, the larger positive, "
+        f"or {', '.join('/'.join(p[::-1]) for p in _WORD_PAIRS)} in any case): set "
+        f"dataset.positive_label={a} or dataset.positive_label={b}"
+    )
 
 
 def _number_first(value: str) -> tuple[int, float, str]:

@@ -10,17 +10,22 @@ from regbias.errors import DataError
 
 __all__ = ["read_csv_rows", "non_utf8_message"]
 
+#: The largest field limit every platform's ``csv`` accepts (a C long on Windows).
+_LARGEST_FIELD = 2**31 - 1
+
 
 def read_csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield ``(line number, row by column name)`` of a UTF-8 CSV file with a header.
 
-    Blank lines are skipped; a byte-order mark is accepted.
+    Blank lines are skipped; a byte-order mark is accepted. A field may be as long as the file
+    (``csv``'s default limit of 128 KiB would call a long valid text malformed).
 
     Raises:
         DataError: a required column is missing, a column name appears twice, a row has the
             wrong number of fields, the quoting is broken, or the file is not UTF-8; the
             message names file and line.
     """
+    _allow_fields_of(path)
     with path.open(encoding="utf-8-sig", newline="") as stream:
         reader = csv.reader(stream, strict=True)
         try:
@@ -45,6 +50,16 @@ def read_csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, 
             raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({error})") from None
         except UnicodeDecodeError:
             raise DataError(non_utf8_message(path)) from None
+
+
+def _allow_fields_of(path: Path) -> None:
+    """Raise ``csv``'s field limit (process-wide) to the file's size: no field is longer.
+
+    Only ever raised, never put back: another file may still be being read.
+    """
+    wanted = min(path.stat().st_size + 1, _LARGEST_FIELD)
+    if wanted > csv.field_size_limit():
+        csv.field_size_limit(wanted)
 
 
 def _check_unique(path: Path, header: list[str]) -> None:

@@ -45,7 +45,8 @@ def sinkhorn_floors(
         twins: ``twins[r][group]``: disjoint clouds of the same sizes.
         table: the matrix's diagnostics (its self terms are re-used, not solved again).
         settings: the run's resolved solver settings (the same epsilon as the matrix).
-        size: the run's padded size.
+        size: the run's padded size, raised here where a twin holds more points (twins are
+            drawn apart from the main clouds: a twin's texts may be longer).
         progress: show a progress bar.
 
     Returns:
@@ -53,6 +54,7 @@ def sinkhorn_floors(
         not finite is left out.
     """
     groups = list(main[0])
+    size = max(size, padded_points(max(len(t[g]) for t in twins for g in groups), settings))
     known = self_costs(table)
     values = np.full((len(main), len(groups)), np.nan)
     total = len(main) * len(groups)

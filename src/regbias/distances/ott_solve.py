@@ -273,6 +273,8 @@ def pad(cloud: np.ndarray, weights: np.ndarray | None, size: int) -> tuple[np.nd
         weights = np.full(n, 1.0 / n, dtype=np.float32)
     weights = np.asarray(weights, dtype=np.float32)
     extra = size - n
+    if extra < 0:
+        raise ValueError(f"a cloud of {n} points cannot be padded to {size}: pad to the largest")
     padded = np.concatenate([cloud, np.repeat(cloud[:1], extra, axis=0)])
     return padded, np.concatenate([weights, np.zeros(extra, dtype=np.float32)])
 

@@ -278,6 +278,13 @@ def _energy_sentences(
         )
 
 
+def _annealing(settings: ResolvedSinkhorn) -> str:
+    """How the solves anneal, for the log (the exact limit and ``anneal=false`` do not)."""
+    if settings.solver == "exact" or not settings.anneal or settings.anneal_init is None:
+        return "no annealing"
+    return f"annealing from {settings.anneal_init:.4g} x"
+
+
 def _sinkhorn_kinds(
     draws: DistanceDraws,
     kinds: list[str],
@@ -292,11 +299,11 @@ def _sinkhorn_kinds(
     pooled = [c for k in kinds for rep in clouds[k] for c in rep.values()]
     settings = resolve_settings(calibrated or distance.sinkhorn, pooled)
     log.info(
-        "Sinkhorn solver %s, updates %s, epsilon %.6g, annealing from %.4g x",
+        "Sinkhorn solver %s, updates %s, epsilon %.6g, %s",
         settings.solver,
         settings.updates,
         settings.epsilon,
-        settings.anneal_init,
+        _annealing(settings),
     )
     result.epsilon = settings.epsilon
     exclude = distance.exclude_unconverged

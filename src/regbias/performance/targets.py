@@ -1,8 +1,10 @@
 """Config groups that name a class to call later: the optimiser and extra Lightning callbacks.
 
 Both follow Hydra's ``_target_`` convention. The class a group names is resolved and checked
-when the settings are read (importable, of the right kind), so a typo fails before any
-training, with the config key; the stage then calls that class with the group's other keys:
+when the settings are read (importable, of the right kind, not the base class itself), and so
+are the group's other keys against the class's signature (an argument it does not take, one it
+needs and is not given), so a typo fails before any stage, with the config key; the stage then
+calls that class with the group's other keys:
 
 .. code-block:: yaml
 
@@ -16,6 +18,7 @@ training, with the config key; the stage then calls that class with the group's 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -45,6 +48,8 @@ class Target:
 
     #: What the named class must be a subclass of (checked when the settings are read).
     BASE: ClassVar[type] = object
+    #: What :meth:`call` passes besides the group's keys: positional arguments, then keywords.
+    SUPPLIED: ClassVar[tuple[int, tuple[str, ...]]] = (0, ())
 
     target: str
     kind: type
@@ -55,8 +60,9 @@ class Target:
         """The group at ``key`` as a ``cls``, its class checked; the keys in ``skip`` dropped.
 
         Raises:
-            ConfigError: not a group, no ``_target_``, or a class that cannot be imported or is
-                not a :attr:`BASE`; the message names the key.
+            ConfigError: not a group, no ``_target_``, a class that cannot be imported or is
+                not a :attr:`BASE`, or keys the class cannot be called with (one it does not
+                take, or one it needs missing); the message names the key.
         """
         base = f"{cls.BASE.__module__}.{cls.BASE.__qualname__}"
         if not isinstance(values, Mapping):
@@ -71,6 +77,8 @@ class Target:
         kind: type = target_class(values[TARGET], cls.BASE, f"{key}.{TARGET}")
         dropped = {TARGET, *skip}
         arguments = tuple((k, v) for k, v in values.items() if k not in dropped)
+        names = [str(k) for k, _ in arguments]
+        _check_arguments(kind, names, key, str(values[TARGET]), *cls.SUPPLIED)
         return cls(values[TARGET], kind, arguments)
 
     def call(self, *args: Any, **extra: Any) -> Any:
@@ -89,6 +97,8 @@ class OptimizerSettings(Target):
     """
 
     BASE: ClassVar[type] = torch.optim.Optimizer
+    #: :meth:`make` passes the parameter groups and the learning rate.
+    SUPPLIED: ClassVar[tuple[int, tuple[str, ...]]] = (1, ("lr",))
     #: Keys the fine-tuning settings own.
     OWNED: ClassVar[tuple[str, ...]] = ("params", "lr", "weight_decay")
 
@@ -164,3 +174,44 @@ class CallbackSettings:
     def instantiate(self) -> list[L.Callback]:
         """A new instance of every callback (a fit's callbacks keep state)."""
         return [target.call() for _, target in self.entries]
+
+
+def _check_arguments(
+    kind: type,
+    names: list[str],
+    key: str,
+    path: str,
+    positional: int = 0,
+    keywords: tuple[str, ...] = (),
+) -> None:
+    """Whether ``kind`` (named ``path``) can be called with the keys ``names`` as keywords.
+
+    The caller also passes ``positional`` arguments first and the ``keywords``. A class whose
+    signature Python cannot read (some C extensions) is left to fail when it is called.
+
+    Raises:
+        ConfigError: a key the class takes no argument of, or an argument it needs that neither
+            the group nor the caller gives; the message names the key and the way out.
+    """
+    try:
+        parameters = list(inspect.signature(kind).parameters.values())
+    except (TypeError, ValueError):
+        return
+    named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    supplied = {p.name for p in parameters[:positional]} | set(keywords)
+    if not any(p.kind == p.VAR_KEYWORD for p in parameters):
+        takes = {p.name for p in named} - supplied
+        for name in names:
+            if name not in takes | supplied:
+                raise ConfigError(
+                    f"{key}.{name} is not an argument of {path} (it takes "
+                    f"{', '.join(sorted(takes)) or 'none'}): fix its name or remove it "
+                    f"(~{key}.{name})"
+                )
+    given = supplied | set(names)
+    for parameter in named:
+        if parameter.default is parameter.empty and parameter.name not in given:
+            raise ConfigError(
+                f"{key} needs {parameter.name}: add +{key}.{parameter.name}=... ({path} has no "
+                "default for it)"
+            )
