@@ -14,7 +14,8 @@ tweets (the configured encoder, default all-MiniLM-L6-v2, through the embedding 
 3. **Power**: planted UK-into-US mixtures (fresh texts every plant) at the size classes given
    by ``--power-sizes``, for every statistic; the rate at ``alpha / 15`` with its 95%
    Clopper-Pearson interval.
-4. **Pure UK vs US** at 1,200 + 1,200 and at the cap: z and p per statistic.
+4. **Pure UK vs US** at 1,200 + 1,200 and at the cap: z and p per statistic; and the shipped
+   default study's own test of record (``study``), exactly as a sweep's parent runs it.
 5. **Cost** of one pair at the cap: the test against its matrix-product bound (this machine's
    float32 GEMM rate) and against ``dcor.homogeneity.energy_test`` (timed on a few
    relabellings, projected).
@@ -51,12 +52,12 @@ from regbias.embeddings.encoder import load_encoder
 SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
 
 
-def _settings() -> StudySettings:
-    """The shipped default config (Hydra compose API): its encoder."""
+def _settings(*overrides: str) -> StudySettings:
+    """The shipped default config with ``overrides`` (Hydra compose API)."""
     from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        return read_settings(compose("config"))
+        return read_settings(compose("config", overrides=list(overrides)))
 
 
 def _vectors(data_dir: str, cache_dir: str) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -204,6 +205,20 @@ def cost(us: np.ndarray, cap: int, relabellings: int, skip_dcor: bool) -> None:
         )
 
 
+def study(data_dir: str, cache_dir: str) -> None:
+    """The test of record of the shipped default study, as a sweep's parent runs it."""
+    from regbias.app.record import run_record_tests
+
+    print("\n## the default study's test of record (what a sweep's parent runs)")
+    settings = _settings(f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}")
+    started = time.perf_counter()
+    tests = run_record_tests(settings)
+    assert tests is not None
+    print(f"  {time.perf_counter() - started:.0f} s, {len(tests.table)} pairs")
+    columns = ["group_a", "group_b", "family", "n_a", "n_b", "shared", "z", "p_adjusted", "differs"]
+    print(tests.table[columns].to_string(index=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=os.environ.get("REGBIAS_DATA_DIR", "data"))
@@ -218,11 +233,13 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=2000)
     parser.add_argument("--statistic", default="energy", choices=PAIR_STATISTICS)
     parser.add_argument("--skip-dcor", action="store_true")
-    parser.add_argument("--only", default="nulls,pairs,power,pure,cost")
+    parser.add_argument("--only", default="study,nulls,pairs,power,pure,cost")
     parser.add_argument("--statistics", default=",".join(PAIR_STATISTICS))
     parser.add_argument("--power-relabellings", type=int, default=999)
     args = parser.parse_args()
     only = set(args.only.split(","))
+    if "study" in only:
+        study(args.data_dir, args.cache_dir)
     statistics = args.statistics.split(",")
     null_sizes = [tuple(int(v) for v in s.split("x")) for s in args.null_sizes.split(",")]
     texts, us, uk = _vectors(args.data_dir, args.cache_dir)
