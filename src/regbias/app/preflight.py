@@ -42,14 +42,25 @@ def preflight_job(settings: StudySettings) -> None:
         )
 
 
-def preflight_study(distance: DistanceSettings, n_groups: int) -> None:
+def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") -> None:
     """What needs the number of groups, checked before any embedding (LDA components).
+
+    Args:
+        distance: the distance settings.
+        n_groups: the groups studied.
+        why: why the study has fewer groups than the data (groups emptied by cleaning), said
+            in the error.
 
     Raises:
         ConfigError: ``distance.lda.n_components`` too large for the groups.
     """
     if distance.enabled and distance.lda.enabled:
-        check_components(distance.lda.n_components, n_groups)
+        try:
+            check_components(distance.lda.n_components, n_groups)
+        except ConfigError as error:
+            if not why:
+                raise
+            raise ConfigError(f"{error}; {why}") from None
 
 
 def preflight_sweep(settings: StudySettings) -> None:

@@ -134,7 +134,7 @@ def findings_markdown(
             label = _PRIMARY_PAIR_ALL_GROUPS if primary_test.left_out else _PRIMARY_PAIR_TWO_SIDED
         stated = _selected(table, primary, n_strongest, label)
         if primary_test is None and primary is not None and not _has(table, primary):
-            named = f"{markdown_code(primary[0])} vs {markdown_code(primary[1])}"
+            named = f"{markdown_text(primary[0])} vs {markdown_text(primary[1])}"
             lines.append(f"- Primary hypothesis ({named}): not measured in this run.")
         for label, row in stated:
             lines.append(f"- {label}{_sentence(row, adjust, significance, confidence)}")
