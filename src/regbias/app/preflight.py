@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Glob
+from hydra.errors import HydraException
+
 from regbias.app.settings import StudySettings
 from regbias.app.tasks import task_named
 from regbias.data.fingerprint import content_fingerprint
@@ -24,6 +28,7 @@ __all__ = [
     "preflight_job",
     "preflight_study",
     "preflight_sweep",
+    "refuse_repeated_values",
     "resume_inputs",
 ]
 
@@ -72,6 +77,31 @@ def preflight_sweep(settings: StudySettings) -> None:
     if task_named(settings.task).reads_data:
         settings.dataset.data_dir(settings.paths.data_dir)
         preflight_groups(settings)
+
+
+def refuse_repeated_values(overrides: list[str]) -> None:
+    """A sweep lists each value once: ``seed=0,0,1`` would run seed 0 twice, counted twice.
+
+    Args:
+        overrides: the sweep's command-line overrides (``hydra.overrides.task``).
+
+    Raises:
+        ConfigError: an override that sweeps over a value more than once.
+    """
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException:  # Hydra says what is wrong with it
+        return
+    for override in parsed:
+        if not override.is_sweep_override() or isinstance(override.value(), Glob):
+            continue
+        values = list(override.sweep_string_iterator())
+        repeated = [v for i, v in enumerate(values) if v in values[:i] and v not in values[i + 1 :]]
+        if repeated:
+            raise ConfigError(
+                f"{override.input_line} lists {', '.join(repeated)} more than once: a repeated "
+                "value would be one job's results counted twice; list each value once"
+            )
 
 
 def preflight_groups(settings: StudySettings) -> None:

@@ -126,7 +126,7 @@ def _is_time(key: str) -> bool:
 
 def _children(parent: RunLog, records: list[dict[str, Any]]) -> list[Any]:
     done = [r["run_id"] for r in records if r.get("status") in DONE and r.get("run_id")]
-    return [parent.client.get_run(run_id) for run_id in done]
+    return [parent.client.get_run(run_id) for run_id in dict.fromkeys(done)]  # each run once
 
 
 def _log_params(parent: RunLog, params: list[Mapping[str, str]]) -> None:

@@ -18,7 +18,7 @@ from omegaconf import DictConfig
 
 from regbias.app.cluster_checks import presubmit
 from regbias.app.parent import open_parent, refuse_live_parent
-from regbias.app.preflight import preflight_sweep
+from regbias.app.preflight import preflight_sweep, refuse_repeated_values
 from regbias.app.settings import StudySettings, read_settings
 from regbias.app.start import start_sweep
 from regbias.app.summary import finish_sweep
@@ -92,6 +92,7 @@ class SweepCallback(Callback):
         if config.get("task") not in TRACKED_TASKS:
             return
         try:
+            refuse_repeated_values([str(o) for o in config.hydra.overrides.task])
             settings = read_settings(config)
             preflight_sweep(settings)
             self._open_parent(config, settings)
