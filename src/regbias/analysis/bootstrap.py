@@ -18,6 +18,7 @@ from regbias.analysis.pairs import DISTANCE_PREFIX
 from regbias.analysis.rank_stats import kendall_rows, spearman_rows
 from regbias.console import progress_bar
 from regbias.distances.matrix import DistanceMatrix
+from regbias.interrupt import check_stop
 
 __all__ = ["bootstrap_intervals", "bootstrap_replicates", "weighted_dcor"]
 
@@ -166,6 +167,7 @@ def bootstrap_intervals(
     rows = []
     pairs = found[CORRELATION_KEYS].itertuples(index=False)
     for distance, performance in progress_bar(pairs, total=len(found), desc="bootstrap intervals"):
+        check_stop()  # a safe point between correlations
         kept = table[[distance, performance]].notna().all(axis=1).to_numpy()
         sources = [_SOURCE[c.startswith(DISTANCE_PREFIX)] for c in (distance, performance)]
         sources = [

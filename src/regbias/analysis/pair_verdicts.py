@@ -14,6 +14,7 @@ than report "no pair differs" as if the test could have found one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -95,8 +96,13 @@ class DistanceVerdict:
         """Whether the test's resolution allows any pair to differ at ``alpha``."""
         return self.tested and self.smallest_adjusted_p <= self.alpha
 
-    def sentence(self, detectable: str = "") -> str:
-        """The verdict in one line, e.g. "energy_long: 3 of 28 pairs differ (Holm p <= 0.05)"."""
+    def sentence(self, detectable: str = "", name: Callable[[str], str] = str) -> str:
+        """The verdict in one line, e.g. "energy_long: 3 of 28 pairs differ (Holm p <= 0.05)".
+
+        Args:
+            detectable: what the test could have detected, appended when given.
+            name: how a group's name is written (the report escapes it for Markdown).
+        """
         head = f"`{self.name}`"
         if not self.tested:
             return (
@@ -113,7 +119,7 @@ class DistanceVerdict:
                 f"{self.smallest_adjusted_p:.2g} > {self.alpha:g} (raise its relabellings)."
             )
         found = self.differing
-        listed = ", ".join(_pair(row) for row in found.itertuples()) or "none"
+        listed = ", ".join(_pair(row, name) for row in found.itertuples()) or "none"
         text = f"{head}: {len(found)} of {self.n_pairs} pairs differ ({rule})"
         text += f": {listed}" if len(found) else " (none: every pair within noise)"
         if detectable:
@@ -121,11 +127,11 @@ class DistanceVerdict:
         return text + "."
 
 
-def _pair(row: Any) -> str:
+def _pair(row: Any, name: Callable[[str], str]) -> str:
     """``a-b (excess 0.12, p 0.003)`` of a row of a verdict's table (an ``itertuples`` row)."""
     excess = row.excess
     shown = "" if not math.isfinite(excess) else f"excess {excess:.3g}, "
-    return f"{row.group_a}-{row.group_b} ({shown}p {_p(row.p_adjusted)})"
+    return f"{name(row.group_a)}-{name(row.group_b)} ({shown}p {_p(row.p_adjusted)})"
 
 
 def _p(value: float) -> str:

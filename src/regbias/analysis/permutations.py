@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from regbias.console import progress_bar
+from regbias.interrupt import check_stop
 
 __all__ = [
     "ALTERNATIVES",
@@ -334,6 +335,7 @@ def _complete_null(
         bar = progress_bar(total=len(perms), desc="permutation null", disable=len(perms) <= size)
         with bar:
             for start in range(0, len(perms), size):
+                check_stop()  # a safe point between chunks of relabellings
                 chunk = perms[start : start + size]
                 moved = pair_index[chunk[:, index_a], chunk[:, index_b]]
                 rho[start : start + len(chunk)] = (rank_x[moved] @ rank_y) * rho_scale
@@ -376,6 +378,7 @@ def _masked_null(
     step = _CHUNK // 4
     with np.errstate(invalid="ignore", divide="ignore"):
         for start in range(0, len(perms), step):
+            check_stop()  # a safe point between chunks of relabellings
             chunk = perms[start : start + step]
             moved = x_matrix[chunk[:, index_a], chunk[:, index_b]]
             kept = np.isfinite(moved).astype(np.float64)

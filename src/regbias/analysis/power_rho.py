@@ -30,6 +30,7 @@ from scipy import stats as scipy_stats
 
 from regbias.analysis.pair_power import TARGET_POWER
 from regbias.analysis.permutations import Alternative, permutation_p_values, relabelled_pairs
+from regbias.interrupt import check_stop
 
 __all__ = ["DEFAULT_RHOS", "PrimaryPower", "primary_power"]
 
@@ -148,6 +149,7 @@ def _simulate(
     sign = -1.0 if direction == "less" else 1.0
     rows = []
     for rho in rhos:
+        check_stop()  # a safe point between planted correlations
         rng = np.random.default_rng([seed, round(rho * 1_000_000)])
         rank_x, rank_y = _planted_study(rng, k, a, b, n_simulations, sign * rho)
         observed = (rank_x * rank_y).sum(axis=1)

@@ -123,6 +123,11 @@ class AnalysisSettings:
                 "analysis.primary names one distance and one performance column, e.g. "
                 f"[dist_sinkhorn_long, gap_accuracy]; got {list(self.primary)}."
             )
+        if not 0 < self.significance < 1:
+            raise ConfigError(
+                "analysis.significance is a test level in (0, 1), e.g. 0.05; got "
+                f"{self.significance}."
+            )
         if self.bootstrap < 0 or not 0 < self.confidence < 1:
             raise ConfigError(
                 "analysis.bootstrap must be >= 0 and analysis.confidence in (0, 1); got "

@@ -24,7 +24,7 @@ from regbias.tables import read_table
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import STUDY_FILE, RunLog
 
-__all__ = ["aggregate_sweep", "load_job_results", "pool_results"]
+__all__ = ["aggregate_sweep", "load_job_results", "pool_results", "unique_runs"]
 
 log = logging.getLogger(__name__)
 #: A variant's test of record and power plants, from its jobs' records.
@@ -68,6 +68,25 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     return StudyResults(first.groups, distances, per_model, first.group_sizes, meta)
 
 
+def unique_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records with one per MLflow run: a job that reused another's run is not pooled twice.
+
+    Two jobs of one sweep with the same config (a value listed twice) share a run; its results
+    count once, and a warning names the jobs.
+    """
+    first: dict[str, dict[str, Any]] = {}
+    for record in records:
+        kept = first.setdefault(str(record["run_id"]), record)
+        if kept is not record:
+            log.warning(
+                "jobs %s and %s are one run (%s, the same config): its results count once",
+                kept.get("job_num"),
+                record.get("job_num"),
+                record["run_id"],
+            )
+    return list(first.values())
+
+
 def aggregate_sweep(
     settings: AnalysisSettings,
     parent: RunLog,
@@ -89,7 +108,7 @@ def aggregate_sweep(
         ``analysis`` (pooling, correlations, permutations and bootstraps) and ``report``
         (tables, figures and the report written to the parent).
     """
-    done = [r for r in records if r.get("status") in DONE and r.get("run_id")]
+    done = unique_runs([r for r in records if r.get("status") in DONE and r.get("run_id")])
     if not done:
         log.warning("no finished job to aggregate")
         return {}

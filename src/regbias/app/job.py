@@ -28,6 +28,7 @@ from regbias.app.settings import StudySettings, plain_config, read_settings
 from regbias.app.start import data_for_job
 from regbias.app.summary import finish_job
 from regbias.app.tasks import task_named
+from regbias.app.timing import note_job_set_up
 from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop
@@ -187,7 +188,7 @@ def _tracked(
     """
     preflight_groups(settings)  # before any run exists: names that would break keys or paths
     check_primary(settings)  # and a primary the run would not measure
-    started = time.perf_counter()
+    started, began = time.perf_counter(), time.time()
     parent = read_parent(context.sweep_dir)
     client, experiment_id = connect(settings.tracking)
     if parent is not None:
@@ -211,6 +212,7 @@ def _tracked(
         {**_tags(settings, context, digest), **inputs, "regbias.variant": variant},
         parent["run_id"] if parent else None,
     )
+    note_job_set_up(run.run_id, began)
     on_abort = (lambda: _abort_parent(client, parent)) if parent else None
     with tracked_run(run, on_abort=on_abort):
         context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)

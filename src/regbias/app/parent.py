@@ -17,11 +17,12 @@ from typing import Any
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
+from regbias.errors import TrackingError
 from regbias.tracking.provenance import config_hash, git_state
-from regbias.tracking.reaper import owner_tags
+from regbias.tracking.reaper import live_owner, owner_tags
 from regbias.tracking.runs import RunLog, start_run
 
-__all__ = ["SWEEP_KEY_TAG", "open_parent", "sweep_key", "sweep_name"]
+__all__ = ["SWEEP_KEY_TAG", "open_parent", "refuse_live_parent", "sweep_key", "sweep_name"]
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,12 @@ def _neutral(override: str) -> bool:
 def open_parent(
     client: MlflowClient, experiment_id: str, config: DictConfig, tags: Mapping[str, str]
 ) -> RunLog:
-    """The sweep's parent run: the previous one of the same sweep reopened, or a new one."""
+    """The sweep's parent run: the previous one of the same sweep reopened, or a new one.
+
+    Raises:
+        TrackingError: the same sweep is running now (its parent's owner lives): a second
+            parent would split its jobs.
+    """
     key = sweep_key(config)
     found = client.search_runs(
         [experiment_id],
@@ -59,6 +65,8 @@ def open_parent(
         max_results=1,
     )
     previous = found[0] if found else None
+    if previous is not None:
+        refuse_live_parent(previous, "the same sweep (same config, overrides and code)", "")
     overrides = [str(o) for o in config.hydra.overrides.task]
     reuse = bool(config.get("resume", True))
     if reuse and previous is not None and previous.info.status != "RUNNING":
@@ -75,6 +83,28 @@ def open_parent(
         RunLog(client, previous.info.run_id).tags({"regbias.superseded_by": run.run_id})
         run.tags({"regbias.supersedes": previous.info.run_id})
     return run
+
+
+def refuse_live_parent(run: Any, what: str, elsewhere: str) -> None:
+    """Refuse to start while ``run`` (a sweep's parent) is RUNNING and its owner lives.
+
+    Args:
+        run: the parent run (an MLflow ``Run``).
+        what: what the new sweep shares with it, for the message.
+        elsewhere: a further way out, e.g. ``", or give this sweep another hydra.sweep.dir"``.
+
+    Raises:
+        TrackingError: one line naming the run and its owner, and what to do.
+    """
+    if run.info.status != "RUNNING":
+        return
+    owner = live_owner(run.data.tags)
+    if owner is None:
+        return
+    raise TrackingError(
+        f"{what} is running now: parent run {run.info.run_id}, owned by {owner}; wait for it "
+        f"to end or stop it (kill -TERM {owner.split()[1]}){elsewhere}"
+    )
 
 
 def sweep_name(config: DictConfig, overrides: Iterable[str]) -> str:

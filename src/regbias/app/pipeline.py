@@ -48,7 +48,7 @@ def prepare(settings: StudySettings) -> tuple[StudyData, DistanceDraws]:
     )
     if settings.finetune.enabled:
         require_training(study)
-    preflight_study(settings.distance, len(study.groups))
+    preflight_study(settings.distance, len(study.groups), corpus.emptied_note())
     sizes = settings.distance.draw_sizes()
     draws = distance_draws(
         study.groups, sizes, dataset.unit, settings.seed, settings.sampling.policy
@@ -96,8 +96,11 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
     )
     run.table(table, "data/groups.csv")
     log_dataset(run, table, study.corpus.name, source, "groups")
-    run.json(study.corpus.dropped, "data/dropped.json")
+    emptied = {f"empty_after_cleaning/{g}": n for g, n in study.corpus.emptied.items()}
+    run.json({**study.corpus.dropped, **emptied}, "data/dropped.json")
     _warn_shared(study.corpus.dropped)
+    if study.corpus.emptied:
+        log.warning("%s", study.corpus.emptied_note())
     metrics = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
     metrics[f"data/size/{TRAIN_SAMPLE}"] = len(study.training)
     metrics.update({f"data/dropped/{k}": v for k, v in study.corpus.dropped.items()})

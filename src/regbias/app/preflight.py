@@ -9,6 +9,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Glob
+from hydra.errors import HydraException
+
 from regbias.analysis.pairs import DISTANCE_PREFIX, PERFORMANCE_PREFIXES
 from regbias.app.settings import StudySettings
 from regbias.app.tasks import task_named
@@ -29,6 +33,7 @@ __all__ = [
     "preflight_job",
     "preflight_study",
     "preflight_sweep",
+    "refuse_repeated_values",
     "resume_inputs",
     "run_columns",
 ]
@@ -70,14 +75,25 @@ def _warn_passage_tests(distance: DistanceSettings) -> None:
         )
 
 
-def preflight_study(distance: DistanceSettings, n_groups: int) -> None:
+def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") -> None:
     """What needs the number of groups, checked before any embedding (LDA components).
+
+    Args:
+        distance: the distance settings.
+        n_groups: the groups studied.
+        why: why the study has fewer groups than the data (groups emptied by cleaning), said
+            in the error.
 
     Raises:
         ConfigError: ``distance.lda.n_components`` too large for the groups.
     """
     if distance.enabled and distance.lda.enabled:
-        check_components(distance.lda.n_components, n_groups)
+        try:
+            check_components(distance.lda.n_components, n_groups)
+        except ConfigError as error:
+            if not why:
+                raise
+            raise ConfigError(f"{error}; {why}") from None
 
 
 def preflight_sweep(settings: StudySettings) -> None:
@@ -152,6 +168,31 @@ def _matrix_names(distance: DistanceSettings, *, short: bool) -> list[str]:
     if distance.lda.enabled:
         names.add("lda")
     return [n for n in DISTANCE_NAMES if n in names]
+
+
+def refuse_repeated_values(overrides: list[str]) -> None:
+    """A sweep lists each value once: ``seed=0,0,1`` would run seed 0 twice, counted twice.
+
+    Args:
+        overrides: the sweep's command-line overrides (``hydra.overrides.task``).
+
+    Raises:
+        ConfigError: an override that sweeps over a value more than once.
+    """
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException:  # Hydra says what is wrong with it
+        return
+    for override in parsed:
+        if not override.is_sweep_override() or isinstance(override.value(), Glob):
+            continue
+        values = list(override.sweep_string_iterator())
+        repeated = [v for i, v in enumerate(values) if v in values[:i] and v not in values[i + 1 :]]
+        if repeated:
+            raise ConfigError(
+                f"{override.input_line} lists {', '.join(repeated)} more than once: a repeated "
+                "value would be one job's results counted twice; list each value once"
+            )
 
 
 def preflight_groups(settings: StudySettings) -> None:

@@ -28,7 +28,7 @@ from omegaconf import DictConfig
 from regbias.app.parent import sweep_name
 from regbias.app.settings import read_settings
 from regbias.app.start import sweep_started
-from regbias.app.timing import SweepTimes, format_seconds, process_started
+from regbias.app.timing import SweepTimes, format_seconds, job_set_up_at, process_started
 from regbias.data.data_dir import resolve_data_dir
 from regbias.errors import RegbiasError
 from regbias.report import comparison
@@ -83,6 +83,7 @@ def finish_sweep(
 def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
     """After a single run or ``task=analyze``: copy, label, print."""
     try:
+        started = time.perf_counter()
         client, _ = connect(read_settings(cfg).tracking)  # the experiment the job logged to
         run = RunLog(client, run_id)
         folder = copy_report(run, output_dir / REPORT_FOLDER)
@@ -90,10 +91,8 @@ def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
         headline = read_headline(folder)
         run.metrics(headline.metrics)
         describe_run(run, headline.markdown())
-        info = client.get_run(run_id)
-        times = SweepTimes(steps=_step_times(info.data.metrics), jobs=1)
-        if info.info.end_time and info.info.start_time:
-            times.total = (info.info.end_time - info.info.start_time) / 1000
+        metrics = client.get_run(run_id).data.metrics
+        times = _job_times(run_id, metrics, time.perf_counter() - started)
         print(_render(run, {"": headline}, folder, times), flush=True)
     except Exception:
         log.exception("could not write the run's summary (the results are in MLflow)")
@@ -128,7 +127,7 @@ def _is_time(key: str) -> bool:
 
 def _children(parent: RunLog, records: list[dict[str, Any]]) -> list[Any]:
     done = [r["run_id"] for r in records if r.get("status") in DONE and r.get("run_id")]
-    return [parent.client.get_run(run_id) for run_id in done]
+    return [parent.client.get_run(run_id) for run_id in dict.fromkeys(done)]  # each run once
 
 
 def _log_params(parent: RunLog, params: list[Mapping[str, str]]) -> None:
@@ -192,6 +191,24 @@ def _description(headlines: Mapping[str, Headline]) -> str:
 def _step_times(metrics: Mapping[str, float]) -> dict[str, float]:
     """``time/<step>_s`` metrics of a job as ``{step: seconds}``."""
     return {k[5:-2]: v for k, v in metrics.items() if _is_time(k) and "/" not in k[5:]}
+
+
+def _job_times(run_id: str, metrics: Mapping[str, float], summary: float) -> SweepTimes:
+    """A single run's steps and summary, its start-up and the process's wall time so far.
+
+    The job's set-up (``job_setup``) begins before its MLflow run does, so the run's own span
+    is no total; the process's start is. A reused run ran no step in this process.
+    """
+    set_up_at = job_set_up_at(run_id)
+    steps = {**_step_times(metrics), "summary": summary} if set_up_at is not None else {}
+    times = SweepTimes(steps=steps, jobs=1)
+    began = process_started()
+    if began is not None:
+        times.total = time.time() - began
+        times.startup = max(0.0, set_up_at - began) if set_up_at is not None else None
+    elif set_up_at is not None:
+        times.total = time.time() - set_up_at
+    return times
 
 
 def _sweep_times(children: list[Any], records: list[dict[str, Any]], parent: RunLog) -> SweepTimes:

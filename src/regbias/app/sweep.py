@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
+from mlflow.exceptions import MlflowException
 from omegaconf import DictConfig
 
 from regbias.app.cluster_checks import presubmit
-from regbias.app.parent import open_parent
-from regbias.app.preflight import preflight_sweep
+from regbias.app.parent import open_parent, refuse_live_parent
+from regbias.app.preflight import preflight_sweep, refuse_repeated_values
 from regbias.app.record import record_and_power, variant_settings
 from regbias.app.settings import StudySettings, read_settings
 from regbias.app.start import check_output_folder, start_sweep
@@ -49,13 +50,13 @@ log = logging.getLogger(__name__)
 VERSIONS_FILE = "provenance/versions.json"
 
 
-def job_records(sweep_dir: Path) -> list[dict[str, Any]]:
+def job_records(sweep_dir: Path, launch: str | None = None) -> list[dict[str, Any]]:
     """This sweep's job outcome records, by job number.
 
     A reused ``hydra.sweep.dir`` still holds the records of an earlier sweep's jobs: only those
-    written under this sweep's launch (``launch`` in the parent file) are its own.
+    written under this sweep's launch (``launch``; by default the parent file's) are its own.
     """
-    launch = _launch(sweep_dir)
+    launch = launch or _launch(sweep_dir)
     records = []
     for path in sweep_dir.glob(f"*/{JOB_FILE}"):
         record = json.loads(path.read_text())
@@ -80,6 +81,7 @@ class SweepCallback(Callback):
 
     def __init__(self) -> None:
         self._open: RunLog | None = None
+        self._record: dict[str, Any] | None = None  # the parent file this sweep wrote
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Before a single run: Hydra can write its output folder (or one line, exit 2)."""
@@ -95,6 +97,7 @@ class SweepCallback(Callback):
         if config.get("task") not in TRACKED_TASKS:
             return
         try:
+            refuse_repeated_values([str(o) for o in config.hydra.overrides.task])
             settings = read_settings(config)
             preflight_sweep(settings)
             self._open_parent(config, settings)
@@ -118,6 +121,7 @@ class SweepCallback(Callback):
             **provenance_tags(versions=False),
         }
         mark_model_training(client, experiment_id)
+        _refuse_a_busy_folder(client, sweep_dir)
         parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)
         parent.json(package_versions(), VERSIONS_FILE)
@@ -129,12 +133,14 @@ class SweepCallback(Callback):
             "launch": uuid.uuid4().hex,  # the jobs of this start, not of an earlier one here
         }
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2))
+        self._record = record
         log.info("sweep parent run %s in experiment %s", parent.run_id, experiment_id)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         """After the jobs: pool the finished ones, write the summary, close the parent run."""
         sweep_dir = Path(config.hydra.sweep.dir)
-        records = job_records(sweep_dir)
+        mine = self._record
+        records = job_records(sweep_dir, mine["launch"] if mine else None)
         failed = [r for r in records if r.get("status") not in DONE]
         for record in failed:
             print(
@@ -145,7 +151,7 @@ class SweepCallback(Callback):
         if parent_file.exists():
             try:
                 with ctrl_c_at_safe_points():  # never inside SQLAlchemy, where it gets lost
-                    self._close_parent(config, parent_file, records, failed)
+                    self._close_parent(config, mine or _read(parent_file), records, failed)
             except StopRequested as stop:  # the parent run is FAILED already
                 print(f"regbias: {stop}", file=sys.stderr)
                 raise SystemExit(stop.code) from None
@@ -167,19 +173,19 @@ class SweepCallback(Callback):
     def _close_parent(
         self,
         config: DictConfig,
-        parent_file: Path,
+        parent: dict[str, Any],
         records: list[dict[str, Any]],
         failed: list[dict[str, Any]],
     ) -> None:
-        """Aggregate into the parent run and end it (FAILED when a job failed)."""
+        """Aggregate into this sweep's parent run and end it (FAILED when a job failed)."""
         client, _ = _connect_or_exit(config)
-        run = RunLog(client, json.loads(parent_file.read_text())["run_id"])
+        run = RunLog(client, parent["run_id"])
         try:
             with tracked_run(run):
                 _summarise(run, records)
                 if config.get("task") == "run":
                     _aggregate(config, run, records)
-                finish_sweep(config, run, records, parent_file.parent)
+                finish_sweep(config, run, records, Path(config.hydra.sweep.dir))
                 check_stop()  # a Ctrl-C during the last writes still stops the sweep
                 if failed:
                     raise _SweepFailed(failed)
@@ -202,6 +208,27 @@ class SweepCallback(Callback):
             run.client.set_terminated(run.run_id, status="FAILED")
         except Exception:
             log.exception("could not end the sweep's parent run %s", run.run_id)
+
+
+def _read(parent_file: Path) -> dict[str, Any]:
+    return json.loads(parent_file.read_text())
+
+
+def _refuse_a_busy_folder(client: Any, sweep_dir: Path) -> None:
+    """Never two parents for one folder: refuse while the folder's parent run is live.
+
+    Raises:
+        TrackingError: the folder's parent run is RUNNING and its owner lives.
+    """
+    parent_file = sweep_dir / PARENT_FILE
+    if not parent_file.exists():
+        return
+    try:
+        run = client.get_run(_read(parent_file)["run_id"])
+    except (MlflowException, KeyError, ValueError):  # another store's run, a damaged file
+        return
+    where = f"a sweep in {sweep_dir}"
+    refuse_live_parent(run, where, "; or give this sweep another hydra.sweep.dir")
 
 
 def _line(error: BaseException) -> str:

@@ -1,7 +1,10 @@
 """Wall time per step: of a job (``time/<step>_s``), of a sweep's end, of the whole process.
 
 A sweep's summary sets its wall time against the sum of its steps and one start-up, so time
-no step accounts for shows up as ``unaccounted`` instead of hiding between the jobs.
+no step accounts for shows up as ``unaccounted`` instead of hiding between the jobs. A single
+run's (or ``task=analyze``'s) summary does the same for its process: start-up (from the
+process's start to the job's set-up), the job's steps and the summary, against the wall time
+since the process started.
 """
 
 from __future__ import annotations
@@ -14,9 +17,28 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SweepTimes", "format_seconds", "process_started", "timed"]
+__all__ = [
+    "SweepTimes",
+    "format_seconds",
+    "job_set_up_at",
+    "note_job_set_up",
+    "process_started",
+    "timed",
+]
 
 log = logging.getLogger(__name__)
+# When this process began setting up each run it started (``time.time()``), by run id.
+_SET_UP_AT: dict[str, float] = {}
+
+
+def note_job_set_up(run_id: str, began: float) -> None:
+    """Record that this process set up ``run_id``, beginning at ``began`` (``time.time()``)."""
+    _SET_UP_AT[run_id] = began
+
+
+def job_set_up_at(run_id: str) -> float | None:
+    """When this process began setting up ``run_id``; None for a run it did not start."""
+    return _SET_UP_AT.get(run_id)
 
 
 @contextmanager

@@ -57,6 +57,8 @@ class Corpus:
         groups: evaluation groups by name, in display order. Groups may overlap
             (Reuters ``test`` holds every regional document).
         dropped: counts of items dropped while reading, by reason (e.g. ``empty_after_cleaning``).
+        emptied: groups the file has but whose every text was empty after cleaning, with the
+            number of texts each had; they are not in ``groups``.
     """
 
     name: str
@@ -65,8 +67,20 @@ class Corpus:
     train: TextSet
     groups: dict[str, TextSet]
     dropped: dict[str, int] = field(default_factory=dict)
+    emptied: dict[str, int] = field(default_factory=dict)
 
     @property
     def group_names(self) -> list[str]:
         """The groups' names, in display order."""
         return list(self.groups)
+
+    def emptied_note(self) -> str:
+        """Which groups cleaning emptied and why, as a clause ("" when none was)."""
+        if not self.emptied:
+            return ""
+        listed = ", ".join(f"{g!r} ({n} texts)" for g, n in self.emptied.items())
+        return (
+            f"group(s) {listed} left the study: every text of theirs is empty after cleaning "
+            "(blank, or only URLs, @mentions, emoji and punctuation, which dataset.clean=true "
+            "removes); give them texts with words, or leave them out of the file"
+        )

@@ -145,7 +145,10 @@ def read_csv_corpus(
     texts = [clean_tweet(t) if clean else " ".join(t.split()) for t in rows.texts]
     keep = [i for i, text in enumerate(texts) if text]
     negative, positive = _label_values([rows.labels[i] for i in keep], positive_label, path)
-    train_index, by_group = _split_groups(rows.groups, keep, train_group, path, group_column)
+    emptied = _emptied_groups(rows.groups, keep, train_group)
+    train_index, by_group = _split_groups(
+        rows.groups, keep, train_group, path, group_column, emptied
+    )
 
     def text_set(index: list[int]) -> TextSet:
         labels = np.asarray([rows.labels[i] == positive for i in index], dtype=np.int64)
@@ -161,7 +164,18 @@ def read_csv_corpus(
         train=train,
         groups=groups,
         dropped={"empty_after_cleaning": len(texts) - len(keep), **_shared_texts(train, groups)},
+        emptied=emptied,
     )
+
+
+def _emptied_groups(groups: list[str], keep: list[int], train_group: str | None) -> dict[str, int]:
+    """Evaluation groups with rows but no text left, with their row counts (first-seen order)."""
+    kept = {groups[i] for i in keep}
+    counts: dict[str, int] = {}
+    for group in groups:
+        if group not in kept and group not in ("", train_group or ""):
+            counts[group] = counts.get(group, 0) + 1
+    return counts
 
 
 def _shared_texts(train: TextSet, groups: dict[str, TextSet]) -> dict[str, int]:
@@ -182,7 +196,12 @@ def _shared_texts(train: TextSet, groups: dict[str, TextSet]) -> dict[str, int]:
 
 
 def _split_groups(
-    groups: list[str], keep: list[int], train_group: str | None, path: Path, column: str
+    groups: list[str],
+    keep: list[int],
+    train_group: str | None,
+    path: Path,
+    column: str,
+    emptied: dict[str, int],
 ) -> tuple[list[int], dict[str, list[int]]]:
     """Row positions of the training pool and of each evaluation group (first-seen order).
 
@@ -196,9 +215,11 @@ def _split_groups(
     train_index = by_group.pop(train_value, [])
     by_group.pop("", None)  # rows without a group belong to no evaluation group
     if not by_group:
+        listed = ", ".join(map(repr, emptied))
+        why = f" (every text of {listed} is empty after cleaning)" if emptied else ""
         raise DataError(
             f"{path}: no evaluation group: every row with a text is in the training group "
-            f"{train_value!r} or has an empty {column!r}; fill the {column!r} column"
+            f"{train_value!r} or has an empty {column!r}{why}; fill the {column!r} column"
         )
     return train_index, by_group
 

@@ -129,16 +129,17 @@ def select_groups(corpus: Corpus, wanted: list[str] | None, *, with_baseline: bo
         )
     known = [*corpus.group_names, *([BASELINE] if with_baseline else [])]
     names = list(wanted) if wanted is not None else known
+    why = f"; {corpus.emptied_note()}" if corpus.emptied else ""
     unknown = [g for g in names if g not in known]
     if unknown:
         raise ConfigError(
             f"unknown group(s) {', '.join(unknown)} for dataset '{corpus.name}': "
-            f"choose from {', '.join(known)} (dataset.groups=[...])"
+            f"choose from {', '.join(known)} (dataset.groups=[...]){why}"
         )
     if len(names) < 2:
         raise ConfigError(
             f"dataset.groups={names}: a study compares groups, so name at least two "
-            f"(available: {', '.join(known)})"
+            f"(available: {', '.join(known)}){why}"
         )
     if len(set(names)) != len(names):
         raise ConfigError(f"dataset.groups lists a group twice: {names}")

@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from regbias.report.canvas import new_figure
+from regbias.report.escape import markdown_text
 from regbias.report.headline import Headline
 
 __all__ = [
@@ -129,8 +130,12 @@ def comparison_markdown(table: pd.DataFrame, folders: Mapping[str, str], section
     """The sweep's page: the table, the figure, ``sections``, a link to each variant's report."""
     lines = ["# regbias sweep: variants compared", "", "## Findings", ""]
     for label, row in table.iterrows():
-        cells = [f"{c} = {v:.3g}" for c, v in row.items() if c.startswith("rho ") and _finite(v)]
-        lines.append(f"- {label}: {'; '.join(cells) or 'no correlations'}")
+        cells = [
+            f"{markdown_text(c)} = {v:.3g}"
+            for c, v in row.items()
+            if c.startswith("rho ") and _finite(v)
+        ]
+        lines.append(f"- {markdown_text(label)}: {'; '.join(cells) or 'no correlations'}")
     lines += [
         "",
         "## Comparison",
@@ -143,7 +148,8 @@ def comparison_markdown(table: pd.DataFrame, folders: Mapping[str, str], section
         lines += ["", sections.rstrip()]
     lines += ["", "## Reports of the variants", ""]
     lines += [
-        f"- {label}: [{folder}/report.md]({folder}/report.md)" for label, folder in folders.items()
+        f"- {markdown_text(label)}: [{markdown_text(folder)}/report.md]({folder}/report.md)"
+        for label, folder in folders.items()
     ]
     return "\n".join(lines) + "\n"
 
@@ -153,10 +159,12 @@ def _finite(value: Any) -> bool:
 
 
 def _markdown(table: pd.DataFrame) -> str:
-    header = "| variant | " + " | ".join(map(str, table.columns)) + " |"
+    header = "| variant | " + " | ".join(map(markdown_text, table.columns)) + " |"
     rule = "|---" * (len(table.columns) + 1) + "|"
     body = [
-        f"| {label} | " + " | ".join(f"{v:.4g}" if _finite(v) else "" for v in row) + " |"
+        f"| {markdown_text(label)} | "
+        + " | ".join(f"{v:.4g}" if _finite(v) else "" for v in row)
+        + " |"
         for label, row in table.iterrows()
     ]
     return "\n".join([header, rule, *body])

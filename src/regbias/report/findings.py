@@ -16,6 +16,7 @@ import pandas as pd
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_power import TARGET_POWER
 from regbias.analysis.primary import PrimaryTest
+from regbias.report.escape import markdown_code, markdown_text
 
 __all__ = ["GLOSSARY", "describe_column", "findings_markdown", "primary_sentence"]
 
@@ -70,13 +71,13 @@ _DISTANCES = {
 
 
 def describe_column(column: str) -> str:
-    """A column in words: ``gap_accuracy`` is "the accuracy gap"."""
+    """A column in words (Markdown): ``gap_accuracy`` is "the accuracy gap"."""
     if column in _DISTANCES:
         return f"the {_DISTANCES[column]}"
     for prefix, words in (("gap_", "gap"), ("dcor_", "dependence across models (dcor)")):
         if column.startswith(prefix):
-            return f"the {column.removeprefix(prefix).replace('_', ' ')} {words}"
-    return f"`{column}`"
+            return f"the {markdown_text(column.removeprefix(prefix).replace('_', ' '))} {words}"
+    return markdown_code(column)
 
 
 def findings_markdown(
@@ -133,9 +134,8 @@ def findings_markdown(
             label = _PRIMARY_PAIR_ALL_GROUPS if primary_test.left_out else _PRIMARY_PAIR_TWO_SIDED
         stated = _selected(table, primary, n_strongest, label)
         if primary_test is None and primary is not None and not _has(table, primary):
-            lines.append(
-                f"- Primary hypothesis ({primary[0]} vs {primary[1]}): not measured in this run."
-            )
+            named = f"{markdown_text(primary[0])} vs {markdown_text(primary[1])}"
+            lines.append(f"- Primary hypothesis ({named}): not measured in this run.")
         for label, row in stated:
             lines.append(f"- {label}{_sentence(row, adjust, significance, confidence)}")
     lines += [f"- {line}" for line in extra_lines]
@@ -162,7 +162,8 @@ def primary_sentence(test: PrimaryTest) -> str:
         detects rho >= 0.7 with 80% power."
     """
     subject = f"{describe_column(test.performance)} against {describe_column(test.distance)}"
-    subject = f"{subject[0].upper()}{subject[1:]} (`{test.distance}`, `{test.performance}`"
+    columns = f"{markdown_code(test.distance)}, {markdown_code(test.performance)}"
+    subject = f"{subject[0].upper()}{subject[1:]} ({columns}"
     if test.note:
         return f"{_PRIMARY_ROW}{subject}): {test.note}."
     scope = f"regions only, {test.n_pairs} pairs, {_SIDES[test.direction]}"
@@ -231,7 +232,8 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
         verdict = f"{'significant' if below else 'not significant'} at {significance:g}"
     label, remark = _adjusted(row, adjust)
     text = (
-        f"{subject[0].upper()}{subject[1:]} (`{row['distance']}`, `{row['performance']}`): "
+        f"{subject[0].upper()}{subject[1:]} "
+        f"({markdown_code(row['distance'])}, {markdown_code(row['performance'])}): "
         f"rho = {rho:.2f} over {int(row['n_pairs'])} pairs{_left_out(left_out)}, "
         f"{label} p = {_p(p)} "
         f"({verdict}{remark})"
@@ -268,7 +270,7 @@ def _logo_clause(row: pd.Series, significant: bool, significance: float) -> str:
             f"; it survives leaving out any single group (same sign, every unadjusted p below "
             f"{significance:g}; {span})"
         )
-    most = row["loo_most_influential"]
+    most = markdown_text(row["loo_most_influential"])
     moved = row["loo_rho_without_most_influential"]
     return (
         f"; it does not hold up when single groups are left out ({span}; without {most} rho is "

@@ -18,6 +18,7 @@ import pandas as pd
 from regbias.analysis.correlations import strongest
 from regbias.analysis.pair_test import PRIMARY_FAMILY
 from regbias.distances.matrix import DISTANCE_NAMES, DistanceMatrix
+from regbias.report.escape import markdown_text, plain_text
 from regbias.report.record import PAIR_TESTS_CSV
 from regbias.tables import read_table
 
@@ -69,7 +70,8 @@ class Headline:
 
     def markdown(self) -> str:
         """The headline as a run description."""
-        lines = [f"- {line}" for line in self.findings] or ["- no correlations computed"]
+        lines = [f"- {markdown_text(line)}" for line in self.findings]
+        lines = lines or ["- no correlations computed"]
         lines += [f"- {label} pair: {_pair(p)}" for label, p in self.pairs.items()]
         return "\n".join(lines)
 
@@ -123,7 +125,7 @@ def _report_findings(report: Path) -> list[str]:
     if not match:
         return []
     bullets = [line[2:].strip() for line in match.group(1).splitlines() if line.startswith("- ")]
-    return [re.sub(r"\*\*|`", "", line) for line in bullets]
+    return [plain_text(line) for line in bullets]
 
 
 def _correlation_line(row: pd.Series) -> str:
@@ -169,4 +171,4 @@ def _extreme_pairs(folder: Path) -> dict[str, tuple[str, str, float, str]]:
 
 
 def _pair(pair: tuple[str, str, float, str]) -> str:
-    return f"{pair[0]}-{pair[1]} ({pair[3]} {pair[2]:.4g})"
+    return f"{markdown_text(pair[0])}-{markdown_text(pair[1])} ({pair[3]} {pair[2]:.4g})"

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from regbias.report.escape import html_text
+
 __all__ = ["HTML_REPORT", "report_html", "write_html_report"]
 
 #: The file name of the page, beside ``report.md``.
@@ -44,14 +46,13 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
         The page; a linked figure that is not in ``folder`` keeps its link, and links to
         another ``report.md`` point to its ``report.html``.
     """
-    body = MarkdownIt("commonmark").enable("table").render(markdown)
+    # Raw HTML is shown as text: a name from the data can never become markup.
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
     body = _IMAGE.sub(lambda m: f'<img src="{_data_uri(folder, m.group(1))}"', body)
     # A comparison page links each variant's report: its page, beside it.
     body = _REPORT_LINK.sub(lambda m: f'href="{m.group(1) or ""}{HTML_REPORT}"', body)
-    return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
-    )
+    head = f'<meta charset="utf-8"><title>{html_text(title)}</title><style>{_STYLE}</style>'
+    return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{body}</body></html>\n'
 
 
 def write_html_report(folder: Path) -> Path | None:

@@ -6,6 +6,7 @@ import numpy as np
 
 from regbias.analysis.pair_verdicts import pair_verdicts
 from regbias.distances.matrix import DistanceMatrix
+from regbias.report.escape import markdown_text
 
 __all__ = ["noise_section", "unusable_lines", "verdict_lines"]
 
@@ -25,7 +26,9 @@ def unusable_lines(matrices: dict[str, DistanceMatrix]) -> list[str]:
         pairs = _pairs(matrix)
         if not pairs or any(np.isfinite(matrix.mean[i, j]) for i, j in pairs):
             continue
-        lines.append(f"**{name} has no usable value**: {_why_unusable(matrix, pairs)}")
+        lines.append(
+            f"**{markdown_text(name)} has no usable value**: {_why_unusable(matrix, pairs)}"
+        )
     return lines
 
 
@@ -59,7 +62,11 @@ def verdict_lines(
         alpha: the level.
     """
     verdicts = pair_verdicts(matrices, adjust, alpha)
-    lines = [f"Secondary pair test, {v.sentence()}" for v in verdicts.values() if v.tested]
+    lines = [
+        f"Secondary pair test, {v.sentence(name=markdown_text)}"
+        for v in verdicts.values()
+        if v.tested
+    ]
     untested = [f"`{name}`" for name, v in verdicts.items() if not v.tested]
     if untested:
         lines.append(
@@ -79,16 +86,17 @@ def noise_section(matrices: dict[str, DistanceMatrix]) -> str:
     for name, matrix in matrices.items():
         if matrix.floor is None and matrix.excluded is None:
             continue
-        parts.append(f"### {name}")
+        parts.append(f"### {markdown_text(name)}")
         if matrix.floor is not None:
             cells = [
-                f"{g} {f:.4g} ± {s:.2g}"
+                f"{markdown_text(g)} {f:.4g} ± {s:.2g}"
                 for g, f, s in zip(matrix.groups, matrix.floor, _floor_sd(matrix), strict=True)
             ]
             parts.append("Floor (mean ± sd over repetitions): " + "; ".join(cells) + ".")
         if matrix.excluded is not None and matrix.excluded.any():
             left = [
-                f"{matrix.groups[i]}-{matrix.groups[j]} {int(matrix.excluded[i, j])}"
+                f"{markdown_text(matrix.groups[i])}-{markdown_text(matrix.groups[j])} "
+                f"{int(matrix.excluded[i, j])}"
                 for i, j in _pairs(matrix)
                 if matrix.excluded[i, j]
             ]

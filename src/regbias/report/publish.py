@@ -18,6 +18,7 @@ from regbias.data.sentiment140 import REGIONS
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence, random_encoder_warning
+from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings import findings_markdown
 from regbias.report.headline import HEADLINE_FILE
 from regbias.report.noise import noise_section, unusable_lines, verdict_lines
@@ -158,12 +159,12 @@ def power_section(power: PowerResult) -> str:
     lines = [
         "## Power of the test of record",
         "",
-        f"At every size class of the tested pairs, two pseudo-groups cut from `{power.source}` "
-        f"(exchangeable), a share of one side replaced by fresh texts of `{power.donor}`, "
-        f"{int(rates['plants'].max())} plants per share, {power.relabellings} relabellings "
-        "each. Detected: p <= level / m (Holm's first step over the pair's family). Share 0 "
-        "is the false-positive rate. 80% power is claimed only where the 95% Clopper-Pearson "
-        "lower bound reaches it.",
+        "At every size class of the tested pairs, two pseudo-groups cut from "
+        f"{markdown_code(power.source)} (exchangeable), a share of one side replaced by fresh "
+        f"texts of {markdown_code(power.donor)}, {int(rates['plants'].max())} plants per share, "
+        f"{power.relabellings} relabellings each. Detected: p <= level / m (Holm's first step "
+        "over the pair's family). Share 0 is the false-positive rate. 80% power is claimed "
+        "only where the 95% Clopper-Pearson lower bound reaches it.",
         "",
         _markdown_table(table),
         "",
@@ -280,7 +281,7 @@ def report_markdown(
         extra_findings: further lines for the Findings section (e.g. pairs above noise).
     """
     meta = results.meta
-    lines = [f"# regbias report: {meta.get('dataset', '')}", ""]
+    lines = [f"# regbias report: {markdown_text(meta.get('dataset', ''))}", ""]
     lines += [
         findings_markdown(
             analysis.correlations,
@@ -296,9 +297,9 @@ def report_markdown(
         )
     ]
     lines += ["## Settings that ran", ""]
-    lines += [f"- {k}: {v}" for k, v in meta.items()]
+    lines += [f"- {markdown_text(k)}: {markdown_text(v)}" for k, v in meta.items()]
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
-    lines += [f"| {g} | {results.group_sizes.get(g, '')} |" for g in results.groups]
+    lines += [f"| {markdown_text(g)} | {results.group_sizes.get(g, '')} |" for g in results.groups]
     if BASELINE in results.groups:
         lines += [
             "",
@@ -306,10 +307,11 @@ def report_markdown(
             "each fold model is scored on its own held-out fold (1/k of it).",
         ]
     for name, matrix in results.distances.items():
-        lines += ["", f"## Distance: {name} (mean over {matrix.n_repetitions} repetitions)", ""]
-        lines += [_markdown_table(matrix.to_frame()), "", f"![{name}](figures/{name}.png)"]
+        shown = markdown_text(name)
+        lines += ["", f"## Distance: {shown} (mean over {matrix.n_repetitions} repetitions)", ""]
+        lines += [_markdown_table(matrix.to_frame()), "", f"![{shown}](figures/{name}.png)"]
         if matrix.floor is not None:
-            lines += ["", f"![{name} against its noise floor](figures/{name}_floor.png)"]
+            lines += ["", f"![{shown} against its noise floor](figures/{name}_floor.png)"]
         epsilon = matrix.config.get("epsilon")
         if epsilon is not None:
             lines += ["", f"Epsilon {epsilon:.4g} (OTT units, cost |x-y|^2) for every pair."]
@@ -368,7 +370,8 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     else:
         drawn = "No correlation is significant by either test: no scatter plot is drawn."
     images = [
-        f"![{row.distance} vs {row.performance}]({scatter_path(row.distance, row.performance)})"
+        f"![{markdown_text(row.distance)} vs {markdown_text(row.performance)}]"
+        f"({scatter_path(row.distance, row.performance)})"
         for row in scatters.itertuples()
     ]
     return [
@@ -424,10 +427,11 @@ def _representation_section(results: StudyResults) -> list[str]:
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:
-    header = "| " + " | ".join([str(frame.index.name or ""), *map(str, frame.columns)]) + " |"
+    names = [frame.index.name or "", *frame.columns]
+    header = "| " + " | ".join(markdown_text(n) for n in names) + " |"
     rule = "|" + "---|" * (len(frame.columns) + 1)
     body = [
-        "| " + " | ".join([str(i), *(_cell(v) for v in row)]) + " |"
+        "| " + " | ".join([markdown_text(i), *(_cell(v) for v in row)]) + " |"
         for i, row in zip(frame.index, frame.to_numpy(), strict=False)
     ]
     return "\n".join([header, rule, *body])
@@ -436,4 +440,4 @@ def _markdown_table(frame: pd.DataFrame) -> str:
 def _cell(value: object) -> str:
     if isinstance(value, float):
         return "" if math.isnan(value) else f"{value:.4g}"
-    return str(value)
+    return markdown_text(value)

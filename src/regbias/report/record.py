@@ -17,6 +17,7 @@ import pandas as pd
 
 from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
 from regbias.distances.matrix import DistanceMatrix
+from regbias.report.escape import markdown_text
 
 __all__ = [
     "PAIR_TESTS_CSV",
@@ -47,7 +48,8 @@ def _p(value: float) -> str:
 
 
 def _name(row: pd.Series) -> str:
-    return f"{row['group_a']}-{row['group_b']}"
+    """The pair as Markdown text (a group's name comes from the data: escaped)."""
+    return f"{markdown_text(row['group_a'])}-{markdown_text(row['group_b'])}"
 
 
 def _how(tests: PairTests) -> str:
@@ -203,4 +205,4 @@ def _cell(value: object) -> str:
         return "yes" if value else "no"
     if isinstance(value, float | np.floating):
         return "" if math.isnan(value) else f"{value:.4g}"
-    return str(value)
+    return markdown_text(value)

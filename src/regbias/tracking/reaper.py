@@ -22,6 +22,7 @@ __all__ = [
     "OWNER_START",
     "owner_tags",
     "is_alive",
+    "live_owner",
     "reap_dead_runs",
     "report_reaped",
 ]
@@ -74,6 +75,20 @@ def is_alive(owner: Owner) -> bool | None:
     if start is None or owner.start == "unknown":
         return True  # the pid exists; without start times a recycled pid looks alive
     return start == owner.start
+
+
+def live_owner(tags: dict[str, str]) -> str | None:
+    """``pid 123 on host h`` when a run's owner process may still run; None when it is dead.
+
+    An owner on another host counts as alive (this host cannot tell); a run without owner
+    tags (started before they existed) has none.
+    """
+    if OWNER_PID not in tags or OWNER_HOST not in tags:
+        return None
+    owner = Owner(int(tags[OWNER_PID]), tags[OWNER_HOST], tags.get(OWNER_START, "unknown"))
+    if is_alive(owner) is False:
+        return None
+    return f"pid {owner.pid} on host {owner.host}"
 
 
 def reap_dead_runs(client: MlflowClient, experiment_id: str) -> list[str]:

@@ -22,7 +22,7 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
-from regbias.interrupt import StopRequested, stop_on_sigterm
+from regbias.interrupt import StopRequested, check_stop, stop_on_sigterm
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
 from regbias.tracking.store import check_free_space, store_lock
@@ -255,6 +255,7 @@ def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
     try:
         with stop_on_sigterm():
             yield run
+            check_stop()  # a stop asked for after the block's last safe point: not FINISHED
         status = "FINISHED"
     except BaseException as error:
         _record_error(run, error)

@@ -1,0 +1,83 @@
+"""Names a user chose (groups, columns, labels) written as plain text into Markdown or HTML.
+
+A group named ``<img src=x onerror=...>`` or ``a|b`` comes from a CSV file: written as it is,
+it would be live HTML in ``report.html`` and split a row of a Markdown table. Every writer
+of the report puts such a name through :func:`markdown_text` (or :func:`markdown_code` inside
+backticks); the HTML page renders the Markdown with raw HTML disabled and puts its own text
+through :func:`html_text`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+__all__ = ["html_text", "markdown_code", "markdown_text", "plain_text"]
+
+# Backslash-escaped: what could start markup (emphasis, code, links, HTML, entities,
+# strike-through) or end a table cell; CommonMark allows a backslash before any of them. An
+# underscore between two letters or digits (``gap_accuracy``) never delimits emphasis.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|&~!]|(?<![^\W_])_|_(?![^\W_])")
+# A line break would end a table row or a list item.
+_LINE_BREAKS = re.compile(r"[\r\n\v\f\x85\u2028\u2029]")
+_BACKTICKS = re.compile(r"`+")
+# A backslash escape (its character kept), bold markers and backticks (dropped).
+_MARKUP = re.compile(r"\\([!-/:-@\[-`{-~])|\*\*|`")
+
+
+def _one_line(value: object) -> str:
+    return _LINE_BREAKS.sub(" ", str(value))
+
+
+def markdown_text(value: object) -> str:
+    """``value`` as literal Markdown text: rendered, it reads exactly as ``str(value)``.
+
+    Args:
+        value: a name (a group, a column, a label) or any value shown as text.
+
+    Returns:
+        The text with Markdown's special characters backslash-escaped (``|`` included, so it
+        stays one table cell) and line breaks made spaces.
+    """
+    return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), _one_line(value))
+
+
+def markdown_code(value: object) -> str:
+    """``value`` as a Markdown code span: a fence longer than any run of backticks in it.
+
+    Args:
+        value: a name shown as code (a column such as ``dist_sinkhorn_long``).
+
+    Returns:
+        The code span (it shows HTML as text); for prose, not table cells (there use
+        :func:`markdown_text`).
+    """
+    text = _one_line(value)
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def html_text(value: object) -> str:
+    """``value`` as HTML text (``<``, ``>``, ``&`` and quotes as entities).
+
+    Args:
+        value: text to place in an HTML page, in an element or an attribute.
+
+    Returns:
+        The escaped text.
+    """
+    return html.escape(str(value), quote=True)
+
+
+def plain_text(markdown: str) -> str:
+    r"""One line of the report's Markdown as plain text: escapes undone, bold and code gone.
+
+    Args:
+        markdown: a line the report wrote (a Findings bullet without its ``- ``).
+
+    Returns:
+        The line as a terminal shows it: ``\<b\>`` is ``<b>``, ``**x**`` is ``x``.
+    """
+    return _MARKUP.sub(lambda m: m.group(1) or "", markdown)

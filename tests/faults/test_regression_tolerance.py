@@ -1,0 +1,84 @@
+"""The red test on a fresh machine (issue 27): the regression test's stated tolerance.
+
+``tests/app/test_regression.py`` compared ``floor`` and ``repetitions`` of the distance files
+exactly, so last-digit rounding of another CPU failed it. Every float it compares, JSON and
+CSV, now has one relative tolerance: a last-digit difference passes, 1e-6 relative fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.app.test_regression import FILES, RECORDED, same_matrix, same_table
+
+RECORDING = RECORDED / "smoke_seed3"
+MATRICES = [path for path in FILES if path.endswith(".json")]
+
+
+def recorded(path):
+    return json.loads((RECORDING / path).read_text())
+
+
+def changed(value, where, step):
+    """``value`` with the float at ``where`` (a key, then indices) changed by ``step``."""
+    moved = copy.deepcopy(value)
+    *inner, last = where
+    holder = moved
+    for key in inner:
+        holder = holder[key]
+    holder[last] = step(holder[last])
+    return moved
+
+
+def last_digit(x):
+    return math.nextafter(x, math.inf)
+
+
+def relative(x):
+    return x * (1 + 1e-6)
+
+
+def test_the_fresh_machines_lda_floor_passes():
+    then = recorded("distances/lda.json")
+    assert then["floor"][1] == 3.151732252985142
+    now = changed(then, ["floor", 1], lambda _: 3.1517322529851417)
+    same_matrix(now, then, "distances/lda.json")
+
+
+FLOATS = [
+    *[(path, ["mean", 0, 1]) for path in MATRICES],
+    *[(path, ["repetitions", 0, 0, 1]) for path in MATRICES],
+    *[(path, ["config", "epsilon"]) for path in MATRICES if "sinkhorn" in path],
+    ("distances/lda.json", ["floor", 1]),
+]
+
+
+@pytest.mark.parametrize(("path", "where"), FLOATS, ids=lambda x: "-".join(map(str, x)))
+def test_every_float_of_a_matrix_file_takes_a_last_digit_and_not_1e_6(path, where):
+    then = recorded(path)
+    same_matrix(changed(then, where, last_digit), then, path)
+    with pytest.raises(AssertionError, match="relative tolerance"):
+        same_matrix(changed(then, where, relative), then, path)
+
+
+def every_value(tmp_path, step):
+    table = pd.read_csv(RECORDING / "performance/per_model.csv", keep_default_na=False)
+    table["value"] = [step(float(v)) for v in table["value"]]
+    path = tmp_path / "per_model.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+def test_the_performance_table_takes_last_digits_and_not_1e_6(tmp_path):
+    expected = RECORDING / "performance/per_model.csv"
+    same_table(every_value(tmp_path, last_digit), expected)
+    nonzero = pd.read_csv(expected)["value"].to_numpy() != 0
+    assert nonzero.sum() > 2 and np.all(np.isfinite(pd.read_csv(expected)["value"]))
+    with pytest.raises(AssertionError, match="cells moved"):
+        same_table(every_value(tmp_path, relative), expected)
