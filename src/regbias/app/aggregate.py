@@ -145,11 +145,11 @@ def _aggregate_variant(
                 jobs.append(results)
     if not jobs:
         return times
-    record, power = tests_of(records) if tests_of is not None else (None, None)
+    tests, power = tests_of(records) if tests_of is not None else (None, None)
     check_stop()
     with timed(times, "analysis"):
         pooled = pool_results(jobs)
-        pooled.record = record
+        pooled.record = tests
         analysis = analyse(pooled, settings)
     check_stop()
     with timed(times, "report"):
