@@ -28,13 +28,16 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``python run.py ARGS`` in ``workdir`` with its store at ``workdir/mlruns.db``.
 
-    Tests never download (``REGBIAS_OFFLINE=1``) unless ``env`` says otherwise.
+    Tests never download (``REGBIAS_OFFLINE=1``) unless ``env`` says otherwise. A
+    ``PYTHONPATH`` in ``env`` is put before the inherited one (which may name the checkout).
     """
-    extra = env or {}
+    extra = dict(env or {})
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
     env["REGBIAS_CACHE_DIR"] = str(workdir / "cache")
     env["PYTHONUNBUFFERED"] = "1"
     env["REGBIAS_OFFLINE"] = "1"
+    if "PYTHONPATH" in extra and env.get("PYTHONPATH"):
+        extra["PYTHONPATH"] = os.pathsep.join([extra["PYTHONPATH"], env["PYTHONPATH"]])
     env.update(extra)
     if data_dir is not None:
         env["REGBIAS_DATA_DIR"] = str(data_dir)

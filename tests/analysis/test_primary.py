@@ -100,8 +100,10 @@ def test_direction_follows_the_column_and_untestable_cases_say_why() -> None:
     assert "not measured" in absent.note and "dist_lda" in absent.note
     with pytest.raises(ConfigError, match="primary_direction"):
         AnalysisSettings(primary_direction="up")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="primary_power_rhos"):
-        AnalysisSettings(primary_power_rhos=[1.5])
+    with pytest.raises(ConfigError, match="primary_power_couplings"):
+        AnalysisSettings(primary_power_couplings=[1.5])
+    with pytest.raises(ConfigError, match="primary_power_dimensions"):
+        AnalysisSettings(primary_power_dimensions=0)
 
 
 def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> None:
@@ -112,7 +114,8 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
     assert primary is not None and primary.n_pairs == 15 and primary.direction == "greater"
     assert primary.left_out == ("baseline", "mixed")
     assert primary.power is not None and primary.power.n_groups == 6
-    assert list(primary.power.table.planted_rho) == pytest.approx(settings.primary_power_rhos)
+    assert list(primary.power.table.coupling) == pytest.approx(settings.primary_power_couplings)
+    assert primary.power.dimensions == settings.primary_power_dimensions
     # The table's row of the same pair is on all 28 pairs and is a secondary test.
     row = analysis.correlations.set_index(["distance", "performance"]).loc[
         ("dist_sinkhorn_long", "gap_accuracy")
@@ -121,6 +124,7 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
     assert row.spearman_p_maxt >= row.spearman_p_perm
     frame = primary.to_frame()
     assert frame.loc[0, "n_pairs"] == 15 and frame.loc[0, "direction"] == "greater"
+    assert frame.loc[0, "reachable_rho"] == primary.power.reachable_rho
     none = analyse(
         study_on_a_line(groups, 8),
         AnalysisSettings(primary=None, bootstrap=0, primary_power_simulations=0),

@@ -9,8 +9,10 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
+from regbias.analysis.pairs import PERFORMANCE_PREFIXES
 from regbias.app.settings import StudySettings, read_settings
 from regbias.errors import ConfigError
+from regbias.performance.evaluation import BINARY_METRICS, MULTILABEL_METRICS
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -50,6 +52,33 @@ def test_every_option_under_every_preset_reads_into_valid_settings(group, preset
         assert isinstance(settings, StudySettings)
         if group == "dataset":
             assert settings.dataset.name == option
+
+
+@pytest.mark.parametrize("preset", [None, *options("experiment")])
+@pytest.mark.parametrize("option", options("dataset"))
+def test_every_corpus_tests_a_primary_hypothesis_on_columns_it_produces(option, preset):
+    """The default primary is the corpus's: Reuters (multilabel) has no gap_accuracy."""
+    overrides = [f"dataset={option}", *([f"experiment={preset}"] if preset else [])]
+    if option == "csv":
+        overrides.append("dataset.path=/tmp/table.csv")
+    settings = read_settings(composed(*overrides))
+    assert settings.analysis.primary is not None
+    distance, performance = settings.analysis.primary
+    metrics = MULTILABEL_METRICS if settings.dataset.task == "multilabel" else BINARY_METRICS
+    produced = {f"{prefix}{metric}" for prefix in PERFORMANCE_PREFIXES for metric in metrics}
+    assert performance in produced, f"{option}: {performance} not among {sorted(produced)}"
+    assert performance == settings.dataset.primary_performance
+    # The distance half: long text is measured for tweets (passages) and documents alike.
+    assert distance == "dist_sinkhorn_long"
+    assert settings.distance.enabled and settings.distance.long.enabled
+    # An explicit primary still wins over the corpus's.
+    chosen = read_settings(composed(*overrides, "analysis.primary=[dist_lda,dcor_f1]"))
+    assert chosen.analysis.primary == ("dist_lda", "dcor_f1")
+
+
+def test_a_corpus_without_its_primary_column_fails_in_one_line_saying_what_to_set():
+    with pytest.raises(ConfigError, match=r"dataset\.primary_performance is not set: name"):
+        read_settings(composed("~dataset.primary_performance"))
 
 
 def test_settings_fail_on_the_key_with_what_to_set():

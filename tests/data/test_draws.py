@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from regbias.data.corpus import TextSet
 from regbias.data.draws import DrawSizes, distance_draws
+from regbias.data.sampling import TokenBudget
 from regbias.errors import SampleSizeError
 
 SIZES = DrawSizes(
@@ -111,3 +115,80 @@ def test_whole_groups_without_matched_pools_also_refuse_an_overfull_draw():
     sizes = DrawSizes(1, None, 5, 5, None)
     with pytest.raises(SampleSizeError, match=r"distance\.long\.passages_per_draw"):
         distance_draws(groups(au=400, za=24), sizes, "tweet", seed=0, policy="error")
+
+
+def words(text: str) -> int:
+    """A toy tokenizer: one token per word, plus the two special tokens."""
+    return len(text.split()) + 2
+
+
+def wordy_groups(**sizes: int) -> dict[str, TextSet]:
+    """Texts of 1 to 9 words, so passages of 10 of them overflow a 24-token window."""
+    rng = np.random.default_rng(5)
+    return {
+        g: TextSet(
+            [" ".join(f"{g}{i}w{j}" for j in range(rng.integers(1, 10))) for i in range(n)],
+            np.zeros(n, dtype=np.int64),
+        )
+        for g, n in sizes.items()
+    }
+
+
+def text_ids(passages: list[str]) -> set[str]:
+    return {word.split("w")[0] for passage in passages for word in passage.split()}
+
+
+BUDGET = TokenBudget(24, words)
+FLOORED = DrawSizes(3, 10, 6, 10, 12, matched_pool=True, floors=True, sentences=True)
+
+
+@pytest.mark.parametrize("matched", [True, False])
+def test_a_passage_never_exceeds_the_encoders_window(matched):
+    sizes = replace(FLOORED, matched_pool=matched)
+    draws = distance_draws(wordy_groups(au=600, za=300), sizes, "tweet", 1, "error", BUDGET)
+    for kind in ("long", "lda"):
+        for rep in [*draws.texts[kind], *draws.twins.get(kind, [])]:
+            for passages in rep.values():
+                assert all(BUDGET.fits(p) for p in passages), kind
+    # Without the budget the same draws overflow it (the old passages of 10 texts).
+    plain = distance_draws(wordy_groups(au=600, za=300), sizes, "tweet", 1, "error")
+    assert not all(BUDGET.fits(p) for p in plain.texts["long"][0]["au"])
+    assert all(len(u) == 10 for u in plain.units["long"][0]["au"])
+
+
+def test_fitted_passages_still_partition_a_permuted_sample_and_are_as_full_as_fit():
+    group = wordy_groups(au=600, za=300)
+    draws = distance_draws(group, FLOORED, "tweet", 1, "error", BUDGET)
+    for kind in ("long", "lda"):
+        for r in range(3):
+            for g in ("au", "za"):
+                units = draws.units[kind][r][g]
+                used = corpus_texts(units)
+                assert len(used) == len(set(used)), (kind, r, g)  # no text twice in a draw
+                assert [" ".join(u) for u in units] == draws.texts[kind][r][g]
+                assert all(1 <= len(u) <= 10 for u in units)
+                # A passage stops only where the next text of the sample would not fit.
+                for unit, after in itertools.pairwise(units):
+                    if len(unit) < 10:
+                        assert not BUDGET.fits(" ".join([*unit, after[0]]))
+    # A group's main and twin draws share no text (a text's words all start with its id).
+    main, twin = draws.texts["long"][0]["za"], draws.twins["long"][0]["za"]
+    assert not text_ids(main) & text_ids(twin)
+    # LDA's fit and measurement halves still share no text.
+    lda = draws.units["lda"][0]["za"]
+    assert not set(corpus_texts(lda[:6])) & set(corpus_texts(lda[6:]))
+
+
+def test_the_draws_count_the_texts_embedded_in_full_per_kind():
+    narrow = TokenBudget(8, words)  # single texts of 7 or more words do not fit
+    group = wordy_groups(au=600, za=300)
+    draws = distance_draws(group, FLOORED, "tweet", 1, "error", narrow)
+    counts = draws.texts_in_full().set_index("kind")
+    assert set(counts.index) == {"short", "long", "lda", "sentence"}  # twins with their kind
+    reps = [*draws.texts["short"], *draws.twins["short"]]
+    short = [text for rep in reps for texts in rep.values() for text in texts]
+    assert counts.loc["short", "texts"] == len(short)
+    assert counts.loc["short", "texts_in_full"] == sum(narrow.fits(t) for t in short)
+    assert 0 < counts.loc["short", "share"] < 1
+    assert counts.loc["long", "share"] < 1  # a text longer than the window stands alone, cut
+    assert distance_draws(group, FLOORED, "tweet", 1, "error").texts_in_full().empty

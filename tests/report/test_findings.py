@@ -85,8 +85,10 @@ def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -
 
 
 def primary_result(p_value: float, power: list[float] | None = None) -> PrimaryTest:
-    table = pd.DataFrame({"planted_rho": [0.5, 0.6, 0.7, 0.8], "achieved_rho": 0.0})
-    table["power"] = power or [0.5, 0.7, 0.85, 0.97]
+    table = pd.DataFrame({"coupling": [0.0, 0.8, 0.9, 1.0], "mean_rho": [0.0, 0.5, 0.7, 0.82]})
+    table["power"] = power or [0.05, 0.7, 0.88, 0.97]
+    table["power_low"] = table["power"] - 0.03
+    table["power_high"] = table["power"] + 0.03
     return PrimaryTest(
         distance="dist_sinkhorn_long",
         performance="gap_accuracy",
@@ -99,7 +101,7 @@ def primary_result(p_value: float, power: list[float] | None = None) -> PrimaryT
         exact=True,
         n_permutations=720,
         significance=0.05,
-        power=PrimaryPower(6, "greater", 0.05, 400, 720, True, table),
+        power=PrimaryPower(6, "greater", 0.05, 1000, 720, True, 2, table),
     )
 
 
@@ -122,7 +124,8 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
         "- **Primary hypothesis.** The accuracy gap against the long-text Sinkhorn distance "
         "(`dist_sinkhorn_long`, `gap_accuracy`; regions only, 15 pairs, one-sided rho > 0): "
         "rho = 0.31, exact Mantel p = 0.12, not significant at 0.05; with 6 groups this test "
-        "detects rho >= 0.7 with 80% power."
+        "detects rho >= 0.70 with 80% power (a group model in 2 dimensions, where rho reaches "
+        "0.82 at most)."
     )
     # The same pair on all groups follows as a secondary test, then the strongest others.
     assert bullets[1].startswith("- **Primary pair on all groups (secondary).** The accuracy")
@@ -139,7 +142,15 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
 
     significant = primary_sentence(primary_result(0.004, power=[0.1, 0.2, 0.3, 0.4]))
     assert "exact Mantel p = 0.004, significant at 0.05" in significant
-    assert "does not reach 80% power at any planted rho up to 0.8 (power there 0.40)" in significant
+    assert (
+        "with 6 groups 80% power is not reachable in a group model in 2 dimensions: at its "
+        "largest rho, 0.82, the power is 0.40 (95% interval 0.37-0.43)."
+    ) in significant
+    # A point estimate at 80% whose Clopper-Pearson bound is below it is stated with its interval.
+    unshown = primary_sentence(primary_result(0.2, power=[0.05, 0.3, 0.81, 0.82]))
+    assert (
+        "this test has power 0.81 (95% interval 0.78-0.84) at rho = 0.70, not shown to reach 80%"
+    ) in unshown
     untested = PrimaryTest(
         "dist_lda", "gap_accuracy", "greater", (), (), 0, np.nan, np.nan, False, 0, 0.05,
         note="not measured in this run (no column dist_lda)",

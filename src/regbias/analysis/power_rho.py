@@ -1,19 +1,25 @@
-"""How strong a correlation can the primary test detect with K groups? Power at planted rho.
+"""How strong a correlation can the primary test detect with K groups? A group model's power.
 
 With six regions the primary test has 15 pairs and 720 relabellings: a null result says little
-unless the test could have detected the correlation the study cares about. This module plants
-a Spearman rho between a distance matrix and a performance matrix of K groups and counts how
-often the same one-sided Mantel test rejects at the level.
+unless the test could have detected the correlation the study cares about. The pairs share
+their groups, and so do the performance gaps: a gap is ``|s_a - s_b|``, a difference of two
+group scores. This module simulates studies with that structure and counts how often the same
+one-sided Mantel test as the primary one rejects at the level.
 
-The model, one simulated study at a time: K group positions drawn in the plane give the
-distance matrix (Euclidean distances, so the pairs share their groups as real ones do); the
-performance of pair e is ``w q_e + sqrt(1 - w^2) noise_e`` with ``q_e`` the normal score of the
-rank of distance e (standardised) and independent standard normal noise. The sample Spearman
-rho of such a study depends only on w and the number of pairs m, so w is calibrated once per m
-(a seeded grid of w, its mean rho interpolated) to make the studies' mean rho the planted one;
-the table reports that achieved mean too. At ``rho = 0`` the performance is noise exchangeable
-over the pairs, so the rejection rate is the test's size (at most the level: the test is
-exact).
+The model, one simulated study at a time: each group g has a position ``x_g`` drawn from a
+standard normal in ``dimensions`` dimensions; the distance of a pair is the Euclidean distance
+of its positions. The group's score is ``s_g = c x_g1 + sqrt(1 - c^2) e_g`` (the coupling c
+ties it to the first coordinate, ``e_g`` standard normal noise), the performance of a pair is
+its gap ``|s_a - s_b|`` (negated when the test expects ``rho < 0``). The table reports, per
+coupling, the mean Spearman rho the simulated studies realise and the power with its 95%
+Clopper-Pearson interval. With one dimension a coupling of 1 makes the gap the distance
+(rho = 1); with more, the gap sees one direction of a distance that has several, so the
+reachable rho (the mean at c = 1) stays below 1. At ``c = 0`` the gaps are independent of the
+positions, so the rejection rate is the test's size (at most the level: the test is exact).
+
+The relabellings are one matrix product: the null rho of study s under relabelling p is
+``sum_f,e x_sf y_se [moved_pe = f]``, the outer product of the study's two centred rank vectors
+against one indicator matrix per relabelling.
 """
 
 from __future__ import annotations
@@ -25,39 +31,39 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import special
 from scipy import stats as scipy_stats
 
 from regbias.analysis.pair_power import TARGET_POWER
 from regbias.analysis.permutations import Alternative, permutation_p_values, relabelled_pairs
 from regbias.interrupt import check_stop
 
-__all__ = ["DEFAULT_RHOS", "PrimaryPower", "primary_power"]
+__all__ = ["DEFAULT_COUPLINGS", "POWER_CONFIDENCE", "PrimaryPower", "primary_power"]
 
-#: Planted rhos of the power table (their sign follows the test's direction).
-DEFAULT_RHOS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-_SIMULATION_CHUNK = 64
-# The weight calibration: grid points, noise draws per point, and its own fixed seed (it is
-# a property of the model, not of a run).
-_CALIBRATION_GRID = 51
-_CALIBRATION_DRAWS = 1000
-_CALIBRATION_SEED = 20240617
+#: Couplings c of the power table (1 is always simulated: it gives the reachable rho).
+DEFAULT_COUPLINGS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 1.0)
+#: The level of the Clopper-Pearson interval around each simulated power.
+POWER_CONFIDENCE = 0.95
+_SIMULATION_CHUNK = 1024
+# The largest relabelling indicator (entries) built for the matrix product; beyond it (many
+# groups) each chunk gathers its relabelled distances instead.
+_INDICATOR_LIMIT = 1 << 24
 
 
 @dataclass(frozen=True)
 class PrimaryPower:
-    """The power of the primary test at planted correlations.
+    """The power of the primary test in a group model, per coupling of scores to positions.
 
     Attributes:
         n_groups: the groups K of each simulated study (all ``K(K-1)/2`` pairs present).
         direction: the test's alternative.
         significance: the level; a simulated test rejects when ``p < significance``.
-        n_simulations: simulated studies per planted rho.
+        n_simulations: simulated studies per coupling.
         n_permutations: relabellings of each simulated test, the identity included.
         exact: whether they are all ``K!`` (else seeded random ones).
-        table: one row per planted rho: ``planted_rho`` (signed as the alternative expects),
-            ``achieved_rho`` (the mean Spearman rho of the simulated studies), ``power`` and
-            its binomial standard error ``power_se``.
+        dimensions: the dimensions of the groups' positions (of the distance).
+        table: one row per coupling: ``coupling``, ``mean_rho`` (the simulated studies' mean
+            Spearman rho, signed as the alternative expects), ``power`` and its 95%
+            Clopper-Pearson interval ``power_low``, ``power_high``.
     """
 
     n_groups: int
@@ -66,6 +72,7 @@ class PrimaryPower:
     n_simulations: int
     n_permutations: int
     exact: bool
+    dimensions: int
     table: pd.DataFrame
 
     @property
@@ -74,15 +81,40 @@ class PrimaryPower:
         return self.n_groups * (self.n_groups - 1) // 2
 
     @property
-    def detected_rho(self) -> float | None:
-        """The smallest planted ``|rho|`` with power at least :data:`TARGET_POWER`.
+    def reachable_rho(self) -> float:
+        """The mean rho at the strongest coupling (c = 1): the most this model can realise."""
+        return float(self.table.loc[self.table["coupling"].idxmax(), "mean_rho"])
 
-        Signed as ``planted_rho``; None when no planted rho reaches that power.
+    @property
+    def detected_rho(self) -> float | None:
+        """The smallest mean ``|rho|`` shown to reach :data:`TARGET_POWER` power.
+
+        Shown: the lower Clopper-Pearson bound of the simulated power is at least the target.
+        Signed as ``mean_rho``; None when no coupling shows it.
         """
-        reached = self.table[self.table["power"] >= TARGET_POWER]
+        row = self._first(self.table["power_low"] >= TARGET_POWER)
+        return None if row is None else float(row["mean_rho"])
+
+    @property
+    def nearest_row(self) -> pd.Series | None:
+        """The weakest coupling whose point estimate reaches the target, not shown by its bound.
+
+        None when some coupling is shown to reach it (:attr:`detected_rho`) or none reaches it.
+        """
+        if self.detected_rho is not None:
+            return None
+        return self._first(self.table["power"] >= TARGET_POWER)
+
+    @property
+    def strongest_row(self) -> pd.Series:
+        """The row of the strongest coupling."""
+        return self.table.loc[self.table["coupling"].idxmax()]
+
+    def _first(self, mask: pd.Series) -> pd.Series | None:
+        reached = self.table[mask & (self.table["coupling"] > 0)]
         if not len(reached):
             return None
-        return float(reached.loc[reached["planted_rho"].abs().idxmin(), "planted_rho"])
+        return reached.loc[reached["mean_rho"].abs().idxmin()]
 
 
 def primary_power(
@@ -90,8 +122,9 @@ def primary_power(
     *,
     significance: float = 0.05,
     direction: Alternative = "greater",
-    rhos: Sequence[float] = DEFAULT_RHOS,
-    n_simulations: int = 400,
+    couplings: Sequence[float] = DEFAULT_COUPLINGS,
+    dimensions: int = 2,
+    n_simulations: int = 1000,
     n_permutations: int = 999,
     seed: int = 0,
 ) -> PrimaryPower:
@@ -100,35 +133,51 @@ def primary_power(
     Args:
         n_groups: the groups K (the regions of the primary test).
         significance: the level.
-        direction: ``greater`` plants positive rhos, ``less`` negative ones, ``two-sided``
-            positive ones tested two-sided.
-        rhos: the planted ``|rho|`` values, each in [0, 1].
-        n_simulations: simulated studies per planted rho.
+        direction: ``greater`` plants gaps (rho > 0), ``less`` negated gaps (rho < 0),
+            ``two-sided`` gaps tested two-sided.
+        couplings: the couplings c of the group scores to the positions, each in [0, 1]; 1 is
+            added when missing (the reachable rho).
+        dimensions: the dimensions of the positions the distances come from.
+        n_simulations: simulated studies per coupling.
         n_permutations: random relabellings per simulated test; all ``K!`` when ``K!`` is at
             most ``n_permutations + 1`` (6 groups: the 720 of the real test).
-        seed: the seed; each planted rho draws its own stream, so a rho's power does not
-            depend on the other rhos asked for.
+        seed: the seed; each coupling draws its own stream, so a coupling's power does not
+            depend on the other couplings asked for.
 
     Returns:
         The power table (cached: the same arguments give the same numbers at no cost).
 
     Raises:
-        ValueError: fewer than 3 groups, a rho outside [0, 1], or no simulations.
+        ValueError: fewer than 3 groups, a coupling outside [0, 1], no dimension or no
+            simulations.
     """
-    if n_groups < 3 or n_simulations < 1 or not all(0 <= abs(r) <= 1 for r in rhos):
+    if (
+        n_groups < 3
+        or n_simulations < 1
+        or dimensions < 1
+        or not all(0 <= c <= 1 for c in couplings)
+    ):
         raise ValueError(
-            f"primary_power needs at least 3 groups, 1 simulation and rhos in [0, 1]; got "
-            f"{n_groups}, {n_simulations} and {list(rhos)}."
+            "primary_power needs at least 3 groups, 1 simulation, 1 dimension and couplings "
+            f"in [0, 1]; got {n_groups}, {n_simulations}, {dimensions} and {list(couplings)}."
         )
-    rhos = tuple(float(abs(r)) for r in rhos)
-    rows = _simulate(n_groups, significance, direction, rhos, n_simulations, n_permutations, seed)
-    sign = -1.0 if direction == "less" else 1.0
-    table = pd.DataFrame(rows, columns=["planted_rho", "achieved_rho", "power"])
-    table["planted_rho"] *= sign
-    table["power_se"] = np.sqrt(table["power"] * (1 - table["power"]) / n_simulations)
+    grid = tuple(sorted({float(c) for c in couplings} | {1.0}))
+    rows = _simulate(
+        n_groups, significance, direction, grid, dimensions, n_simulations, n_permutations, seed
+    )
+    table = pd.DataFrame(rows, columns=["coupling", "mean_rho", "hits"])
+    intervals = [
+        scipy_stats.binomtest(int(hits), n_simulations).proportion_ci(POWER_CONFIDENCE)
+        for hits in table["hits"]
+    ]
+    table["power"] = table.pop("hits") / n_simulations
+    table["power_low"] = [interval.low for interval in intervals]
+    table["power_high"] = [interval.high for interval in intervals]
     exact = math.factorial(n_groups) <= n_permutations + 1
     n_null = math.factorial(n_groups) if exact else n_permutations + 1
-    return PrimaryPower(n_groups, direction, significance, n_simulations, n_null, exact, table)
+    return PrimaryPower(
+        n_groups, direction, significance, n_simulations, n_null, exact, dimensions, table
+    )
 
 
 @lru_cache(maxsize=16)
@@ -136,70 +185,61 @@ def _simulate(
     k: int,
     significance: float,
     direction: Alternative,
-    rhos: tuple[float, ...],
+    couplings: tuple[float, ...],
+    dimensions: int,
     n_simulations: int,
     n_permutations: int,
     seed: int,
-) -> tuple[tuple[float, float, float], ...]:
+) -> tuple[tuple[float, float, int], ...]:
     a, b = np.triu_indices(k, 1)
     moved = relabelled_pairs(
         tuple(a.tolist()), tuple(b.tolist()), n_permutations, seed, n_permutations + 1,
         inverse=False,
     )  # fmt: skip
+    indicator = _relabelling_indicator(moved) if moved.size * a.size <= _INDICATOR_LIMIT else None
     sign = -1.0 if direction == "less" else 1.0
     rows = []
-    for rho in rhos:
-        check_stop()  # a safe point between planted correlations
-        rng = np.random.default_rng([seed, round(rho * 1_000_000)])
-        rank_x, rank_y = _planted_study(rng, k, a, b, n_simulations, sign * rho)
-        observed = (rank_x * rank_y).sum(axis=1)
+    for coupling in couplings:
+        check_stop()  # a safe point between couplings
+        rng = np.random.default_rng([seed, round(coupling * 1_000_000)])
+        rank_x, rank_y = _group_study(rng, k, dimensions, a, b, n_simulations, coupling)
+        rank_y *= sign
         p = np.concatenate(
             [
-                permutation_p_values(_null(rank_x[s], rank_y[s], moved).T, direction)
+                permutation_p_values(_null(rank_x[s], rank_y[s], moved, indicator).T, direction)
                 for s in _chunks(n_simulations)
             ]
         )
-        rows.append((rho, float(observed.mean()), float((p < significance).mean())))
+        mean_rho = float((rank_x * rank_y).sum(axis=1).mean())
+        rows.append((coupling, mean_rho, int((p < significance).sum())))
     return tuple(rows)
 
 
-def _planted_study(
-    rng: np.random.Generator, k: int, a: np.ndarray, b: np.ndarray, n: int, rho: float
+def _group_study(
+    rng: np.random.Generator,
+    k: int,
+    dimensions: int,
+    a: np.ndarray,
+    b: np.ndarray,
+    n: int,
+    coupling: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Unit-length centred ranks ``(n, m)`` of simulated distances and performances."""
-    points = rng.normal(size=(n, k, 2))
-    distance = np.linalg.norm(points[:, a] - points[:, b], axis=2)
-    m = distance.shape[1]
-    order = scipy_stats.rankdata(distance, axis=1, method="ordinal").astype(np.int64) - 1
-    scores = _scores(m)[order]
-    weight = _weight_for(rho, m)
-    noise = rng.normal(size=distance.shape)
-    performance = weight * scores + math.sqrt(max(0.0, 1 - weight**2)) * noise
-    return _unit_rows(distance), _unit_rows(performance)
+    """Unit-length centred ranks ``(n, m)`` of simulated distances and gaps."""
+    positions = rng.normal(size=(n, k, dimensions))
+    distance = np.linalg.norm(positions[:, a] - positions[:, b], axis=2)
+    noise = rng.normal(size=(n, k))
+    scores = coupling * positions[:, :, 0] + math.sqrt(max(0.0, 1 - coupling**2)) * noise
+    gap = np.abs(scores[:, a] - scores[:, b])
+    return _unit_rows(distance), _unit_rows(gap)
 
 
-@lru_cache(maxsize=8)
-def _calibration(m: int) -> tuple[np.ndarray, np.ndarray]:
-    """The mean sample Spearman rho over m pairs at a grid of weights w (increasing in w)."""
-    weights = np.linspace(0.0, 1.0, _CALIBRATION_GRID)
-    scores = _scores(m)
-    noise = np.random.default_rng(_CALIBRATION_SEED).normal(size=(_CALIBRATION_DRAWS, m))
-    mixed = weights[:, None, None] * scores + np.sqrt(1 - weights**2)[:, None, None] * noise
-    rank_q = _unit_rows(scores[None, :])[0]
-    rho = (_unit_rows(mixed.reshape(-1, m)) @ rank_q).reshape(len(weights), -1).mean(axis=1)
-    return weights, np.maximum.accumulate(rho)
-
-
-def _weight_for(rho: float, m: int) -> float:
-    """The weight w whose studies over m pairs have mean Spearman rho ``rho`` (``|rho| <= 1``)."""
-    weights, means = _calibration(m)
-    return math.copysign(float(np.interp(abs(rho), means, weights)), rho)
-
-
-def _scores(m: int) -> np.ndarray:
-    """Standardised normal scores of the ranks 1..m."""
-    scores = special.ndtri(np.arange(1, m + 1) / (m + 1))
-    return scores / scores.std()
+def _relabelling_indicator(moved: np.ndarray) -> np.ndarray:
+    """``(m * m, n_perm)``: entry ``(f * m + e, p)`` is 1 where relabelling p moves f onto e."""
+    n_perm, m = moved.shape
+    indicator = np.zeros((m * m, n_perm))
+    rows = moved * m + np.arange(m)[None, :]
+    indicator[rows.ravel(), np.repeat(np.arange(n_perm), m)] = 1.0
+    return indicator
 
 
 def _unit_rows(values: np.ndarray) -> np.ndarray:
@@ -209,9 +249,14 @@ def _unit_rows(values: np.ndarray) -> np.ndarray:
     return centred / np.sqrt((centred**2).sum(axis=1, keepdims=True))
 
 
-def _null(rank_x: np.ndarray, rank_y: np.ndarray, moved: np.ndarray) -> np.ndarray:
+def _null(
+    rank_x: np.ndarray, rank_y: np.ndarray, moved: np.ndarray, indicator: np.ndarray | None
+) -> np.ndarray:
     """``(n, n_perm)`` rho of each simulated study under every relabelling of its distances."""
-    return np.einsum("spe,se->sp", rank_x[:, moved], rank_y)
+    if indicator is None:
+        return np.stack([rank_x[i, moved] @ rank_y[i] for i in range(len(rank_x))])
+    outer = (rank_x[:, :, None] * rank_y[:, None, :]).reshape(len(rank_x), -1)
+    return outer @ indicator
 
 
 def _chunks(n: int) -> list[slice]:

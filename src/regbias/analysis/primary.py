@@ -10,8 +10,9 @@ Sentiment140's six regions that is 15 pairs and 6! = 720 relabellings, enumerate
 
 The test is one-sided in the direction the protocol expects: distances correlate positively
 with performance gaps (``gap_*``) and negatively with performance dependence (``dcor_*``).
-Its power at planted correlations (:mod:`regbias.analysis.power_rho`) says how large a rho a
-null result can rule out.
+Its power in a group model of the same size (:mod:`regbias.analysis.power_rho`: gaps as
+differences of group scores) says how large a rho a null result can rule out, and how large a
+rho the model can reach at all.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from regbias.analysis.permutations import (
     permutation_p,
     rank_correlation_null,
 )
-from regbias.analysis.power_rho import DEFAULT_RHOS, PrimaryPower, primary_power
+from regbias.analysis.power_rho import DEFAULT_COUPLINGS, PrimaryPower, primary_power
 from regbias.data.groups import BASELINE, MIXED
 
 __all__ = [
@@ -103,7 +104,7 @@ class PrimaryTest:
         exact: whether all ``K!`` relabellings were enumerated.
         n_permutations: the relabellings of the null, the identity included.
         significance: the level the test is held to, alone.
-        power: the test's power at planted rhos with as many groups; None when not computed.
+        power: the test's power in a group model with as many groups; None when not computed.
         note: why the test did not run (then ``rho`` and ``p_value`` are NaN).
     """
 
@@ -134,6 +135,7 @@ class PrimaryTest:
     def to_frame(self) -> pd.DataFrame:
         """One row (for ``analysis/primary.csv``): the test and its power summary."""
         detected = None if self.power is None else self.power.detected_rho
+        reachable = np.nan if self.power is None else self.power.reachable_rho
         row = {
             "distance": self.distance,
             "performance": self.performance,
@@ -149,6 +151,7 @@ class PrimaryTest:
             "significance": self.significance,
             "significant": self.significant,
             "rho_at_80_power": np.nan if detected is None else detected,
+            "reachable_rho": reachable,
             "note": self.note,
         }
         return pd.DataFrame([row])
@@ -164,8 +167,9 @@ def primary_test(
     n_permutations: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
-    power_rhos: Sequence[float] = DEFAULT_RHOS,
-    power_simulations: int = 400,
+    power_couplings: Sequence[float] = DEFAULT_COUPLINGS,
+    power_dimensions: int = 2,
+    power_simulations: int = 1000,
     power_permutations: int = 999,
 ) -> PrimaryTest:
     """Test the primary hypothesis on the regions' pairs, in its expected direction.
@@ -180,8 +184,9 @@ def primary_test(
         n_permutations: random relabellings when ``K!`` exceeds ``exact_limit``.
         seed: their seed, and the power simulation's.
         exact_limit: the largest ``K!`` enumerated exactly.
-        power_rhos: the planted ``|rho|`` of the power table.
-        power_simulations: simulated studies per planted rho; 0 = no power table.
+        power_couplings: the couplings of group scores to positions of the power table.
+        power_dimensions: the dimensions of the power model's group positions.
+        power_simulations: simulated studies per coupling; 0 = no power table.
         power_permutations: relabellings per simulated test (all ``K!`` when fewer).
 
     Returns:
@@ -224,7 +229,8 @@ def primary_test(
             len(groups),
             significance=significance,
             direction=alternative,
-            rhos=power_rhos,
+            couplings=power_couplings,
+            dimensions=power_dimensions,
             n_simulations=power_simulations,
             n_permutations=power_permutations,
             seed=seed,

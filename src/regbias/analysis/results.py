@@ -14,7 +14,7 @@ from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_power import PowerSettings
 from regbias.analysis.pair_test import PairTests, PairTestSettings
 from regbias.analysis.pairs import MIN_GROUPS, PairTable, pairwise_table
-from regbias.analysis.power_rho import DEFAULT_RHOS
+from regbias.analysis.power_rho import DEFAULT_COUPLINGS
 from regbias.analysis.primary import Direction, PrimaryTest, primary_test
 from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
@@ -76,8 +76,11 @@ class AnalysisSettings:
             alone on the regions' pairs and reported first; None when none is declared.
         primary_direction: the primary test's alternative: ``auto`` (``greater`` for a
             ``gap_*`` column, ``less`` for ``dcor_*``), ``greater``, ``less``, ``two-sided``.
-        primary_power_rhos: planted ``|rho|`` at which the primary test's power is simulated.
-        primary_power_simulations: simulated studies per planted rho (0 = no power table).
+        primary_power_couplings: couplings c in [0, 1] of the group scores to the group
+            positions at which the primary test's power is simulated (a group model: a gap is
+            ``|s_a - s_b|``; :mod:`regbias.analysis.power_rho`).
+        primary_power_dimensions: the dimensions of the model's group positions.
+        primary_power_simulations: simulated studies per coupling (0 = no power table).
         primary_power_permutations: relabellings per simulated test (all ``K!`` when fewer).
         pair_test: the test of record of every pair (which groups differ).
         power: the planted mixtures that measure what the test of record can detect
@@ -101,8 +104,9 @@ class AnalysisSettings:
     adjust: Adjustment = "maxt"
     primary: tuple[str, str] | None = ("dist_sinkhorn_long", "gap_accuracy")
     primary_direction: Direction = "auto"
-    primary_power_rhos: list[float] = field(default_factory=lambda: list(DEFAULT_RHOS))
-    primary_power_simulations: int = 400
+    primary_power_couplings: list[float] = field(default_factory=lambda: list(DEFAULT_COUPLINGS))
+    primary_power_dimensions: int = 2
+    primary_power_simulations: int = 1000
     primary_power_permutations: int = 999
     pair_test: PairTestSettings = field(default_factory=PairTestSettings)
     power: PowerSettings = field(default_factory=PowerSettings)
@@ -136,10 +140,15 @@ class AnalysisSettings:
         self._check_primary_test()
 
     def _check_primary_test(self) -> None:
-        if not all(0 <= r <= 1 for r in self.primary_power_rhos):
+        if not all(0 <= c <= 1 for c in self.primary_power_couplings):
             raise ConfigError(
-                "analysis.primary_power_rhos are planted |rho| in [0, 1]; got "
-                f"{list(self.primary_power_rhos)}."
+                "analysis.primary_power_couplings are couplings in [0, 1]; got "
+                f"{list(self.primary_power_couplings)}."
+            )
+        if self.primary_power_dimensions < 1:
+            raise ConfigError(
+                "analysis.primary_power_dimensions must be >= 1 (the dimensions of the power "
+                f"model's group positions); got {self.primary_power_dimensions}."
             )
         if self.primary_power_simulations < 0 or self.primary_power_permutations < 1:
             raise ConfigError(
@@ -242,7 +251,8 @@ def primary_of(table: pd.DataFrame, settings: AnalysisSettings) -> PrimaryTest |
         n_permutations=settings.n_permutations,
         seed=settings.seed,
         exact_limit=settings.exact_limit,
-        power_rhos=settings.primary_power_rhos,
+        power_couplings=settings.primary_power_couplings,
+        power_dimensions=settings.primary_power_dimensions,
         power_simulations=settings.primary_power_simulations,
         power_permutations=settings.primary_power_permutations,
     )

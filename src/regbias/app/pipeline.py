@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from regbias.app.settings import StudySettings
 from regbias.app.timing import timed
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
+from regbias.data.sampling import TokenBudget
 from regbias.data.study import StudyData, build_study, group_table, require_training
 from regbias.distances.sinkhorn_settings import ResolvedSinkhorn, needs_calibration
 from regbias.distances.suite import DistanceSuiteResult, calibrate_sinkhorn, run_distance_suite
@@ -28,13 +30,36 @@ from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import STUDY_FILE, RunLog
 from regbias.tracking.ui import log_derived
 
-__all__ = ["data_source", "run_pipeline", "prepare", "study_encoder", "sweep_sinkhorn"]
+__all__ = [
+    "data_source",
+    "draw_texts",
+    "prepare",
+    "read_study",
+    "run_pipeline",
+    "study_encoder",
+    "sweep_sinkhorn",
+    "token_budget",
+]
 
 log = logging.getLogger(__name__)
 
 
-def prepare(settings: StudySettings) -> tuple[StudyData, DistanceDraws]:
-    """Check the settings, read the corpus, build the groups and sample, draw the texts."""
+def prepare(
+    settings: StudySettings, budget: TokenBudget | None = None
+) -> tuple[StudyData, DistanceDraws]:
+    """Check the settings, read the corpus, build the groups and sample, draw the texts.
+
+    Args:
+        settings: the job's settings.
+        budget: the encoder's window (:func:`token_budget`); None joins passages of
+            ``distance.long.texts_per_passage`` tweets whatever their length.
+    """
+    study = read_study(settings)
+    return study, draw_texts(settings, study, budget)
+
+
+def read_study(settings: StudySettings) -> StudyData:
+    """Check the settings, read the corpus, build the groups and the training sample."""
     preflight_job(settings)
     dataset = settings.dataset
     corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
@@ -49,11 +74,28 @@ def prepare(settings: StudySettings) -> tuple[StudyData, DistanceDraws]:
     if settings.finetune.enabled:
         require_training(study)
     preflight_study(settings.distance, len(study.groups), corpus.emptied_note())
+    return study
+
+
+def draw_texts(
+    settings: StudySettings, study: StudyData, budget: TokenBudget | None
+) -> DistanceDraws:
+    """The distance suite's draws of the job (passages fit ``budget`` when one is given)."""
     sizes = settings.distance.draw_sizes()
-    draws = distance_draws(
-        study.groups, sizes, dataset.unit, settings.seed, settings.sampling.policy
-    )
-    return study, draws
+    unit, policy = settings.dataset.unit, settings.sampling.policy
+    return distance_draws(study.groups, sizes, unit, settings.seed, policy, budget)
+
+
+def token_budget(encoder: Encoder) -> TokenBudget:
+    """The encoder's window and its tokenizer's count (special tokens in, not truncated)."""
+    tokenizer = encoder.tokenizer
+
+    @lru_cache(maxsize=1 << 16)
+    def count(text: str) -> int:
+        encoded = tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)
+        return len(encoded["input_ids"])
+
+    return TokenBudget(encoder.spec.max_length, count)
 
 
 def sweep_sinkhorn(
@@ -81,7 +123,12 @@ def sweep_sinkhorn(
         distance.draw_sizes(), repetitions=1, floors=False, lda_passages=None, sentences=False
     )
     calibration = distance_draws(
-        groups, sizes, settings.dataset.unit, distance.calibration_seed, settings.sampling.policy
+        groups,
+        sizes,
+        settings.dataset.unit,
+        distance.calibration_seed,
+        settings.sampling.policy,
+        token_budget(encoder),
     )
     return calibrate_sinkhorn(calibration, encoder, cache, distance)
 
@@ -101,7 +148,7 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
     _warn_shared(study.corpus.dropped)
     if study.corpus.emptied:
         log.warning("%s", study.corpus.emptied_note())
-    metrics = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
+    metrics: dict[str, float] = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
     metrics[f"data/size/{TRAIN_SAMPLE}"] = len(study.training)
     metrics.update({f"data/dropped/{k}": v for k, v in study.corpus.dropped.items()})
     if draws.pool_size:
@@ -115,7 +162,25 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
         if len(whole):
             run.tags({"sampling.whole_groups": ",".join(sorted(set(whole["group"])))})
             log.warning("groups taken whole (sampling.policy=all): %s", sorted(set(whole["group"])))
+        metrics.update(_texts_in_full(draws))
     run.metrics(metrics)
+
+
+def _texts_in_full(draws: DistanceDraws) -> dict[str, float]:
+    """``draws/<kind>/texts_in_full`` and its share, and one log line saying them."""
+    counts = draws.texts_in_full()
+    if not len(counts):
+        return {}
+    parts = [
+        f"{row.kind} {row.texts_in_full:,} of {row.texts:,} ({row.share:.1%})"
+        for row in counts.itertuples()
+    ]
+    log.info("texts embedded in full (within the encoder's window): %s", "; ".join(parts))
+    metrics: dict[str, float] = {}
+    for row in counts.itertuples():
+        metrics[f"draws/{row.kind}/texts_in_full"] = int(row.texts_in_full)
+        metrics[f"draws/{row.kind}/texts_in_full_share"] = float(row.share)
+    return metrics
 
 
 def _warn_shared(dropped: dict[str, int]) -> None:
@@ -189,10 +254,12 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     seed_everything(settings.seed, workers=True, verbose=False)
     timings: dict[str, float] = {}
     with timed(timings, "data"):
-        study, draws = prepare(settings)
-        log_study(run, study, draws, data_source(settings))
+        study = read_study(settings)
     with timed(timings, "encoder"):
         encoder = study_encoder(settings)
+    with timed(timings, "data"):  # passages fit the encoder's window: drawn once it is known
+        draws = draw_texts(settings, study, token_budget(encoder))
+        log_study(run, study, draws, data_source(settings))
     cache = EmbeddingCache(Path(settings.paths.cache_dir))
     run.tags(
         {

@@ -86,6 +86,7 @@ def read_settings(cfg: DictConfig) -> StudySettings:
             message names the key and says what to set.
     """
     _check_dataset_package(cfg)
+    _check_primary_performance(cfg)
     values = plain_config(cfg)
     _check_task_and_seed(values)
     return _random_encoder_apart(build(StudySettings, values, ""))
@@ -98,6 +99,17 @@ def _check_dataset_package(cfg: DictConfig) -> None:
         raise ConfigError(
             "the dataset's config file puts its keys under dataset.dataset: make "
             "`# @package _global_` its first line (see conf/dataset/sentiment140.yaml)"
+        )
+
+
+def _check_primary_performance(cfg: DictConfig) -> None:
+    """A corpus names its primary performance column; ``analysis.primary`` interpolates it."""
+    dataset = cfg.get("dataset")
+    if isinstance(dataset, DictConfig) and "primary_performance" not in dataset:
+        raise ConfigError(
+            "dataset.primary_performance is not set: name the corpus's primary performance "
+            "column in its config file (`primary_performance: gap_accuracy` for a binary "
+            "corpus, gap_micro_f1 for a multilabel one; see conf/dataset/sentiment140.yaml)"
         )
 
 

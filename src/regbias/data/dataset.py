@@ -53,12 +53,16 @@ class Dataset(abc.ABC):
         name: the dataset's name in run names and experiments (its config file's name).
         task: ``binary`` (one label: sentiment) or ``multilabel`` (topics).
         unit: ``tweet`` (short texts; long text joins several) or ``document``.
+        primary_performance: the performance column of the corpus's primary hypothesis, one
+            its task produces (``gap_accuracy`` for a binary corpus, ``gap_micro_f1`` for a
+            multilabel one); the default ``analysis.primary`` takes it from here.
         groups: the groups to study, in display order (None: every group of the corpus).
     """
 
     name: str
     task: Literal["binary", "multilabel"]
     unit: Literal["tweet", "document"]
+    primary_performance: str
     groups: list[str] | None = None
 
     #: The files a run reads, downloaded on first use and by ``python -m regbias.data.fetch``.

@@ -10,7 +10,7 @@ main draw and of the same size, whose distance to the main draw is the group's n
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -19,6 +19,7 @@ import pandas as pd
 from regbias.data.corpus import TextSet
 from regbias.data.sampling import (
     SizePolicy,
+    TokenBudget,
     common_size,
     draw_indices,
     long_text_passages,
@@ -97,7 +98,8 @@ class DistanceDraws:
     tweet: itself; a passage: the tweets it joins): the exchangeable units a pair test
     relabels. Within one draw no corpus text occurs twice, and a group's main and twin draws
     of one repetition share none. ``records`` has one row per (kind, repetition, group):
-    requested, size, whole_group.
+    requested, size, whole_group, ``texts`` (the corpus texts the draw joins) and, when the
+    draws knew the encoder's window, ``texts_in_full`` (those in a drawn text that fits it).
     """
 
     texts: dict[str, list[dict[str, list[str]]]] = field(default_factory=dict)
@@ -110,6 +112,19 @@ class DistanceDraws:
         """The records as a table, one row per draw."""
         return pd.DataFrame(self.records)
 
+    def texts_in_full(self) -> pd.DataFrame:
+        """Per kind (twins counted with their kind): corpus texts drawn, in full, and the share.
+
+        Empty when the draws did not know the encoder's window.
+        """
+        frame = self.table()
+        if "texts_in_full" not in frame or frame["texts_in_full"].isna().all():
+            return pd.DataFrame(columns=["kind", "texts", "texts_in_full", "share"])
+        frame = frame.assign(kind=frame["kind"].str.removesuffix("_twin"))
+        totals = frame.groupby("kind", sort=False)[["texts", "texts_in_full"]].sum()
+        totals["share"] = totals["texts_in_full"] / totals["texts"]
+        return totals.astype({"texts": int, "texts_in_full": int}).reset_index()
+
     def distinct_texts(self, kinds: list[str]) -> list[str]:
         """Every text the draws of ``kinds`` use, once, in first-seen order (to embed)."""
         seen: dict[str, None] = {}
@@ -121,7 +136,12 @@ class DistanceDraws:
 
 
 def distance_draws(
-    groups: dict[str, TextSet], sizes: DrawSizes, unit: Unit, seed: int, policy: SizePolicy
+    groups: dict[str, TextSet],
+    sizes: DrawSizes,
+    unit: Unit,
+    seed: int,
+    policy: SizePolicy,
+    budget: TokenBudget | None = None,
 ) -> DistanceDraws:
     """Draw the texts of every repetition of the short, long and LDA measurements.
 
@@ -133,7 +153,10 @@ def distance_draws(
     twin draws for the floor from the other); otherwise draws come from the whole group as in
     the paper (twins then come from the texts the main draw left). No corpus text occurs twice
     in one draw, nor in a group's main and twin draws of one repetition; LDA's passages
-    partition the whole pool, so its fit and measurement halves share no text.
+    partition the whole pool, so its fit and measurement halves share no text. With the
+    encoder's ``budget`` a passage joins tweets while it fits the encoder's window (up to
+    ``texts_per_passage``; the passages then partition a part of the pool), and every record
+    counts the texts embedded in full.
     """
     draws = DistanceDraws()
     if sizes.matched_pool:
@@ -147,14 +170,16 @@ def distance_draws(
     for r in range(sizes.repetitions):
         source = _pools(groups, draws.pool_size, seed, r) if draws.pool_size else None
         if sizes.short_texts and unit == "tweet":
-            _measure(draws, "short", r, groups, source, sizes, unit, seed, policy)
+            _measure(draws, "short", r, groups, source, sizes, unit, seed, policy, budget)
         if sizes.long_passages:
-            _measure(draws, "long", r, groups, source, sizes, unit, seed, policy)
+            _measure(draws, "long", r, groups, source, sizes, unit, seed, policy, budget)
         if sizes.sentences:
-            _measure(draws, "sentence", r, groups, source, sizes, unit, seed, policy)
+            _measure(draws, "sentence", r, groups, source, sizes, unit, seed, policy, budget)
         if lda_size:
             lda_groups = {g: _merged(h) for g, h in source.items()} if source else groups
-            drawn = _draw(lda_groups, "lda", lda_size, sizes, unit, seed, f"lda/{r}", policy)
+            drawn = _draw(
+                lda_groups, "lda", lda_size, sizes, unit, seed, f"lda/{r}", policy, budget
+            )
             _add(draws, "lda", r, drawn)
     return draws
 
@@ -242,6 +267,7 @@ def _measure(
     unit: Unit,
     seed: int,
     policy: SizePolicy,
+    budget: TokenBudget | None,
 ) -> None:
     """The main draws of one kind and repetition and, with floors on, the twin draws."""
     n = {"short": sizes.short_texts, "long": sizes.long_passages}.get(kind)
@@ -249,14 +275,15 @@ def _measure(
         n = sizes.sentence_texts or _half(groups, pools)
     assert n is not None
     main_groups = {g: h[0] for g, h in pools.items()} if pools else groups
-    _add(draws, kind, r, _draw(main_groups, kind, n, sizes, unit, seed, f"{kind}/{r}", policy))
+    main = _draw(main_groups, kind, n, sizes, unit, seed, f"{kind}/{r}", policy, budget)
+    _add(draws, kind, r, main)
     if not sizes.floors:
         return
     if pools:
         twin_groups = {g: h[1] for g, h in pools.items()}
     else:
         twin_groups = {g: _rest(t, draws.units[kind][r][g]) for g, t in groups.items()}
-    twin = _draw(twin_groups, kind, n, sizes, unit, seed, f"{kind}/{r}/twin", policy)
+    twin = _draw(twin_groups, kind, n, sizes, unit, seed, f"{kind}/{r}/twin", policy, budget)
     draws.twins.setdefault(kind, []).append({g: drawn.texts for g, drawn in twin.items()})
     for group, drawn in twin.items():
         draws.records.append(_record(f"{kind}_twin", r, group, drawn))
@@ -278,12 +305,17 @@ def _rest(texts: TextSet, used: list[tuple[str, ...]]) -> TextSet:
 
 @dataclass(frozen=True)
 class _Drawn:
-    """One group's draw: the drawn texts, the corpus texts each joins, and its sizes."""
+    """One group's draw: the drawn texts, the corpus texts each joins, and its sizes.
+
+    ``in_full`` counts the corpus texts of drawn texts the encoder embeds whole (None: the
+    window was not known).
+    """
 
     texts: list[str]
     units: list[tuple[str, ...]]
     requested: int
     whole_group: bool
+    in_full: int | None = None
 
 
 _SETTING = {
@@ -303,10 +335,21 @@ def _draw(
     seed: int,
     purpose: str,
     policy: SizePolicy,
+    budget: TokenBudget | None,
 ) -> dict[str, _Drawn]:
     if kind in ("short", "sentence") or unit == "document":
-        return _plain(groups, n, seed, purpose, policy)
-    return _passages(groups, n, sizes.texts_per_passage, seed, purpose, _SETTING[kind])
+        drawn = _plain(groups, n, seed, purpose, policy)
+    else:
+        drawn = _passages(groups, n, sizes.texts_per_passage, seed, purpose, _SETTING[kind], budget)
+    if budget is None:
+        return drawn
+    return {g: replace(d, in_full=_in_full(d, budget)) for g, d in drawn.items()}
+
+
+def _in_full(drawn: _Drawn, budget: TokenBudget) -> int:
+    """The corpus texts of ``drawn`` whose drawn text fits the encoder's window."""
+    pairs = zip(drawn.texts, drawn.units, strict=True)
+    return sum(len(unit) for text, unit in pairs if budget.fits(text))
 
 
 def _record(kind: str, repetition: int, group: str, drawn: _Drawn) -> dict[str, object]:
@@ -317,6 +360,8 @@ def _record(kind: str, repetition: int, group: str, drawn: _Drawn) -> dict[str, 
         "requested": drawn.requested,
         "size": len(drawn.texts),
         "whole_group": drawn.whole_group,
+        "texts": sum(len(unit) for unit in drawn.units),
+        "texts_in_full": drawn.in_full,
     }
 
 
@@ -345,13 +390,14 @@ def _passages(
     seed: int,
     purpose: str,
     setting: str,
+    budget: TokenBudget | None,
 ) -> dict[str, _Drawn]:
     """Per group, ``n`` passages that partition a permuted sample of its texts."""
     out = {}
     for name, texts in groups.items():
         rng = rng_for(seed, purpose, name)
         passages, members = long_text_passages(
-            texts.texts, n, texts_per_passage, rng, name, setting
+            texts.texts, n, texts_per_passage, rng, name, setting, budget
         )
         units = [tuple(texts.texts[i] for i in m) for m in members]
         out[name] = _Drawn(passages, units, n, False)

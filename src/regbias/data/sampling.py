@@ -7,6 +7,7 @@ only on the job's seed and what it is for, never on the order in which stages ru
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,6 +19,7 @@ from regbias.errors import ConfigError, SampleSizeError
 __all__ = [
     "SizePolicy",
     "Draw",
+    "TokenBudget",
     "rng_for",
     "draw_indices",
     "equal_size_draws",
@@ -61,6 +63,25 @@ class Draw:
     def size(self) -> int:
         """The number of texts drawn."""
         return len(self.indices)
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    """The encoder's window and how to count a text's tokens in it (the app layer gives both).
+
+    Attributes:
+        max_tokens: the most tokens the encoder embeds of one text (its ``max_length``),
+            special tokens included; the rest of a longer text is cut.
+        count: the tokens the encoder's tokenizer makes of a text, special tokens included,
+            without truncation.
+    """
+
+    max_tokens: int
+    count: Callable[[str], int]
+
+    def fits(self, text: str) -> bool:
+        """Whether the encoder embeds ``text`` in full."""
+        return self.count(text) <= self.max_tokens
 
 
 def _check_policy(policy: str) -> None:
@@ -125,21 +146,28 @@ def long_text_passages(
     rng: np.random.Generator,
     group: str = "",
     setting: str = "distance.long.passages_per_draw",
+    budget: TokenBudget | None = None,
 ) -> tuple[list[str], list[np.ndarray]]:
     """Passages that partition a permuted sample of one group's texts, joined by spaces.
 
-    ``n_passages x texts_per_passage`` distinct texts are drawn and cut into consecutive
-    passages, so no text occurs twice in one draw: passages that shared texts would be
-    near-duplicates, and a relabelling that split them over both sides of a pair would make
-    exchangeable groups look apart.
+    The texts are permuted and cut into consecutive passages, so no text occurs twice in one
+    draw: passages that shared texts would be near-duplicates, and a relabelling that split
+    them over both sides of a pair would make exchangeable groups look apart. Without a
+    ``budget`` every passage joins ``texts_per_passage`` texts. With one, a passage takes the
+    next text while the joined passage still fits the encoder's window, up to
+    ``texts_per_passage``; the text that does not fit opens the next passage (a single text
+    longer than the window makes a passage alone, cut by the encoder). Either way the passages
+    partition a prefix of the permutation of at most ``n_passages x texts_per_passage`` texts.
 
     Args:
         texts: the group's texts (or the pool the draw comes from).
         n_passages: passages to make.
-        texts_per_passage: texts each passage joins.
+        texts_per_passage: the most texts a passage joins.
         rng: the draw's generator.
         group: the group's name, for the error message.
         setting: the config key that sets ``n_passages``, named by the error.
+        budget: the encoder's window; None joins ``texts_per_passage`` texts whatever their
+            length.
 
     Returns:
         The passages and, for each, the positions of the texts it joins.
@@ -157,8 +185,30 @@ def long_text_passages(
             f"but {named} has only {len(texts)} for this draw: lower {setting} or "
             "distance.long.texts_per_passage"
         )
-    chosen = rng.permutation(len(texts))[:needed]
-    members = [
-        chosen[i * texts_per_passage : (i + 1) * texts_per_passage] for i in range(n_passages)
-    ]
+    order = rng.permutation(len(texts))
+    if budget is None:
+        members = [
+            order[i * texts_per_passage : (i + 1) * texts_per_passage] for i in range(n_passages)
+        ]
+    else:
+        members = _fitted_passages(texts, order, n_passages, texts_per_passage, budget)
     return [" ".join(texts[i] for i in m) for m in members], members
+
+
+def _fitted_passages(
+    texts: list[str], order: np.ndarray, n_passages: int, most: int, budget: TokenBudget
+) -> list[np.ndarray]:
+    """Consecutive runs of ``order``, each as long as fits the budget (1 to ``most`` texts)."""
+    members = []
+    start = 0
+    for _ in range(n_passages):
+        joined, end = texts[order[start]], start + 1
+        # end < start + most <= n_passages * most <= len(texts): never past the permutation.
+        while end - start < most:
+            candidate = f"{joined} {texts[order[end]]}"
+            if not budget.fits(candidate):
+                break
+            joined, end = candidate, end + 1
+        members.append(order[start:end])
+        start = end
+    return members

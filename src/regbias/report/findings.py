@@ -15,6 +15,7 @@ import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_power import TARGET_POWER
+from regbias.analysis.power_rho import POWER_CONFIDENCE
 from regbias.analysis.primary import PrimaryTest
 from regbias.report.escape import markdown_code, markdown_text
 
@@ -59,7 +60,7 @@ _ADJUSTED = {
     "none": "unadjusted",
 }
 _SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
-_DETECTS = {"greater": "rho >= {:.1f}", "less": "rho <= {:.1f}", "two-sided": "|rho| >= {:.1f}"}
+_DETECTS = {"greater": "rho >= {:.2f}", "less": "rho <= {:.2f}", "two-sided": "|rho| >= {:.2f}"}
 _DISTANCES = {
     "dist_sinkhorn_long": "long-text Sinkhorn distance",
     "dist_sinkhorn_short": "short-text Sinkhorn distance",
@@ -158,8 +159,10 @@ def primary_sentence(test: PrimaryTest) -> str:
     Returns:
         E.g. "**Primary hypothesis.** The accuracy gap against the long-text Sinkhorn distance
         (`dist_sinkhorn_long`, `gap_accuracy`; regions only, 15 pairs, one-sided rho > 0):
-        rho = 0.31, exact Mantel p = 0.12, not significant at 0.05; with 6 groups this test
-        detects rho >= 0.7 with 80% power."
+        rho = 0.31, exact Mantel p = 0.12, not significant at 0.05; with 6 groups 80% power
+        is not reachable in a group model in 2 dimensions: at its largest rho, 0.61, the power
+        is 0.64 (95% interval 0.61-0.67)." (the power is shown to reach 80% only where the
+        Clopper-Pearson bound says so, else the point estimate and its interval are given).
     """
     subject = f"{describe_column(test.performance)} against {describe_column(test.distance)}"
     columns = f"{markdown_code(test.distance)}, {markdown_code(test.performance)}"
@@ -182,15 +185,32 @@ def _power_clause(test: PrimaryTest) -> str:
     power = test.power
     if power is None or not len(power.table):
         return ""
+    model = f"a group model in {power.dimensions} dimension{'s' * (power.dimensions > 1)}"
+    reach = f"{model}, where rho reaches {power.reachable_rho:.2f} at most"
     detected = power.detected_rho
     if detected is not None:
-        reach = _DETECTS[test.direction].format(detected)
-        return f"; with {power.n_groups} groups this test detects {reach} with {_TARGET} power"
-    largest = power.table.loc[power.table["planted_rho"].abs().idxmax()]
+        found = _DETECTS[test.direction].format(detected)
+        return (
+            f"; with {power.n_groups} groups this test detects {found} with {_TARGET} power "
+            f"({reach})"
+        )
+    nearest = power.nearest_row
+    if nearest is not None:
+        return (
+            f"; with {power.n_groups} groups this test has power {_power_interval(nearest)} at "
+            f"rho = {nearest['mean_rho']:.2f}, not shown to reach {_TARGET} ({reach})"
+        )
+    strongest = power.strongest_row
     return (
-        f"; with {power.n_groups} groups this test does not reach {_TARGET} power at "
-        f"any planted rho up to {largest['planted_rho']:.1f} (power there "
-        f"{largest['power']:.2f})"
+        f"; with {power.n_groups} groups {_TARGET} power is not reachable in {model}: at its "
+        f"largest rho, {strongest['mean_rho']:.2f}, the power is {_power_interval(strongest)}"
+    )
+
+
+def _power_interval(row: pd.Series) -> str:
+    return (
+        f"{row['power']:.2f} ({POWER_CONFIDENCE:.0%} interval "
+        f"{row['power_low']:.2f}-{row['power_high']:.2f})"
     )
 
 
