@@ -33,6 +33,7 @@ from regbias.tracking.ui import log_derived
 __all__ = [
     "data_source",
     "draw_texts",
+    "passage_budget",
     "prepare",
     "read_study",
     "run_pipeline",
@@ -86,6 +87,11 @@ def draw_texts(
     return distance_draws(study.groups, sizes, unit, settings.seed, policy, budget)
 
 
+def passage_budget(settings: StudySettings, encoder: Encoder) -> TokenBudget | None:
+    """The window passages fit (``distance.long.fit_window``), or None: fixed-size passages."""
+    return token_budget(encoder) if settings.distance.long.fit_window else None
+
+
 def token_budget(encoder: Encoder) -> TokenBudget:
     """The encoder's window and its tokenizer's count (special tokens in, not truncated)."""
     tokenizer = encoder.tokenizer
@@ -128,7 +134,7 @@ def sweep_sinkhorn(
         settings.dataset.unit,
         distance.calibration_seed,
         settings.sampling.policy,
-        token_budget(encoder),
+        passage_budget(settings, encoder),
     )
     return calibrate_sinkhorn(calibration, encoder, cache, distance)
 
@@ -258,7 +264,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     with timed(timings, "encoder"):
         encoder = study_encoder(settings)
     with timed(timings, "data"):  # passages fit the encoder's window: drawn once it is known
-        draws = draw_texts(settings, study, token_budget(encoder))
+        draws = draw_texts(settings, study, passage_budget(settings, encoder))
         log_study(run, study, draws, data_source(settings))
     cache = EmbeddingCache(Path(settings.paths.cache_dir))
     run.tags(

@@ -56,11 +56,17 @@ class ShortSettings:
 
 @dataclass(frozen=True)
 class LongSettings:
-    """``distance.long``: passages per draw, each joining ``texts_per_passage`` texts."""
+    """``distance.long``: passages per draw, each joining up to ``texts_per_passage`` texts.
+
+    With ``fit_window`` a passage takes texts only while it fits the encoder's window (none is
+    cut off); without, it joins ``texts_per_passage`` texts whatever their length (the first
+    version's passages, whose tail the encoder truncates).
+    """
 
     enabled: bool
     passages_per_draw: int
     texts_per_passage: int
+    fit_window: bool
 
 
 @dataclass(frozen=True)
