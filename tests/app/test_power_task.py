@@ -19,7 +19,7 @@ def test_power_task_logs_rates_figure_and_one_sentence_per_size_class(tmp_path, 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (
-        "regbias: power of the test of record (energy; us split in two, uk mixed in" in done.stdout
+        "regbias: power of the test of record (mean; us split in two, uk mixed in" in done.stdout
     )
     # The smoke preset caps groups at 300; za (about 240 after its shared texts) and baseline
     # (the 200-tweet training sample) make size classes of their own.

@@ -60,7 +60,7 @@ def test_nothing_beyond_noise_is_said_first_and_names_no_pair() -> None:
     assert "none of the 2 secondary correlations is significant (maxT-adjusted)" in line
     assert "0 of 15 region pairs differ" in line
     assert "0 of 13 pairs with a reference group differ" in line
-    assert "test of record: energy distance" in line
+    assert "test of record: squared mean difference" in line
     assert "au-" not in line
 
 

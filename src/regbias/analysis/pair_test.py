@@ -95,7 +95,7 @@ class PairTestSettings:
     """
 
     enabled: bool = True
-    statistic: PairStatistic = "energy"
+    statistic: PairStatistic = "mean"
     relabellings: int = 9999
     cap: int = 2000
     seed: int = 0
