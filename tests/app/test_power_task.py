@@ -18,9 +18,7 @@ def test_power_task_logs_rates_figure_and_one_sentence_per_size_class(tmp_path, 
         data_dir=shared_data_dir,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (
-        "regbias: power of the test of record (mean; us split in two, uk mixed in" in done.stdout
-    )
+    assert "regbias: power of the test of record (mean; us split in two, uk mixed in" in done.stdout
     # The smoke preset caps groups at 300; za (about 240 after its shared texts) and baseline
     # (the 200-tweet training sample) make size classes of their own.
     classes = [line for line in done.stdout.splitlines() if line.startswith("  pairs of ")]
