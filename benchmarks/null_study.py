@@ -108,11 +108,20 @@ def _histogram(p: np.ndarray, bins: int = 10) -> str:
 
 
 def rates(work: Path) -> list[str]:
-    """Per distance: pairs called different (adjusted), raw p <= 0.05, the p histogram."""
+    """The test of record, then per secondary distance test: pairs called different, raw p."""
     pairs = pd.read_csv(
         _parent_folder(work, "analysis") / "pairwise.csv", keep_default_na=False, na_values=[""]
     )
     lines = []
+    if "pair_test_p" in pairs.columns:  # the test of record: the verdicts of the study
+        p = pairs["pair_test_p"].to_numpy(dtype=np.float64)
+        p = p[np.isfinite(p)]
+        found = int(pairs["pair_test_differs"].astype(str).str.lower().eq("true").sum())
+        lines += [
+            f"  test of record: raw p <= 0.05: {_interval(int(np.sum(p <= 0.05)), len(p))}; "
+            f"differs (Holm within its family): {found}",
+            f"    histogram of raw p: {_histogram(p)}",
+        ]
     for column in sorted(c for c in pairs.columns if c.startswith("p_above_noise_dist_")):
         name = column.removeprefix("p_above_noise_dist_")
         p = pairs[column].to_numpy(dtype=np.float64)
