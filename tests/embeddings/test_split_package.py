@@ -98,7 +98,7 @@ def test_the_pieces_assemble_once_into_a_folder_that_loads(fake_parts):
     encoder = load_encoder(fake_parts, device="cpu")
     entry = _entry(fake_parts)
     names = {p.name for p in entry.iterdir()}
-    assert {parts.WEIGHTS, "config.json", "vocab.txt"} <= names
+    assert {parts.WEIGHTS, "config.json", "tokenizer_config.json"} <= names
     assert "README.md" not in names
     expected = load_encoder(RandomEncoder(name="tiny", pooling="mean", max_length=32), "cpu")
     texts = ["a tweet from perth", "another one"]
