@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -29,11 +30,17 @@ def test_a_five_megabyte_text_is_a_valid_field(tmp_path):
 class WordVectors:
     """A stand-in encoder: one seeded 4-d token vector per word of a text."""
 
+    spec = SimpleNamespace(identity="test:word-vectors", pooling="mean")
+
     def token_embeddings(self, texts, padding="real", batch_size=64):
         return [
             np.random.default_rng(len(text)).normal(size=(len(text.split()), 4)).astype("f4")
             for text in texts
         ]
+
+    def embed(self, texts, padding="real", batch_size=64):
+        """Token vectors and (none asked here) no pooled ones: the suite's one pass."""
+        return self.token_embeddings(texts, padding, batch_size), None
 
 
 def distance_settings(*overrides):
