@@ -17,7 +17,7 @@ import pandas as pd
 
 from regbias.analysis.correlations import strongest
 from regbias.analysis.pair_test import PRIMARY_FAMILY
-from regbias.distances.matrix import DISTANCE_NAMES, DistanceMatrix
+from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text, plain_text
 from regbias.report.record import PAIR_TESTS_CSV
 from regbias.tables import read_table
@@ -25,7 +25,6 @@ from regbias.tables import read_table
 __all__ = [
     "HEADLINE_FILE",
     "Headline",
-    "PREFERRED_DISTANCES",
     "correlation_metrics",
     "read_headline",
     "read_matrices",
@@ -34,9 +33,6 @@ __all__ = [
 #: The bottom line's numbers a report writes (read back as ``headline/<key>`` metrics).
 HEADLINE_FILE = "analysis/headline.json"
 
-#: The distances whose farthest differing pair is named, in this order of preference (the
-#: suite's order, :data:`regbias.distances.matrix.DISTANCE_NAMES`); other names follow sorted.
-PREFERRED_DISTANCES = DISTANCE_NAMES
 #: Correlation columns logged as ``corr/<distance>/<performance>/<suffix>``.
 METRIC_COLUMNS = {
     "spearman_rho": "rho",

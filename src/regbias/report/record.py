@@ -52,12 +52,16 @@ def _name(row: pd.Series) -> str:
     return f"{markdown_text(row['group_a'])}-{markdown_text(row['group_b'])}"
 
 
-def _how(tests: PairTests) -> str:
+def _method(tests: PairTests) -> str:
     s = tests.settings
     return (
-        f"test of record: {s.words()} of sentence vectors, all distinct texts (at most "
-        f"{s.cap} a group), {s.relabellings} relabellings, Holm p <= {tests.alpha:g}"
+        f"{s.words()} of sentence vectors, all distinct texts (at most {s.cap} a group), "
+        f"{s.relabellings} relabellings, Holm p <= {tests.alpha:g}"
     )
+
+
+def _how(tests: PairTests) -> str:
+    return f"test of record: {_method(tests)}"
 
 
 def record_part(tests: PairTests | None) -> str:
@@ -123,7 +127,7 @@ def record_lines(tests: PairTests | None) -> list[str]:
             for _, r in found.iterrows()
         )
         within = rows[~rows["differs"]]
-        text = f"{head}: {len(found)} differ ({_how(tests)})"
+        text = f"{head}: {len(found)} differ ({_method(tests)})"
         text += f": {listed}" if listed else " (none)"
         if len(within):
             text += "; no difference: " + ", ".join(
@@ -182,7 +186,7 @@ def record_section(tests: PairTests | None) -> str:
         [
             "## Which pairs differ: the test of record",
             "",
-            f"One permutation test per pair ({_how(tests)}), once for the whole sweep: the "
+            f"One permutation test per pair ({_method(tests)}), once for the whole sweep: the "
             "exchangeable units are the groups' texts, one vector each, so there are no "
             "repetitions and no passages. Texts both groups hold are left out of that pair "
             "(`shared`; `mixed` against a region is the region against the other regions). "
