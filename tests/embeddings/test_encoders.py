@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+import regbias.embeddings.encoder as encoder_module
 from regbias.embeddings.encoder import Encoder, load_encoder, plan_batches
 from regbias.embeddings.sources import RandomEncoder
 from regbias.embeddings.spec import EncoderSpec
@@ -261,6 +262,23 @@ def test_batches_fit_the_token_budget_longest_first() -> None:
         assert len(batch) * widths[0] <= 40
     assert plan_batches([128] * 5, token_budget=2 * 128) == [[0, 1], [2, 3], [4]]
     assert plan_batches([200], token_budget=64) == [[0]]
+
+
+def test_a_cpu_pass_stays_in_cache_and_its_vectors_do_not_depend_on_it(
+    minilm: Encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # MiniLM's feed-forward is 1,536 wide: a CPU pass takes at most 1,024 padded tokens, not
+    # the 64 x 128 of a GPU pass.
+    assert minilm._token_budget(64) == 1024
+    assert minilm._token_budget(4) == 4 * 128  # a smaller batch_size still binds
+    monkeypatch.setattr(minilm, "device", torch.device("cuda"))
+    assert minilm._token_budget(64) == 64 * 128
+    monkeypatch.undo()
+    texts = [f"tweet number {i} " * (1 + i % 7) for i in range(200)]
+    small = minilm.pooled(texts)
+    monkeypatch.setattr(encoder_module, "CPU_PASS_FLOATS", 10**12)
+    big = minilm.pooled(texts)
+    np.testing.assert_allclose(small, big, rtol=0, atol=1e-5)
 
 
 def test_checkpoint_without_pooler_weights_has_no_pooler(tiny: Encoder, tmp_path: Path) -> None:
