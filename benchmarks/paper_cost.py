@@ -37,7 +37,7 @@ from regbias.app.pipeline import prepare, study_encoder
 from regbias.app.settings import StudySettings, read_settings
 from regbias.data.draws import evaluation_draws
 from regbias.data.groups import BASELINE
-from regbias.distances.exact import BYTES_PER_ENTRY, MEMORY_SHARE
+from regbias.distances.sinkhorn.exact import BYTES_PER_ENTRY, MEMORY_SHARE
 from regbias.distances.suite import run_distance_suite
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.performance.predict import predict_proba

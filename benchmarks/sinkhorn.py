@@ -100,7 +100,7 @@ def timed(fn: Callable[[], object]) -> tuple[object, float]:
 
 
 def exact_ot(x: np.ndarray, y: np.ndarray) -> float:
-    from regbias.distances.exact import exact_ot as solve
+    from regbias.distances.sinkhorn.exact import exact_ot as solve
 
     return solve(x, y)[0]
 

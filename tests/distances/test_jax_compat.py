@@ -8,8 +8,7 @@ import sys
 import numpy as np
 from jax.interpreters import batching
 
-from regbias.distances import jax_compat
-from regbias.distances.sinkhorn import SinkhornSettings, solve_ot
+from regbias.distances.sinkhorn import SinkhornSettings, jax_compat, solve_ot
 
 
 def test_pinned_jax_still_needs_the_shim():

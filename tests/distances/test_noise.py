@@ -11,8 +11,9 @@ from scipy import stats
 from regbias.data.corpus import TextSet
 from regbias.data.draws import DrawSizes, distance_draws, matched_pool_size
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.noise import sinkhorn_floors, sinkhorn_relabellings
 from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
+from regbias.distances.sinkhorn.floors import sinkhorn_floors
+from regbias.distances.sinkhorn.relabellings import sinkhorn_relabellings
 from regbias.errors import SampleSizeError
 
 SETTINGS = SinkhornSettings(epsilon=0.5, anneal=False, max_iterations=2000, pad_multiple=32)
@@ -67,7 +68,7 @@ def test_a_planted_shift_is_above_noise():
 
 def test_a_relabelled_solve_that_fails_counts_as_extreme(monkeypatch):
     """The first version counted failed relabellings in the denominator only."""
-    from regbias.distances import noise
+    from regbias.distances.sinkhorn import relabellings as noise
 
     per_text = study(0, shifted="a")
     matrix, table = sinkhorn_matrix([stacked(per_text[0])], SETTINGS, progress=False)

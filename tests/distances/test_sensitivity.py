@@ -7,9 +7,9 @@ import ot
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from regbias.distances.exact import exact_ot
-from regbias.distances.sensitivity import EXACT, epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn import SinkhornSettings
+from regbias.distances.sinkhorn.exact import exact_ot
+from regbias.distances.sinkhorn.sensitivity import EXACT, epsilon_sensitivity, ranking_stability
 
 SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64, threshold=1e-4)
 

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from regbias.distances import ott_solve, sinkhorn
 from regbias.distances.sinkhorn import (
     SinkhornSettings,
     derive_epsilon,
@@ -16,6 +15,8 @@ from regbias.distances.sinkhorn import (
     sinkhorn_matrix,
     solve_ot,
 )
+from regbias.distances.sinkhorn import divergence as sinkhorn
+from regbias.distances.sinkhorn import solve as ott_solve
 from regbias.errors import ConfigError
 
 SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64, solver="sinkhorn")

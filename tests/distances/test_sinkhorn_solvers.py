@@ -9,8 +9,6 @@ import numpy as np
 import ot
 import pytest
 
-from regbias.distances import ott_solve, sinkhorn, sinkhorn_settings
-from regbias.distances.exact import exact_ot
 from regbias.distances.sinkhorn import (
     SinkhornSettings,
     resolve_settings,
@@ -18,6 +16,10 @@ from regbias.distances.sinkhorn import (
     sinkhorn_matrix,
     solve_ot,
 )
+from regbias.distances.sinkhorn import divergence as sinkhorn
+from regbias.distances.sinkhorn import settings as sinkhorn_settings
+from regbias.distances.sinkhorn import solve as ott_solve
+from regbias.distances.sinkhorn.exact import exact_ot
 from regbias.errors import ConfigError
 
 EPSILON = 0.05
@@ -349,7 +351,7 @@ def test_a_kernel_state_with_an_empty_kernel_row_is_never_trusted():
 
 
 def test_exact_problems_solved_at_once_equal_one_at_a_time_and_stop_between_results():
-    from regbias.distances.exact import exact_ot_many
+    from regbias.distances.sinkhorn.exact import exact_ot_many
 
     problems = [(cloud(30, seed=k), cloud(25, shift=0.2 * k, seed=k + 10)) for k in range(5)]
     seen = []
@@ -364,7 +366,7 @@ def test_exact_problems_solved_at_once_equal_one_at_a_time_and_stop_between_resu
 
 
 def test_exact_solves_at_once_are_bounded_by_memory(monkeypatch):
-    from regbias.distances import exact
+    from regbias.distances.sinkhorn import exact
 
     problems = [(cloud(100), cloud(100, seed=1))] * 6
     per_problem = exact.BYTES_PER_ENTRY * 100 * 100
@@ -390,7 +392,7 @@ def test_cpu_calls_hold_a_bounded_number_of_cost_entries(monkeypatch):
 
 
 def test_exact_noise_floors_are_one_exact_solve_each():
-    from regbias.distances.noise import sinkhorn_floors
+    from regbias.distances.sinkhorn.floors import sinkhorn_floors
 
     groups = ["a", "b", "c"]
     main = [

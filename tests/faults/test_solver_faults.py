@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from regbias.app.settings import read_settings
-from regbias.distances import ott_solve
 from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings
+from regbias.distances.sinkhorn import solve as ott_solve
 from regbias.errors import ConfigError
 from regbias.interrupt import StopRequested, request_stop
 from tests.faults.conftest import composed

@@ -17,7 +17,7 @@ from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.sampling import TokenBudget
 from regbias.data.study import StudyData, build_study, group_table, require_training
-from regbias.distances.sinkhorn_settings import ResolvedSinkhorn, needs_calibration
+from regbias.distances.sinkhorn.settings import ResolvedSinkhorn, needs_calibration
 from regbias.distances.suite import DistanceSuiteResult, calibrate_sinkhorn, run_distance_suite
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder

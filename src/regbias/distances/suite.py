@@ -16,10 +16,11 @@ from regbias.data.draws import DistanceDraws, DrawSizes, validate_draw_sizes
 from regbias.distances.energy import EnergySettings, energy_matrix
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.noise import sinkhorn_floors, sinkhorn_relabellings
-from regbias.distances.sensitivity import epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn import sinkhorn_matrix
-from regbias.distances.sinkhorn_settings import ResolvedSinkhorn, SinkhornSettings, resolve_settings
+from regbias.distances.sinkhorn.floors import sinkhorn_floors
+from regbias.distances.sinkhorn.relabellings import sinkhorn_relabellings
+from regbias.distances.sinkhorn.sensitivity import epsilon_sensitivity, ranking_stability
+from regbias.distances.sinkhorn.settings import ResolvedSinkhorn, SinkhornSettings, resolve_settings
 from regbias.embeddings.cache import EmbeddingCache, embed_tokens
 from regbias.embeddings.encoder import Encoder
 from regbias.embeddings.joint import embed_jointly

@@ -25,9 +25,16 @@ import pandas as pd
 
 from regbias.console import ProgressBar
 from regbias.console import progress_bar as tqdm
-from regbias.distances.exact import exact_ot_many
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.ott_solve import (
+from regbias.distances.sinkhorn.exact import exact_ot_many
+from regbias.distances.sinkhorn.settings import (
+    ResolvedSinkhorn,
+    SinkhornSettings,
+    derive_epsilon,
+    mean_pooled_cost,
+    resolve_settings,
+)
+from regbias.distances.sinkhorn.solve import (
     SolveDiagnostics,
     check_cloud,
     exact_diagnostics,
@@ -37,16 +44,9 @@ from regbias.distances.ott_solve import (
     solve_many,
     solve_ot,
 )
-from regbias.distances.sinkhorn_settings import (
-    ResolvedSinkhorn,
-    SinkhornSettings,
-    derive_epsilon,
-    mean_pooled_cost,
-    resolve_settings,
-)
 from regbias.interrupt import check_stop
 
-# Settings and single solves live in sinkhorn_settings and ott_solve; they are re-exported
+# Settings and single solves live in .settings and .solve; they are re-exported
 # here, the one module a user of the divergence imports.
 __all__ = [
     "TERMS",

@@ -23,9 +23,9 @@ from ott.geometry import costs, epsilon_scheduler, geometry, pointcloud
 from ott.problems.linear import linear_problem
 from ott.solvers.linear import acceleration, sinkhorn
 
-from regbias.distances.exact import exact_ot
-from regbias.distances.jax_compat import ensure_online_mode
-from regbias.distances.sinkhorn_settings import (
+from regbias.distances.sinkhorn.exact import exact_ot
+from regbias.distances.sinkhorn.jax_compat import ensure_online_mode
+from regbias.distances.sinkhorn.settings import (
     ResolvedSinkhorn,
     SinkhornSettings,
     kernel_updates,

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from regbias.distances.exact import exact_ot
-from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
-from regbias.distances.sinkhorn_settings import unresolved
+from regbias.distances.sinkhorn.divergence import SinkhornSettings, sinkhorn_matrix
+from regbias.distances.sinkhorn.exact import exact_ot
+from regbias.distances.sinkhorn.settings import unresolved
 
 __all__ = ["EXACT", "epsilon_sensitivity", "ranking_stability"]
 
