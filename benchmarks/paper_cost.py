@@ -81,9 +81,7 @@ def measure_distance(groups: list[str]) -> dict[str, Any]:
     encoder = study_encoder(settings)
     cache = EmbeddingCache(Path(os.environ.get("REGBIAS_CACHE_DIR", ".cache/regbias")))
     suite, wall = timed(
-        lambda: run_distance_suite(
-            draws, encoder, cache, settings.distance, seed=0, calibrated=None
-        )
+        lambda: run_distance_suite(draws, encoder, cache, settings.distance, seed=0)
     )
     points = {k: int(v.config.get("n_points_padded", 0)) for k, v in suite.matrices.items()}
     return {
@@ -159,8 +157,8 @@ def paper_sizes() -> dict[str, Any]:
         "val_texts_per_model": int(train * finetune.val_fraction),
         "test_texts_per_model": finetune.sample_size // finetune.k_folds,
         "eval_texts_per_model": int(scored),
-        "energy_relabellings": settings.distance.energy.relabellings,
-        "sinkhorn_relabellings": settings.distance.relabellings,
+        "energy_relabellings": settings.distance.methods["energy"].relabellings,
+        "sinkhorn_relabellings": settings.distance.methods["sinkhorn"].relabellings,
     }
 
 

@@ -6,7 +6,7 @@ no job of a sweep solves differently and all their matrices pool.
 
 from __future__ import annotations
 
-from regbias.app.pipeline import prepare, sweep_sinkhorn
+from regbias.app.pipeline import prepare, sweep_distances
 from regbias.app.settings import read_settings
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import load_encoder
@@ -19,7 +19,9 @@ def calibrated(seed: int, tmp_path, *overrides: str):
     settings = read_settings(compose_config(*SMALL, f"seed={seed}", *overrides))
     study, draws = prepare(settings)
     encoder = load_encoder(settings.encoder, device="cpu")
-    return sweep_sinkhorn(settings, study, draws, encoder, EmbeddingCache(tmp_path / "cache"))
+    cache = EmbeddingCache(tmp_path / "cache")
+    distance = sweep_distances(settings, study, draws, encoder, cache)
+    return distance.methods["sinkhorn"].calibrated
 
 
 def test_jobs_of_one_sweep_share_every_resolved_setting(tmp_path, shared_data_dir):

@@ -118,5 +118,5 @@ def test_the_paper_preset_leaves_pair_verdicts_to_the_test_of_record():
     cfg = compose_config("experiment=paper")
     assert int(cfg.distance.energy.relabellings) == 0
     assert int(cfg.distance.lda.relabellings) == 0
-    assert int(cfg.distance.relabellings) == 0
+    assert int(cfg.distance.sinkhorn.relabellings) == 0
     assert cfg.analysis.pair_test.enabled and int(cfg.analysis.pair_test.relabellings) == 9999

@@ -46,7 +46,7 @@ class WordVectors:
 def distance_settings(*overrides):
     """The composed smoke distance settings, no relabellings, with ``sinkhorn.<key>=<value>``."""
     sinkhorn = [f"distance.sinkhorn.{change}" for change in overrides]
-    return read_settings(composed("distance.relabellings=0", *sinkhorn)).distance
+    return read_settings(composed("distance.sinkhorn.relabellings=0", *sinkhorn)).distance
 
 
 def draws_with_twins(main_words: int, twin_words: int) -> DistanceDraws:
@@ -65,7 +65,7 @@ def draws_with_twins(main_words: int, twin_words: int) -> DistanceDraws:
 
 def test_solver_line_of_the_exact_preset_logs_without_error(caplog):
     distance = distance_settings("solver=exact", "epsilon=0.005")
-    with caplog.at_level(logging.INFO, logger="regbias.distances.suite"):
+    with caplog.at_level(logging.INFO, logger="regbias.distances"):
         result = run_distance_suite(draws_with_twins(3, 3), WordVectors(), None, distance)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Sinkhorn")]
     assert lines == ["Sinkhorn solver exact, updates auto, epsilon 0.005, no annealing"]

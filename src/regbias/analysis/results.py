@@ -92,9 +92,6 @@ class AnalysisSettings:
         performance: ``task=analyze``: the performance columns (None: ``gap_*``, ``dcor_*``).
         exclude_groups: ``task=analyze``: groups whose pairs are left out.
         exclude_pairs: ``task=analyze``: pairs left out, like ``nz-za`` (either order).
-        epsilon_sensitivity: epsilons (OTT units) at which repetition 0 of each Sinkhorn
-            matrix is recomputed, with the exact-OT limit; empty = off.
-        exact_max_points: the largest cloud the exact-OT limit is computed for.
     """
 
     n_permutations: int = 9999
@@ -117,8 +114,6 @@ class AnalysisSettings:
     performance: list[str] | None = None
     exclude_groups: list[str] = field(default_factory=list)
     exclude_pairs: list[str] = field(default_factory=list)
-    epsilon_sensitivity: list[float] = field(default_factory=list)
-    exact_max_points: int = 2000
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis")  # adjust and primary_direction, also made in Python

@@ -17,8 +17,13 @@ from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.sampling import TokenBudget
 from regbias.data.study import StudyData, build_study, group_table, require_training
-from regbias.distances.sinkhorn.settings import ResolvedSinkhorn, needs_calibration
-from regbias.distances.suite import DistanceSuiteResult, calibrate_sinkhorn, run_distance_suite
+from regbias.distances.plugin import TOKEN_KINDS
+from regbias.distances.suite import (
+    DistanceSettings,
+    DistanceSuiteResult,
+    calibrate_distances,
+    run_distance_suite,
+)
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.performance.stage import run_performance_stage
@@ -38,7 +43,7 @@ __all__ = [
     "read_study",
     "run_pipeline",
     "study_encoder",
-    "sweep_sinkhorn",
+    "sweep_distances",
     "token_budget",
 ]
 
@@ -104,26 +109,25 @@ def token_budget(encoder: Encoder) -> TokenBudget:
     return TokenBudget(encoder.spec.max_length, count)
 
 
-def sweep_sinkhorn(
+def sweep_distances(
     settings: StudySettings,
     study: StudyData,
     draws: DistanceDraws,
     encoder: Encoder,
     cache: EmbeddingCache,
-) -> ResolvedSinkhorn | None:
-    """Sinkhorn settings shared by every job of a sweep (None: nothing to resolve).
+) -> DistanceSettings:
+    """The distance settings shared by every job of a sweep, calibrated where a distance asks.
 
-    Epsilon, the annealing start, the solver and the updates are resolved from one calibration
-    draw of the study's groups (without the job's own baseline sample) seeded by
-    ``distance.calibration_seed``, not by the job's seed.
+    What a distance fixes once (Sinkhorn: epsilon, the annealing start, the solver, the
+    updates) is resolved from one calibration draw of the study's groups (without the job's
+    own baseline sample) seeded by ``distance.calibration_seed``, not by the job's seed; with
+    that seed null each job fixes it from its own draws (the first version).
     """
     distance = settings.distance
-    if not any(k in draws.texts for k in ("short", "long")):
-        return None
-    if not needs_calibration(distance.sinkhorn):
-        return None
-    if distance.calibration_seed is None:  # the first version's per-job derivation
-        return None
+    if distance.calibration_seed is None or not any(k in draws.texts for k in TOKEN_KINDS):
+        return distance
+    if not any(m.needs_calibration() for m in distance.enabled_methods()):
+        return distance
     groups = {g: t for g, t in study.groups.items() if g != BASELINE}
     sizes = replace(
         distance.draw_sizes(), repetitions=1, floors=False, lda_passages=None, sentences=False
@@ -136,7 +140,7 @@ def sweep_sinkhorn(
         settings.sampling.policy,
         passage_budget(settings, encoder),
     )
-    return calibrate_sinkhorn(calibration, encoder, cache, distance)
+    return calibrate_distances(calibration, encoder, cache, distance)
 
 
 def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) -> None:
@@ -312,16 +316,8 @@ def _distance_suite(
     encoder: Encoder,
     cache: EmbeddingCache,
 ) -> DistanceSuiteResult:
-    analysis = settings.analysis
-    return run_distance_suite(
-        draws,
-        encoder,
-        cache,
-        settings.distance,
-        seed=settings.seed,
-        calibrated=sweep_sinkhorn(settings, study, draws, encoder, cache),
-        sensitivity=(analysis.epsilon_sensitivity, analysis.exact_max_points),
-    )
+    distance = sweep_distances(settings, study, draws, encoder, cache)
+    return run_distance_suite(draws, encoder, cache, distance, seed=settings.seed)
 
 
 def _performance(
@@ -361,11 +357,6 @@ def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
         "distance_repetitions": settings.distance.repetitions,
         "matched_pool": settings.distance.matched_pool,
         "floors": settings.distance.floors,
-        "relabellings_sinkhorn": settings.distance.relabellings,
-        "relabellings_energy": settings.distance.energy.relabellings
-        if settings.distance.energy.enabled
-        else 0,
-        "relabellings_lda": settings.distance.lda.relabellings,
-        "lda_cross_fit": settings.distance.lda.cross_fit,
+        **{k: v for m in settings.distance.methods.values() for k, v in m.meta().items()},
         "evaluation_seed": settings.finetune.evaluation.seed,
     }

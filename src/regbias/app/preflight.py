@@ -18,8 +18,6 @@ from regbias.app.settings import StudySettings
 from regbias.app.tasks import task_named
 from regbias.data.fingerprint import content_fingerprint
 from regbias.data.study import select_groups
-from regbias.distances.lda import check_components
-from regbias.distances.matrix import DISTANCE_NAMES
 from regbias.distances.suite import DistanceSettings
 from regbias.errors import ConfigError, DataError
 from regbias.performance.evaluation import BINARY_METRICS, MULTILABEL_METRICS
@@ -60,12 +58,8 @@ def preflight_job(settings: StudySettings) -> None:
 
 def _warn_passage_tests(distance: DistanceSettings) -> None:
     """Say once that the distances' own pair tests on re-cut passages are exploratory."""
-    tested = {
-        "energy_long": distance.energy.enabled and distance.energy.relabellings > 0,
-        "lda": distance.lda.enabled and distance.lda.relabellings > 0,
-        "sinkhorn_long": distance.relabellings > 0,
-    }
-    named = [name for name, on in tested.items() if on and distance.enabled]
+    passages = [m.matrix_name(k) for m in distance.enabled_methods() for k in ("long", "lda")]
+    named = [n for m in distance.enabled_methods() for n in m.tested() if n in passages]
     if named and distance.long.texts_per_passage > 1:
         log.warning(
             "secondary pair tests of %s: their passages are re-cut in every repetition, which "
@@ -85,11 +79,12 @@ def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") ->
             in the error.
 
     Raises:
-        ConfigError: ``distance.lda.n_components`` too large for the groups.
+        ConfigError: a distance cannot measure that many groups (``distance.lda.n_components``
+            too large).
     """
-    if distance.enabled and distance.lda.enabled:
+    for method in distance.enabled_methods():
         try:
-            check_components(distance.lda.n_components, n_groups)
+            method.check_groups(n_groups)
         except ConfigError as error:
             if not why:
                 raise
@@ -154,20 +149,8 @@ def run_columns(settings: StudySettings) -> tuple[list[str] | None, list[str] | 
 
 
 def _matrix_names(distance: DistanceSettings, *, short: bool) -> list[str]:
-    """The matrices the distance suite computes with these settings, in the headline's order."""
-    kinds = [
-        k
-        for k, on in (("short", short and distance.short.enabled), ("long", distance.long.enabled))
-        if on
-    ]
-    names = {f"sinkhorn_{k}" for k in kinds}
-    if distance.energy.enabled:
-        names |= {f"energy_{k}" for k in kinds}
-        if distance.sentences.enabled:
-            names.add("energy_sentence")
-    if distance.lda.enabled:
-        names.add("lda")
-    return [n for n in DISTANCE_NAMES if n in names]
+    """The matrices the distance suite computes with these settings (documents: no short)."""
+    return distance.matrix_names([k for k in distance.drawn_kinds() if short or k != "short"])
 
 
 def refuse_repeated_values(overrides: list[str]) -> None:

@@ -1,7 +1,10 @@
 """Stages II and III: distances between groups in the pre-trained encoder's embedding space."""
 
+from regbias.distances.energy import EnergyDistance
 from regbias.distances.lda import LdaProjection, LdaSettings, lda_distance_matrix, lda_projection
-from regbias.distances.matrix import DISTANCE_NAMES, DistanceMatrix
+from regbias.distances.lda_distance import LdaDistance
+from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.plugin import Distance, distance_label
 from regbias.distances.sinkhorn import (
     DivergenceResult,
     SinkhornSettings,
@@ -13,9 +16,14 @@ from regbias.distances.sinkhorn import (
     sinkhorn_matrix,
     solve_ot,
 )
+from regbias.distances.sinkhorn.distance import SinkhornDistance
 
 __all__ = [
-    "DISTANCE_NAMES",
+    "Distance",
+    "EnergyDistance",
+    "LdaDistance",
+    "SinkhornDistance",
+    "distance_label",
     "DistanceMatrix",
     "DivergenceResult",
     "LdaProjection",

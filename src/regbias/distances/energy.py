@@ -23,35 +23,18 @@ import numpy as np
 
 from regbias.console import progress_bar as tqdm
 from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
 from regbias.distances.relabel import NullSums, repetition_keys, side_masks
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
 
 __all__ = [
-    "EnergySettings",
+    "EnergyDistance",
     "block_sums",
     "energy_distance",
     "energy_from_blocks",
     "energy_matrix",
 ]
-
-
-@dataclass(frozen=True)
-class EnergySettings:
-    """``distance.energy``: the energy distance on the short and long clouds.
-
-    Attributes:
-        enabled: compute ``energy_short`` / ``energy_long`` beside the Sinkhorn matrices.
-        relabellings: joint relabellings of each pair's texts for its test (0: no test); the
-            smallest p is ``1 / (1 + relabellings)``.
-    """
-
-    enabled: bool = True
-    relabellings: int = 0
-
-    def __post_init__(self) -> None:
-        if self.relabellings < 0:
-            raise ConfigError(f"distance.energy.relabellings must be >= 0, not {self.relabellings}")
 
 
 # Rows of the point-distance matrix computed at a time (memory: rows x all points, float64).
@@ -219,3 +202,51 @@ def energy_matrix(
     if twins is not None:
         floor, floor_sd = _floors(texts, twins)
     return replace(matrix, floor=floor, floor_sd=floor_sd, null=null.sums if relabellings else None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnergyDistance(Distance):
+    """``distance.energy``: the energy distance of the short and long clouds and of sentences.
+
+    Attributes:
+        enabled: compute ``energy_short``, ``energy_long`` and ``energy_sentence`` (where
+            ``distance.sentences`` draws sentence vectors).
+        relabellings: joint relabellings of each pair's texts for its own (secondary) test;
+            0: none. The smallest p is ``1 / (1 + relabellings)``.
+    """
+
+    prefix = "energy"
+    title = "energy distance"
+    kinds = ("short", "long", "sentence")
+
+    enabled: bool
+    relabellings: int
+
+    def __post_init__(self) -> None:
+        if self.relabellings < 0:
+            raise ConfigError(f"distance.energy.relabellings must be >= 0, not {self.relabellings}")
+
+    def tested(self) -> list[str]:
+        """Its matrices, where it runs its own relabellings."""
+        return [self.matrix_name(k) for k in self.kinds] if self.relabellings > 0 else []
+
+    def meta(self) -> dict[str, int]:
+        """Its relabellings (0 when disabled)."""
+        return {"relabellings_energy": self.relabellings if self.enabled else 0}
+
+    def measure(self, inputs: DistanceInputs) -> DistanceSuiteResult:
+        """One matrix per drawn kind, with floors where the draws have twins."""
+        result = DistanceSuiteResult()
+        for kind in (k for k in self.kinds if k in inputs.kinds()):
+            name = self.matrix_name(kind)
+            twins = inputs.per_text(kind, twins=True) if inputs.has_twins(kind) else None
+            with timed_step(result.timings, name):
+                result.matrices[name] = energy_matrix(
+                    inputs.per_text(kind),
+                    name=name,
+                    units=inputs.draws.units.get(kind),
+                    twins=twins,
+                    relabellings=self.relabellings,
+                    relabel_seed=inputs.relabel_seed,
+                )
+        return result

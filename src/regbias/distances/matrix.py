@@ -13,20 +13,7 @@ import pandas as pd
 
 from regbias.distances.relabel import joint_p_values
 
-__all__ = ["DISTANCE_NAMES", "DistanceMatrix", "PER_JOB_FACTS"]
-
-#: The names of the matrices the distance suite produces (:mod:`regbias.distances.suite`:
-#: ``sinkhorn_<kind>`` and ``energy_<kind>`` for the long and short draws, ``lda``, and
-#: ``energy_sentence`` of the sentence vectors), in the order a report prefers them: its
-#: headline names the farthest differing pair of the first of these with a differing pair.
-DISTANCE_NAMES = (
-    "sinkhorn_long",
-    "energy_long",
-    "sinkhorn_short",
-    "energy_short",
-    "lda",
-    "energy_sentence",
-)
+__all__ = ["DistanceMatrix", "PER_JOB_FACTS"]
 
 #: Config entries that describe one job's clouds or how its values were computed rather than
 #: what was measured: the padded size follows the longest cloud drawn, and Sinkhorn's
@@ -40,7 +27,7 @@ class DistanceMatrix:
     """Mean and standard deviation over repetitions of a pairwise group distance.
 
     Attributes:
-        name: what was measured (one of :data:`DISTANCE_NAMES`, e.g. ``sinkhorn_long``).
+        name: what was measured, e.g. ``sinkhorn_long`` (:mod:`regbias.distances.plugin`).
         groups: group names, the order of rows and columns.
         mean: ``(K, K)`` mean over repetitions, zero diagonal.
         sd: ``(K, K)`` sample standard deviation over repetitions (ddof=1; 0 when R == 1).

@@ -20,7 +20,6 @@ import pandas as pd
 
 from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY
 from regbias.analysis.pair_verdicts import DistanceVerdict
-from regbias.distances.matrix import DISTANCE_NAMES
 from regbias.report.record import read_record
 from regbias.tables import read_table
 
@@ -124,7 +123,7 @@ def encoder_evidence(
                 primary_name=" ~ ".join(primary) if primary else "n/a",
                 verdicts=variant_verdicts(path),
                 correlations=_correlation_cells(correlations),
-                distances=[n for n in DISTANCE_NAMES if (path / "figures" / f"{n}.png").is_file()],
+                distances=_heatmap_names(path),
             )
         )
     return found
@@ -190,8 +189,14 @@ def _controls(evidence: list[EncoderEvidence], alpha: float) -> list[str]:
     return lines
 
 
+def _heatmap_names(path: Path) -> list[str]:
+    """The distances a variant measured (``distances/<name>.json``) that have a heatmap."""
+    measured = sorted((path / "distances").glob("*.json"))
+    return [p.stem for p in measured if (path / "figures" / f"{p.stem}.png").is_file()]
+
+
 def _heatmaps(evidence: list[EncoderEvidence]) -> list[str]:
-    names = [n for n in DISTANCE_NAMES if any(n in e.distances for e in evidence)]
+    names = list(dict.fromkeys(n for e in evidence for n in e.distances))
     if not names:
         return []
     lines = ["## Distance heatmaps side by side", ""]

@@ -15,8 +15,10 @@ import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_power import TARGET_POWER
+from regbias.analysis.pairs import DISTANCE_PREFIX
 from regbias.analysis.power_rho import POWER_CONFIDENCE
 from regbias.analysis.primary import PrimaryTest
+from regbias.distances import distance_label
 from regbias.report.escape import markdown_code, markdown_text
 
 __all__ = ["GLOSSARY", "describe_column", "findings_markdown", "primary_sentence"]
@@ -61,20 +63,12 @@ _ADJUSTED = {
 }
 _SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
 _DETECTS = {"greater": "rho >= {:.2f}", "less": "rho <= {:.2f}", "two-sided": "|rho| >= {:.2f}"}
-_DISTANCES = {
-    "dist_sinkhorn_long": "long-text Sinkhorn distance",
-    "dist_sinkhorn_short": "short-text Sinkhorn distance",
-    "dist_lda": "LDA centroid distance",
-    "dist_energy_short": "short-text energy distance",
-    "dist_energy_long": "long-text energy distance",
-    "dist_energy_sentence": "sentence-vector energy distance",
-}
 
 
 def describe_column(column: str) -> str:
     """A column in words (Markdown): ``gap_accuracy`` is "the accuracy gap"."""
-    if column in _DISTANCES:
-        return f"the {_DISTANCES[column]}"
+    if column.startswith(DISTANCE_PREFIX):
+        return f"the {markdown_text(distance_label(column.removeprefix(DISTANCE_PREFIX)))}"
     for prefix, words in (("gap_", "gap"), ("dcor_", "dependence across models (dcor)")):
         if column.startswith(prefix):
             return f"the {markdown_text(column.removeprefix(prefix).replace('_', ' '))} {words}"

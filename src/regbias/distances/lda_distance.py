@@ -1,0 +1,68 @@
+"""``distance.lda``: the LDA centroid distance as the distance suite runs it (stage III)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from regbias.distances.lda import (
+    LdaSettings,
+    check_components,
+    lda_distance_matrix,
+    lda_projection,
+)
+from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
+
+__all__ = ["LdaDistance"]
+
+
+@dataclass(frozen=True)
+class LdaDistance(LdaSettings, Distance):
+    """Distances between group centroids in an LDA projection of passage vectors.
+
+    Its fields are :class:`~regbias.distances.lda.LdaSettings`'; it draws its own passages
+    (``passages_per_group`` a group and repetition).
+    """
+
+    prefix = "lda"
+    title = "LDA centroid distance"
+    kinds = ("lda",)
+
+    def draw_sizes(self) -> dict[str, int]:
+        """Its passages per group and repetition."""
+        return {"lda": self.passages_per_group} if self.enabled else {}
+
+    def tested(self) -> list[str]:
+        """``lda``, where it runs its own relabellings."""
+        return ["lda"] if self.relabellings > 0 else []
+
+    def check_groups(self, n_groups: int) -> None:
+        """At most ``n_groups - 1`` components."""
+        check_components(self.n_components, n_groups)
+
+    def meta(self) -> dict[str, Any]:
+        """Its relabellings and whether it cross-fits."""
+        return {"relabellings_lda": self.relabellings, "lda_cross_fit": self.cross_fit}
+
+    def measure(self, inputs: DistanceInputs) -> DistanceSuiteResult:
+        """The matrix, and the projection of repetition 0 (for its scatter plot)."""
+        result = DistanceSuiteResult()
+        if "lda" not in inputs.kinds():
+            return result
+        reps = inputs.draws.texts["lda"]
+        pooled = [
+            {g: np.stack([inputs.pooled[t] for t in ts]) for g, ts in rep.items()} for rep in reps
+        ]
+        with timed_step(result.timings, "lda"):
+            result.matrices["lda"] = lda_distance_matrix(
+                pooled,
+                self,
+                name="lda",
+                seed=inputs.seed,
+                units=inputs.draws.units.get("lda"),
+                relabel_seed=inputs.relabel_seed,
+            )
+        result.lda_projection = lda_projection(pooled[0], self)
+        return result
