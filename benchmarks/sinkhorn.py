@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from regbias.config_files import packaged
 from regbias.distances.sinkhorn import (
     SinkhornSettings,
     mean_pooled_cost,
@@ -139,7 +140,7 @@ def variants(
     Sinkhorn variants run at most ``--max-iterations`` (they stall at the paper's epsilon on
     real clouds); above n = 1000 only the previous default is compared, to keep a full run short.
     """
-    default = SinkhornSettings(epsilon=epsilon)
+    default = packaged(SinkhornSettings, "distance", "sinkhorn", epsilon=epsilon)
     if args.quick:
         return {"regbias default": default}
     cap = args.max_iterations
@@ -182,7 +183,11 @@ def bench_pair(
         truth, seconds = timed(lambda: exact_ot(x, y))
         rows.append(Row("exact OT (POT emd2) = solver exact", truth, seconds, None, "1/1"))
     else:
-        tight = replace(SinkhornSettings(epsilon=epsilon), threshold=1e-5, max_iterations=50_000)
+        tight = replace(
+            packaged(SinkhornSettings, "distance", "sinkhorn", epsilon=epsilon),
+            threshold=1e-5,
+            max_iterations=50_000,
+        )
         rows.append(ours("reference (threshold 1e-5)", x, y, tight, warm=False))
         truth = rows[0].value
     geomloss_s = None
@@ -190,7 +195,12 @@ def bench_pair(
         geomloss_divergence(x[:64], y[:64], epsilon)  # torch warm-up, not a compile
         value, geomloss_s = timed(lambda: geomloss_divergence(x, y, epsilon))
         rows.append(Row(f"geomloss tensorized blur={np.sqrt(epsilon / 2):.3g}", value, geomloss_s))
-    default_exact = resolve_settings(SinkhornSettings(epsilon=epsilon), [x, y]).solver == "exact"
+    default_exact = (
+        resolve_settings(
+            packaged(SinkhornSettings, "distance", "sinkhorn", epsilon=epsilon), [x, y]
+        ).solver
+        == "exact"
+    )
     for name, settings in variants(epsilon, args, n, default_exact).items():
         settings = replace(settings, batch_size=args.batch_size)
         if name != "regbias default" and resolve_settings(settings, [x, y]).solver != "sinkhorn":
@@ -217,7 +227,9 @@ def main() -> None:
     last = None
     for n, (x, y) in pairs.items():
         print(f"\n=== {args.clouds} clouds, {len(x)} x {len(y)} points, d={x.shape[1]} ===")
-        laptop = resolve_settings(SinkhornSettings(epsilon=None), [x, y]).epsilon
+        laptop = resolve_settings(
+            packaged(SinkhornSettings, "distance", "sinkhorn", epsilon=None), [x, y]
+        ).epsilon
         labels = {"laptop": laptop, "paper": PAPER_EPSILON}
         chosen = labels if args.epsilon == "both" else {args.epsilon: labels[args.epsilon]}
         for label, epsilon in chosen.items():

@@ -7,12 +7,15 @@ repository's ``conf/``). Hydra composes them for a job; code that needs one opti
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from omegaconf import OmegaConf
 
-__all__ = ["CONFIG_DIR", "group_options", "read_option"]
+__all__ = ["CONFIG_DIR", "group_options", "packaged", "read_option"]
+
+T = TypeVar("T")
 
 #: The packaged configs.
 CONFIG_DIR = Path(__file__).resolve().parent / "conf"
@@ -39,3 +42,18 @@ def read_option(group: str, option: str) -> dict[str, Any]:
     if path.read_text(encoding="utf-8").startswith("# @package _global_"):
         values = values.get(group, {})
     return {str(key): value for key, value in values.items()}
+
+
+def packaged(kind: type[T], group: str, *keys: str, option: str = "default", **changes: Any) -> T:
+    """A settings dataclass with the packaged YAML's values, and ``changes``, outside a job.
+
+    The values are those of ``conf/<group>/<option>.yaml`` under ``keys`` (for example
+    ``packaged(SinkhornSettings, "distance", "sinkhorn", epsilon=0.5)``), the one place a
+    default is written; keys of the block that are no field of ``kind`` are left out. Used by
+    tests and benchmarks that call a stage's functions directly.
+    """
+    values: Any = read_option(group, option)
+    for key in keys:
+        values = values[key]
+    names = {field.name for field in dataclasses.fields(kind) if field.init}  # type: ignore[arg-type]
+    return kind(**{k: v for k, v in values.items() if k in names} | changes)

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 from jax.interpreters import batching
 
-from regbias.distances.sinkhorn import SinkhornSettings, jax_compat, solve_ot
+from regbias.distances.sinkhorn import jax_compat, solve_ot
+from tests.settings import packaged_sinkhorn
 
 
 def test_pinned_jax_still_needs_the_shim():
@@ -22,10 +23,10 @@ def test_pinned_jax_still_needs_the_shim():
 def test_online_mode_solves_after_the_shim():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(40, 3)), rng.normal(1.0, 1.0, size=(40, 3))
-    settings = SinkhornSettings(epsilon=0.5, anneal=False, pad_multiple=8)
+    settings = packaged_sinkhorn(epsilon=0.5, anneal=False, pad_multiple=8)
     dense = solve_ot(x, y, settings)
     online = solve_ot(
-        x, y, SinkhornSettings(epsilon=0.5, anneal=False, pad_multiple=8, batch_size=16)
+        x, y, packaged_sinkhorn(epsilon=0.5, anneal=False, pad_multiple=8, batch_size=16)
     )
     assert hasattr(batching, "is_vmappable") and not jax_compat.online_mode_needs_shim()
     assert online.converged and abs(online.cost - dense.cost) < 1e-3 * abs(dense.cost)

@@ -8,12 +8,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from regbias.distances.lda import LdaSettings, lda_distance_matrix, lda_projection
+from regbias.distances.lda import lda_distance_matrix, lda_projection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
+from tests.settings import packaged_lda
 
-SHRINKAGE = LdaSettings(n_components=2, solver="eigen", shrinkage="auto", relabellings=0)
-IN_SAMPLE = LdaSettings(2, "svd", None, cross_fit=False, relabellings=0)  # the paper
+SHRINKAGE = packaged_lda(n_components=2, solver="eigen", shrinkage="auto", relabellings=0)
+IN_SAMPLE = packaged_lda(
+    n_components=2, solver="svd", shrinkage=None, cross_fit=False, relabellings=0
+)  # the paper
 
 
 def passages(
@@ -41,7 +44,7 @@ def test_well_separated_groups_are_farther_apart():
 def test_repetitions_give_mean_and_sd_of_the_right_shape():
     groups = ["au", "ca", "nz", "uk"]
     draws = [passages(groups, 40, 16, 1.0, seed) for seed in range(3)]
-    matrix = lda_distance_matrix(draws, LdaSettings(n_components=3, relabellings=0), name="lda")
+    matrix = lda_distance_matrix(draws, packaged_lda(n_components=3, relabellings=0), name="lda")
     assert matrix.n_repetitions == 3 and matrix.groups == groups
     assert matrix.mean.shape == matrix.sd.shape == (4, 4)
     assert np.allclose(np.diag(matrix.mean), 0) and np.allclose(matrix.mean, matrix.mean.T)
@@ -66,20 +69,20 @@ def test_svd_without_enough_samples_says_to_use_shrinkage():
 
 def test_shrinkage_with_svd_is_a_config_error():
     with pytest.raises(ConfigError, match="solver=svd"):
-        LdaSettings(solver="svd", shrinkage="auto")
+        packaged_lda(solver="svd", shrinkage="auto")
 
 
 def test_too_many_components_for_the_groups():
     draw = passages(["au", "uk", "us"], n=20, dim=4, spread=1.0, seed=0)
     with pytest.raises(ConfigError, match="n_components=3 exceeds"):
-        lda_projection(draw, LdaSettings(n_components=3))
+        lda_projection(draw, packaged_lda(n_components=3))
 
 
 def test_unequal_group_sizes_are_refused():
     draw = passages(["au", "uk", "us"], n=20, dim=4, spread=1.0, seed=0)
     draw["us"] = draw["us"][:15]
     with pytest.raises(ConfigError, match="equal group sizes"):
-        lda_projection(draw, LdaSettings(n_components=2))
+        lda_projection(draw, packaged_lda(n_components=2))
 
 
 def exchangeable(groups: list[str], n: int, dim: int, seed: int) -> dict[str, np.ndarray]:
@@ -92,7 +95,9 @@ def exchangeable(groups: list[str], n: int, dim: int, seed: int) -> dict[str, np
 @pytest.mark.parametrize("shrinkage", ["auto", 0.3])
 def test_eigen_solver_matches_scikit_learn(shrinkage):
     draw = passages(["a", "b", "c", "d"], 25, 40, 0.5, 3)
-    settings = LdaSettings(3, "eigen", shrinkage, cross_fit=False, relabellings=0)
+    settings = packaged_lda(
+        n_components=3, solver="eigen", shrinkage=shrinkage, cross_fit=False, relabellings=0
+    )
     projection = lda_projection(draw, settings)  # scikit-learn's estimator
     distances = np.linalg.norm(projection.centroids[:, None] - projection.centroids[None], axis=-1)
     assert np.allclose(lda_distance_matrix([draw], settings).mean, distances, atol=1e-8)
@@ -132,7 +137,7 @@ def test_exchangeable_groups_keep_the_false_positive_rate():
     """204 exchangeable pairs (34 studies of 4 groups): p <= 0.05 within binomial bounds."""
     from scipy import stats
 
-    settings = LdaSettings(2, "eigen", "auto", relabellings=99)
+    settings = packaged_lda(n_components=2, solver="eigen", shrinkage="auto", relabellings=99)
     upper = np.triu_indices(4, 1)
     p_values = np.concatenate(
         [
@@ -152,7 +157,9 @@ def test_floors_have_one_value_per_group_in_group_order():
     draws = [exchangeable(groups, 20, 10, seed) for seed in range(3)]
     for draw in draws:
         draw["wide"] = draw["wide"] * 3
-    matrix = lda_distance_matrix(draws, LdaSettings(2, "eigen", "auto", relabellings=0))
+    matrix = lda_distance_matrix(
+        draws, packaged_lda(n_components=2, solver="eigen", shrinkage="auto", relabellings=0)
+    )
     assert matrix.floor.shape == matrix.floor_sd.shape == (5,)
     assert int(np.argmax(matrix.floor)) == groups.index("wide")
     assert (matrix.floor > 0).all() and (matrix.floor_sd > 0).all()
@@ -161,7 +168,7 @@ def test_floors_have_one_value_per_group_in_group_order():
 
 def test_two_jobs_pool_into_one_test_over_all_their_repetitions(tmp_path):
     groups = ["a", "b", "c"]
-    settings = LdaSettings(2, "eigen", "auto", relabellings=19)
+    settings = packaged_lda(n_components=2, solver="eigen", shrinkage="auto", relabellings=19)
     reps = [exchangeable(groups, 12, 6, r) for r in range(4)]
     units = [{g: [(f"{r}{g}{i}",) for i in range(12)] for g in groups} for r in range(4)]
     jobs = [
@@ -185,7 +192,9 @@ def test_two_jobs_pool_into_one_test_over_all_their_repetitions(tmp_path):
 def test_jobs_tested_with_other_relabellings_do_not_pool():
     groups = ["a", "b", "c"]
     draw = [exchangeable(groups, 12, 6, 0)]
-    one = lda_distance_matrix(draw, LdaSettings(2, "eigen", "auto", relabellings=9))
+    one = lda_distance_matrix(
+        draw, packaged_lda(n_components=2, solver="eigen", shrinkage="auto", relabellings=9)
+    )
     two = replace(one, null=np.zeros((19, 3, 3)))
     with pytest.raises(ValueError, match="other relabellings"):
         DistanceMatrix.pooled([one, two])
@@ -193,7 +202,7 @@ def test_jobs_tested_with_other_relabellings_do_not_pool():
 
 def test_the_same_seed_gives_the_same_matrix():
     draws = [exchangeable(["a", "b", "c"], 12, 6, 0)]
-    settings = LdaSettings(2, "eigen", "auto", relabellings=3)
+    settings = packaged_lda(n_components=2, solver="eigen", shrinkage="auto", relabellings=3)
     first, second = (lda_distance_matrix(draws, settings, seed=5) for _ in range(2))
     assert np.array_equal(first.mean, second.mean)
     assert np.array_equal(first.p_above_noise, second.p_above_noise, equal_nan=True)
@@ -207,4 +216,4 @@ def test_cross_fitting_needs_four_passages_per_group():
 
 def test_lsqr_cannot_project():
     with pytest.raises(ConfigError, match="lsqr"):
-        LdaSettings(solver="lsqr")
+        packaged_lda(solver="lsqr")

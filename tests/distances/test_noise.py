@@ -11,12 +11,13 @@ from scipy import stats
 from regbias.data.corpus import TextSet
 from regbias.data.draws import DrawSizes, distance_draws, matched_pool_size
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
+from regbias.distances.sinkhorn import sinkhorn_matrix
 from regbias.distances.sinkhorn.floors import sinkhorn_floors
 from regbias.distances.sinkhorn.relabellings import sinkhorn_relabellings
 from regbias.errors import SampleSizeError
+from tests.settings import packaged_sinkhorn
 
-SETTINGS = SinkhornSettings(epsilon=0.5, anneal=False, max_iterations=2000, pad_multiple=32)
+SETTINGS = packaged_sinkhorn(epsilon=0.5, anneal=False, max_iterations=2000, pad_multiple=32)
 
 
 def texts(rng: np.random.Generator, n: int, shift: float = 0.0) -> list[np.ndarray]:

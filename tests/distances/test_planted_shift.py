@@ -10,10 +10,11 @@ import numpy as np
 import ot
 import pytest
 
-from regbias.distances.lda import LdaSettings, lda_distance_matrix
-from regbias.distances.sinkhorn import SinkhornSettings, derive_epsilon, sinkhorn_divergence
+from regbias.distances.lda import lda_distance_matrix
+from regbias.distances.sinkhorn import derive_epsilon, sinkhorn_divergence
 from regbias.embeddings.encoder import load_encoder
 from regbias.embeddings.sources import PackageEncoder
+from tests.settings import packaged_lda, packaged_sinkhorn
 
 SPORT = "goal striker match referee league penalty keeper season coach stadium fans derby".split()
 FOOD = "recipe oven flour butter simmer garlic sauce pastry spices bake dough kitchen".split()
@@ -39,7 +40,7 @@ def groups():
 
 def test_sinkhorn_sees_the_planted_shift(encoder, groups):
     clouds = {g: np.concatenate(encoder.token_embeddings(t)) for g, t in groups.items()}
-    settings = SinkhornSettings(epsilon=derive_epsilon([clouds], 0.05), pad_multiple=128)
+    settings = packaged_sinkhorn(epsilon=derive_epsilon([clouds], 0.05), pad_multiple=128)
     within = sinkhorn_divergence(clouds["sport_a"], clouds["sport_b"], settings).divergence
     across = sinkhorn_divergence(clouds["sport_a"], clouds["food"], settings).divergence
     assert 0 <= within < 0.5 * across
@@ -47,7 +48,7 @@ def test_sinkhorn_sees_the_planted_shift(encoder, groups):
 
 def test_lda_sees_the_planted_shift(encoder, groups):
     pooled = {g: encoder.pooled(t) for g, t in groups.items()}
-    settings = LdaSettings(n_components=2, solver="eigen", shrinkage="auto")
+    settings = packaged_lda(n_components=2, solver="eigen", shrinkage="auto")
     matrix = lda_distance_matrix([pooled], settings)
     assert matrix.value("sport_a", "sport_b") < 0.5 * matrix.value("sport_a", "food")
     assert matrix.value("sport_a", "sport_b") < 0.5 * matrix.value("sport_b", "food")
@@ -65,7 +66,7 @@ def test_divergence_agrees_with_pot_in_float64():
         return float(ot.solve_sample(a, b, max_iter=20_000, **kwargs).value)
 
     expected = pot(x, y) - 0.5 * (pot(x, x) + pot(y, y))
-    settings = SinkhornSettings(epsilon=eps, threshold=1e-6, pad_multiple=64)
+    settings = packaged_sinkhorn(epsilon=eps, threshold=1e-6, pad_multiple=64)
     result = sinkhorn_divergence(x.astype(np.float32), y.astype(np.float32), settings)
     assert result.divergence == pytest.approx(expected, rel=1e-2)
     assert result.xy.converged and result.xx.converged and result.yy.converged

@@ -7,11 +7,11 @@ import ot
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from regbias.distances.sinkhorn import SinkhornSettings
 from regbias.distances.sinkhorn.exact import exact_ot
 from regbias.distances.sinkhorn.sensitivity import EXACT, epsilon_sensitivity, ranking_stability
+from tests.settings import packaged_sinkhorn
 
-SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64, threshold=1e-4)
+SETTINGS = packaged_sinkhorn(epsilon=0.05, pad_multiple=64, threshold=1e-4)
 
 
 def planted(shifts: dict[str, float], n: int = 24, dim: int = 3, seed: int = 0):
@@ -88,7 +88,7 @@ def test_the_runs_resolved_settings_serve_every_epsilon(solver):
 
     clouds = planted({"a": 0.0, "b": 0.7})
     resolved = resolve_settings(
-        SinkhornSettings(epsilon=0.01, pad_multiple=64, solver=solver), list(clouds.values())
+        packaged_sinkhorn(epsilon=0.01, pad_multiple=64, solver=solver), list(clouds.values())
     )
     table = epsilon_sensitivity(clouds, resolved, [0.3, 0.1], exact_max_points=100)
     sinkhorn_rows = table[table["epsilon"] != EXACT]

@@ -18,8 +18,9 @@ from regbias.distances.sinkhorn import (
 from regbias.distances.sinkhorn import divergence as sinkhorn
 from regbias.distances.sinkhorn import solve as ott_solve
 from regbias.errors import ConfigError
+from tests.settings import packaged_sinkhorn
 
-SETTINGS = SinkhornSettings(epsilon=0.05, pad_multiple=64, solver="sinkhorn")
+SETTINGS = packaged_sinkhorn(epsilon=0.05, pad_multiple=64, solver="sinkhorn")
 
 
 def cloud(n: int, dim: int = 8, shift: float = 0.0, seed: int = 0) -> np.ndarray:
@@ -88,7 +89,7 @@ def test_farther_clouds_have_larger_divergence():
 
 def test_annealing_converges_at_the_papers_small_epsilon():
     x, y = unit_cloud(60, 16, seed=4), unit_cloud(60, 16, seed=5)
-    settings = SinkhornSettings(epsilon=0.005, anneal=True, pad_multiple=64)
+    settings = packaged_sinkhorn(epsilon=0.005, anneal=True, pad_multiple=64)
     result = sinkhorn_divergence(x, y, settings)
     assert all(term.converged for term in (result.xy, result.xx, result.yy))
     assert result.xy.error < settings.threshold
@@ -110,7 +111,7 @@ def test_zero_weight_padding_leaves_the_value_unchanged():
 def test_equal_shapes_compile_once(monkeypatch):
     traces = []
     monkeypatch.setattr(ott_solve, "_note_trace", lambda solver, shape: traces.append(shape))
-    settings = SinkhornSettings(epsilon=0.05, pad_multiple=96)  # a size no other test uses
+    settings = packaged_sinkhorn(epsilon=0.05, pad_multiple=96)  # a size no other test uses
     for seed in range(3):
         solve_ot(cloud(50 + seed, seed=seed), cloud(70 - seed, seed=seed + 9), settings)
     assert len(traces) == 1
@@ -130,7 +131,7 @@ def test_matrix_solves_each_self_term_once_per_repetition(monkeypatch):
         {g: cloud(20 + 3 * k, shift=0.1 * k, seed=10 * r + k) for k, g in enumerate(groups)}
         for r in range(2)
     ]
-    per_pair = SinkhornSettings(epsilon=0.05, pad_multiple=64, batch_pairs=False)
+    per_pair = packaged_sinkhorn(epsilon=0.05, pad_multiple=64, batch_pairs=False)
     matrix, table = sinkhorn_matrix(draws, per_pair, name="sinkhorn_short", progress=False)
     k = len(groups)
     assert len(calls) == 2 * (k + k * (k - 1) // 2)
@@ -147,7 +148,7 @@ def test_matrix_solves_each_self_term_once_per_repetition(monkeypatch):
 
 def test_matrix_warns_and_records_non_convergence():
     draws = [{"a": unit_cloud(30, 8, 1), "b": unit_cloud(30, 8, 2)}]
-    settings = SinkhornSettings(
+    settings = packaged_sinkhorn(
         epsilon=1e-4,
         anneal=False,
         max_iterations=10,
@@ -167,7 +168,7 @@ def test_derived_epsilon_is_relative_to_the_mean_pooled_cost():
     pooled = np.concatenate(list(draws[0].values())).astype(np.float64)
     brute = ((pooled[:, None] - pooled[None]) ** 2).sum(-1).mean()
     assert derive_epsilon(draws, 0.05) == pytest.approx(0.05 * brute, rel=1e-6)
-    matrix, table = sinkhorn_matrix(draws, SinkhornSettings(epsilon=None), progress=False)
+    matrix, table = sinkhorn_matrix(draws, packaged_sinkhorn(epsilon=None), progress=False)
     assert table["epsilon"].iloc[0] == pytest.approx(0.05 * brute, rel=1e-6)
     assert matrix.config["epsilon"] == pytest.approx(0.05 * brute, rel=1e-6)
 
@@ -175,24 +176,24 @@ def test_derived_epsilon_is_relative_to_the_mean_pooled_cost():
 @pytest.mark.parametrize("epsilon", [0.0, -0.005, float("inf"), float("nan")])
 def test_non_positive_or_infinite_epsilon_is_a_config_error(epsilon):
     with pytest.raises(ConfigError, match="epsilon must be a finite number > 0"):
-        SinkhornSettings(epsilon=epsilon)
+        packaged_sinkhorn(epsilon=epsilon)
 
 
 def test_an_infinite_relative_epsilon_is_a_config_error():
     with pytest.raises(ConfigError, match="epsilon_relative"):
-        SinkhornSettings(epsilon=None, epsilon_relative=float("inf"))
+        packaged_sinkhorn(epsilon=None, epsilon_relative=float("inf"))
 
 
 def test_online_cost_matches_the_dense_cost_matrix():
     x, y = cloud(40, seed=11), cloud(50, shift=0.2, seed=12)
     dense = solve_ot(x, y, SETTINGS)
-    online = solve_ot(x, y, SinkhornSettings(epsilon=0.05, pad_multiple=64, batch_size=16))
+    online = solve_ot(x, y, packaged_sinkhorn(epsilon=0.05, pad_multiple=64, batch_size=16))
     assert online.cost == pytest.approx(dense.cost, rel=1e-5)
 
 
 def test_momentum_reaches_the_same_divergence_in_fewer_iterations():
     x, y = cloud(200, dim=16, seed=3), cloud(200, dim=16, shift=0.5, seed=4)
-    plain = replace_threshold(SinkhornSettings(epsilon=0.01, anneal=False, pad_multiple=64), 1e-4)
+    plain = replace_threshold(packaged_sinkhorn(epsilon=0.01, anneal=False, pad_multiple=64), 1e-4)
     from dataclasses import replace
 
     faster = replace(plain, momentum=1.5, inner_iterations=5)
@@ -204,4 +205,4 @@ def test_momentum_reaches_the_same_divergence_in_fewer_iterations():
 @pytest.mark.parametrize("momentum", [0.5, 2.0])
 def test_momentum_out_of_range_is_a_config_error(momentum):
     with pytest.raises(ConfigError, match="momentum"):
-        SinkhornSettings(momentum=momentum)
+        packaged_sinkhorn(momentum=momentum)

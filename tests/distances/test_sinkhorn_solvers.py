@@ -9,21 +9,21 @@ import numpy as np
 import ot
 import pytest
 
+from regbias.distances.sinkhorn import divergence as sinkhorn
 from regbias.distances.sinkhorn import (
-    SinkhornSettings,
     resolve_settings,
     sinkhorn_divergence,
     sinkhorn_matrix,
     solve_ot,
 )
-from regbias.distances.sinkhorn import divergence as sinkhorn
 from regbias.distances.sinkhorn import settings as sinkhorn_settings
 from regbias.distances.sinkhorn import solve as ott_solve
 from regbias.distances.sinkhorn.exact import exact_ot
 from regbias.errors import ConfigError
+from tests.settings import packaged_sinkhorn
 
 EPSILON = 0.05
-BASE = SinkhornSettings(epsilon=EPSILON, pad_multiple=64, threshold=1e-5, solver="sinkhorn")
+BASE = packaged_sinkhorn(epsilon=EPSILON, pad_multiple=64, threshold=1e-5, solver="sinkhorn")
 
 # Every way of solving a term the settings offer, at one epsilon.
 OPTIONS = {
@@ -116,7 +116,7 @@ def test_exact_matrix_says_which_solver_and_reports_converged_rows():
 
 def test_auto_solver_takes_the_exact_limit_only_at_small_relative_epsilon():
     x, y = spiky_pair()  # mean pooled cost ~128
-    auto = SinkhornSettings(epsilon=0.005)
+    auto = packaged_sinkhorn(epsilon=0.005)
     assert resolve_settings(auto, [x, y]).solver == "exact"
     assert resolve_settings(replace(auto, epsilon=None), [x, y]).solver == "sinkhorn"
     assert resolve_settings(replace(auto, exact_max_points=50), [x, y]).solver == "sinkhorn"
@@ -128,7 +128,7 @@ def test_auto_solver_takes_the_exact_limit_only_at_small_relative_epsilon():
 
 def test_unknown_solver_is_a_config_error():
     with pytest.raises(ConfigError, match="solver"):
-        SinkhornSettings(solver="emd")
+        packaged_sinkhorn(solver="emd")
 
 
 def record_call_widths(monkeypatch) -> list[int]:
@@ -152,7 +152,7 @@ def test_batched_pairs_give_the_per_pair_values(backend, monkeypatch):
         {g: cloud(25 + 4 * k, shift=0.15 * k, seed=10 * r + k) for k, g in enumerate(groups)}
         for r in range(2)
     ]
-    settings = SinkhornSettings(epsilon=0.05, pad_multiple=64)
+    settings = packaged_sinkhorn(epsilon=0.05, pad_multiple=64)
     calls = record_call_widths(monkeypatch)
     _, batched = sinkhorn_matrix(draws, settings, progress=False)
     assert calls == [5, 10] * 2  # per repetition: the self terms, then the cross terms
@@ -168,7 +168,7 @@ def test_batches_are_split_into_equal_chunks_under_the_memory_bound(monkeypatch)
     widths = record_call_widths(monkeypatch)
     draw = {g: cloud(30, shift=0.1 * k, seed=k) for k, g in enumerate("abcdef")}
     _, table = sinkhorn_matrix(
-        [draw], SinkhornSettings(epsilon=0.05, pad_multiple=64), progress=False
+        [draw], packaged_sinkhorn(epsilon=0.05, pad_multiple=64), progress=False
     )
     assert widths == [3, 3, 4, 4, 4, 4]  # 6 self terms in 2 x 3; 15 pairs in 4 x 4 (one filler)
     assert len(table) == 15 and table["xy_converged"].all()
@@ -187,7 +187,7 @@ def spiky_pair() -> tuple[np.ndarray, np.ndarray]:
 def test_a_non_finite_solve_is_never_converged_and_falls_back_to_plain_updates():
     x, y = spiky_pair()
     # The case: no annealing, momentum 1.5, epsilon 0.005 on costs ~128 ends at -inf.
-    fast = SinkhornSettings(
+    fast = packaged_sinkhorn(
         epsilon=0.005,
         anneal=False,
         momentum=1.5,
@@ -207,7 +207,7 @@ def test_a_non_finite_solve_is_never_converged_and_falls_back_to_plain_updates()
 @pytest.mark.parametrize("fallback", [True, False])
 def test_a_non_finite_divergence_is_never_averaged(fallback, monkeypatch):
     x, y = spiky_pair()
-    settings = SinkhornSettings(
+    settings = packaged_sinkhorn(
         epsilon=0.005,
         anneal=False,
         momentum=1.5,
@@ -234,7 +234,7 @@ def test_online_mode_holds_no_dense_cost_matrix():
 
     n, batch = 2048, 128
     online = ott_solve.solver_for(
-        SinkhornSettings(batch_size=batch, max_iterations=20), n, symmetric=False
+        packaged_sinkhorn(batch_size=batch, max_iterations=20), n, symmetric=False
     )
     dense = replace(online, batch_size=None)
     x = jnp.zeros((n, 32), jnp.float32)
@@ -251,7 +251,7 @@ def test_online_mode_holds_no_dense_cost_matrix():
 
 def test_batched_pairs_in_online_mode_give_the_dense_values():
     draw = {g: cloud(30 + 5 * k, shift=0.2 * k, seed=k) for k, g in enumerate("abc")}
-    settings = SinkhornSettings(epsilon=0.05, pad_multiple=64)
+    settings = packaged_sinkhorn(epsilon=0.05, pad_multiple=64)
     _, dense = sinkhorn_matrix([draw], settings, progress=False)
     _, online = sinkhorn_matrix([draw], replace(settings, batch_size=16), progress=False)
     assert np.allclose(online["divergence"], dense["divergence"], rtol=1e-5, atol=1e-7)
@@ -281,9 +281,9 @@ def test_kernel_updates_converge_to_pots_divergence_and_the_log_updates_value(pa
 
 
 def test_auto_updates_are_kernel_only_for_dense_solves_at_one_epsilon():
-    fixed = SinkhornSettings(epsilon=1.0, anneal=False)
+    fixed = packaged_sinkhorn(epsilon=1.0, anneal=False)
     assert ott_solve.solver_for(fixed, 64, symmetric=False).kernel
-    annealed = SinkhornSettings(epsilon=1.0, anneal_init=10.0)
+    annealed = packaged_sinkhorn(epsilon=1.0, anneal_init=10.0)
     assert not ott_solve.solver_for(annealed, 64, symmetric=False).kernel
     assert ott_solve.solver_for(annealed, 64, symmetric=True).kernel  # self terms never anneal
     assert not ott_solve.solver_for(replace(fixed, batch_size=16), 64, symmetric=False).kernel
@@ -291,9 +291,9 @@ def test_auto_updates_are_kernel_only_for_dense_solves_at_one_epsilon():
     with pytest.raises(ConfigError, match="updates=kernel needs one fixed epsilon"):
         ott_solve.solver_for(replace(annealed, updates="kernel"), 64, symmetric=False)
     with pytest.raises(ConfigError, match="updates"):
-        SinkhornSettings(updates="scaling")
+        packaged_sinkhorn(updates="scaling")
     with pytest.raises(ConfigError, match="updates=kernel needs one fixed epsilon"):
-        SinkhornSettings(updates="kernel", batch_size=16)  # caught when the settings are read
+        packaged_sinkhorn(updates="kernel", batch_size=16)  # caught when the settings are read
 
 
 def test_kernel_updates_survive_a_point_far_from_the_other_cloud(pair):
@@ -383,7 +383,7 @@ def test_cpu_calls_hold_a_bounded_number_of_cost_entries(monkeypatch):
     monkeypatch.setattr(ott_solve, "CPU_CALL_ENTRIES", 2 * 64 * 64)  # two 64-point problems
     widths = record_call_widths(monkeypatch)
     draw = {g: cloud(30, shift=0.1 * k, seed=k) for k, g in enumerate("abcdef")}
-    settings = SinkhornSettings(epsilon=0.05, pad_multiple=64)
+    settings = packaged_sinkhorn(epsilon=0.05, pad_multiple=64)
     _, table = sinkhorn_matrix([draw], settings, progress=False)
     assert widths == [2] * 3 + [2] * 8  # 6 self terms; 15 pairs in 8 x 2 (one filler)
     monkeypatch.setattr(ott_solve, "CPU_CALL_ENTRIES", 1 << 27)
@@ -403,7 +403,7 @@ def test_exact_noise_floors_are_one_exact_solve_each():
         {g: cloud(20 + k, shift=0.1 * k, seed=50 + r * 10 + k) for k, g in enumerate(groups)}
         for r in range(2)
     ]
-    exact_settings = resolve_settings(SinkhornSettings(epsilon=0.005, solver="exact"), None)
+    exact_settings = resolve_settings(packaged_sinkhorn(epsilon=0.005, solver="exact"), None)
     _, table = sinkhorn_matrix(main, exact_settings, progress=False)
     floor, floor_sd = sinkhorn_floors(main, twins, table, exact_settings, 64, progress=False)
     values = np.array(
@@ -414,10 +414,10 @@ def test_exact_noise_floors_are_one_exact_solve_each():
 
 def test_resolved_settings_are_resolved_once_and_kept():
     x, y = cloud(40), cloud(40, shift=0.3, seed=2)
-    resolved = resolve_settings(SinkhornSettings(epsilon=None), [x, y])
+    resolved = resolve_settings(packaged_sinkhorn(epsilon=None), [x, y])
     assert isinstance(resolved, sinkhorn_settings.ResolvedSinkhorn)
     assert resolve_settings(resolved, [x * 10, y]) is resolved  # the run's epsilon stays
     assert not sinkhorn_settings.needs_calibration(resolved)
-    assert sinkhorn_settings.needs_calibration(SinkhornSettings(epsilon=0.05))  # solver auto
+    assert sinkhorn_settings.needs_calibration(packaged_sinkhorn(epsilon=0.05))  # solver auto
     with pytest.raises(ValueError, match="needs the run's clouds"):
-        resolve_settings(SinkhornSettings(epsilon=None), None)
+        resolve_settings(packaged_sinkhorn(epsilon=None), None)

@@ -33,6 +33,7 @@ from regbias.tracking.reaper import OWNER_HOST, OWNER_PID, OWNER_START, reap_dea
 from regbias.tracking.runs import start_run, tracked_run
 from regbias.tracking.store import store_lock
 from tests.faults.conftest import composed, regbias_lines, runs_of
+from tests.settings import packaged_sinkhorn
 
 # Item 6: Hydra turns a callback's exception into a warning; the sweep must fail instead.
 
@@ -228,13 +229,13 @@ def test_pending_stop_starts_no_next_job(tmp_path, monkeypatch):
 def test_sinkhorn_stops_between_solves():
     import numpy as np
 
-    from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
+    from regbias.distances.sinkhorn import sinkhorn_matrix
 
     rng = np.random.default_rng(0)
     draws = [{g: rng.normal(size=(6, 3)) for g in "abc"}]
     request_stop()
     with pytest.raises(StopRequested):
-        sinkhorn_matrix(draws, SinkhornSettings(epsilon=1.0, anneal=False), progress=False)
+        sinkhorn_matrix(draws, packaged_sinkhorn(epsilon=1.0, anneal=False), progress=False)
 
 
 def test_training_stops_after_the_current_batch():

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from regbias.app.settings import read_settings
-from regbias.distances.sinkhorn import SinkhornSettings, resolve_settings
+from regbias.distances.sinkhorn import resolve_settings
 from regbias.distances.sinkhorn import solve as ott_solve
 from regbias.errors import ConfigError
 from regbias.interrupt import StopRequested, request_stop
 from tests.faults.conftest import composed
+from tests.settings import packaged_sinkhorn
 
 
 @pytest.mark.parametrize("key", ["epsilon", "epsilon_relative"])
@@ -37,7 +38,7 @@ def test_a_stop_is_seen_between_the_solves_of_a_large_batched_call(monkeypatch):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 4)).astype(np.float32)
     problems = [(*ott_solve.pad(x, None, 64), *ott_solve.pad(x + k, None, 64)) for k in range(6)]
-    settings = resolve_settings(SinkhornSettings(epsilon=0.5, solver="sinkhorn"), [x])
+    settings = resolve_settings(packaged_sinkhorn(epsilon=0.5, solver="sinkhorn"), [x])
     with pytest.raises(StopRequested):
         ott_solve.solve_many(problems, settings, 64, symmetric=False)
     assert calls == [1]  # stopped after the first problem, not after all six

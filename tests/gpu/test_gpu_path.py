@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from regbias.distances.sinkhorn import SinkhornSettings, sinkhorn_matrix
+from regbias.distances.sinkhorn import sinkhorn_matrix
 from regbias.performance.predict import predict_proba
 from regbias.performance.trainer import train_model
 from tests.performance.test_training import bag_of_words, tweets
+from tests.settings import packaged_sinkhorn
 
 pytestmark = pytest.mark.gpu
 
@@ -39,7 +40,7 @@ def _draws() -> list[dict[str, np.ndarray]]:
 
 @needs_jax_gpu
 def test_sinkhorn_on_the_gpu_matches_the_cpu() -> None:
-    settings = SinkhornSettings(epsilon=0.5, pad_multiple=64, solver="sinkhorn")
+    settings = packaged_sinkhorn(epsilon=0.5, pad_multiple=64, solver="sinkhorn")
     on_gpu, gpu_table = sinkhorn_matrix(_draws(), settings, progress=False)  # all pairs vmapped
     with jax.default_device(jax.devices("cpu")[0]):
         on_cpu, cpu_table = sinkhorn_matrix(_draws(), settings, progress=False)

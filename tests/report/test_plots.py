@@ -20,6 +20,7 @@ from regbias.report.figures import (
     representation_plot,
     save_figure,
 )
+from tests.settings import packaged_lda
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -167,12 +168,12 @@ def test_save_figure_adds_the_png_suffix(tmp_path: Path) -> None:
 
 
 def test_lda_scatter_draws_every_passage_and_labels_centroids(tmp_path):
-    from regbias.distances.lda import LdaSettings, lda_projection
+    from regbias.distances.lda import lda_projection
     from regbias.report.figures import lda_scatter
 
     rng = np.random.default_rng(0)
     draw = {g: rng.normal(loc=i, size=(12, 5)) for i, g in enumerate(["au", "uk", "us"])}
-    projection = lda_projection(draw, LdaSettings(n_components=2))
+    projection = lda_projection(draw, packaged_lda(n_components=2))
     fig = lda_scatter(projection)
     ax = fig.axes[0]
     offsets = [c.get_offsets() for c in ax.collections]

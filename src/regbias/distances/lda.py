@@ -61,13 +61,13 @@ class LdaSettings:
             smallest p is ``1 / (1 + relabellings)``.
     """
 
-    n_components: int = 3
-    solver: LdaSolver = "eigen"
-    shrinkage: float | Literal["auto"] | None = "auto"
-    enabled: bool = True
-    passages_per_group: int = 24
-    cross_fit: bool = True
-    relabellings: int = 0
+    n_components: int
+    solver: LdaSolver
+    shrinkage: float | Literal["auto"] | None
+    enabled: bool
+    passages_per_group: int
+    cross_fit: bool
+    relabellings: int
 
     def __post_init__(self) -> None:
         check_choices(self, "distance.lda")  # solver and shrinkage, also made in Python

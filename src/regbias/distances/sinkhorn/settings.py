@@ -99,24 +99,24 @@ class SinkhornSettings:
             compiled call each (same values as one call per pair; vmapped on an accelerator).
     """
 
-    epsilon: float | None = None
-    epsilon_relative: float = 0.05
-    anneal: bool = True
-    anneal_init: float | None = None
-    anneal_start: float = ANNEAL_START_FRACTION
-    anneal_decay: float = 0.99
-    threshold: float = 1e-3
-    max_iterations: int = 10_000
-    inner_iterations: int = 10
-    updates: Updates = "auto"
-    momentum: float | None = 1.5
-    batch_size: int | None = None
-    max_dense_points: int = 8192
-    pad_multiple: int = 256
-    solver: Solver = "auto"
-    exact_below: float = 1e-3
-    exact_max_points: int = 5000
-    batch_pairs: bool = True
+    epsilon: float | None
+    epsilon_relative: float
+    anneal: bool
+    anneal_init: float | None
+    anneal_start: float
+    anneal_decay: float
+    threshold: float
+    max_iterations: int
+    inner_iterations: int
+    updates: Updates
+    momentum: float | None
+    batch_size: int | None
+    max_dense_points: int
+    pad_multiple: int
+    solver: Solver
+    exact_below: float
+    exact_max_points: int
+    batch_pairs: bool
 
     def __post_init__(self) -> None:
         if self.epsilon is not None and not 0 < self.epsilon < math.inf:
