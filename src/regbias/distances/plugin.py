@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class DistanceSuiteResult:
     matrices: dict[str, DistanceMatrix] = field(default_factory=dict)
     diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
     epsilon: float | None = None
-    lda_projection: Any = None
+    lda_projection: LdaProjection | None = None
     sensitivity: dict[str, pd.DataFrame] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
