@@ -102,7 +102,7 @@ def main(cfg: DictConfig) -> Any:
     try:
         check_stop()  # a SIGTERM between a sweep's jobs: start no new one
         result = _dispatch(cfg, context)
-        if context.sweep_dir is None and cfg.get("task") in ("run", "analyze") and result:
+        if context.sweep_dir is None and task_named(cfg.get("task")).prints_summary and result:
             finish_job(cfg, str(result), context.output_dir)
         return result
     except KeyboardInterrupt:
