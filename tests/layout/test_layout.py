@@ -79,7 +79,7 @@ def test_imports_go_down_the_layers() -> None:
         for unit in sorted(_imported_units(ast.parse(p.read_text())) - {_unit(p)})
         if layer[unit] <= layer[_unit(p)]
     ]
-    assert not upward, "import only from the layers below (docs/architecture.md)"
+    assert not upward, f"import only from the layers below (docs/architecture.md): {upward}"
 
 
 def test_no_module_is_over_500_lines() -> None:
