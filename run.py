@@ -1,16 +1,9 @@
 """regbias entry point: `python run.py [-m] [key=value ...]` (see README.md)."""
 
-import hydra
-from omegaconf import DictConfig
+from pathlib import Path
 
-from regbias.app.job import main as run_job
-
-
-@hydra.main(version_base="1.3", config_path="conf", config_name="config")
-def main(cfg: DictConfig) -> object:
-    """Compose the config, then run its task (run, describe or analyze) as one job."""
-    return run_job(cfg)
-
+from regbias.app.cli import main
 
 if __name__ == "__main__":
-    main()
+    # This checkout's configs, and Hydra's job name `run` (its log file, cluster jobs' names).
+    main(config_dir=Path(__file__).resolve().parent / "conf", job_name="run")

@@ -13,7 +13,8 @@ from regbias.app.aggregate import aggregate_sweep, pool_results
 from regbias.app.settings import read_settings
 from regbias.app.sweep import SweepCallback
 from regbias.distances.matrix import DistanceMatrix
-from regbias.tracking.runs import JOB_FILE, PARENT_FILE, TrackingSettings, connect, start_run
+from regbias.tracking.ledger import JOB_FILE, PARENT_FILE
+from regbias.tracking.runs import TrackingSettings, connect, start_run
 from tests.conftest import ROOT
 
 GROUPS = ["au", "ca", "nz", "uk", "us"]

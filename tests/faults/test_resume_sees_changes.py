@@ -18,9 +18,8 @@ from mlflow.tracking import MlflowClient
 from regbias.app import preflight
 from regbias.app.job import JobContext
 from regbias.app.settings import read_settings
-from regbias.app.sweep import job_records
 from regbias.embeddings.sources import PathEncoder
-from regbias.tracking.runs import PARENT_FILE
+from regbias.tracking.ledger import PARENT_FILE, job_records
 from tests.faults.conftest import composed, write_csv
 from tests.faults.test_stale_results import csv_job, run_job
 

@@ -11,7 +11,7 @@ import torch
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import DataError
 from regbias.performance import trainer
-from regbias.report.publish import artifact_name
+from regbias.report.markdown import artifact_name
 from regbias.tracking.runs import RunLog
 
 

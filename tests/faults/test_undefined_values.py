@@ -19,7 +19,7 @@ from regbias.app.settings import read_settings
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import binary_metrics
 from regbias.report.findings import findings_markdown
-from regbias.report.publish import report_markdown
+from regbias.report.markdown import report_markdown
 from tests.faults.conftest import composed
 
 GROUPS = ["a", "b", "c", "d", "e"]

@@ -4,7 +4,8 @@
 * no private name (``_x``) of ours imported from another module, in the package or its tests;
 * no public constant (``UPPER_CASE``) defined at module level in two modules: one home, and
   importers import it (task lists, environment variables, defaults);
-* every environment variable regbias reads is named by one constant, in one module.
+* every environment variable regbias reads is named by one constant, in one module;
+* imports go down :data:`LAYERS` only (``docs/architecture.md``'s import order).
 """
 
 from __future__ import annotations
@@ -17,6 +18,20 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "regbias"
 MAX_LINES = 500
 ENV_PREFIXES = ("REGBIAS_", "MLFLOW_TRACKING_URI")
+#: The package's folders and top-level modules, top to bottom: each imports only from the
+#: layers below its own (the modules of one layer import none of each other).
+LAYERS = (
+    ("app",),
+    ("report",),
+    ("tracking",),
+    ("analysis",),
+    ("performance",),
+    ("distances",),
+    ("embeddings",),
+    ("data",),
+    ("settings_reader", "config_files", "console", "tables", "files", "interrupt"),
+    ("errors",),
+)
 
 
 def _modules(*folders: Path) -> list[Path]:
@@ -33,6 +48,38 @@ def _constants(tree: ast.Module) -> dict[str, ast.expr | None]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             found[node.target.id] = node.value
     return {n: v for n, v in found.items() if n.isupper() and not n.startswith("_") and n != "T"}
+
+
+def _unit(path: Path) -> str:
+    """The folder or top-level module of the package that ``path`` belongs to."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def _imported_units(tree: ast.Module) -> set[str]:
+    """The package's folders and top-level modules a module imports, anywhere in it."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            parts = node.module.split(".")
+            if parts[0] == "regbias":
+                found |= {parts[1]} if len(parts) > 1 else {a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("regbias.")}
+    return found
+
+
+def test_imports_go_down_the_layers() -> None:
+    layer = {unit: depth for depth, units in enumerate(LAYERS) for unit in units}
+    modules = [p for p in _modules(PACKAGE) if p.name != "__init__.py" or p.parent != PACKAGE]
+    unplaced = sorted({_unit(p) for p in modules} - set(layer))
+    assert not unplaced, f"give these a layer in LAYERS and docs/architecture.md: {unplaced}"
+    upward = [
+        f"{p.relative_to(PACKAGE)} imports regbias.{unit}"
+        for p in modules
+        for unit in sorted(_imported_units(ast.parse(p.read_text())) - {_unit(p)})
+        if layer[unit] <= layer[_unit(p)]
+    ]
+    assert not upward, f"import only from the layers below (docs/architecture.md): {upward}"
 
 
 def test_no_module_is_over_500_lines() -> None:

@@ -9,7 +9,8 @@ from regbias.analysis.power_rho import PrimaryPower
 from regbias.analysis.primary import PrimaryTest
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.report.findings import GLOSSARY, findings_markdown, primary_sentence
-from regbias.report.publish import log_analysis, report_markdown
+from regbias.report.markdown import report_markdown
+from regbias.report.publish import log_analysis
 
 
 def _tables() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -255,7 +256,7 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
 
     from regbias.analysis.pair_power import PowerResult
     from regbias.analysis.pair_test import PairTests, PairTestSettings
-    from regbias.report.publish import power_section
+    from regbias.report.markdown import power_section
     from regbias.report.record import record_lines, record_section
 
     table = pd.DataFrame(

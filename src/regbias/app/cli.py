@@ -1,4 +1,4 @@
-"""The ``regbias`` console command: the Hydra app of ``run.py``, runnable from any folder.
+"""The ``regbias`` console command and ``python run.py``: one Hydra app, runnable from any folder.
 
 The configs ship inside the package (``regbias/conf``, the repository's ``conf/`` folder), so an
 installed ``regbias`` finds them wherever it runs; outputs, the MLflow store and the default
@@ -6,6 +6,8 @@ data and cache folders are relative to the folder it runs in, as with ``python r
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -16,10 +18,24 @@ from regbias.config_files import CONFIG_DIR
 __all__ = ["main"]
 
 
-@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
-def main(cfg: DictConfig) -> object:
-    """Compose the config, then run its task (run, describe or analyze) as one job."""
-    return run_job(cfg)
+def main(config_dir: Path = CONFIG_DIR, job_name: str = "cli") -> None:
+    """Compose the config, then run its task (run, describe or analyze) as one job (or a sweep).
+
+    Hydra reads the command line (``[-m] [key=value ...]``) itself.
+
+    Args:
+        config_dir: the folder of ``config.yaml`` (``run.py``: the ``conf/`` beside it).
+        job_name: Hydra's ``hydra.job.name`` (the job's log file, a cluster job's name):
+            ``cli`` for the console command, ``run`` for ``run.py``.
+    """
+
+    def task(cfg: DictConfig) -> object:
+        return run_job(cfg)
+
+    # Hydra names the job after the module of its task function (a file's name for a script).
+    task.__module__ = job_name
+    app = hydra.main(version_base="1.3", config_path=str(config_dir), config_name="config")
+    app(task)()
 
 
 if __name__ == "__main__":

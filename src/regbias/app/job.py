@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import json
 import logging
 import sys
 import time
@@ -32,11 +31,10 @@ from regbias.app.timing import note_job_set_up
 from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop
+from regbias.tracking.ledger import read_parent, write_job_record
 from regbias.tracking.provenance import config_hash, git_state, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
-    JOB_FILE,
-    PARENT_FILE,
     STUDY_FILE,
     RunLog,
     connect,
@@ -77,16 +75,8 @@ class JobContext:
         return self.output_dir / ".hydra"
 
     def write_record(self, **record: Any) -> None:
-        """The job's outcome, read by the sweep's end (works across launcher processes)."""
-        path = self.output_dir / JOB_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        record = {"job_num": self.job_num, "overrides": " ".join(self.overrides), **record}
-        launch = (read_parent(self.sweep_dir) or {}).get("launch")
-        if launch:  # the sweep's end pools only the records of its own start
-            record["launch"] = launch
-        tmp.write_text(json.dumps(record, indent=2))
-        tmp.replace(path)
+        """The job's outcome, read by the sweep's end (:mod:`regbias.tracking.ledger`)."""
+        write_job_record(self.output_dir, self.sweep_dir, self.job_num, self.overrides, record)
 
 
 def job_context() -> JobContext:
@@ -103,13 +93,6 @@ def job_context() -> JobContext:
     )
 
 
-def read_parent(sweep_dir: Path | None) -> dict[str, str] | None:
-    """The sweep's parent run, as the sweep's start wrote it into the sweep directory."""
-    if sweep_dir is None or not (sweep_dir / PARENT_FILE).exists():
-        return None
-    return json.loads((sweep_dir / PARENT_FILE).read_text())
-
-
 def main(cfg: DictConfig) -> Any:
     """The Hydra task function behind ``run.py``."""
     for name in ALWAYS_QUIET_LOGGERS:
@@ -119,7 +102,7 @@ def main(cfg: DictConfig) -> Any:
     try:
         check_stop()  # a SIGTERM between a sweep's jobs: start no new one
         result = _dispatch(cfg, context)
-        if context.sweep_dir is None and cfg.get("task") in ("run", "analyze") and result:
+        if context.sweep_dir is None and task_named(cfg.get("task")).prints_summary and result:
             finish_job(cfg, str(result), context.output_dir)
         return result
     except KeyboardInterrupt:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import signal
 import sys
@@ -31,45 +30,23 @@ from regbias.interrupt import (
     ctrl_c_at_safe_points,
     install_sigterm_flag,
 )
-from regbias.tracking.ledger import DONE
+from regbias.tracking.ledger import (
+    DONE,
+    PARENT_FILE,
+    job_records,
+    read_parent,
+    write_parent,
+)
 from regbias.tracking.provenance import package_versions, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
-from regbias.tracking.runs import (
-    JOB_FILE,
-    PARENT_FILE,
-    RunLog,
-    connect,
-    tracked_run,
-)
+from regbias.tracking.runs import RunLog, connect, tracked_run
 from regbias.tracking.ui import mark_model_training
 
-__all__ = ["SweepCallback", "job_records"]
+__all__ = ["SweepCallback"]
 
 log = logging.getLogger(__name__)
 #: The parent run's package versions (a job's run has them as ``version.<package>`` tags).
 VERSIONS_FILE = "provenance/versions.json"
-
-
-def job_records(sweep_dir: Path, launch: str | None = None) -> list[dict[str, Any]]:
-    """This sweep's job outcome records, by job number.
-
-    A reused ``hydra.sweep.dir`` still holds the records of an earlier sweep's jobs: only those
-    written under this sweep's launch (``launch``; by default the parent file's) are its own.
-    """
-    launch = launch or _launch(sweep_dir)
-    records = []
-    for path in sweep_dir.glob(f"*/{JOB_FILE}"):
-        record = json.loads(path.read_text())
-        if launch is not None and record.get("launch") != launch:
-            log.info("left out %s: a job of an earlier sweep in this folder", path.parent)
-            continue
-        records.append(record)
-    return sorted(records, key=lambda r: r.get("job_num") or 0)
-
-
-def _launch(sweep_dir: Path) -> str | None:
-    parent = sweep_dir / PARENT_FILE
-    return json.loads(parent.read_text()).get("launch") if parent.exists() else None
 
 
 class SweepCallback(Callback):
@@ -125,14 +102,13 @@ class SweepCallback(Callback):
         parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)
         parent.json(package_versions(), VERSIONS_FILE)
-        sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {
             "run_id": parent.run_id,
             "experiment_id": experiment_id,
             "tracking_uri": settings.tracking.uri,
             "launch": uuid.uuid4().hex,  # the jobs of this start, not of an earlier one here
         }
-        (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2))
+        write_parent(sweep_dir, record)
         self._record = record
         log.info("sweep parent run %s in experiment %s", parent.run_id, experiment_id)
 
@@ -147,11 +123,12 @@ class SweepCallback(Callback):
                 f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
                 file=sys.stderr,
             )
-        parent_file = sweep_dir / PARENT_FILE
-        if parent_file.exists():
+        if (sweep_dir / PARENT_FILE).exists():
             try:
                 with ctrl_c_at_safe_points():  # never inside SQLAlchemy, where it gets lost
-                    self._close_parent(config, mine or _read(parent_file), records, failed)
+                    parent = mine or read_parent(sweep_dir)
+                    assert parent is not None
+                    self._close_parent(config, parent, records, failed)
             except StopRequested as stop:  # the parent run is FAILED already
                 print(f"regbias: {stop}", file=sys.stderr)
                 raise SystemExit(stop.code) from None
@@ -210,21 +187,17 @@ class SweepCallback(Callback):
             log.exception("could not end the sweep's parent run %s", run.run_id)
 
 
-def _read(parent_file: Path) -> dict[str, Any]:
-    return json.loads(parent_file.read_text())
-
-
 def _refuse_a_busy_folder(client: Any, sweep_dir: Path) -> None:
     """Never two parents for one folder: refuse while the folder's parent run is live.
 
     Raises:
         TrackingError: the folder's parent run is RUNNING and its owner lives.
     """
-    parent_file = sweep_dir / PARENT_FILE
-    if not parent_file.exists():
-        return
     try:
-        run = client.get_run(_read(parent_file)["run_id"])
+        parent = read_parent(sweep_dir)
+        if parent is None:
+            return
+        run = client.get_run(parent["run_id"])
     except (MlflowException, KeyError, ValueError):  # another store's run, a damaged file
         return
     where = f"a sweep in {sweep_dir}"

@@ -30,6 +30,9 @@ class Task:
         resumable: a FINISHED run with the same config is reused (``resume=true``).
         pooled_in_sweep: in a sweep the parent pools the jobs' results, so the function is
             called with ``pooled=True`` and skips its own analysis.
+        prints_summary: a single run (not a sweep's job) ends with the summary of its run's
+            report (:func:`regbias.app.summary.finish_job`: local copy, ``report.html``, the
+            findings printed).
     """
 
     name: str
@@ -39,6 +42,7 @@ class Task:
     tracked: bool
     resumable: bool = False
     pooled_in_sweep: bool = False
+    prints_summary: bool = False
 
     def function(self) -> Callable[..., Any]:
         """The function that does the task (imported on first use: they pull in torch, JAX)."""
@@ -58,6 +62,7 @@ TASKS: dict[str, Task] = {
             tracked=True,
             resumable=True,
             pooled_in_sweep=True,
+            prints_summary=True,
         ),
         Task(
             "describe",
@@ -72,6 +77,7 @@ TASKS: dict[str, Task] = {
             "regbias.app.analyze:run_analysis",
             reads_data=False,
             tracked=True,
+            prints_summary=True,
         ),
         Task(
             "power",

@@ -17,6 +17,7 @@ import pandas as pd
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
 from regbias.analysis.primary import PrimaryTest
+from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.report.record import record_found, record_part
 
 __all__ = ["CONTROL_WARNING", "RANDOM_ENCODER_WARNING", "Evidence", "random_encoder_warning"]
@@ -63,6 +64,17 @@ class Evidence:
     record: PairTests | None
     adjust: str
     significance: float
+
+    @classmethod
+    def of(cls, results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> Evidence:
+        """The evidence of a study's results, their analysis and its settings."""
+        return cls(
+            analysis.primary,
+            analysis.correlations,
+            results.record,
+            settings.adjust,
+            settings.significance,
+        )
 
     @property
     def significant_correlations(self) -> int | None:

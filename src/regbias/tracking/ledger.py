@@ -1,8 +1,92 @@
-"""The sweep's ledger of job outcomes."""
+"""The sweep's ledger in its directory: the parent run it opened and each job's outcome.
+
+A sweep's start writes :data:`PARENT_FILE` into the sweep directory (the parent run, its
+experiment and store, and the ``launch`` of this start); each job writes :data:`JOB_FILE` into
+its own output folder (its number, overrides and status, and the launch it ran under). Plain
+JSON files, so a launcher's jobs in other processes or on other machines find their parent, and
+the sweep's end reads every job's outcome without asking the store.
+"""
 
 from __future__ import annotations
 
-__all__ = ["DONE"]
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
+__all__ = [
+    "DONE",
+    "JOB_FILE",
+    "PARENT_FILE",
+    "job_records",
+    "read_parent",
+    "write_job_record",
+    "write_parent",
+]
+
+log = logging.getLogger(__name__)
+
+#: The sweep's parent run, in the sweep directory.
+PARENT_FILE = "regbias_parent.json"
+#: A job's outcome, in the job's output folder.
+JOB_FILE = "regbias_job.json"
 #: Job statuses that count as done: the job ran to its end, or a finished run was reused.
 DONE = ("FINISHED", "REUSED")
+
+
+def write_parent(sweep_dir: Path, record: Mapping[str, Any]) -> None:
+    """Write the sweep's parent run (``run_id``, ``experiment_id``, ``launch``...) for its jobs."""
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2))
+
+
+def read_parent(sweep_dir: Path | None) -> dict[str, Any] | None:
+    """The sweep's parent run, as the sweep's start wrote it; None outside a sweep or before it.
+
+    Raises:
+        ValueError: the file is not JSON (a damaged file).
+    """
+    if sweep_dir is None or not (sweep_dir / PARENT_FILE).exists():
+        return None
+    return json.loads((sweep_dir / PARENT_FILE).read_text())
+
+
+def write_job_record(
+    output_dir: Path,
+    sweep_dir: Path | None,
+    job_num: int | None,
+    overrides: Sequence[str],
+    outcome: Mapping[str, Any],
+) -> None:
+    """Write one job's outcome (``status``, ``run_id``...) into its output folder, atomically.
+
+    Inside a sweep the record carries the sweep's launch: the sweep's end pools only the
+    records of its own start.
+    """
+    path = output_dir / JOB_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    record = {"job_num": job_num, "overrides": " ".join(overrides), **outcome}
+    launch = (read_parent(sweep_dir) or {}).get("launch")
+    if launch:
+        record["launch"] = launch
+    tmp.write_text(json.dumps(record, indent=2))
+    tmp.replace(path)
+
+
+def job_records(sweep_dir: Path, launch: str | None = None) -> list[dict[str, Any]]:
+    """This sweep's job outcome records, by job number.
+
+    A reused ``hydra.sweep.dir`` still holds the records of an earlier sweep's jobs: only those
+    written under this sweep's launch (``launch``; by default the parent file's) are its own.
+    """
+    launch = launch or (read_parent(sweep_dir) or {}).get("launch")
+    records = []
+    for path in sweep_dir.glob(f"*/{JOB_FILE}"):
+        record = json.loads(path.read_text())
+        if launch is not None and record.get("launch") != launch:
+            log.info("left out %s: a job of an earlier sweep in this folder", path.parent)
+            continue
+        records.append(record)
+    return sorted(records, key=lambda r: r.get("job_num") or 0)

@@ -37,15 +37,11 @@ __all__ = [
     "has_artifact",
     "log_config",
     "metric_key",
-    "PARENT_FILE",
-    "JOB_FILE",
     "STUDY_FILE",
 ]
 
 log = logging.getLogger(__name__)
 
-PARENT_FILE = "regbias_parent.json"
-JOB_FILE = "regbias_job.json"
 #: A job's measurements, the artifact the sweep's end pools (a reused job must still have it).
 STUDY_FILE = "results/study.json"
 _BATCH = 100  # MLflow's limit of params per log_batch call.
