@@ -8,10 +8,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from regbias.app.settings import read_settings
 from regbias.data.corpus import TextSet
 from regbias.data.draws import DrawSizes, distance_draws
 from regbias.data.sampling import TokenBudget
 from regbias.errors import SampleSizeError
+from tests.conftest import compose_config
 
 SIZES = DrawSizes(
     repetitions=2, short_texts=5, long_passages=4, texts_per_passage=3, lda_passages=6
@@ -105,6 +107,9 @@ def test_lda_halves_share_no_text():
     ],
 )
 def test_a_pool_that_cannot_fill_a_draw_names_the_setting_to_lower(sizes, setting):
+    # The distance settings name each size's config key (data/ knows none of them).
+    keys = read_settings(compose_config()).distance.draw_sizes().keys
+    sizes = replace(sizes, keys=keys)
     with pytest.raises(
         SampleSizeError, match=rf"{setting}=\d+ needs \d+ distinct texts.*lower {setting}"
     ):
@@ -112,7 +117,8 @@ def test_a_pool_that_cannot_fill_a_draw_names_the_setting_to_lower(sizes, settin
 
 
 def test_whole_groups_without_matched_pools_also_refuse_an_overfull_draw():
-    sizes = DrawSizes(1, None, 5, 5, None)
+    keys = read_settings(compose_config()).distance.draw_sizes().keys
+    sizes = DrawSizes(1, None, 5, 5, None, keys=keys)
     with pytest.raises(SampleSizeError, match=r"distance\.long\.passages_per_draw"):
         distance_draws(groups(au=400, za=24), sizes, "tweet", seed=0, policy="error")
 

@@ -10,6 +10,7 @@ main draw and of the same size, whose distance to the main draw is the group's n
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -52,6 +53,14 @@ class DrawSizes:
     floors: bool = False
     sentences: bool = False
     sentence_texts: int | None = None
+    #: The config key of each size, by field name, for messages (``short_texts``:
+    #: ``distance.short.texts_per_draw``); the distance settings give them, and a size without
+    #: one is named by its field.
+    keys: Mapping[str, str] = field(default_factory=dict)
+
+    def key(self, name: str) -> str:
+        """The config key of the size ``name`` (a field of this class, or ``enabled``)."""
+        return self.keys.get(name, name)
 
 
 def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
@@ -63,20 +72,20 @@ def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
     if not enabled:
         return
     named = {
-        "distance.repetitions": sizes.repetitions,
-        "distance.short.texts_per_draw": sizes.short_texts,
-        "distance.long.passages_per_draw": sizes.long_passages,
-        "distance.long.texts_per_passage": sizes.texts_per_passage,
-        "distance.lda.passages_per_group": sizes.lda_passages,
-        "distance.sentences.texts_per_draw": sizes.sentence_texts if sizes.sentences else None,
+        sizes.key("repetitions"): sizes.repetitions,
+        sizes.key("short_texts"): sizes.short_texts,
+        sizes.key("long_passages"): sizes.long_passages,
+        sizes.key("texts_per_passage"): sizes.texts_per_passage,
+        sizes.key("lda_passages"): sizes.lda_passages,
+        sizes.key("sentence_texts"): sizes.sentence_texts if sizes.sentences else None,
     }
     for key, value in named.items():
         if value is None:
             continue  # that measurement is disabled
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigError(
-                f"{key} must be an integer >= 1, not {value!r} (distance.enabled=false skips "
-                "the distance stages)"
+                f"{key} must be an integer >= 1, not {value!r} ({sizes.key('enabled')}=false "
+                "skips the distance stages)"
             )
     if (
         sizes.short_texts is None
@@ -84,9 +93,10 @@ def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
         and sizes.lda_passages is None
         and not sizes.sentences
     ):
+        switch = sizes.key("enabled")
         raise ConfigError(
-            "distance.enabled=true but short, long and lda are all disabled: enable one, or "
-            "set distance.enabled=false"
+            f"{switch}=true but short, long and lda are all disabled: enable one, or "
+            f"set {switch}=false"
         )
 
 
@@ -160,7 +170,7 @@ def distance_draws(
     """
     draws = DistanceDraws()
     if sizes.matched_pool:
-        draws.pool_size = matched_pool_size(groups, sizes.pool_size)
+        draws.pool_size = matched_pool_size(groups, sizes.pool_size, sizes.key("pool_size"))
         _check_half_pool(groups, sizes, unit, draws.pool_size)
     # LDA needs equal group sizes: documents are drawn whole, so a small group limits them all
     # (under the `all` policy; `error` refuses). Tweet passages can always be made.
@@ -184,8 +194,12 @@ def distance_draws(
     return draws
 
 
-def matched_pool_size(groups: dict[str, TextSet], configured: int | None) -> int:
+def matched_pool_size(
+    groups: dict[str, TextSet], configured: int | None, key: str = "pool_size"
+) -> int:
     """The pool size every group gives per repetition: ``configured`` or the smallest group's.
+
+    ``key`` names the setting in messages (``distance.pool_size``).
 
     Raises:
         SampleSizeError: a group holds fewer texts than ``configured``.
@@ -194,11 +208,11 @@ def matched_pool_size(groups: dict[str, TextSet], configured: int | None) -> int
     if configured is None:
         return len(groups[smallest])
     if configured < 2:
-        raise ConfigError(f"distance.pool_size must be at least 2, not {configured}")
+        raise ConfigError(f"{key} must be at least 2, not {configured}")
     if len(groups[smallest]) < configured:
         raise SampleSizeError(
-            f"group '{smallest}' has {len(groups[smallest])} texts but distance.pool_size asks "
-            f"for {configured}: lower distance.pool_size (null = the smallest group's size)"
+            f"group '{smallest}' has {len(groups[smallest])} texts but {key} asks "
+            f"for {configured}: lower {key} (null = the smallest group's size)"
         )
     return configured
 
@@ -218,10 +232,10 @@ def _check_half_pool(
     per_passage = sizes.texts_per_passage if unit == "tweet" else 1
     half = pool_size // 2
     wanted: dict[str, tuple[int | None, int, int]] = {
-        "distance.short.texts_per_draw": (sizes.short_texts if unit == "tweet" else None, 1, half),
-        "distance.long.passages_per_draw": (sizes.long_passages, per_passage, half),
-        "distance.lda.passages_per_group": (sizes.lda_passages, per_passage, pool_size),
-        "distance.sentences.texts_per_draw": (
+        sizes.key("short_texts"): (sizes.short_texts if unit == "tweet" else None, 1, half),
+        sizes.key("long_passages"): (sizes.long_passages, per_passage, half),
+        sizes.key("lda_passages"): (sizes.lda_passages, per_passage, pool_size),
+        sizes.key("sentence_texts"): (
             sizes.sentence_texts if sizes.sentences else None,
             1,
             half,
@@ -235,8 +249,8 @@ def _check_half_pool(
                 f"{key}={n} needs {n * each} distinct texts but {part} holds {room} "
                 f"(pool {pool_size} texts; group '{smallest}' has {len(groups[smallest])}): "
                 f"lower {key}"
-                + (" or distance.long.texts_per_passage" if each > 1 else "")
-                + ", or set distance.matched_pool=false to draw from whole groups"
+                + (f" or {sizes.key('texts_per_passage')}" if each > 1 else "")
+                + f", or set {sizes.key('matched_pool')}=false to draw from whole groups"
             )
 
 
@@ -318,11 +332,12 @@ class _Drawn:
     in_full: int | None = None
 
 
-_SETTING = {
-    "short": "distance.short.texts_per_draw",
-    "long": "distance.long.passages_per_draw",
-    "lda": "distance.lda.passages_per_group",
-    "sentence": "distance.sentences.texts_per_draw",
+#: The size field of each draw kind.
+_SIZE = {
+    "short": "short_texts",
+    "long": "long_passages",
+    "lda": "lda_passages",
+    "sentence": "sentence_texts",
 }
 
 
@@ -340,7 +355,10 @@ def _draw(
     if kind in ("short", "sentence") or unit == "document":
         drawn = _plain(groups, n, seed, purpose, policy)
     else:
-        drawn = _passages(groups, n, sizes.texts_per_passage, seed, purpose, _SETTING[kind], budget)
+        keys = sizes.key(_SIZE[kind]), sizes.key("texts_per_passage")
+        drawn = _passages(
+            groups, n, sizes.texts_per_passage, seed, purpose, keys[0], budget, keys[1]
+        )
     if budget is None:
         return drawn
     return {g: replace(d, in_full=_in_full(d, budget)) for g, d in drawn.items()}
@@ -391,13 +409,14 @@ def _passages(
     purpose: str,
     setting: str,
     budget: TokenBudget | None,
+    per_setting: str,
 ) -> dict[str, _Drawn]:
     """Per group, ``n`` passages that partition a permuted sample of its texts."""
     out = {}
     for name, texts in groups.items():
         rng = rng_for(seed, purpose, name)
         passages, members = long_text_passages(
-            texts.texts, n, texts_per_passage, rng, name, setting, budget
+            texts.texts, n, texts_per_passage, rng, name, setting, budget, per_setting
         )
         units = [tuple(texts.texts[i] for i in m) for m in members]
         out[name] = _Drawn(passages, units, n, False)

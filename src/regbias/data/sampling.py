@@ -145,8 +145,9 @@ def long_text_passages(
     texts_per_passage: int,
     rng: np.random.Generator,
     group: str = "",
-    setting: str = "distance.long.passages_per_draw",
+    setting: str = "n_passages",
     budget: TokenBudget | None = None,
+    per_setting: str = "texts_per_passage",
 ) -> tuple[list[str], list[np.ndarray]]:
     """Passages that partition a permuted sample of one group's texts, joined by spaces.
 
@@ -166,6 +167,7 @@ def long_text_passages(
         rng: the draw's generator.
         group: the group's name, for the error message.
         setting: the config key that sets ``n_passages``, named by the error.
+        per_setting: the config key that sets ``texts_per_passage``, named by the error.
         budget: the encoder's window; None joins ``texts_per_passage`` texts whatever their
             length.
 
@@ -182,8 +184,7 @@ def long_text_passages(
         named = f"group {group!r}" if group else "the group"
         raise SampleSizeError(
             f"{n_passages} passages of {texts_per_passage} distinct texts need {needed} texts "
-            f"but {named} has only {len(texts)} for this draw: lower {setting} or "
-            "distance.long.texts_per_passage"
+            f"but {named} has only {len(texts)} for this draw: lower {setting} or {per_setting}"
         )
     order = rng.permutation(len(texts))
     if budget is None:

@@ -30,9 +30,9 @@ class LdaDistance(LdaSettings, Distance):
     title = "LDA centroid distance"
     kinds = ("lda",)
 
-    def draw_sizes(self) -> dict[str, int]:
+    def draw_sizes(self) -> dict[str, tuple[int, str]]:
         """Its passages per group and repetition."""
-        return {"lda": self.passages_per_group} if self.enabled else {}
+        return {"lda": (self.passages_per_group, "passages_per_group")}
 
     def tested(self) -> list[str]:
         """``lda``, where it runs its own relabellings."""

@@ -188,8 +188,8 @@ class Distance(abc.ABC):
                 return cls.title if len(cls.kinds) == 1 else f"{KINDS[kind]} {cls.title}"
         return name
 
-    def draw_sizes(self) -> dict[str, int]:
-        """Sizes of the draws this distance configures itself (LDA's passages), by kind."""
+    def draw_sizes(self) -> dict[str, tuple[int, str]]:
+        """Draws this distance sizes itself, by kind: the size and the field that sets it."""
         return {}
 
     def tested(self) -> list[str]:

@@ -143,8 +143,12 @@ class DistanceSettings:
         """The sizes of the suite's draws (a kind no enabled distance measures is not drawn)."""
         used = self.used_kinds()
         own: dict[str, int] = {}
-        for method in self.enabled_methods():
-            own |= method.draw_sizes()
+        keys = dict(_DRAW_KEYS)
+        for name, method in self.methods.items():
+            if method in self.enabled_methods():
+                for kind, (size, field_name) in method.draw_sizes().items():
+                    own[kind] = size
+                    keys[f"{kind}_passages"] = f"distance.{name}.{field_name}"
         return DrawSizes(
             repetitions=self.repetitions if self.enabled else 0,
             short_texts=self.short.texts_per_draw
@@ -160,11 +164,25 @@ class DistanceSettings:
             floors=self.floors,
             sentences=self.sentences.enabled and "sentence" in used,
             sentence_texts=self.sentences.texts_per_draw,
+            keys=keys,
         )
 
     def with_methods(self, methods: Mapping[str, Distance]) -> DistanceSettings:
         """The same settings with some distances replaced (calibrated ones)."""
         return replace(self, methods={**self.methods, **methods})
+
+
+#: The config key of each draw size (``DrawSizes``' fields); a distance's own draws add theirs.
+_DRAW_KEYS = {
+    "enabled": "distance.enabled",
+    "repetitions": "distance.repetitions",
+    "short_texts": "distance.short.texts_per_draw",
+    "long_passages": "distance.long.passages_per_draw",
+    "texts_per_passage": "distance.long.texts_per_passage",
+    "sentence_texts": "distance.sentences.texts_per_draw",
+    "pool_size": "distance.pool_size",
+    "matched_pool": "distance.matched_pool",
+}
 
 
 def _distance(block: Mapping[str, Any], key: str) -> Distance:
