@@ -18,7 +18,7 @@ __all__ = ["main"]
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
 def main(cfg: DictConfig) -> object:
-    """Compose the config, then run its task (run, describe or analyze) as one job."""
+    """Compose the config, then run its task (run, describe, analyze or power) as one job."""
     return run_job(cfg)
 
 
