@@ -14,7 +14,7 @@
 # (psycopg, the driver SQLAlchemy uses for postgresql://) in the Python that runs it.
 #
 # Auth is off. Before exposing the port beyond this machine turn on MLflow's basic auth:
-# REGBIAS_MLFLOW_AUTH=1 (see docs/at-scale.md), or put the server behind your own proxy.
+# REGBIAS_MLFLOW_AUTH=1 (see docs/scale.md), or put the server behind your own proxy.
 #
 # Environment:
 #   REGBIAS_MLFLOW_HOME   everything the stack writes (default /var/tmp/regbias-mlflow)

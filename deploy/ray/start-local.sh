@@ -7,7 +7,7 @@
 # Needs `pip install -e ".[ray]"` in the Python that runs regbias (the same `ray` must start
 # the head). Workers inherit this script's environment (PYTHONPATH included) and run in
 # $REGBIAS_RAY_HOME, not in your checkout: regbias must be importable there and every path a
-# job reads must be absolute (the sweep's start exports them, see docs/at-scale.md).
+# job reads must be absolute (the sweep's start exports them, see docs/scale.md).
 #
 # Environment:
 #   REGBIAS_RAY_HOME   working directory of the workers and Ray's temp dir (default /tmp/regbias-ray)

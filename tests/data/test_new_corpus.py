@@ -1,8 +1,9 @@
-"""Adding a corpus is one module and one YAML: the README's example, outside the package, runs.
+"""Adding a corpus is one module and one YAML: the documented example, outside the package, runs.
 
-The module and the config file are taken from the README's "Adding a corpus" section, so the
-worked example a user copies is the one tested. Nothing in regbias changes: the YAML joins
-Hydra's search path (``hydra.searchpath``) and names the class (``_target_``).
+The module and the config file are taken from the "Adding a corpus" section of
+``docs/extending.md``, so the worked example a user copies is the one tested. Nothing in
+regbias changes: the YAML joins Hydra's search path (``hydra.searchpath``) and names the class
+(``_target_``).
 """
 
 from __future__ import annotations
@@ -14,19 +15,19 @@ from pathlib import Path
 
 from tests.cli import run_cli, runs
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+EXTENDING = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 
 
-def _readme_example() -> tuple[str, str]:
-    """The Python module and the YAML file of the README's "Adding a corpus" section."""
-    section = README.read_text().split("### Adding a corpus", 1)[1].split("\n## ", 1)[0]
+def _documented_example() -> tuple[str, str]:
+    """The Python module and the YAML file of docs/extending.md's "Adding a corpus" section."""
+    section = EXTENDING.read_text().split("\n## Adding a corpus\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```(python|yaml)\n(.*?)```", section, re.S)
     code = {kind: text for kind, text in blocks}
     return code["python"], code["yaml"]
 
 
 def _write_example(root: Path) -> tuple[Path, Path]:
-    """The README's corpus, its data file and config, laid out as a user would."""
+    """The documented corpus, its data file and config, laid out as a user would."""
     data = root / "data" / "dialects"
     data.mkdir(parents=True)
     words = ["good", "bad", "rain", "sun", "tea", "mate", "eh", "y'all", "bloody", "wicked"]
@@ -38,7 +39,7 @@ def _write_example(root: Path) -> tuple[Path, Path]:
             lines.append(f"{group}\t{i % 2}\t{text}")
     rows = data / "rows.tsv"
     rows.write_text("\n".join(lines) + "\n")
-    module, yaml = _readme_example()
+    module, yaml = _documented_example()
     module = module.replace("<sha256>", hashlib.sha256(rows.read_bytes()).hexdigest())
     plugin = root / "my_corpora"
     plugin.mkdir()
@@ -49,7 +50,7 @@ def _write_example(root: Path) -> tuple[Path, Path]:
     return plugin, root / "data"
 
 
-def test_the_readmes_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path: Path) -> None:
+def test_the_documented_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path: Path) -> None:
     plugin, data_dir = _write_example(tmp_path)
     args = [f"hydra.searchpath=[file://{plugin.parent / 'my_conf'}]", "dataset=dialects"]
     env = {"PYTHONPATH": str(plugin)}

@@ -19,7 +19,7 @@ __all__ = ["main"]
 
 
 def main(config_dir: Path = CONFIG_DIR, job_name: str = "cli") -> None:
-    """Compose the config, then run its task (run, describe or analyze) as one job (or a sweep).
+    """Compose the config, then run its task (run, describe, analyze or power) as one job or sweep.
 
     Hydra reads the command line (``[-m] [key=value ...]``) itself.
 
