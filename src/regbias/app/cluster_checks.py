@@ -177,7 +177,7 @@ def _check_store(config: DictConfig, kind: str) -> list[Problem]:
                 False,
                 f"tracking.uri '{uri}' is a SQLite file: fine on one node, unsafe with "
                 "concurrent writers on several hosts over a network filesystem; use an MLflow "
-                "server for a real cluster (deploy/mlflow/start-local.sh, docs/at-scale.md)",
+                "server for a real cluster (deploy/mlflow/start-local.sh, docs/scale.md)",
             )
         ]
     host = uri.split("://", 1)[-1]

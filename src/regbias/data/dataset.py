@@ -4,8 +4,8 @@ A corpus is a frozen dataclass subclass of :class:`Dataset`, in one module, name
 group's ``_target_`` (``conf/dataset/<name>.yaml``). Its fields are the group's keys: the shared
 ones below and its reader's own options. Its class attributes are what does not change between
 runs: the files to download (with checksums). Its methods read the corpus and list the files a
-run depends on. :mod:`regbias.data.registry` finds the corpora by their YAML files; the README's
-"Adding a corpus" section is a worked example.
+run depends on. :mod:`regbias.data.registry` finds the corpora by their YAML files; the
+"Adding a corpus" section of docs/extending.md is a worked example.
 """
 
 from __future__ import annotations
