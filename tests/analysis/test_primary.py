@@ -19,6 +19,7 @@ from regbias.analysis.primary import (
 from regbias.analysis.results import AnalysisSettings, analyse
 from regbias.errors import ConfigError
 from tests.analysis.test_robustness import study_on_a_line
+from tests.conftest import packaged
 
 REGIONS = ["au", "ca", "nz", "uk", "us", "za"]
 QUICK = {"power_simulations": 0}
@@ -99,16 +100,18 @@ def test_direction_follows_the_column_and_untestable_cases_say_why() -> None:
     absent = primary_test(table, "dist_lda", "gap_accuracy", **QUICK)
     assert "not measured" in absent.note and "dist_lda" in absent.note
     with pytest.raises(ConfigError, match="primary_direction"):
-        AnalysisSettings(primary_direction="up")  # type: ignore[arg-type]
+        packaged(AnalysisSettings, "analysis", primary_direction="up")
     with pytest.raises(ConfigError, match="primary_power_couplings"):
-        AnalysisSettings(primary_power_couplings=[1.5])
+        packaged(AnalysisSettings, "analysis", primary_power_couplings=[1.5])
     with pytest.raises(ConfigError, match="primary_power_dimensions"):
-        AnalysisSettings(primary_power_dimensions=0)
+        packaged(AnalysisSettings, "analysis", primary_power_dimensions=0)
 
 
 def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> None:
     groups = [*REGIONS, "mixed", "baseline"]
-    settings = AnalysisSettings(n_permutations=99, bootstrap=0, primary_power_simulations=50)
+    settings = packaged(
+        AnalysisSettings, "analysis", n_permutations=99, bootstrap=0, primary_power_simulations=50
+    )
     analysis = analyse(study_on_a_line(groups, 8), settings)
     primary = analysis.primary
     assert primary is not None and primary.n_pairs == 15 and primary.direction == "greater"
@@ -127,6 +130,6 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
     assert frame.loc[0, "reachable_rho"] == primary.power.reachable_rho
     none = analyse(
         study_on_a_line(groups, 8),
-        AnalysisSettings(primary=None, bootstrap=0, primary_power_simulations=0),
+        packaged(AnalysisSettings, "analysis", primary=None, bootstrap=0),
     )
     assert none.primary is None

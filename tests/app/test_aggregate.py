@@ -14,7 +14,7 @@ from regbias.app.settings import read_settings
 from regbias.app.sweep import SweepCallback
 from regbias.distances.matrix import DistanceMatrix
 from regbias.tracking.runs import JOB_FILE, PARENT_FILE, TrackingSettings, connect, start_run
-from tests.conftest import ROOT
+from tests.conftest import ROOT, packaged
 
 GROUPS = ["au", "ca", "nz", "uk", "us"]
 
@@ -59,7 +59,13 @@ def composed(*overrides: str):
 
 @pytest.fixture
 def store(tmp_path):
-    settings = TrackingSettings(f"sqlite:///{tmp_path}/mlruns.db", str(tmp_path / "mlruns"), "agg")
+    settings = packaged(
+        TrackingSettings,
+        "tracking",
+        uri=f"sqlite:///{tmp_path}/mlruns.db",
+        artifact_root=str(tmp_path / "mlruns"),
+        experiment="agg",
+    )
     client, experiment = connect(settings)
     config = composed(
         "task=run",

@@ -63,7 +63,7 @@ class Dataset(abc.ABC):
     task: Literal["binary", "multilabel"]
     unit: Literal["tweet", "document"]
     primary_performance: str
-    groups: list[str] | None = None
+    groups: list[str] | None
 
     #: The files a run reads, downloaded on first use and by ``python -m regbias.data.fetch``.
     downloads: ClassVar[tuple[ManifestEntry, ...]] = ()
