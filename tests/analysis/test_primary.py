@@ -10,19 +10,16 @@ import pytest
 from scipy import stats
 
 from regbias.analysis.correlations import correlations
-from regbias.analysis.primary import (
-    NON_REGION_GROUPS,
-    expected_direction,
-    primary_test,
-    region_pairs,
-)
+from regbias.analysis.primary import expected_direction, primary_test, region_pairs
 from regbias.analysis.results import AnalysisSettings, analyse
+from regbias.data.registry import packaged_dataset
 from regbias.errors import ConfigError
 from tests.analysis.test_robustness import study_on_a_line
 from tests.conftest import packaged
 
 REGIONS = ["au", "ca", "nz", "uk", "us", "za"]
-QUICK = {"power_simulations": 0}
+#: Sentiment140's declared reference groups (``mixed``, ``baseline``), as its YAML says.
+QUICK = {"power_simulations": 0, "reference_groups": ["baseline", "mixed"]}
 
 
 def _table(groups: list[str], seed: int) -> pd.DataFrame:
@@ -68,9 +65,23 @@ def test_the_primary_test_uses_the_regions_only() -> None:
     changed.loc[other, "gap_accuracy"] = np.random.default_rng(1).normal(size=other.sum())
     again = primary_test(changed, "dist_sinkhorn_long", "gap_accuracy", **QUICK)
     assert (again.rho, again.p_value) == (found.rho, found.p_value)
-    assert set(NON_REGION_GROUPS) >= {"mixed", "baseline", "multiple", "test"}
-    reuters = _table(["ca", "au", "uk", "us", "multiple", "test"], 2)
-    assert len(region_pairs(reuters)) == 6
+    # The groups left out are the ones declared: baseline counted as a region joins the test.
+    declared = primary_test(
+        table, "dist_sinkhorn_long", "gap_accuracy", power_simulations=0, reference_groups=["mixed"]
+    )
+    assert declared.groups == (*REGIONS, "baseline") and declared.left_out == ("mixed",)
+
+
+def test_each_corpus_declares_its_reference_groups() -> None:
+    assert packaged_dataset("sentiment140").reference_groups == QUICK["reference_groups"]
+    reuters = packaged_dataset("reuters21578").reference_groups
+    assert set(reuters) == {"multiple", "test"}
+    table = _table(["ca", "au", "uk", "us", "multiple", "test"], 2)
+    assert len(region_pairs(table, reuters)) == 6
+    assert packaged_dataset("csv", path="any.csv").reference_groups == ["baseline"]
+    # The analysis takes the configured corpus's (an interpolation, not a copy).
+    on_reuters = packaged(AnalysisSettings, "analysis", "dataset=reuters21578")
+    assert on_reuters.reference_groups == reuters
 
 
 @pytest.mark.parametrize("seed", [0, 3])

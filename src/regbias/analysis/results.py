@@ -76,6 +76,9 @@ class AnalysisSettings:
             relabellings), ``holm``, ``bh`` or ``none``.
         primary: the declared hypothesis ``(distance column, performance column)``, tested
             alone on the regions' pairs and reported first; None when none is declared.
+        reference_groups: the groups that are no region, the corpus's by default
+            (``dataset.reference_groups``): left out of the primary test, their pairs the test
+            of record's reference family, no power plant's source or donor unless named.
         primary_direction: the primary test's alternative: ``auto`` (``greater`` for a
             ``gap_*`` column, ``less`` for ``dcor_*``), ``greater``, ``less``, ``two-sided``.
         primary_power_couplings: couplings c in [0, 1] of the group scores to the group
@@ -105,6 +108,7 @@ class AnalysisSettings:
     seed: int
     adjust: Adjustment
     primary: tuple[str, str] | None
+    reference_groups: list[str]
     primary_direction: Direction
     primary_power_couplings: list[float]
     primary_power_dimensions: int
@@ -248,6 +252,7 @@ def primary_of(table: pd.DataFrame, settings: AnalysisSettings) -> PrimaryTest |
         table,
         distance,
         performance,
+        reference_groups=settings.reference_groups,
         direction=settings.primary_direction,
         significance=settings.significance,
         n_permutations=settings.n_permutations,
