@@ -33,6 +33,7 @@ from dataclasses import replace
 
 import numpy as np
 from scipy import stats
+from shipped import shipped_analysis
 
 from regbias.analysis.pair_power import PowerSettings, plant_power
 from regbias.analysis.pair_test import (
@@ -144,7 +145,7 @@ def power(
             us,
             uk,
             [(a, b, 15) for a, b in sizes],
-            PowerSettings(plants=plants, relabellings=relabellings, shares=[0.1, 0.2, 0.4, 0.8]),
+            shipped_analysis(PowerSettings, "power", plants=plants, relabellings=relabellings),
             statistic=statistic,  # type: ignore[arg-type]
             alpha=0.05,
             progress=False,
@@ -243,8 +244,12 @@ def main() -> None:
     statistics = args.statistics.split(",")
     null_sizes = [tuple(int(v) for v in s.split("x")) for s in args.null_sizes.split(",")]
     texts, us, uk = _vectors(args.data_dir, args.cache_dir)
-    settings = PairTestSettings(
-        statistic=args.statistic, relabellings=args.split_relabellings, cap=args.cap
+    settings = shipped_analysis(
+        PairTestSettings,
+        "pair_test",
+        statistic=args.statistic,
+        relabellings=args.split_relabellings,
+        cap=args.cap,
     )
     if "nulls" in only:
         planted_nulls(texts, us, settings, args.splits)

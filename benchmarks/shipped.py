@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from omegaconf import OmegaConf
 
 from regbias.app.cli import CONFIG_DIR
 from regbias.embeddings.spec import EncoderSpec
 from regbias.settings_reader import build
 
+T = TypeVar("T")
+
 
 def shipped_encoder(name: str = "minilm_l6") -> EncoderSpec:
     """The encoder ``conf/encoder/<name>.yaml`` describes, as ``encoder=<name>`` would load it."""
     config = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "encoder" / f"{name}.yaml"))
     return build(EncoderSpec, config, "encoder")
+
+
+def shipped_analysis(kind: type[T], group: str, **changes: Any) -> T:
+    """``kind`` built from ``analysis.<group>`` of ``conf/analysis/default.yaml``, with ``changes``.
+
+    For the groups that interpolate nothing (``pair_test``, ``power``).
+    """
+    config = OmegaConf.select(OmegaConf.load(CONFIG_DIR / "analysis" / "default.yaml"), group)
+    values = OmegaConf.to_container(config, resolve=True)
+    assert isinstance(values, dict)
+    return build(kind, {**values, **changes}, f"analysis.{group}")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -22,6 +24,7 @@ def shared_data_dir() -> Path:
 
 
 ROOT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 
 
 def compose_config(*overrides: str) -> Any:
@@ -32,10 +35,37 @@ def compose_config(*overrides: str) -> Any:
         return compose("config", overrides=list(overrides))
 
 
-def _group(cfg: Any, name: str) -> dict[str, Any]:
+@functools.cache
+def _packaged_group(key: str, overrides: tuple[str, ...]) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
-    return OmegaConf.to_container(cfg[name], resolve=True)
+    node = OmegaConf.select(compose_config(*overrides), key, throw_on_missing=False)
+    assert node is not None, f"the packaged config has no group {key}"
+    values = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(values, dict)
+    return values  # type: ignore[return-value]
+
+
+def packaged_values(key: str, *overrides: str) -> dict[str, Any]:
+    """The packaged config's group at ``key`` (``analysis.pair_test``), resolved, as a dict.
+
+    ``overrides`` are Hydra overrides of the composition (``dataset=reuters21578``).
+    """
+    return copy.deepcopy(_packaged_group(key, overrides))
+
+
+def packaged(kind: type[T], key: str, *overrides: str, **changes: Any) -> T:
+    """``kind`` built from the packaged config's ``key`` group, as a job builds it.
+
+    The defaults are the YAML's (the settings classes have none of their own); a test names
+    only what it is about. ``overrides`` are Hydra overrides of the composition
+    (``encoder=tiny``, ``dataset=reuters21578``); ``changes`` replace keys of the group
+    before it is built, so they are converted and checked as config values are:
+    ``packaged(AnalysisSettings, "analysis", bootstrap=0)``.
+    """
+    from regbias.settings_reader import build
+
+    return build(kind, {**packaged_values(key, *overrides), **changes}, key)
 
 
 @pytest.fixture(scope="session")
@@ -46,15 +76,10 @@ def finetune_settings() -> Callable[..., Any]:
     change only what they are about (``**changes``, e.g. ``max_epochs=1``).
     """
     from regbias.performance.settings import FinetuneSettings
-    from regbias.settings_reader import build
-
-    composed: dict[str, Any] = {}
 
     def make(dataset: str = "sentiment140", **changes: Any) -> FinetuneSettings:
-        if dataset not in composed:
-            values = _group(compose_config(f"dataset={dataset}"), "finetune")
-            composed[dataset] = build(FinetuneSettings, values, "finetune")
-        return replace(composed[dataset], **changes)
+        composed = packaged(FinetuneSettings, "finetune", f"dataset={dataset}")
+        return replace(composed, **changes)
 
     return make
 
@@ -63,7 +88,5 @@ def finetune_settings() -> Callable[..., Any]:
 def trainer_settings() -> Any:
     """The composed ``trainer`` group as settings, on the CPU and without progress bars."""
     from regbias.performance.settings import TrainerSettings
-    from regbias.settings_reader import build
 
-    composed = build(TrainerSettings, _group(compose_config(), "trainer"), "trainer")
-    return replace(composed, accelerator="cpu", enable_progress_bar=False)
+    return packaged(TrainerSettings, "trainer", accelerator="cpu", enable_progress_bar=False)

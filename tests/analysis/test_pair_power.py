@@ -10,6 +10,7 @@ import pytest
 from regbias.analysis.pair_power import PowerSettings, plant_power
 from regbias.analysis.pair_test import PairTests, PairTestSettings, record_tests
 from regbias.errors import ConfigError, SampleSizeError
+from tests.conftest import packaged
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,7 @@ def _power(banks, **settings) -> object:
         source,
         donor,
         [(30, 40, 3)],
-        PowerSettings(**values),
+        packaged(PowerSettings, "analysis.power", **values),
         statistic="energy",
         alpha=0.05,
         progress=False,
@@ -77,13 +78,13 @@ def test_a_source_too_small_for_the_sizes_says_which_setting(banks):
             source[:50],
             donor,
             [(30, 40, 3)],
-            PowerSettings(plants=1),
+            packaged(PowerSettings, "analysis.power", plants=1),
             statistic="energy",
             alpha=0.05,
             progress=False,
         )
     with pytest.raises(ConfigError, match="shares"):
-        PowerSettings(shares=[0.0])
+        packaged(PowerSettings, "analysis.power", shares=[0.0])
 
 
 def test_each_pair_gets_its_size_class_detectable_share():
@@ -91,7 +92,7 @@ def test_each_pair_gets_its_size_class_detectable_share():
     tests = record_tests(
         groups,
         lambda ts: np.random.default_rng(len(ts)).normal(size=(len(ts), 3)),
-        PairTestSettings(relabellings=99),
+        packaged(PairTestSettings, "analysis.pair_test", relabellings=99),
     )
     with_power = tests.with_power({(180, 200): 0.4})
     assert isinstance(with_power, PairTests)

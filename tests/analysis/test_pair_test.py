@@ -25,6 +25,12 @@ from regbias.analysis.pair_test import (
     size_classes,
 )
 from regbias.errors import ConfigError
+from tests.conftest import packaged
+
+
+def pair_settings(**changes: object) -> PairTestSettings:
+    """``analysis.pair_test`` as packaged, with ``changes``."""
+    return packaged(PairTestSettings, "analysis.pair_test", **changes)
 
 
 def _mmd_v(a: np.ndarray, b: np.ndarray) -> float:
@@ -133,7 +139,7 @@ def test_families_shared_texts_duplicates_and_holm_within_a_family():
     tests = record_tests(
         groups,
         _vectors,
-        PairTestSettings(relabellings=199),
+        pair_settings(relabellings=199),
         references=("mixed",),
     )
     table = tests.table.set_index(["group_a", "group_b"])
@@ -156,7 +162,9 @@ def test_a_group_over_the_cap_is_subsampled_once_the_same_in_every_pair():
     assert first == cap_groups(groups, 100, seed=0)
     assert first["us"] != cap_groups(groups, 100, seed=1)["us"]
     plans = plan_pairs(
-        {**groups, "ca": [f"c{i}" for i in range(40)]}, PairTestSettings(cap=100), ()
+        {**groups, "ca": [f"c{i}" for i in range(40)]},
+        pair_settings(cap=100),
+        (),
     )
     us_sides = [set(p.side_a) for p in plans if p.group_a == "us"]
     assert all(side == us_sides[0] for side in us_sides)
@@ -164,22 +172,22 @@ def test_a_group_over_the_cap_is_subsampled_once_the_same_in_every_pair():
 
 def test_resolution_round_trip_and_settings_checks():
     groups = {g: [f"{g}{i}" for i in range(8)] for g in ("a", "b", "c", "d")}
-    coarse = record_tests(groups, _vectors, PairTestSettings(relabellings=19))
+    coarse = record_tests(groups, _vectors, pair_settings(relabellings=19))
     assert not coarse.can_reject(PRIMARY_FAMILY)  # 6 pairs x 1/20 > 0.05
-    fine = record_tests(groups, _vectors, PairTestSettings(relabellings=999))
+    fine = record_tests(groups, _vectors, pair_settings(relabellings=999))
     assert fine.can_reject(PRIMARY_FAMILY)
     back = PairTests.from_dict(fine.to_dict())
     assert back.settings == fine.settings and back.table.equals(fine.table)
     with pytest.raises(ConfigError, match=r"analysis\.pair_test\.statistic"):
-        PairTestSettings(statistic="median")  # type: ignore[arg-type]
+        pair_settings(statistic="median")
     with pytest.raises(ConfigError, match="relabellings must be >= 1"):
-        PairTestSettings(relabellings=0)
+        pair_settings(relabellings=0)
 
 
 def test_same_inputs_same_numbers():
     groups = {g: [f"{g}{i}" for i in range(40)] for g in ("a", "b", "c")}
-    one = record_tests(groups, _vectors, PairTestSettings(relabellings=499))
-    two = record_tests(groups, _vectors, PairTestSettings(relabellings=499))
+    one = record_tests(groups, _vectors, pair_settings(relabellings=499))
+    two = record_tests(groups, _vectors, pair_settings(relabellings=499))
     assert one.table.equals(two.table)
 
 
@@ -197,5 +205,5 @@ def test_size_classes_round_down_and_take_the_larger_family():
         "uk": [f"u{i}" for i in range(200)],
         "mixed": [f"m{i}" for i in range(190)],
     }
-    plans = plan_pairs(groups, PairTestSettings(), ("mixed",))
+    plans = plan_pairs(groups, pair_settings(), ("mixed",))
     assert size_classes(plans) == [(180, 190, 2), (180, 200, 1), (190, 200, 2)]

@@ -10,18 +10,16 @@ import pytest
 from scipy import stats
 
 from regbias.analysis.correlations import correlations
-from regbias.analysis.primary import (
-    NON_REGION_GROUPS,
-    expected_direction,
-    primary_test,
-    region_pairs,
-)
+from regbias.analysis.primary import expected_direction, primary_test, region_pairs
 from regbias.analysis.results import AnalysisSettings, analyse
+from regbias.data.registry import packaged_dataset
 from regbias.errors import ConfigError
 from tests.analysis.test_robustness import study_on_a_line
+from tests.conftest import packaged
 
 REGIONS = ["au", "ca", "nz", "uk", "us", "za"]
-QUICK = {"power_simulations": 0}
+#: Sentiment140's declared reference groups (``mixed``, ``baseline``), as its YAML says.
+QUICK = {"power_simulations": 0, "reference_groups": ["baseline", "mixed"]}
 
 
 def _table(groups: list[str], seed: int) -> pd.DataFrame:
@@ -67,9 +65,23 @@ def test_the_primary_test_uses_the_regions_only() -> None:
     changed.loc[other, "gap_accuracy"] = np.random.default_rng(1).normal(size=other.sum())
     again = primary_test(changed, "dist_sinkhorn_long", "gap_accuracy", **QUICK)
     assert (again.rho, again.p_value) == (found.rho, found.p_value)
-    assert set(NON_REGION_GROUPS) >= {"mixed", "baseline", "multiple", "test"}
-    reuters = _table(["ca", "au", "uk", "us", "multiple", "test"], 2)
-    assert len(region_pairs(reuters)) == 6
+    # The groups left out are the ones declared: baseline counted as a region joins the test.
+    declared = primary_test(
+        table, "dist_sinkhorn_long", "gap_accuracy", power_simulations=0, reference_groups=["mixed"]
+    )
+    assert declared.groups == (*REGIONS, "baseline") and declared.left_out == ("mixed",)
+
+
+def test_each_corpus_declares_its_reference_groups() -> None:
+    assert packaged_dataset("sentiment140").reference_groups == QUICK["reference_groups"]
+    reuters = packaged_dataset("reuters21578").reference_groups
+    assert set(reuters) == {"multiple", "test"}
+    table = _table(["ca", "au", "uk", "us", "multiple", "test"], 2)
+    assert len(region_pairs(table, reuters)) == 6
+    assert packaged_dataset("csv", path="any.csv").reference_groups == ["baseline"]
+    # The analysis takes the configured corpus's (an interpolation, not a copy).
+    on_reuters = packaged(AnalysisSettings, "analysis", "dataset=reuters21578")
+    assert on_reuters.reference_groups == reuters
 
 
 @pytest.mark.parametrize("seed", [0, 3])
@@ -99,16 +111,18 @@ def test_direction_follows_the_column_and_untestable_cases_say_why() -> None:
     absent = primary_test(table, "dist_lda", "gap_accuracy", **QUICK)
     assert "not measured" in absent.note and "dist_lda" in absent.note
     with pytest.raises(ConfigError, match="primary_direction"):
-        AnalysisSettings(primary_direction="up")  # type: ignore[arg-type]
+        packaged(AnalysisSettings, "analysis", primary_direction="up")
     with pytest.raises(ConfigError, match="primary_power_couplings"):
-        AnalysisSettings(primary_power_couplings=[1.5])
+        packaged(AnalysisSettings, "analysis", primary_power_couplings=[1.5])
     with pytest.raises(ConfigError, match="primary_power_dimensions"):
-        AnalysisSettings(primary_power_dimensions=0)
+        packaged(AnalysisSettings, "analysis", primary_power_dimensions=0)
 
 
 def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> None:
     groups = [*REGIONS, "mixed", "baseline"]
-    settings = AnalysisSettings(n_permutations=99, bootstrap=0, primary_power_simulations=50)
+    settings = packaged(
+        AnalysisSettings, "analysis", n_permutations=99, bootstrap=0, primary_power_simulations=50
+    )
     analysis = analyse(study_on_a_line(groups, 8), settings)
     primary = analysis.primary
     assert primary is not None and primary.n_pairs == 15 and primary.direction == "greater"
@@ -127,6 +141,6 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
     assert frame.loc[0, "reachable_rho"] == primary.power.reachable_rho
     none = analyse(
         study_on_a_line(groups, 8),
-        AnalysisSettings(primary=None, bootstrap=0, primary_power_simulations=0),
+        packaged(AnalysisSettings, "analysis", primary=None, bootstrap=0),
     )
     assert none.primary is None

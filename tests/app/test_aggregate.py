@@ -15,7 +15,7 @@ from regbias.app.sweep import SweepCallback
 from regbias.distances.matrix import DistanceMatrix
 from regbias.tracking.ledger import JOB_FILE, PARENT_FILE
 from regbias.tracking.runs import TrackingSettings, connect, start_run
-from tests.conftest import ROOT
+from tests.conftest import ROOT, packaged
 
 GROUPS = ["au", "ca", "nz", "uk", "us"]
 
@@ -60,7 +60,13 @@ def composed(*overrides: str):
 
 @pytest.fixture
 def store(tmp_path):
-    settings = TrackingSettings(f"sqlite:///{tmp_path}/mlruns.db", str(tmp_path / "mlruns"), "agg")
+    settings = packaged(
+        TrackingSettings,
+        "tracking",
+        uri=f"sqlite:///{tmp_path}/mlruns.db",
+        artifact_root=str(tmp_path / "mlruns"),
+        experiment="agg",
+    )
     client, experiment = connect(settings)
     config = composed(
         "task=run",

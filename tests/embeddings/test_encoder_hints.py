@@ -12,11 +12,10 @@ from omegaconf import OmegaConf
 
 from regbias.embeddings.encoder import load_encoder
 from regbias.embeddings.hub import path_hint
-from regbias.embeddings.sources import RandomEncoder
 from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import ConfigError
 from regbias.settings_reader import build
-from tests.conftest import compose_config
+from tests.conftest import compose_config, packaged
 
 
 @pytest.fixture
@@ -48,7 +47,7 @@ def test_unreachable_hub_fails_fast_in_one_line(no_hub):
 def test_the_hint_works_as_written(no_hub, tmp_path: Path):
     hint = re.search(r"run with `([^`]+)`", _hub_error()).group(1)
     folder = tmp_path / "bert_small"
-    tokenizer, model, _ = RandomEncoder(name="x").load_model()
+    tokenizer, model, _ = packaged(EncoderSpec, "encoder", "encoder=tiny").load_model()
     tokenizer.save_pretrained(folder)
     model.save_pretrained(folder)
     overrides = shlex.split(hint.replace("DIR", str(folder)))  # as the shell passes them

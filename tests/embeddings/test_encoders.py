@@ -16,6 +16,7 @@ from regbias.embeddings.sources import RandomEncoder
 from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import ConfigError, RegbiasError
 from regbias.settings_reader import build
+from tests.conftest import packaged
 
 TEXTS = ["I love the beach in summer", "rain again", "", "a much longer tweet " * 20]
 SOURCES = "regbias.embeddings.sources"
@@ -35,8 +36,10 @@ def spec(config: dict) -> EncoderSpec:
 
 
 def tiny_spec(**changes: object) -> EncoderSpec:
-    config = {"_target_": f"{SOURCES}.RandomEncoder", "name": "tiny", "max_length": 16}
-    return spec(config | {"pooling": "cls"} | changes)
+    """``encoder=tiny`` at 16 tokens; revision None, as the first version's (pinned below)."""
+    return packaged(
+        EncoderSpec, "encoder", "encoder=tiny", **{"max_length": 16, "revision": None} | changes
+    )
 
 
 def at(source: str, **changes: object) -> dict:
@@ -243,8 +246,9 @@ def test_encoder_configs_build_specs(path: Path, monkeypatch) -> None:
     # The split-zip pieces (mpnet_base) need not be installed here: their check is stubbed.
     monkeypatch.setattr(sources, "parts_version", lambda prefix, parts, name, version: version)
     overrides = [f"encoder={path.stem}"]
-    if path.stem == "local":  # a source for another preset: location ??? is the user's to set
-        overrides += ["+encoder.name=local", f"encoder.location={path.parent}"]
+    if path.stem == "local":  # a source for a preset (its recipe); location is the user's
+        overrides = ["encoder=[bert_small,local]", "encoder.name=local"]
+        overrides.append(f"encoder.location={path.parent}")
     values = OmegaConf.to_container(compose_config(*overrides).encoder, resolve=True)
     shipped = spec(values)
     assert shipped.name == path.stem

@@ -12,7 +12,8 @@ from regbias.distances.suite import run_distance_suite
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.embeddings.joint import embed_jointly
-from regbias.embeddings.sources import RandomEncoder
+from regbias.embeddings.spec import EncoderSpec
+from tests.conftest import packaged
 
 TOKEN_TEXTS = ["g'day mate", "eh", "cheers love", "howzit", "sweet as bro"]
 POOLED_TEXTS = ["eh", "cheers love", "a passage of its own", "g'day mate"]
@@ -21,7 +22,9 @@ POOLED_TEXTS = ["eh", "cheers love", "a passage of its own", "g'day mate"]
 @pytest.fixture
 def counted() -> tuple[Encoder, list[int]]:
     """The tiny encoder, counting the texts its model forwards."""
-    encoder = load_encoder(RandomEncoder(name="tiny", max_length=16, pooling="mean"), "cpu")
+    encoder = load_encoder(
+        packaged(EncoderSpec, "encoder", "encoder=tiny", max_length=16, pooling="mean"), "cpu"
+    )
     rows: list[int] = []
     encoder.model.register_forward_hook(
         lambda module, args, kwargs, output: rows.append(len(kwargs["input_ids"])), with_kwargs=True

@@ -23,19 +23,19 @@ from omegaconf import OmegaConf
 
 from regbias.embeddings import parts
 from regbias.embeddings.encoder import load_encoder
-from regbias.embeddings.sources import RandomEncoder, SplitPackageEncoder
+from regbias.embeddings.sources import SplitPackageEncoder
 from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import CacheError, ConfigError
 from regbias.settings_reader import build
 from tests.cli import ROOT, run_job, runs
-from tests.conftest import compose_config
+from tests.conftest import compose_config, packaged
 
 PREFIX = "regbias-fake-model-part-"
 
 
 def _fake_model_zip(folder: Path) -> tuple[bytes, int, str]:
     """A zip of a tiny BERT's folder (plus a README to skip); its weights' size and SHA-256."""
-    tokenizer, model, _ = RandomEncoder(name="tiny").load_model()
+    tokenizer, model, _ = packaged(EncoderSpec, "encoder", "encoder=tiny").load_model()
     model_dir = folder / "fake-model"
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
@@ -100,7 +100,9 @@ def test_the_pieces_assemble_once_into_a_folder_that_loads(fake_parts):
     names = {p.name for p in entry.iterdir()}
     assert {parts.WEIGHTS, "config.json", "tokenizer_config.json"} <= names
     assert "README.md" not in names
-    expected = load_encoder(RandomEncoder(name="tiny", pooling="mean", max_length=32), "cpu")
+    expected = load_encoder(
+        packaged(EncoderSpec, "encoder", "encoder=tiny", pooling="mean", max_length=32), "cpu"
+    )
     texts = ["a tweet from perth", "another one"]
     np.testing.assert_allclose(encoder.pooled(texts), expected.pooled(texts), atol=1e-6)
     stamp = (entry / parts.WEIGHTS).stat().st_mtime_ns

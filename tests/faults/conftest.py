@@ -11,6 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from regbias.interrupt import clear_stop
 from regbias.tracking.runs import TrackingSettings, connect
+from tests.conftest import packaged
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 WORDS = "good bad happy sad great awful fine terrible lovely nasty calm loud".split()
@@ -51,7 +52,15 @@ def store_dir(tmp_path_factory):
 def store(store_dir, tmp_path):
     """The shared store and an experiment of this test's own."""
     uri = f"sqlite:///{store_dir}/mlruns.db"
-    return connect(TrackingSettings(uri, str(tmp_path / "art"), tmp_path.name))
+    return connect(
+        packaged(
+            TrackingSettings,
+            "tracking",
+            uri=uri,
+            artifact_root=str(tmp_path / "art"),
+            experiment=tmp_path.name,
+        )
+    )
 
 
 @pytest.fixture(autouse=True)

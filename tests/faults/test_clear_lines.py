@@ -18,6 +18,7 @@ from regbias.data.sampling import long_text_passages
 from regbias.errors import ConfigError, DataError, SampleSizeError, TrackingError
 from regbias.tracking import store as store_module
 from regbias.tracking.runs import TrackingSettings, connect
+from tests.conftest import packaged
 from tests.faults.conftest import composed, write_csv
 
 
@@ -75,7 +76,13 @@ def test_store_on_a_full_disk_is_refused_before_migrating(tmp_path, monkeypatch)
     Usage = namedtuple("Usage", "total used free")
     monkeypatch.setattr(store_module.shutil, "disk_usage", lambda p: Usage(1, 1, 10 * 2**20))
     database = tmp_path / "fresh" / "mlruns.db"
-    settings = TrackingSettings(f"sqlite:///{database}", str(tmp_path / "art"), "x")
+    settings = packaged(
+        TrackingSettings,
+        "tracking",
+        uri=f"sqlite:///{database}",
+        artifact_root=str(tmp_path / "art"),
+        experiment="x",
+    )
     with pytest.raises(TrackingError, match=rf"only 10 MB free in {tmp_path}"):
         connect(settings)
     assert not database.exists()  # nothing half-migrated

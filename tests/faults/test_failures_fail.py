@@ -133,7 +133,8 @@ KILLED = textwrap.dedent(
     """
     import os, signal, sys
     from regbias.tracking.runs import TrackingSettings, connect, start_run
-    client, experiment = connect(TrackingSettings(sys.argv[1], sys.argv[2], sys.argv[3]))
+    settings = TrackingSettings(sys.argv[1], sys.argv[2], sys.argv[3], False, None)
+    client, experiment = connect(settings)
     print(start_run(client, experiment, "doomed", {}).run_id, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
     """
@@ -303,7 +304,7 @@ RACER = textwrap.dedent(
     from regbias.tracking.runs import TrackingSettings, connect, start_run
     while time.time() < float(sys.argv[3]):
         time.sleep(0.005)
-    client, experiment = connect(TrackingSettings(sys.argv[1], sys.argv[2], "race"))
+    client, experiment = connect(TrackingSettings(sys.argv[1], sys.argv[2], "race", False, None))
     print(start_run(client, experiment, "sweep", {}).run_id)
     """
 )

@@ -137,7 +137,10 @@ def test_a_typo_in_the_primary_fails_before_the_data_is_read(tmp_path, monkeypat
         prepare(settings)
     message = str(info.value)
     assert "analysis.primary names the distance column 'dist_sinkhorn_lng'" in message
-    assert "its distance columns are dist_sinkhorn_short, dist_sinkhorn_long, dist_energy_short," in message
+    assert (
+        "its distance columns are dist_sinkhorn_short, dist_sinkhorn_long, dist_energy_short,"
+        in message
+    )
     with pytest.raises(ConfigError, match=r"performance column 'gap_acuracy'.* gap_accuracy, "):
         preflight_sweep(read_settings(composed("analysis.primary=[dist_lda,gap_acuracy]")))
 

@@ -126,12 +126,18 @@ def test_each_environment_variable_is_named_once() -> None:
     assert {"REGBIAS_DATA_DIR", "REGBIAS_CACHE_DIR", "REGBIAS_OFFLINE"} <= set(homes)
 
 
-def test_the_rule_env_wins_over_the_config_is_written_once() -> None:
-    """Only ``data/data_dir.py`` reads ``$REGBIAS_DATA_DIR`` to choose the data directory."""
+def test_the_config_alone_takes_the_data_directory_from_the_environment() -> None:
+    """``conf/config.yaml`` sets ``paths.data_dir`` from ``$REGBIAS_DATA_DIR``, as the cache's.
+
+    No module chooses the directory from the variable (``data/data_dir.py`` reads it only to
+    say where a value came from).
+    """
+    config = (PACKAGE / "conf" / "config.yaml").read_text()
+    assert "data_dir: ${oc.env:REGBIAS_DATA_DIR," in config
+    assert "cache_dir: ${oc.env:REGBIAS_CACHE_DIR," in config
     readers = [
         str(p.relative_to(PACKAGE))
         for p in _modules(PACKAGE)
-        if "environ.get(DATA_DIR_ENV)" in p.read_text()
-        and p.name not in ("data_dir.py", "cluster_checks.py")
+        if "environ.get(DATA_DIR_ENV)" in p.read_text() and p.name != "data_dir.py"
     ]
-    assert not readers, f"ask regbias.data.data_dir.data_dir_for instead: {readers}"
+    assert not readers, f"read the composed paths.data_dir instead: {readers}"

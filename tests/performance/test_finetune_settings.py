@@ -13,7 +13,7 @@ from regbias.errors import ConfigError
 from regbias.performance.folds import fold_plans, fold_seed
 from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
 from regbias.settings_reader import build
-from tests.conftest import compose_config
+from tests.conftest import compose_config, packaged
 
 
 def _keys(cfg, group: str) -> set[str]:
@@ -60,9 +60,9 @@ def test_bad_finetune_value_names_its_key(finetune_settings, changes: dict, key:
 
 def test_bad_evaluation_and_trainer_values_name_their_keys(trainer_settings) -> None:
     with pytest.raises(ConfigError, match=r"finetune\.evaluation\.draw_size"):
-        EvaluationSettings(draw_size=0, repetitions=3)
+        packaged(EvaluationSettings, "finetune.evaluation", draw_size=0, repetitions=3)
     with pytest.raises(ConfigError, match=r"finetune\.evaluation\.repetitions"):
-        EvaluationSettings(draw_size=None, repetitions=0)
+        packaged(EvaluationSettings, "finetune.evaluation", draw_size=None, repetitions=0)
     with pytest.raises(ConfigError, match=r"trainer\.accelerator"):
         replace(trainer_settings, accelerator="tpu")
     with pytest.raises(ConfigError, match=r"trainer\.num_workers"):
@@ -83,14 +83,13 @@ def test_settings_are_frozen(finetune_settings) -> None:
 
 
 def _finetune(**changes: object) -> FinetuneSettings:
-    values = OmegaConf.to_container(compose_config().finetune, resolve=True)
-    return build(FinetuneSettings, values | changes, "finetune")
+    return packaged(FinetuneSettings, "finetune", **changes)
 
 
 def test_the_optimizer_is_named_by_its_target() -> None:
     assert _finetune().optimizer.target == "torch.optim.Adagrad"
-    reuters = OmegaConf.to_container(compose_config("dataset=reuters21578").finetune)
-    assert build(FinetuneSettings, reuters, "finetune").optimizer.target == "torch.optim.AdamW"
+    reuters = packaged(FinetuneSettings, "finetune", "dataset=reuters21578")
+    assert reuters.optimizer.target == "torch.optim.AdamW" and reuters.sample_size is None
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from regbias.analysis.pair_test import (
     PairTestSettings,
 )
 from regbias.report.bottom_line import Evidence, random_encoder_warning
+from tests.conftest import packaged
 from tests.report.test_findings import primary_result
 
 
@@ -44,7 +45,9 @@ def _record(differs: list[bool], relabellings: int = 9999, reference: int = 0) -
             "detectable_share": float("nan"),
         }
     )
-    return PairTests(PairTestSettings(relabellings=relabellings), 0.05, table)
+    return PairTests(
+        packaged(PairTestSettings, "analysis.pair_test", relabellings=relabellings), 0.05, table
+    )
 
 
 def test_nothing_beyond_noise_is_said_first_and_names_no_pair() -> None:

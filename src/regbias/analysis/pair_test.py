@@ -94,11 +94,11 @@ class PairTestSettings:
             texts form ``baseline``).
     """
 
-    enabled: bool = True
-    statistic: PairStatistic = "mean"
-    relabellings: int = 9999
-    cap: int = 2000
-    seed: int = 0
+    enabled: bool
+    statistic: PairStatistic
+    relabellings: int
+    cap: int
+    seed: int
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.pair_test")

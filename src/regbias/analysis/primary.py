@@ -2,10 +2,11 @@
 
 The protocol declares one hypothesis before the data are seen (long-text Sinkhorn distance
 against the accuracy gap) and tests it alone at the level, not inside the adjusted family of
-the other correlations. It is tested on the regions only: ``mixed`` contains every region and
-``baseline`` is a sample of another kind (Reuters' ``multiple`` and ``test`` likewise), so
-their pairs are not exchangeable with the regions' and are reported separately (the
-robustness table's "without baseline/mixed" columns, the secondary correlation table). With
+the other correlations. It is tested on the regions only: the corpus declares the groups that
+are no region (``dataset.reference_groups``: Sentiment140's ``mixed`` contains every region and
+``baseline`` is a sample of another kind, Reuters' ``multiple`` and ``test`` likewise), whose
+pairs are not exchangeable with the regions' and are reported separately (the robustness
+table's "without baseline/mixed" columns, the secondary correlation table). With
 Sentiment140's six regions that is 15 pairs and 6! = 720 relabellings, enumerated exactly.
 
 The test is one-sided in the direction the protocol expects: distances correlate positively
@@ -36,11 +37,9 @@ from regbias.analysis.permutations import (
     rank_correlation_null,
 )
 from regbias.analysis.power_rho import DEFAULT_COUPLINGS, PrimaryPower, primary_power
-from regbias.data.groups import BASELINE, MIXED
 
 __all__ = [
     "DIRECTIONS",
-    "NON_REGION_GROUPS",
     "Direction",
     "PrimaryTest",
     "expected_direction",
@@ -48,9 +47,6 @@ __all__ = [
     "region_pairs",
 ]
 
-#: Groups that are not regions: the general training sample, the all-region mix, and
-#: Reuters' documents of several places and its whole test set (named in data/reuters.py).
-NON_REGION_GROUPS: tuple[str, ...] = (BASELINE, MIXED, "multiple", "test")
 #: The ``analysis.primary_direction`` choices; ``auto`` takes the performance column's prefix.
 Direction = Literal["auto", "greater", "less", "two-sided"]
 DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
@@ -72,19 +68,17 @@ def expected_direction(performance: str) -> Alternative:
     return "two-sided"
 
 
-def region_pairs(
-    table: pd.DataFrame, non_regions: Sequence[str] = NON_REGION_GROUPS
-) -> pd.DataFrame:
+def region_pairs(table: pd.DataFrame, reference_groups: Sequence[str]) -> pd.DataFrame:
     """The rows of a pair table whose two groups are both regions.
 
     Args:
         table: the pair table.
-        non_regions: the groups that are not regions.
+        reference_groups: the groups that are no region (the corpus's).
 
     Returns:
-        The rows involving none of ``non_regions``.
+        The rows involving none of ``reference_groups``.
     """
-    involved = table["group_a"].isin(non_regions) | table["group_b"].isin(non_regions)
+    involved = table["group_a"].isin(reference_groups) | table["group_b"].isin(reference_groups)
     return table[~involved]
 
 
@@ -97,7 +91,7 @@ class PrimaryTest:
         performance: the performance column.
         direction: the alternative tested (``greater``: rho > 0).
         groups: the regions tested.
-        left_out: the non-region groups of the table, left out of the test.
+        left_out: the reference groups of the table, left out of the test.
         n_pairs: the pairs with both values.
         rho: Spearman's rho over them.
         p_value: the one-sided (or two-sided) Mantel permutation p.
@@ -162,6 +156,7 @@ def primary_test(
     distance: str,
     performance: str,
     *,
+    reference_groups: Sequence[str],
     direction: Direction = "auto",
     significance: float = 0.05,
     n_permutations: int = 9999,
@@ -175,9 +170,10 @@ def primary_test(
     """Test the primary hypothesis on the regions' pairs, in its expected direction.
 
     Args:
-        table: the pair table (all groups; the non-regions are left out here).
+        table: the pair table (all groups; the reference groups are left out here).
         distance: the distance column.
         performance: the performance column.
+        reference_groups: the groups that are no region (the corpus's), left out.
         direction: ``auto`` (:func:`expected_direction`), ``greater``, ``less`` or
             ``two-sided``.
         significance: the level.
@@ -195,7 +191,7 @@ def primary_test(
     """
     alternative = expected_direction(performance) if direction == "auto" else direction
     present = set(groups_in_order(table))
-    left_out = tuple(g for g in NON_REGION_GROUPS if g in present)
+    left_out = tuple(g for g in reference_groups if g in present)
     untested = PrimaryTest(
         distance=distance,
         performance=performance,
@@ -212,7 +208,7 @@ def primary_test(
     missing = [c for c in (distance, performance) if c not in table.columns]
     if missing:
         return replace(untested, note=f"not measured in this run (no column {', '.join(missing)})")
-    data = region_pairs(table)[[*PAIR_COLUMNS, distance, performance]].dropna()
+    data = region_pairs(table, reference_groups)[[*PAIR_COLUMNS, distance, performance]].dropna()
     groups = tuple(groups_in_order(data))
     if len(groups) < MIN_GROUPS:
         note = f"not tested: {len(groups)} regions with both values, fewer than {MIN_GROUPS}"

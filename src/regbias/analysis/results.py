@@ -14,7 +14,6 @@ from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_power import PowerSettings
 from regbias.analysis.pair_test import PairTests, PairTestSettings
 from regbias.analysis.pairs import MIN_GROUPS, PairTable, pairwise_table
-from regbias.analysis.power_rho import DEFAULT_COUPLINGS
 from regbias.analysis.primary import Direction, PrimaryTest, primary_test
 from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
@@ -63,6 +62,9 @@ class StudyResults:
 class AnalysisSettings:
     """The ``analysis`` config group.
 
+    Values live in ``conf/analysis/default.yaml`` (none are repeated here); build the settings
+    from the composed config.
+
     Attributes:
         n_permutations: random group relabellings when enumeration is too large.
         exact_limit: the largest ``K!`` enumerated exactly.
@@ -74,6 +76,9 @@ class AnalysisSettings:
             relabellings), ``holm``, ``bh`` or ``none``.
         primary: the declared hypothesis ``(distance column, performance column)``, tested
             alone on the regions' pairs and reported first; None when none is declared.
+        reference_groups: the groups that are no region, the corpus's by default
+            (``dataset.reference_groups``): left out of the primary test, their pairs the test
+            of record's reference family, no power plant's source or donor unless named.
         primary_direction: the primary test's alternative: ``auto`` (``greater`` for a
             ``gap_*`` column, ``less`` for ``dcor_*``), ``greater``, ``less``, ``two-sided``.
         primary_power_couplings: couplings c in [0, 1] of the group scores to the group
@@ -94,26 +99,27 @@ class AnalysisSettings:
         exclude_pairs: ``task=analyze``: pairs left out, like ``nz-za`` (either order).
     """
 
-    n_permutations: int = 9999
-    exact_limit: int = 40320
-    significance: float = 0.05
-    seed: int = 0
-    adjust: Adjustment = "maxt"
-    primary: tuple[str, str] | None = ("dist_sinkhorn_long", "gap_accuracy")
-    primary_direction: Direction = "auto"
-    primary_power_couplings: list[float] = field(default_factory=lambda: list(DEFAULT_COUPLINGS))
-    primary_power_dimensions: int = 2
-    primary_power_simulations: int = 1000
-    primary_power_permutations: int = 999
-    pair_test: PairTestSettings = field(default_factory=PairTestSettings)
-    power: PowerSettings = field(default_factory=PowerSettings)
-    bootstrap: int = 999
-    confidence: float = 0.95
-    input: str | None = None
-    distances: list[str] | None = None
-    performance: list[str] | None = None
-    exclude_groups: list[str] = field(default_factory=list)
-    exclude_pairs: list[str] = field(default_factory=list)
+    n_permutations: int
+    exact_limit: int
+    significance: float
+    seed: int
+    adjust: Adjustment
+    primary: tuple[str, str] | None
+    reference_groups: list[str]
+    primary_direction: Direction
+    primary_power_couplings: list[float]
+    primary_power_dimensions: int
+    primary_power_simulations: int
+    primary_power_permutations: int
+    pair_test: PairTestSettings
+    power: PowerSettings
+    bootstrap: int
+    confidence: float
+    input: str | None
+    distances: list[str] | None
+    performance: list[str] | None
+    exclude_groups: list[str]
+    exclude_pairs: list[str]
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis")  # adjust and primary_direction, also made in Python
@@ -241,6 +247,7 @@ def primary_of(table: pd.DataFrame, settings: AnalysisSettings) -> PrimaryTest |
         table,
         distance,
         performance,
+        reference_groups=settings.reference_groups,
         direction=settings.primary_direction,
         significance=settings.significance,
         n_permutations=settings.n_permutations,

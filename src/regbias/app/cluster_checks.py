@@ -86,13 +86,7 @@ def prepare_cluster_sweep(config: DictConfig, cwd: Path | None = None) -> list[P
     if cluster_kind(config) is None:
         return []
     cwd = Path.cwd() if cwd is None else cwd
-    data_env = os.environ.get(DATA_DIR_ENV)
-    if data_env and not Path(data_env).is_absolute():
-        os.environ[DATA_DIR_ENV] = str((cwd / data_env).resolve())
-    elif not data_env and config.get("task", "run") in DATA_TASKS:
-        configured = _select(config, "paths.data_dir")
-        if configured is not None and (cwd / configured).is_dir():
-            os.environ[DATA_DIR_ENV] = str((cwd / configured).resolve())
+    _absolutize_env(config, "paths.data_dir", DATA_DIR_ENV, cwd, _absolute_path)
     _absolutize_env(config, "paths.cache_dir", CACHE_ENV, cwd, _absolute_path)
     _absolutize_env(config, "tracking.uri", TRACKING_ENV, cwd, _absolute_store)
     return check_cluster_config(config)
@@ -134,10 +128,10 @@ def check_cluster_config(config: DictConfig) -> list[Problem]:
 
 def _check_data_dir(config: DictConfig) -> list[Problem]:
     configured = _select(config, "paths.data_dir")
-    if configured is None and not os.environ.get(DATA_DIR_ENV):
+    if configured is None:
         return []
     chosen = str(data_dir_for(configured))
-    source = data_dir_source()
+    source = data_dir_source(configured)
     if not Path(chosen).is_dir():
         return [
             Problem(

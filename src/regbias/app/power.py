@@ -17,7 +17,7 @@ import numpy as np
 
 from regbias.analysis.pair_power import PowerResult, plant_power
 from regbias.analysis.pair_test import PairTests, cap_groups, plan_pairs, size_classes
-from regbias.app.record import REFERENCE_GROUPS, record_study
+from regbias.app.record import record_study
 from regbias.app.settings import StudySettings
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
@@ -34,7 +34,14 @@ log = logging.getLogger(__name__)
 _POOL_FACTOR = 3
 
 
-def _pick(study: StudyData, named: str | None, exclude: tuple[str, ...], role: str) -> str:
+def _pick(
+    study: StudyData,
+    named: str | None,
+    exclude: tuple[str, ...],
+    role: str,
+    references: list[str],
+) -> str:
+    """The group named, else the largest region (no reference group) not in ``exclude``."""
     if named is not None:
         if named not in study.groups:
             raise ConfigError(
@@ -42,7 +49,7 @@ def _pick(study: StudyData, named: str | None, exclude: tuple[str, ...], role: s
                 f"{', '.join(study.groups)}"
             )
         return named
-    candidates = [g for g in study.groups if g not in REFERENCE_GROUPS and g not in exclude]
+    candidates = [g for g in study.groups if g not in references and g not in exclude]
     if not candidates:
         raise ConfigError(
             f"no group to serve as the power plants' {role}: set analysis.power.{role}"
@@ -53,7 +60,8 @@ def _pick(study: StudyData, named: str | None, exclude: tuple[str, ...], role: s
 def tested_classes(settings: StudySettings, study: StudyData) -> list[tuple[int, int, int]]:
     """The size classes of the pairs the test of record tests: ``(n_small, n_large, m)``."""
     groups = {g: t.texts for g, t in study.groups.items()}
-    return size_classes(plan_pairs(groups, settings.analysis.pair_test, REFERENCE_GROUPS))
+    analysis = settings.analysis
+    return size_classes(plan_pairs(groups, analysis.pair_test, analysis.reference_groups))
 
 
 def power_study(
@@ -70,8 +78,9 @@ def power_study(
             f"analysis.power.relabellings={power.relabellings} cannot give a p below the level "
             f"{settings.analysis.significance:g}: raise it (999 resolves 0.05 / 50 pairs)"
         )
-    source = _pick(study, power.source, (), "source")
-    donor = _pick(study, power.donor, (source,), "donor")
+    references = settings.analysis.reference_groups
+    source = _pick(study, power.source, (), "source", references)
+    donor = _pick(study, power.donor, (source,), "donor", references)
     classes = tested_classes(settings, study)
     most = max(a + b for a, b, _ in classes)
     pools = cap_groups(

@@ -17,7 +17,6 @@ from omegaconf import OmegaConf
 
 from regbias.analysis.pair_power import PowerResult
 from regbias.analysis.pair_test import PairTests, record_tests
-from regbias.analysis.primary import NON_REGION_GROUPS
 from regbias.app.settings import StudySettings, read_settings
 from regbias.app.timing import timed
 from regbias.console import progress_bar
@@ -26,7 +25,6 @@ from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 
 __all__ = [
-    "REFERENCE_GROUPS",
     "record_and_power",
     "record_study",
     "run_record_tests",
@@ -34,9 +32,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-#: Groups that are no region: their pairs form the secondary family, and they are never a
-#: power plant's source or donor unless named (``train``: a CSV's training rows).
-REFERENCE_GROUPS: tuple[str, ...] = (*NON_REGION_GROUPS, "train")
 
 
 def record_study(settings: StudySettings) -> StudyData:
@@ -92,7 +87,7 @@ def run_record_tests(
             groups,
             lambda texts: embed_pooled(encoder, cache, texts),
             pair,
-            references=REFERENCE_GROUPS,
+            references=settings.analysis.reference_groups,
             alpha=settings.analysis.significance,
             progress=lambda _: bar.update(),
         )

@@ -86,7 +86,7 @@ def read_settings(cfg: DictConfig) -> StudySettings:
             message names the key and says what to set.
     """
     _check_dataset_package(cfg)
-    _check_primary_performance(cfg)
+    _check_corpus_facts(cfg)
     values = plain_config(cfg)
     _check_task_and_seed(values)
     return _random_encoder_apart(build(StudySettings, values, ""))
@@ -102,14 +102,26 @@ def _check_dataset_package(cfg: DictConfig) -> None:
         )
 
 
-def _check_primary_performance(cfg: DictConfig) -> None:
-    """A corpus names its primary performance column; ``analysis.primary`` interpolates it."""
+def _check_corpus_facts(cfg: DictConfig) -> None:
+    """A corpus declares what the analysis interpolates: its primary column, its reference groups.
+
+    (``analysis.primary`` and ``analysis.reference_groups`` take them from ``dataset``: without
+    this, the message would be OmegaConf's about an interpolation.)
+    """
     dataset = cfg.get("dataset")
-    if isinstance(dataset, DictConfig) and "primary_performance" not in dataset:
+    if not isinstance(dataset, DictConfig):
+        return
+    if "primary_performance" not in dataset:
         raise ConfigError(
             "dataset.primary_performance is not set: name the corpus's primary performance "
             "column in its config file (`primary_performance: gap_accuracy` for a binary "
             "corpus, gap_micro_f1 for a multilabel one; see conf/dataset/sentiment140.yaml)"
+        )
+    if "reference_groups" not in dataset:
+        raise ConfigError(
+            "dataset.reference_groups is not set: name the corpus's groups that are no region "
+            "in its config file (`reference_groups: [baseline]`, plus a pool of all regions or "
+            "a whole test set where the corpus has one; see conf/dataset/sentiment140.yaml)"
         )
 
 

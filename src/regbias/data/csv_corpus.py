@@ -40,13 +40,13 @@ class CsvDataset(Dataset):
         clean: apply the tweet cleaning to the texts.
     """
 
-    path: str | None = None
-    text_column: str = "text"
-    label_column: str = "label"
-    group_column: str = "group"
-    train_group: str | None = "train"
-    positive_label: str | int | None = None
-    clean: bool = False
+    path: str | None
+    text_column: str
+    label_column: str
+    group_column: str
+    train_group: str | None
+    positive_label: str | int | None
+    clean: bool
 
     groups_from_rows = True
 

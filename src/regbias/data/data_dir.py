@@ -1,7 +1,10 @@
-"""Where the data lives: ``$REGBIAS_DATA_DIR``, else the ``paths.data_dir`` config key.
+"""Where the data lives: the ``paths.data_dir`` config key, which ``$REGBIAS_DATA_DIR`` sets.
 
-The rule "the environment wins over the config" is written here once; every reader of the data
-directory (jobs, first-use downloads, ``python -m regbias.data.fetch``, cluster checks) asks here.
+The rule is written once, in ``conf/config.yaml`` (``${oc.env:REGBIAS_DATA_DIR,data}``), the
+way ``$REGBIAS_CACHE_DIR`` sets ``paths.cache_dir``: the variable, else ``data``; a
+``paths.data_dir=DIR`` on the command line wins over both. A job reads the composed key; code
+outside a job (first-use downloads without a config, ``python -m regbias.data.fetch``) reads
+the same key from the packaged config (:func:`data_dir_for` without an argument).
 """
 
 from __future__ import annotations
@@ -10,21 +13,21 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
+from regbias.config_files import CONFIG_DIR
 from regbias.errors import DataError
 
 __all__ = [
     "DATA_DIR_ENV",
-    "DEFAULT_DATA_DIR",
     "PathSettings",
     "data_dir_for",
     "data_dir_source",
     "resolve_data_dir",
 ]
 
-#: The environment variable that names the data directory; it wins over ``paths.data_dir``.
+#: The environment variable that sets ``paths.data_dir`` (in ``conf/config.yaml``).
 DATA_DIR_ENV = "REGBIAS_DATA_DIR"
-#: The data directory when neither the environment nor the config names one.
-DEFAULT_DATA_DIR = "data"
 
 
 @dataclass(frozen=True)
@@ -36,16 +39,27 @@ class PathSettings:
 
 
 def data_dir_for(configured: str | os.PathLike[str] | None = None) -> Path:
-    """The data directory to use: ``$REGBIAS_DATA_DIR`` if set, else ``configured``, else ``data``.
+    """The data directory: ``configured`` (the composed ``paths.data_dir``), else the packaged one.
 
-    Nothing is checked; :func:`resolve_data_dir` also requires the folder to exist.
+    The packaged config's ``paths.data_dir`` is ``$REGBIAS_DATA_DIR``, else ``data``. Nothing is
+    checked; :func:`resolve_data_dir` also requires the folder to exist.
     """
-    return Path(os.environ.get(DATA_DIR_ENV) or configured or DEFAULT_DATA_DIR)
+    if configured:
+        return Path(configured)
+    packaged = OmegaConf.load(CONFIG_DIR / "config.yaml")
+    return Path(str(OmegaConf.select(packaged, "paths.data_dir")))
 
 
-def data_dir_source() -> str:
-    """Where :func:`data_dir_for` takes the directory from, for messages."""
-    return f"${DATA_DIR_ENV}" if os.environ.get(DATA_DIR_ENV) else "paths.data_dir"
+def data_dir_source(configured: str | os.PathLike[str] | None = None) -> str:
+    """Where the data directory ``configured`` came from, for messages.
+
+    ``$REGBIAS_DATA_DIR`` where the variable names it (the config took it from there), else
+    the ``paths.data_dir`` key.
+    """
+    named = os.environ.get(DATA_DIR_ENV)
+    if named and (not configured or Path(configured) == Path(named)):
+        return f"${DATA_DIR_ENV}"
+    return "paths.data_dir"
 
 
 def resolve_data_dir(configured: str | os.PathLike[str] | None) -> Path:
@@ -57,7 +71,7 @@ def resolve_data_dir(configured: str | os.PathLike[str] | None) -> Path:
     chosen = data_dir_for(configured)
     if not chosen.is_dir():
         raise DataError(
-            f"data directory '{chosen}' (from {data_dir_source()}) does not exist: set "
+            f"data directory '{chosen}' (from {data_dir_source(configured)}) does not exist: set "
             f"{DATA_DIR_ENV} or paths.data_dir=DIR, or download the data with "
             f"`python -m regbias.data.fetch sentiment140|reuters21578 --data-dir {chosen}`"
         )

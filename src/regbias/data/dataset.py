@@ -57,13 +57,19 @@ class Dataset(abc.ABC):
             its task produces (``gap_accuracy`` for a binary corpus, ``gap_micro_f1`` for a
             multilabel one); the default ``analysis.primary`` takes it from here.
         groups: the groups to study, in display order (None: every group of the corpus).
+        reference_groups: the groups that are no region, of the corpus's or regbias's own
+            (``baseline``, a pool of all regions, a corpus's whole test set): the primary test
+            leaves them out, their pairs are the test of record's reference family, and they
+            are no power plant's source or donor unless named; ``analysis.reference_groups``
+            takes them from here.
     """
 
     name: str
     task: Literal["binary", "multilabel"]
     unit: Literal["tweet", "document"]
     primary_performance: str
-    groups: list[str] | None = None
+    groups: list[str] | None
+    reference_groups: list[str]
 
     #: The files a run reads, downloaded on first use and by ``python -m regbias.data.fetch``.
     downloads: ClassVar[tuple[ManifestEntry, ...]] = ()

@@ -80,7 +80,7 @@ def ensure_data(
     Args:
         dataset: the ``dataset`` config group (or a packaged dataset's name). A dataset
             without downloads (``csv``) needs nothing here.
-        configured: ``paths.data_dir``; ``$REGBIAS_DATA_DIR`` wins.
+        configured: the composed ``paths.data_dir`` (None: the packaged config's).
         opener: opens a URL (tests); ``urllib`` with a timeout when ``None``.
 
     Returns:

@@ -244,7 +244,7 @@ class Reuters21578(Dataset):
             (None: the four focus regions).
     """
 
-    multiple_places: list[str] | None = None
+    multiple_places: list[str] | None
 
     downloads = REUTERS_DOWNLOADS
     extra_downloads: ClassVar[dict[str, tuple[ManifestEntry, ...]]] = {

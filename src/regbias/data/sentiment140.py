@@ -83,7 +83,7 @@ class Sentiment140(Dataset):
         clean_regional: clean the regional files again (for raw copies of the sources).
     """
 
-    clean_regional: bool = False
+    clean_regional: bool
 
     downloads = SENTIMENT140_DOWNLOADS
 

@@ -258,12 +258,12 @@ class RandomEncoder(EncoderSpec):
         """Always: a toy of random weights."""
         return True
 
-    seed: int = 0
-    hidden_size: int = 32
-    num_hidden_layers: int = 2
-    num_attention_heads: int = 2
-    intermediate_size: int = 64
-    max_position_embeddings: int = 512
+    seed: int
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+    max_position_embeddings: int
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -43,9 +43,9 @@ class EncoderSpec(abc.ABC):
     source: ClassVar[str]
 
     name: str
-    revision: str | None = None
-    max_length: int = 128
-    pooling: Pooling = "pooler"
+    revision: str | None
+    max_length: int
+    pooling: Pooling
 
     def __post_init__(self) -> None:
         if self.pooling not in POOLINGS:

@@ -57,8 +57,8 @@ class EvaluationSettings:
 
     draw_size: int | None
     repetitions: int
-    seed: int | None = None
-    matched: bool = True
+    seed: int | None
+    matched: bool
 
     def __post_init__(self) -> None:
         _require(
@@ -83,7 +83,7 @@ class FinetuneSettings:
             linear trained on cached pooled vectors).
         enabled: whether stage I runs.
         sample_size: texts in a job's training sample (binary corpora; ``None``: all of the
-            training split, as for multilabel corpora, whose configs omit the key).
+            training split, as a multilabel corpus always trains on).
         k_folds: cross-validation folds (binary corpora; a multilabel corpus trains one model).
         val_fraction: share of each train fold held out for validation / as dev set.
         optimizer: the ``torch.optim`` optimiser class (``_target_``, with ``_partial_: true``:
@@ -108,7 +108,7 @@ class FinetuneSettings:
 
     mode: Literal["full", "head"]
     enabled: bool
-    sample_size: int | None = None
+    sample_size: int | None
     k_folds: int
     val_fraction: float
     optimizer: OptimizerSettings

@@ -63,8 +63,8 @@ class TrackingSettings:
     uri: str
     artifact_root: str
     experiment: str
-    log_models: bool = False
-    random_encoder_experiment: str | None = None
+    log_models: bool
+    random_encoder_experiment: str | None
 
 
 def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
