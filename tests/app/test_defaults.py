@@ -16,11 +16,12 @@ from omegaconf import OmegaConf
 
 from regbias.app.settings import StudySettings
 from regbias.config_files import group_options
+from regbias.distances.plugin import Distance
+from regbias.distances.suite import DistanceSettings
 from regbias.settings_reader import TARGET, target_class
 from tests.conftest import compose_config
 
 # The distance group's settings are being restructured (issue 29); it joins when that lands.
-PENDING = {"distance"}
 # Groups whose YAML is chosen per option; each option is composed on its own.
 PER_OPTION = ("dataset", "encoder", "finetune", "trainer")
 # What an option needs to compose (its ??? keys are the user's).
@@ -39,11 +40,13 @@ def copies(kind: type, values: dict[str, Any], key: str) -> list[str]:
     found = []
     for field in dataclasses.fields(kind):
         name = f"{key}.{field.name}" if key else field.name
-        if field.name not in values or name in PENDING:
+        if field.name not in values:
             continue
         hint, value = hints[field.name], values[field.name]
         if dataclasses.is_dataclass(hint) and isinstance(value, dict):
-            if not hasattr(hint, "from_config"):
+            if hint is DistanceSettings:  # its draws' keys, then each distance's block
+                found += _distances(value, name)
+            elif not hasattr(hint, "from_config"):
                 found += copies(hint, value, name)  # type: ignore[arg-type]
             continue
         if field.default is not dataclasses.MISSING:
@@ -54,6 +57,16 @@ def copies(kind: type, values: dict[str, Any], key: str) -> list[str]:
             continue
         if _plain(default) == _plain(value):
             found.append(f"{name}: {value!r}")
+    return found
+
+
+def _distances(values: dict[str, Any], key: str) -> list[str]:
+    """:func:`copies` for the distance group: its draws' keys and every distance block."""
+    blocks = {k: v for k, v in values.items() if isinstance(v, dict) and TARGET in v}
+    plain = {k: v for k, v in values.items() if k not in blocks}
+    found = copies(DistanceSettings, plain, key)
+    for name, block in blocks.items():
+        found += copies(Distance, block, f"{key}.{name}")
     return found
 
 
