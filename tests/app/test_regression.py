@@ -32,7 +32,8 @@ from tests.cli import run_cli, runs
 RECORDED = Path(__file__).parents[1] / "regression"
 # The switches that give the first version's behaviour: whole-group draws, no floors or
 # relabelling tests, epsilon derived per job, evaluation draws seeded by the job; Sinkhorn
-# annealed from 10% of the mean cost with plain log-domain updates, one call per pair.
+# annealed from 10% of the mean cost with plain log-domain updates, one call per pair;
+# passages of a fixed number of tweets; CPU embedding passes of up to 64 x max_length tokens.
 FIRST_VERSION = (
     "distance.matched_pool=false",
     "distance.floors=false",
@@ -46,6 +47,7 @@ FIRST_VERSION = (
     "distance.sinkhorn.batch_pairs=false",
     "distance.sinkhorn.updates=log",
     "distance.long.fit_window=false",
+    "+encoder.cache_sized_passes=false",
 )
 # "The same numbers": bit-identical on one machine; across CPUs of the kind, float rounding
 # changes the last digits (seen: an LDA floor 3.1517322529851417 for 3.151732252985142, the

@@ -174,11 +174,12 @@ class Encoder:
     def _token_budget(self, batch_size: int) -> int:
         """Padded tokens a pass may take.
 
-        On a GPU, ``batch_size`` texts at ``max_length``; on a CPU no more than keeps the
-        feed-forward activations in cache (:data:`CPU_PASS_FLOATS`).
+        On a GPU (or without the spec's ``cache_sized_passes``), ``batch_size`` texts at
+        ``max_length``; on a CPU no more than keeps the feed-forward activations in cache
+        (:data:`CPU_PASS_FLOATS`).
         """
         budget = batch_size * self.spec.max_length
-        if self.device.type != "cpu":
+        if self.device.type != "cpu" or not self.spec.cache_sized_passes:
             return budget
         config: Any = self.model.config
         intermediate = int(getattr(config, "intermediate_size", 4 * self.hidden_size))
