@@ -68,6 +68,20 @@ def packaged(kind: type[T], key: str, *overrides: str, **changes: Any) -> T:
     return build(kind, {**packaged_values(key, *overrides), **changes}, key)
 
 
+def local_tracking(folder: Path, experiment: str, artifacts: str = "mlruns", **changes: Any) -> Any:
+    """The packaged tracking settings on a SQLite store in ``folder`` (artifacts beside it)."""
+    from regbias.tracking.runs import TrackingSettings
+
+    return packaged(
+        TrackingSettings,
+        "tracking",
+        uri=f"sqlite:///{folder / 'mlruns.db'}",
+        artifact_root=str(folder / artifacts),
+        experiment=experiment,
+        **changes,
+    )
+
+
 @pytest.fixture(scope="session")
 def finetune_settings() -> Callable[..., Any]:
     """``finetune_settings(dataset, **changes)``: the composed ``finetune`` group as settings.

@@ -14,8 +14,8 @@ from regbias.app.settings import read_settings
 from regbias.app.sweep import SweepCallback
 from regbias.distances.matrix import DistanceMatrix
 from regbias.tracking.ledger import JOB_FILE, PARENT_FILE
-from regbias.tracking.runs import TrackingSettings, connect, start_run
-from tests.conftest import ROOT, packaged
+from regbias.tracking.runs import connect, start_run
+from tests.conftest import ROOT, local_tracking
 
 GROUPS = ["au", "ca", "nz", "uk", "us"]
 
@@ -60,13 +60,7 @@ def composed(*overrides: str):
 
 @pytest.fixture
 def store(tmp_path):
-    settings = packaged(
-        TrackingSettings,
-        "tracking",
-        uri=f"sqlite:///{tmp_path}/mlruns.db",
-        artifact_root=str(tmp_path / "mlruns"),
-        experiment="agg",
-    )
+    settings = local_tracking(tmp_path, "agg")
     client, experiment = connect(settings)
     config = composed(
         "task=run",

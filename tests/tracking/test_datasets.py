@@ -5,18 +5,12 @@ from __future__ import annotations
 import pandas as pd
 
 from regbias.tracking.datasets import log_dataset
-from regbias.tracking.runs import RunLog, TrackingSettings, connect, start_run
-from tests.conftest import packaged
+from regbias.tracking.runs import RunLog, connect, start_run
+from tests.conftest import local_tracking
 
 
 def test_the_group_table_is_the_runs_input(tmp_path) -> None:
-    settings = packaged(
-        TrackingSettings,
-        "tracking",
-        uri=f"sqlite:///{tmp_path}/mlruns.db",
-        artifact_root=str(tmp_path / "art"),
-        experiment="d",
-    )
+    settings = local_tracking(tmp_path, "d", "art")
     client, experiment = connect(settings)
     run = start_run(client, experiment, "r", {})
     table = pd.DataFrame({"group": ["au", "ca"], "n_texts": [2163, 1834]})

@@ -13,19 +13,13 @@ from regbias.tracking.runs import (
     start_run,
     tracked_run,
 )
-from tests.conftest import packaged
+from tests.conftest import local_tracking, packaged
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("store")
-    settings = packaged(
-        TrackingSettings,
-        "tracking",
-        uri=f"sqlite:///{tmp_path}/mlruns.db",
-        artifact_root=str(tmp_path / "mlruns"),
-        experiment="t",
-    )
+    settings = local_tracking(tmp_path, "t")
     return connect(settings)
 
 
