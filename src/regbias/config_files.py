@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from omegaconf import OmegaConf
 
-__all__ = ["CONFIG_DIR", "group_options", "packaged", "read_option"]
+__all__ = ["CONFIG_DIR", "group_options", "packaged", "packaged_value", "read_option"]
 
 T = TypeVar("T")
 
@@ -42,6 +42,11 @@ def read_option(group: str, option: str) -> dict[str, Any]:
     if path.read_text(encoding="utf-8").startswith("# @package _global_"):
         values = values.get(group, {})
     return {str(key): value for key, value in values.items()}
+
+
+def packaged_value(key: str) -> Any:
+    """The value of a top-level config's ``key`` (``paths.data_dir``), interpolations resolved."""
+    return OmegaConf.select(OmegaConf.load(CONFIG_DIR / "config.yaml"), key)
 
 
 def packaged(kind: type[T], group: str, *keys: str, option: str = "default", **changes: Any) -> T:

@@ -13,9 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import OmegaConf
-
-from regbias.config_files import CONFIG_DIR
+from regbias.config_files import packaged_value
 from regbias.errors import DataError
 
 __all__ = [
@@ -46,8 +44,7 @@ def data_dir_for(configured: str | os.PathLike[str] | None = None) -> Path:
     """
     if configured:
         return Path(configured)
-    packaged = OmegaConf.load(CONFIG_DIR / "config.yaml")
-    return Path(str(OmegaConf.select(packaged, "paths.data_dir")))
+    return Path(str(packaged_value("paths.data_dir")))
 
 
 def data_dir_source(configured: str | os.PathLike[str] | None = None) -> str:
