@@ -40,6 +40,7 @@ def test_replaced_weights_in_a_local_model_folder_make_another_encoder(tmp_path)
     folder = tmp_path / "model"
     save_tiny_bert(folder, seed=0)
     spec = {"name": "bert_small", "location": str(folder), "revision": "main"}
+    spec |= {"max_length": 32, "pooling": "mean"}
     before = PathEncoder(**spec).identity
     assert PathEncoder(**spec).identity == before  # unchanged files: same encoder
     save_tiny_bert(folder, seed=1)  # the README's recipe, then new weights in the same folder
