@@ -72,3 +72,24 @@ def test_the_distance_suite_forwards_each_drawn_text_once(counted, tmp_path: Pat
     )
     run_distance_suite(draws, encoder, EmbeddingCache(tmp_path), settings.distance)
     assert sum(rows) == 18
+
+
+def test_the_first_versions_switch_forwards_token_and_pooled_texts_apart(counted, tmp_path: Path):
+    """``encoder.one_pass=false`` (the regression test's): tokens, then each pooled kind."""
+    from dataclasses import replace
+
+    from regbias.app.settings import read_settings
+    from tests.conftest import compose_config
+
+    settings = read_settings(compose_config("experiment=smoke"))
+    encoder, rows = counted
+    tweets = {g: [f"{g} tweet {i}" for i in range(6)] for g in ("au", "uk", "us")}
+    draws = DistanceDraws(texts={"short": [tweets], "sentence": [tweets]}, twins={}, units={})
+    joint = run_distance_suite(draws, encoder, EmbeddingCache(tmp_path / "one"), settings.distance)
+    rows.clear()
+    encoder.spec = replace(encoder.spec, one_pass=False)
+    apart = run_distance_suite(draws, encoder, EmbeddingCache(tmp_path / "two"), settings.distance)
+    assert sum(rows) == 2 * 18  # every text forwarded for its tokens, and again pooled
+    assert apart.matrices.keys() == joint.matrices.keys()
+    for name, matrix in apart.matrices.items():
+        np.testing.assert_allclose(matrix.mean, joint.matrices[name].mean, rtol=1e-4, atol=1e-6)

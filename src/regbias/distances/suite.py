@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+import numpy as np
+
 from regbias.data.draws import DistanceDraws, DrawSizes, validate_draw_sizes
 from regbias.distances.plugin import (
     TOKEN_KINDS,
@@ -21,8 +23,8 @@ from regbias.distances.plugin import (
     DistanceSuiteResult,
     timed_step,
 )
-from regbias.embeddings.cache import EmbeddingCache, embed_tokens
-from regbias.embeddings.encoder import Encoder
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
+from regbias.embeddings.encoder import Encoder, Padding
 from regbias.embeddings.joint import embed_jointly
 from regbias.errors import ConfigError
 from regbias.settings_reader import TARGET, build, target_class
@@ -202,16 +204,17 @@ def suite_inputs(
 ) -> DistanceInputs:
     """Embed every drawn text once (cached): token clouds and pooled vectors in one pass.
 
+    With ``encoder.one_pass=false``, the first version's separate passes (token texts, then
+    each pooled kind's texts).
+
     With ``tokens_only`` only the token kinds' texts, as token vectors (a calibration draw).
     """
     token_kinds = [k for k in TOKEN_KINDS if k in draws.texts]
+    vector_kinds = [] if tokens_only else [k for k in VECTOR_KINDS if k in draws.texts]
     padding = _padding(distance)
-    if tokens_only:
-        texts = draws.distinct_texts(token_kinds)
-        embedded = embed_tokens(encoder, cache, texts, padding=padding)
-        tokens, pooled = dict(zip(texts, embedded, strict=True)), {}
+    if tokens_only or not encoder.spec.one_pass:
+        tokens, pooled = _separate_passes(draws, encoder, cache, token_kinds, vector_kinds, padding)
     else:
-        vector_kinds = [k for k in VECTOR_KINDS if k in draws.texts]
         joint = embed_jointly(
             encoder,
             cache,
@@ -271,6 +274,27 @@ def run_distance_suite(
     for method in distance.enabled_methods():
         result.add(method.measure(inputs))
     return result
+
+
+def _separate_passes(
+    draws: DistanceDraws,
+    encoder: Encoder,
+    cache: EmbeddingCache | None,
+    token_kinds: list[str],
+    vector_kinds: list[str],
+    padding: Padding,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Token vectors, then each vector kind's pooled vectors, each in passes of their own.
+
+    The first version's order (``encoder.one_pass=false``, or a calibration draw's tokens).
+    """
+    texts = draws.distinct_texts(token_kinds)
+    tokens = dict(zip(texts, embed_tokens(encoder, cache, texts, padding=padding), strict=True))
+    pooled: dict[str, np.ndarray] = {}
+    for kind in vector_kinds:
+        texts = draws.distinct_texts([kind])
+        pooled.update(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
+    return tokens, pooled
 
 
 def _padding(distance: DistanceSettings) -> Literal["real", "max_length"]:

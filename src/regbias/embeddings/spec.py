@@ -50,6 +50,11 @@ class EncoderSpec(abc.ABC):
     #: rounding of the vectors changes by ~1e-7); false: passes of up to 64 x max_length
     #: tokens, the first version's. Not in the encoder YAMLs: ``+encoder.cache_sized_passes``.
     cache_sized_passes: bool = True
+    #: A job's token clouds and pooled vectors of the same texts from one forward pass (a
+    #: text's vectors may change by ~1e-7 with the texts that share its pass); false: token
+    #: texts, then each pooled kind's texts, in passes of their own, the first version's.
+    #: Not in the encoder YAMLs: ``+encoder.one_pass``.
+    one_pass: bool = True
 
     def __post_init__(self) -> None:
         if self.pooling not in POOLINGS:
