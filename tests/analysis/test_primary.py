@@ -144,3 +144,50 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
         packaged(AnalysisSettings, "analysis", primary=None, bootstrap=0),
     )
     assert none.primary is None
+
+
+def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
+    """The primary's interval resamples the same 15 region pairs its rho is computed on."""
+    from regbias.analysis.bootstrap import interval_within
+    from regbias.report.findings import primary_sentence
+
+    groups = [*REGIONS, "mixed", "baseline"]
+    results = study_on_a_line(groups, 8)
+    # The reference groups break the line: far by distance, level in accuracy.
+    distance = results.distances["sinkhorn_long"]
+    for index in (6, 7):
+        distance.repetitions[:, index, :6] += 3.0
+        distance.repetitions[:, :6, index] += 3.0
+    pooled = type(distance).from_repetitions("sinkhorn_long", groups, distance.repetitions)
+    results.distances["sinkhorn_long"] = pooled
+    settings = packaged(
+        AnalysisSettings, "analysis", n_permutations=99, bootstrap=300, primary_power_simulations=0
+    )
+    analysis = analyse(results, settings)
+    primary = analysis.primary
+    assert primary is not None and primary.confidence == settings.confidence
+    assert primary.ci_low <= primary.rho <= primary.ci_high
+    assert primary.rho > 0.6
+    row = analysis.correlations.set_index(["distance", "performance"]).loc[
+        ("dist_sinkhorn_long", "gap_accuracy")
+    ]
+    assert row.n_pairs == 28 and row.spearman_ci_high < primary.ci_low  # another statistic
+    again = interval_within(
+        analysis.pairwise,
+        ("dist_sinkhorn_long", "gap_accuracy"),
+        REGIONS,
+        results.distances,
+        results.per_model,
+        n_bootstrap=300,
+        confidence=settings.confidence,
+        seed=settings.seed,
+    )
+    assert again == (primary.ci_low, primary.ci_high)
+    assert f"interval {primary.ci_low:.2f} to {primary.ci_high:.2f} over the same pairs" in (
+        primary_sentence(primary)
+    )
+    frame = primary.to_frame()
+    assert frame.loc[0, "spearman_ci_low"] == primary.ci_low
+    untested = analyse(results, packaged(AnalysisSettings, "analysis", bootstrap=0)).primary
+    assert untested is not None and np.isnan(untested.ci_low)
+    assert "bootstrap interval" not in primary_sentence(untested)

@@ -8,7 +8,7 @@ both sources of measurement noise reach the interval. Groups are fixed: leaving 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from regbias.console import progress_bar
 from regbias.distances.matrix import DistanceMatrix
 from regbias.interrupt import check_stop
 
-__all__ = ["bootstrap_intervals", "bootstrap_replicates", "weighted_dcor"]
+__all__ = ["bootstrap_intervals", "bootstrap_replicates", "interval_within", "weighted_dcor"]
 
 _SOURCE = {True: "repetitions", False: "models"}
 
@@ -193,3 +193,44 @@ def _replicates_of(
     if column in replicates:
         return replicates[column][:, kept]
     return table[column].to_numpy(dtype=np.float64)[kept][None, :]
+
+
+def interval_within(
+    table: pd.DataFrame,
+    correlation: tuple[str, str],
+    groups: Sequence[str],
+    distances: Mapping[str, DistanceMatrix],
+    per_model: pd.DataFrame | None,
+    *,
+    n_bootstrap: int,
+    confidence: float,
+    seed: int,
+) -> tuple[float, float]:
+    """Rho's percentile interval for one correlation over the pairs within ``groups`` only.
+
+    The primary test's interval: the same pairs as its rho (the regions'), not the all-groups
+    row of the correlation table.
+
+    Args:
+        table: the pair table (all groups).
+        correlation: its ``(distance, performance)`` columns.
+        groups: the groups whose pairs count.
+        distances: the distance matrices (the distance column's repetitions are resampled).
+        per_model: the long performance table (its models are resampled).
+        n_bootstrap: replicates B.
+        confidence: the interval's level.
+        seed: the generator's seed.
+
+    Returns:
+        ``(low, high)``; NaN when nothing could be resampled or fewer than 3 pairs remain.
+    """
+    distance, performance = correlation
+    within = table["group_a"].isin(groups) & table["group_b"].isin(groups)
+    pairs = table.loc[within, ["group_a", "group_b", distance, performance]]
+    pairs = pairs.reset_index(drop=True)
+    name = distance.removeprefix(DISTANCE_PREFIX)
+    matrices = {name: distances[name]} if name in distances else {}
+    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed)
+    found = pd.DataFrame([{"distance": distance, "performance": performance}])
+    row = bootstrap_intervals(pairs, found, replicates, confidence).iloc[0]
+    return float(row["spearman_ci_low"]), float(row["spearman_ci_high"])

@@ -100,6 +100,10 @@ class PrimaryTest:
         significance: the level the test is held to, alone.
         power: the test's power in a group model with as many groups; None when not computed.
         note: why the test did not run (then ``rho`` and ``p_value`` are NaN).
+        ci_low: the lower end of rho's bootstrap interval over the same region pairs
+            (resampling models and distance repetitions); NaN when not computed.
+        ci_high: its upper end.
+        confidence: the interval's level (NaN when not computed).
     """
 
     distance: str
@@ -115,6 +119,9 @@ class PrimaryTest:
     significance: float
     power: PrimaryPower | None = None
     note: str = ""
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    confidence: float = math.nan
 
     @property
     def n_groups(self) -> int:
@@ -139,6 +146,9 @@ class PrimaryTest:
             "groups": " ".join(self.groups),
             "left_out": " ".join(self.left_out),
             "spearman_rho": self.rho,
+            "spearman_ci_low": self.ci_low,
+            "spearman_ci_high": self.ci_high,
+            "confidence": self.confidence,
             "p_value": self.p_value,
             "exact": self.exact,
             "n_permutations": self.n_permutations,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
+from regbias.analysis.bootstrap import interval_within
 from regbias.analysis.correlations import correlations
 from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_power import PowerSettings
@@ -234,16 +236,22 @@ def analyse_table(
         exact_limit=settings.exact_limit,
     )
     found, checks = add_robustness(pairs.frame, found, settings, results)
-    primary = primary_of(pairs.frame, settings)
+    primary = primary_of(pairs.frame, settings, results)
     return Analysis(None, None, None, pairs.frame, found, robustness=checks, primary=primary)
 
 
-def primary_of(table: pd.DataFrame, settings: AnalysisSettings) -> PrimaryTest | None:
-    """The declared hypothesis's test on ``table``'s regions; None when none is declared."""
+def primary_of(
+    table: pd.DataFrame, settings: AnalysisSettings, results: StudyResults | None = None
+) -> PrimaryTest | None:
+    """The declared hypothesis's test on ``table``'s regions; None when none is declared.
+
+    With ``results`` (their models and distance repetitions) and ``analysis.bootstrap`` > 0,
+    the test carries rho's bootstrap interval over the same region pairs.
+    """
     if settings.primary is None:
         return None
     distance, performance = settings.primary
-    return primary_test(
+    test = primary_test(
         table,
         distance,
         performance,
@@ -258,6 +266,19 @@ def primary_of(table: pd.DataFrame, settings: AnalysisSettings) -> PrimaryTest |
         power_simulations=settings.primary_power_simulations,
         power_permutations=settings.primary_power_permutations,
     )
+    if results is None or settings.bootstrap <= 0 or test.note or not math.isfinite(test.rho):
+        return test
+    low, high = interval_within(
+        table,
+        settings.primary,
+        test.groups,
+        results.distances,
+        results.per_model,
+        n_bootstrap=settings.bootstrap,
+        confidence=settings.confidence,
+        seed=settings.seed,
+    )
+    return replace(test, ci_low=low, ci_high=high, confidence=settings.confidence)
 
 
 def add_robustness(

@@ -108,7 +108,8 @@ class Evidence:
     def numbers(self) -> dict[str, float]:
         """The bottom line's numbers, for a run's short headline metric set (``headline/...``).
 
-        Keys: ``primary_rho``, ``primary_p``, ``primary_significant`` (0/1), ``correlations``,
+        Keys: ``primary_rho``, ``primary_p``, ``primary_significant`` (0/1), with its bootstrap
+        interval ``primary_ci_low``, ``primary_ci_high`` when computed, ``correlations``,
         ``significant_correlations`` (adjusted as ``analysis.adjust`` says), and per family of
         the test of record that can give a verdict ``differing_pairs/<family>``.
         """
@@ -118,6 +119,9 @@ class Evidence:
             numbers["primary_rho"] = float(primary.rho)
             numbers["primary_p"] = float(primary.p_value)
             numbers["primary_significant"] = float(primary.significant)
+            if math.isfinite(primary.ci_low) and math.isfinite(primary.ci_high):
+                numbers["primary_ci_low"] = float(primary.ci_low)
+                numbers["primary_ci_high"] = float(primary.ci_high)
         if self.correlations is not None and len(self.correlations):
             numbers["correlations"] = float(len(self.correlations))
         if self.significant_correlations is not None:

@@ -111,7 +111,7 @@ def encoder_evidence(
         path = root / folder
         meta = _meta(path)
         correlations = _correlations(path)
-        numbers = _primary(path, correlations, primary)
+        numbers = _primary(path)
         found.append(
             EncoderEvidence(
                 label=label,
@@ -134,7 +134,8 @@ def encoders_markdown(evidence: list[EncoderEvidence], alpha: float = 0.05) -> s
     if not evidence:
         return ""
     lines = ["## Encoders side by side", ""]
-    lines += ["| encoder | primary | rho | 95% interval | p | differing pairs |", "|---" * 6 + "|"]
+    header = "| encoder | primary | rho | bootstrap interval (same pairs) | p | differing pairs |"
+    lines += [header, "|---" * 6 + "|"]
     for item in evidence:
         rho, low, high, p = (
             item.primary.get(k, math.nan) for k in ("rho", "ci_low", "ci_high", "p")
@@ -248,19 +249,10 @@ def _correlation_cells(correlations: pd.DataFrame | None) -> dict[str, tuple[flo
     }
 
 
-def _primary(
-    folder: Path, correlations: pd.DataFrame | None, primary: tuple[str, str] | None
-) -> dict[str, float]:
-    """The primary test's rho and p (``analysis/headline.json``), its correlation's interval."""
+def _primary(folder: Path) -> dict[str, float]:
+    """The primary test's rho, p and bootstrap interval (``analysis/headline.json``)."""
     path = folder / "analysis" / "headline.json"
     numbers = json.loads(path.read_text()) if path.is_file() else {}
-    found = {"rho": numbers.get("primary_rho", math.nan), "p": numbers.get("primary_p", math.nan)}
-    if correlations is not None and primary is not None:
-        distance, performance = primary
-        rows = correlations[
-            (correlations["distance"] == distance) & (correlations["performance"] == performance)
-        ]
-        if len(rows):
-            found["ci_low"] = rows.iloc[0].get("spearman_ci_low", math.nan)
-            found["ci_high"] = rows.iloc[0].get("spearman_ci_high", math.nan)
-    return {k: float(v) for k, v in found.items()}
+    keys = {"rho": "primary_rho", "p": "primary_p", "ci_low": "primary_ci_low"}
+    keys["ci_high"] = "primary_ci_high"
+    return {k: float(numbers.get(key, math.nan)) for k, key in keys.items()}

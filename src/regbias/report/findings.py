@@ -169,10 +169,19 @@ def primary_sentence(test: PrimaryTest) -> str:
     kind = "exact Mantel p" if test.exact else f"Mantel p ({test.n_permutations - 1} relabellings)"
     verdict = "significant" if test.significant else "not significant"
     text = (
-        f"{_PRIMARY_ROW}{subject}; {scope}): rho = {test.rho:.2f}, {kind} = {_p(test.p_value)}, "
-        f"{verdict} at {test.significance:g}"
+        f"{_PRIMARY_ROW}{subject}; {scope}): rho = {test.rho:.2f}{_primary_interval(test)}, "
+        f"{kind} = {_p(test.p_value)}, {verdict} at {test.significance:g}"
     )
     return text + _power_clause(test) + "."
+
+
+def _primary_interval(test: PrimaryTest) -> str:
+    if not (_finite(test.ci_low) and _finite(test.ci_high)):
+        return ""
+    return (
+        f" ({test.confidence:.0%} bootstrap interval {test.ci_low:.2f} to {test.ci_high:.2f} over "
+        "the same pairs)"
+    )
 
 
 def _power_clause(test: PrimaryTest) -> str:
