@@ -40,7 +40,8 @@ class EncoderEvidence:
         encoder: the encoder's name.
         identity: the encoder's identity (a control's starts ``random:``).
         control: whether it is a random-weights control (or a toy of random weights).
-        primary: ``rho``, ``p``, ``ci_low``, ``ci_high`` of the primary hypothesis (NaN: none).
+        primary: ``rho``, ``p``, ``ci_low``, ``ci_high`` and ``significant`` (1/0 at the
+            run's level) of the primary hypothesis (NaN: none).
         primary_name: ``distance ~ performance`` of the primary hypothesis.
         verdicts: each distance's pair verdicts (:func:`variant_verdicts`).
         correlations: ``distance ~ performance`` -> (rho, adjusted p) of every correlation.
@@ -185,9 +186,33 @@ def _controls(evidence: list[EncoderEvidence], alpha: float) -> list[str]:
             f"- correlations (adjusted p <= {alpha}) that survive in {twin.encoder} but not in "
             f"the control: {_names(kept, twin)}",
             f"- correlations both find: {_names(both, twin)}",
+            f"- the primary hypothesis ({twin.primary_name}): {_primary_against(twin, control)}",
             "",
         ]
     return lines
+
+
+_PRIMARY_VERDICTS = {
+    (True, False): "supported in {twin} only: pre-training made it",
+    (True, True): "supported in both: the vocabulary or the architecture can make it, so it "
+    "is no evidence of what pre-training learned",
+    (False, True): "supported in the control only: random weights give it, so it says nothing "
+    "about what pre-training learned",
+    (False, False): "supported in neither",
+}
+
+
+def _primary_against(twin: EncoderEvidence, control: EncoderEvidence) -> str:
+    """The primary's verdict in a pre-trained encoder against its control, with both rhos."""
+    found = [item.primary.get("significant", math.nan) for item in (twin, control)]
+    if not all(math.isfinite(value) for value in found):
+        return "not tested in both"
+    verdict = _PRIMARY_VERDICTS[(bool(found[0]), bool(found[1]))].format(twin=twin.encoder)
+    numbers = "; ".join(
+        f"{item.encoder} rho {_num(item.primary['rho'])}, p {_num(item.primary['p'])}"
+        for item in (twin, control)
+    )
+    return f"{verdict} ({numbers})"
 
 
 def _heatmap_names(path: Path) -> list[str]:
@@ -254,5 +279,5 @@ def _primary(folder: Path) -> dict[str, float]:
     path = folder / "analysis" / "headline.json"
     numbers = json.loads(path.read_text()) if path.is_file() else {}
     keys = {"rho": "primary_rho", "p": "primary_p", "ci_low": "primary_ci_low"}
-    keys["ci_high"] = "primary_ci_high"
+    keys.update(ci_high="primary_ci_high", significant="primary_significant")
     return {k: float(numbers.get(key, math.nan)) for k, key in keys.items()}
