@@ -16,6 +16,7 @@ from regbias.analysis.pair_power import PowerResult
 from regbias.analysis.pair_test import PairTests
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.app.timing import timed
+from regbias.app.variant_runs import variant_run
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
@@ -100,8 +101,9 @@ def aggregate_sweep(
     records); their verdicts lead the report, and the power adds what each test could detect.
 
     Jobs are pooled only with jobs of the same variant (the same config but for the seed). A
-    sweep over other settings too (``encoder=a,b``) gets one analysis per variant, under
-    ``variant-<hash>/``, listed in ``sweep/variants.csv``.
+    sweep over other settings too (``encoder=a,b``) gets one analysis per variant, in the
+    variant's own run (:mod:`regbias.app.variant_runs`: a parent per encoder, comparable
+    columns) and copied under ``variant-<hash>/``, listed in ``sweep/variants.csv``.
 
     Returns:
         Seconds per step, summed over the variants: ``load`` (the jobs' artifacts),
@@ -119,9 +121,8 @@ def aggregate_sweep(
         return _aggregate_variant(parent, done, settings, tests_of)
     rows, times = [], Counter[str]()
     for variant, members in variants.items():
-        times.update(
-            _aggregate_variant(parent.under(f"variant-{variant}/"), members, settings, tests_of)
-        )
+        with variant_run(parent, variant, members, records) as own:
+            times.update(_aggregate_variant(own, members, settings, tests_of))
         jobs = ",".join(str(m.get("job_num")) for m in members)
         overrides = " | ".join(str(m.get("overrides", "")) for m in members)
         rows.append({"variant": variant, "jobs": jobs, "overrides": overrides})

@@ -1,0 +1,111 @@
+"""One MLflow parent per variant of a sweep over more than the seed (one per encoder).
+
+A sweep over ``encoder=minilm_l6,minilm_random`` pools each encoder's jobs apart. Each variant
+gets its own run, a child of the sweep's parent and the parent of that variant's jobs. Its
+params are its jobs' (the seed left out), its metrics the pooled analysis's under the same
+names in every variant (``headline/primary_rho``, ``corr/...``, ``dist_mean/...``), so the
+runs table sets the encoders side by side as rows with comparable columns. A random-weights
+control's run says so in its name, its tags and its description. The sweep's parent keeps a
+copy of each variant's artifacts and metrics under ``variant-<hash>/`` for its comparison page.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from regbias.report.comparison import variant_labels
+from regbias.report.headline import read_headline
+from regbias.report.html import write_html_report
+from regbias.report.local_copy import copy_report
+from regbias.tracking.ledger import DONE
+from regbias.tracking.runs import RunLog, start_run, tracked_run
+from regbias.tracking.ui import describe_run
+
+__all__ = ["CONTROL_TAG", "VARIANT_ROLE", "variant_run"]
+
+#: ``regbias.role`` of a variant's run (the sweep's parent is ``sweep``).
+VARIANT_ROLE = "variant"
+#: ``true`` on the run of a random-weights variant (a control, or a toy encoder).
+CONTROL_TAG = "regbias.control"
+_CONTROL_WORDS = "random weights: a control"
+
+
+@contextmanager
+def variant_run(
+    parent: RunLog, variant: str, members: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> Iterator[RunLog]:
+    """The variant's own run, open for its pooled analysis; published when the block ends.
+
+    On leaving the block the run's artifacts and metrics are copied into ``parent`` under
+    ``variant-<variant>/`` (the comparison page reads them there); the run gains
+    ``report.html``, its headline metrics and its description, ends FINISHED (FAILED if the
+    block raised), and its jobs become its children.
+
+    Args:
+        parent: the sweep's parent run.
+        variant: the variant's hash (its jobs' ``regbias.variant``).
+        members: the variant's finished job records.
+        records: every job record of the sweep (they tell the variants apart).
+    """
+    client = parent.client
+    jobs = [client.get_run(str(m["run_id"])) for m in members]
+    control = any(j.data.tags.get("encoder.identity", "").startswith("random:") for j in jobs)
+    done: list[Mapping[str, Any]] = [r for r in records if r.get("status") in DONE]
+    label = variant_labels(done).get(variant, f"variant-{variant}")
+    sweep = client.get_run(parent.run_id)
+    name = f"{sweep.info.run_name} · {label}" + (f" ({_CONTROL_WORDS})" if control else "")
+    tags = {
+        "regbias.role": VARIANT_ROLE,
+        "regbias.variant": variant,
+        "regbias.variant_label": label,
+        CONTROL_TAG: str(control).lower(),
+        "sweep_dir": sweep.data.tags.get("sweep_dir", ""),
+    }
+    own = start_run(client, sweep.info.experiment_id, name, tags, parent.run_id)
+    own.params(_shared_params([j.data.params for j in jobs]))
+    with tracked_run(own):
+        yield own
+        _copy_into(own, parent.under(f"variant-{variant}/"))
+        _publish(own)
+    _adopt(own, [j.info.run_id for j in jobs if _child_of(j, parent.run_id)])
+
+
+def _shared_params(params: list[Mapping[str, str]]) -> dict[str, str]:
+    """The jobs' params but the seed (the same in every job of a variant)."""
+    first = params[0] if params else {}
+    return {k: v for k, v in first.items() if k != "seed"}
+
+
+def _publish(run: RunLog) -> None:
+    """``report.html`` beside the run's report, its headline metrics and its description."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = copy_report(run, Path(tmp) / "report")
+        page = write_html_report(folder)
+        if page is not None:
+            run.file(page)
+        headline = read_headline(folder)
+        run.metrics(headline.metrics)
+        describe_run(run, headline.markdown())
+
+
+def _child_of(job: Any, parent_id: str) -> bool:
+    """Whether this sweep started the job (a job reused from another sweep stays there)."""
+    return bool(job.data.tags.get("mlflow.parentRunId") == parent_id)
+
+
+def _adopt(own: RunLog, job_ids: list[str]) -> None:
+    """Nest the variant's jobs under its run (the UI shows sweep > variant > jobs)."""
+    for job_id in job_ids:
+        own.client.set_tag(job_id, "mlflow.parentRunId", own.run_id)
+
+
+def _copy_into(own: RunLog, target: RunLog) -> None:
+    """The variant run's artifacts and latest metrics, written to ``target`` as well."""
+    with tempfile.TemporaryDirectory() as tmp:
+        local = Path(own.client.download_artifacts(own.run_id, "", tmp))
+        target.directory(local)
+    target.metrics(own.client.get_run(own.run_id).data.metrics)

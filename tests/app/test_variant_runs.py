@@ -1,0 +1,70 @@
+"""A sweep over two encoders: one parent run per encoder, comparable columns, the control said."""
+
+from __future__ import annotations
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from regbias.app.variant_runs import CONTROL_TAG, VARIANT_ROLE
+from tests.cli import run_cli, runs
+
+SWEEP = [
+    "-m",
+    "seed=0",
+    "experiment=smoke",
+    "encoder=minilm_l6,tiny",
+    "trainer.enable_progress_bar=false",
+]
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory, shared_data_dir):
+    workdir = tmp_path_factory.mktemp("variants")
+    done = run_cli(workdir, *SWEEP, data_dir=shared_data_dir)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir, runs(workdir)
+
+
+def by_role(all_runs, role):
+    return [r for r in all_runs if r.data.tags.get("regbias.role") == role]
+
+
+def test_each_encoder_is_a_parent_of_its_jobs_under_the_sweep(swept):
+    _, all_runs = swept
+    (sweep,) = by_role(all_runs, "sweep")
+    variants = by_role(all_runs, VARIANT_ROLE)
+    assert len(variants) == 2 and {v.info.status for v in variants} == {"FINISHED"}
+    assert {v.data.tags["mlflow.parentRunId"] for v in variants} == {sweep.info.run_id}
+    jobs = [r for r in all_runs if r.data.tags.get("job_num") is not None]
+    assert len(jobs) == 2
+    own = {v.data.tags["regbias.variant"]: v.info.run_id for v in variants}
+    for job in jobs:  # nested under its encoder's run, not the sweep's
+        assert job.data.tags["mlflow.parentRunId"] == own[job.data.tags["regbias.variant"]]
+
+
+def test_the_encoders_runs_have_the_same_columns_and_the_control_says_so(swept):
+    workdir, all_runs = swept
+    variants = {v.data.params["encoder.name"]: v for v in by_role(all_runs, VARIANT_ROLE)}
+    assert set(variants) == {"minilm_l6", "tiny"}
+    trained, toy = variants["minilm_l6"], variants["tiny"]
+    assert "seed" not in trained.data.params
+    # The same names in both (a correlation whose value is undefined for a toy is not logged).
+    names = [
+        {k for k in v.data.metrics if k.startswith(("headline/", "dist_mean/"))}
+        for v in (trained, toy)
+    ]
+    assert names[0] == names[1] and any(k.startswith("dist_mean/") for k in names[0])
+    assert (
+        "corr/dist_sinkhorn_long/gap_accuracy/rho"
+        in toy.data.metrics.keys() & trained.data.metrics.keys()
+    )
+    assert all(not k.startswith("variant") for k in trained.data.metrics)
+    assert trained.data.tags[CONTROL_TAG] == "false" and toy.data.tags[CONTROL_TAG] == "true"
+    assert "(random weights: a control)" in toy.info.run_name
+    assert "encoder=tiny" in toy.info.run_name and "encoder=minilm_l6" in trained.info.run_name
+    client = MlflowClient(f"sqlite:///{workdir}/mlruns.db")
+    assert {"report.md", "report.html"} <= {a.path for a in client.list_artifacts(toy.info.run_id)}
+    assert toy.data.tags["mlflow.note.content"].startswith("- Warning: random encoder.")
+    (sweep,) = by_role(all_runs, "sweep")  # the comparison page still reads the copies
+    folders = {a.path for a in client.list_artifacts(sweep.info.run_id)}
+    assert {f"variant-{v.data.tags['regbias.variant']}" for v in variants.values()} <= folders
