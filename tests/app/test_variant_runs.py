@@ -68,3 +68,15 @@ def test_the_encoders_runs_have_the_same_columns_and_the_control_says_so(swept):
     (sweep,) = by_role(all_runs, "sweep")  # the comparison page still reads the copies
     folders = {a.path for a in client.list_artifacts(sweep.info.run_id)}
     assert {f"variant-{v.data.tags['regbias.variant']}" for v in variants.values()} <= folders
+
+
+def test_running_the_sweep_again_reuses_each_encoders_run(swept, shared_data_dir):
+    workdir, before = swept
+    again = run_cli(workdir, *SWEEP, data_dir=shared_data_dir)
+    assert again.returncode == 0, again.stderr[-4000:]
+    after = runs(workdir)
+    ids = {r.info.run_id for r in by_role(before, VARIANT_ROLE)}
+    assert {r.info.run_id for r in by_role(after, VARIANT_ROLE)} == ids
+    assert {r.info.status for r in by_role(after, VARIANT_ROLE)} == {"FINISHED"}
+    jobs = [r for r in after if r.data.tags.get("job_num") is not None]
+    assert len(jobs) == 2 and {j.data.tags["mlflow.parentRunId"] for j in jobs} == ids

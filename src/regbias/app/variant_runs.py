@@ -43,7 +43,8 @@ def variant_run(
     On leaving the block the run's artifacts and metrics are copied into ``parent`` under
     ``variant-<variant>/`` (the comparison page reads them there); the run gains
     ``report.html``, its headline metrics and its description, ends FINISHED (FAILED if the
-    block raised), and its jobs become its children.
+    block raised), and its jobs become its children (a job reused from another sweep stays
+    there). Running the sweep again reuses the variant's run.
 
     Args:
         parent: the sweep's parent run.
@@ -65,13 +66,16 @@ def variant_run(
         CONTROL_TAG: str(control).lower(),
         "sweep_dir": sweep.data.tags.get("sweep_dir", ""),
     }
-    own = start_run(client, sweep.info.experiment_id, name, tags, parent.run_id)
+    own = _reopened(parent, variant) or start_run(
+        client, sweep.info.experiment_id, name, tags, parent.run_id
+    )
     own.params(_shared_params([j.data.params for j in jobs]))
     with tracked_run(own):
         yield own
         _copy_into(own, parent.under(f"variant-{variant}/"))
         _publish(own)
-    _adopt(own, [j.info.run_id for j in jobs if _child_of(j, parent.run_id)])
+    ours = (parent.run_id, own.run_id)
+    _adopt(own, [j.info.run_id for j in jobs if j.data.tags.get("mlflow.parentRunId") in ours])
 
 
 def _shared_params(params: list[Mapping[str, str]]) -> dict[str, str]:
@@ -92,9 +96,21 @@ def _publish(run: RunLog) -> None:
         describe_run(run, headline.markdown())
 
 
-def _child_of(job: Any, parent_id: str) -> bool:
-    """Whether this sweep started the job (a job reused from another sweep stays there)."""
-    return bool(job.data.tags.get("mlflow.parentRunId") == parent_id)
+def _reopened(parent: RunLog, variant: str) -> RunLog | None:
+    """The variant's run from an earlier end of this sweep (a rerun reuses it), RUNNING again."""
+    experiment = parent.client.get_run(parent.run_id).info.experiment_id
+    found = parent.client.search_runs(
+        [experiment],
+        filter_string=(
+            f"tags.`mlflow.parentRunId` = '{parent.run_id}' and "
+            f"tags.`regbias.role` = '{VARIANT_ROLE}' and tags.`regbias.variant` = '{variant}'"
+        ),
+        max_results=1,
+    )
+    if not found:
+        return None
+    parent.client.update_run(found[0].info.run_id, status="RUNNING")
+    return RunLog(parent.client, found[0].info.run_id)
 
 
 def _adopt(own: RunLog, job_ids: list[str]) -> None:
