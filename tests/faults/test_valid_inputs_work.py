@@ -30,7 +30,7 @@ def test_a_five_megabyte_text_is_a_valid_field(tmp_path):
 class WordVectors:
     """A stand-in encoder: one seeded 4-d token vector per word of a text."""
 
-    spec = SimpleNamespace(identity="test:word-vectors", pooling="mean")
+    spec = SimpleNamespace(identity="test:word-vectors", pooling="mean", one_pass=True)
 
     def token_embeddings(self, texts, padding="real", batch_size=64):
         return [
