@@ -263,7 +263,7 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
     )
     low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
     if _finite(low) and _finite(high):
-        sources = str(row.get("bootstrap_sources", "")).replace("+", " and ") or "the inputs"
+        sources = _words(str(row.get("bootstrap_sources", "")).split("+")) or "the inputs"
         text += f", {confidence:.0%} interval {low:.2f} to {high:.2f} (resampling {sources})"
     else:
         text += ", no bootstrap interval (one model and one repetition: nothing to resample)"
@@ -317,3 +317,9 @@ def _finite(value: object) -> bool:
 
 def _p(value: float) -> str:
     return "n/a" if not _finite(value) else f"{value:.2g}"
+
+
+def _words(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c`` (empty items dropped)."""
+    items = [i for i in items if i]
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
