@@ -48,7 +48,9 @@ def simulate(rng, sizes, models, repetitions, spread, kappa, distance_noise):
         label = rng.integers(0, 2, size=n)
         correct = rng.random((n, models)) < q[:, None]
         prob = np.where(correct == (label[:, None] == 1), 0.9, 0.1)
-        frame = pd.DataFrame({"group": group, "key": [f"{group}{i}" for i in range(n)], "label": label})
+        frame = pd.DataFrame(
+            {"group": group, "key": [f"{group}{i}" for i in range(n)], "label": label}
+        )
         for m, name in enumerate(names):
             frame[f"prob:{name}"] = prob[:, m]
             rows.append((name, m, 0, group, 0, "accuracy", correct[:, m].mean(), n))
@@ -84,15 +86,24 @@ def main() -> None:
         table = pairwise_table({"sinkhorn_long": matrix}, gaps, None)
         for label, scores in (("models", None), ("models+texts", PerfTexts.of(texts))):
             low, high = interval_within(
-                table, ("dist_sinkhorn_long", "gap_accuracy"), GROUPS, {"sinkhorn_long": matrix},
-                per_model, n_bootstrap=args.bootstrap, confidence=0.95, seed=study, texts=scores,
+                table,
+                ("dist_sinkhorn_long", "gap_accuracy"),
+                GROUPS,
+                {"sinkhorn_long": matrix},
+                per_model,
+                n_bootstrap=args.bootstrap,
+                confidence=0.95,
+                seed=study,
+                texts=scores,
             )
             hits[label] += int(low <= rho <= high)
     seconds = time.perf_counter() - started
     for label, hit in hits.items():
         rate = hit / args.studies
         se = (rate * (1 - rate) / args.studies) ** 0.5
-        print(f"coverage resampling {label}: {rate:.3f} (+- {1.96 * se:.3f}), {args.studies} studies")
+        print(
+            f"coverage resampling {label}: {rate:.3f} (+- {1.96 * se:.3f}), {args.studies} studies"
+        )
     print(f"{seconds:.0f} s")
 
 

@@ -5,17 +5,21 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy import stats as scipy_stats
 
 from regbias.analysis.bootstrap import interval_within
 from regbias.analysis.correlations import correlations
 from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_power import PowerSettings
 from regbias.analysis.pair_test import PairTests, PairTestSettings
-from regbias.analysis.pairs import MIN_GROUPS, PairTable, pairwise_table
+from regbias.analysis.pairs import GAP_PREFIX, MIN_GROUPS, PairTable, pairwise_table
+from regbias.analysis.perf_power import PerfPower, perf_classes, perf_plant_power
 from regbias.analysis.perf_test import PerfTests, PerfTestSettings, perf_record_tests
 from regbias.analysis.perf_texts import PerfTexts
 from regbias.analysis.primary import Direction, PrimaryTest, primary_test
@@ -31,7 +35,9 @@ __all__ = [
     "add_robustness",
     "analyse",
     "analyse_table",
+    "performance_power",
     "performance_record",
+    "primary_noise",
     "primary_of",
     "text_scores",
 ]
@@ -191,6 +197,42 @@ class Analysis:
     robustness: pd.DataFrame | None = None
     primary: PrimaryTest | None = None
     performance_record: PerfTests | None = None
+    performance_power: PerfPower | None = None
+
+
+def performance_power(
+    texts: PerfTexts | None, record: PerfTests | None, settings: AnalysisSettings
+) -> tuple[PerfTests | None, PerfPower | None]:
+    """Planted accuracy gaps at the performance test's sizes, where ``analysis.power.enabled``.
+
+    Returns the test with each pair's ``detectable_gap`` (the smallest planted gap its size
+    class detects with 80% power), and the plants; unchanged and None where not planted (off,
+    no test, a multilabel corpus).
+    """
+    power = settings.power
+    if texts is None or record is None or not power.enabled or texts.task != "binary":
+        return record, None
+    regions = [g for g in texts.members if g not in settings.reference_groups]
+    source = power.source or max(regions, key=lambda g: len(texts.members[g]), default=None)
+    if source is None or source not in texts.members:
+        return record, None
+    log.info("performance power: planted gaps in %s at %d size classes", source, len(regions))
+    planted = perf_plant_power(
+        texts,
+        source,
+        perf_classes(record),
+        power.performance_gaps,
+        plants=power.plants,
+        relabellings=power.relabellings,
+        alpha=settings.significance,
+        seed=power.seed,
+    )
+    table = record.table.copy()
+    table["detectable_gap"] = [
+        planted.detectable_for(int(a), int(b))
+        for a, b in zip(table["n_a"], table["n_b"], strict=True)
+    ]
+    return replace(record, table=table), planted
 
 
 def text_scores(results: StudyResults | None) -> PerfTexts | None:
@@ -219,6 +261,34 @@ def performance_record(
     )
 
 
+#: A noise ratio standing for "the groups' true values do not spread beyond their noise".
+_NO_SIGNAL = 1e3
+
+
+def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[str, float] | None:
+    """By region, its metric's standard error over the spread of the regions' true values.
+
+    From the performance test of record's two-stage intervals (standard error = interval
+    width / (2 z)); the true spread is the regions' observed variance less their mean squared
+    standard error. None where there is no such interval or the primary is another metric.
+    """
+    if record is None or settings.primary is None or not math.isfinite(record.confidence):
+        return None
+    if settings.primary[1] != f"{GAP_PREFIX}{record.metric}":
+        return None
+    rows = record.groups[
+        (record.groups["metric"] == record.metric)
+        & ~record.groups["group"].isin(settings.reference_groups)
+    ]
+    z = float(scipy_stats.norm.ppf((1 + record.confidence) / 2))
+    se = ((rows["ci_high"] - rows["ci_low"]) / (2 * z)).to_numpy(dtype=float)
+    if len(rows) < MIN_GROUPS or not np.isfinite(se).all():
+        return None
+    spread = float(np.var(rows["value"].to_numpy(dtype=float), ddof=1) - np.mean(se**2))
+    ratio = se / math.sqrt(spread) if spread > 0 else np.full(len(se), _NO_SIGNAL)
+    return dict(zip(rows["group"].astype(str), np.minimum(ratio, _NO_SIGNAL).tolist(), strict=True))
+
+
 def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
     """Gaps and dcor per pair and metric, the pairwise table, the primary test, correlations."""
     from regbias.performance.evaluation import performance_dcor, performance_gaps, summarise
@@ -235,7 +305,9 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
     pairs = PairTable.of(pairwise_table(results.distances, gaps, dependence))
     table = pairs.frame
     texts = text_scores(results)
-    record = performance_record(texts, results.groups, settings)
+    record, planted = performance_power(
+        texts, performance_record(texts, results.groups, settings), settings
+    )
     if len(results.groups) < MIN_GROUPS:
         note = f"no correlations: {len(results.groups)} groups, fewer than {MIN_GROUPS}"
         analysis = Analysis(summary, gaps, dependence, table, None, note)
@@ -244,13 +316,14 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
         analysis = Analysis(summary, gaps, dependence, table, None, note)
     else:
         try:
-            analysis = analyse_table(pairs, settings, results, texts)
+            noise = primary_noise(record, settings)
+            analysis = analyse_table(pairs, settings, results, texts, noise)
             analysis.summary, analysis.gaps, analysis.dcor = summary, gaps, dependence
         except RegbiasError as error:
             log.warning("no correlations: %s", error)
             note = f"no correlations: {error}"
             analysis = Analysis(summary, gaps, dependence, table, None, note)
-    analysis.performance_record = record
+    analysis.performance_record, analysis.performance_power = record, planted
     return analysis
 
 
@@ -259,6 +332,7 @@ def analyse_table(
     settings: AnalysisSettings,
     results: StudyResults | None = None,
     texts: PerfTexts | None = None,
+    noise: Mapping[str, float] | None = None,
 ) -> Analysis:
     """The primary test, the correlations and their robustness for one pair table.
 
@@ -269,6 +343,9 @@ def analyse_table(
             for a bare table (``task=analyze``).
         texts: the results' per-text scores (:func:`text_scores`; the bootstrap resamples
             the gaps' evaluation texts too).
+        noise: by group, the measured evaluation noise of the primary's metric over the
+            spread of the groups' true values (:func:`primary_noise`): the primary's power
+            model measures its gaps that noisily.
 
     Returns:
         The analysis, without performance tables (``summary``, ``gaps``, ``dcor`` None).
@@ -283,7 +360,7 @@ def analyse_table(
         exact_limit=settings.exact_limit,
     )
     found, checks = add_robustness(pairs.frame, found, settings, results, texts)
-    primary = primary_of(pairs.frame, settings, results, texts)
+    primary = primary_of(pairs.frame, settings, results, texts, noise)
     return Analysis(None, None, None, pairs.frame, found, robustness=checks, primary=primary)
 
 
@@ -292,6 +369,7 @@ def primary_of(
     settings: AnalysisSettings,
     results: StudyResults | None = None,
     texts: PerfTexts | None = None,
+    noise: Mapping[str, float] | None = None,
 ) -> PrimaryTest | None:
     """The declared hypothesis's test on ``table``'s regions; None when none is declared.
 
@@ -316,6 +394,7 @@ def primary_of(
         power_dimensions=settings.primary_power_dimensions,
         power_simulations=settings.primary_power_simulations,
         power_permutations=settings.primary_power_permutations,
+        power_noise=noise,
     )
     if results is None or settings.bootstrap <= 0 or test.note or not math.isfinite(test.rho):
         return test

@@ -189,6 +189,11 @@ def _power_clause(test: PrimaryTest) -> str:
     if power is None or not len(power.table):
         return ""
     model = f"a group model in {power.dimensions} dimension{'s' * (power.dimensions > 1)}"
+    if power.noise:
+        model += (
+            " whose gaps carry this run's measured evaluation noise (standard error over the "
+            f"regions' true spread: {min(power.noise):.2g} to {max(power.noise):.2g})"
+        )
     reach = f"{model}, where rho reaches {power.reachable_rho:.2f} at most"
     detected = power.detected_rho
     if detected is not None:

@@ -157,11 +157,29 @@ def perf_lines(tests: PerfTests | None) -> list[str]:
         text += f": {listed}" if listed else " (none)"
         others = rows[~rows["differs"].astype(bool)]
         if len(others):
-            text += "; not shown to differ: " + ", ".join(_name(r) for _, r in others.iterrows())
+            text += "; not shown to differ: " + ", ".join(_within(r) for _, r in others.iterrows())
         lines.append(text + ".")
     for _, row in tests.untestable().iterrows():
         lines.append(f"Performance test of record: {_name(row)} untestable: {row['note']}.")
+    if "detectable_gap" not in tests.table:
+        lines.append(
+            "What the performance test could have detected is not measured in this run: "
+            "`analysis.power.enabled=true` plants accuracy gaps at these sizes and reports it."
+        )
     return lines
+
+
+def _within(row: pd.Series) -> str:
+    """A pair not shown to differ, with what the test detects at its size where measured."""
+    if "detectable_gap" not in row:
+        return _name(row)
+    gap = float(row["detectable_gap"])
+    if math.isfinite(gap):
+        return (
+            f"{_name(row)} (at these sizes a gap of {100 * gap:.0f} points would be found "
+            "with 80% power)"
+        )
+    return f"{_name(row)} (no planted gap is found with 80% power at these sizes)"
 
 
 def perf_metrics(tests: PerfTests) -> dict[str, float]:

@@ -118,6 +118,8 @@ def log_analysis(
         log_record(run, results.record)
     if analysis.performance_record is not None:
         log_perf_record(run, analysis.performance_record)
+    if analysis.performance_power is not None:
+        run.table(analysis.performance_power.rates, "analysis/perf_power.csv")
     if analysis.correlations is not None:
         run.table(analysis.correlations, "analysis/correlations.csv")
         _correlation_figures(run, analysis, settings)
