@@ -44,6 +44,7 @@ class PerfPower:
         plants: plants per gap and size class.
         rates: one row per size class and gap: ``n_a, n_b, m, gap, share, detected, power,
             power_low`` (``gap`` 0: the false-positive rate).
+        note: why asked-for gaps were not planted ("" when all were).
     """
 
     source: str
@@ -51,6 +52,7 @@ class PerfPower:
     relabellings: int
     plants: int
     rates: pd.DataFrame
+    note: str = ""
 
     def detectable(self) -> dict[tuple[int, int], float]:
         """Per size class, the smallest planted gap detected with 80% power (NaN: none).
@@ -118,19 +120,22 @@ def perf_plant_power(
         seed: seed of the plants and their tests.
 
     Raises:
-        SampleSizeError: the source has too few texts for a class, or its accuracy is too close
-            to 0.5 to plant the largest gap by flips.
+        SampleSizeError: the source has too few texts for a class.
     """
     side = texts.group_side(source)
     rows = np.concatenate(side.rows)
     scores = texts.scores()[:, :1]
     accuracy = float(scores[rows, 0].mean())
     leverage = 2 * accuracy - 1
-    if leverage <= 0 or max(gaps, default=0) > leverage:
-        raise SampleSizeError(
-            f"{source}'s accuracy {accuracy:.3f} cannot carry a planted gap of {max(gaps):g} by "
-            "flipping correctness: plant smaller gaps (analysis.power.performance_gaps)"
+    # Flipping every text moves accuracy by 2 acc - 1 at most: larger gaps cannot be planted.
+    fitting = [g for g in gaps if g <= leverage]
+    note = ""
+    if len(fitting) < len(gaps):
+        note = (
+            f"{source}'s accuracy {accuracy:.3f} leaves room for planted gaps up to "
+            f"{max(leverage, 0):.3f} only: {len(gaps) - len(fitting)} larger gaps not planted"
         )
+    gaps = fitting
     out = []
     for n_a, n_b, m in classes:
         if n_a + n_b > len(rows):
@@ -140,12 +145,14 @@ def perf_plant_power(
             )
         for gap in (0.0, *gaps):
             rng = rng_for(seed, "perf-power", n_a, n_b, f"{gap:g}")
-            plan = _Plan((n_a, n_b), gap / leverage, relabellings, alpha / m, plants)
-            hits = _plants(scores, texts.strata, rows, plan, rng)
+            share = gap / leverage if gap > 0 else 0.0
+            plan = _Plan((n_a, n_b), share, relabellings, alpha / m, plants)
+            hits = _plants(scores, texts.strata, rows, plan, rng) if plants else 0
             low = stats.binomtest(hits, plants).proportion_ci(_BOUND).low if plants else 0.0
-            out.append((n_a, n_b, m, gap, gap / leverage, hits, hits / plants, low))
+            out.append((n_a, n_b, m, gap, share, hits, hits / plants, low))
     columns = ["n_a", "n_b", "m", "gap", "share", "detected", "power", "power_low"]
-    return PerfPower(source, accuracy, relabellings, plants, pd.DataFrame(out, columns=columns))
+    rates = pd.DataFrame(out, columns=columns)
+    return PerfPower(source, accuracy, relabellings, plants, rates, note)
 
 
 @dataclass(frozen=True)
