@@ -145,9 +145,13 @@ class PerfTexts:
         return self.metrics[0]
 
     def scores(self) -> np.ndarray:
-        """``(N, d)`` each text's components averaged over the models that scored it."""
-        with np.errstate(invalid="ignore"):
-            return np.nanmean(self.values, axis=1)
+        """``(N, d)`` each text's components averaged over the models that scored it.
+
+        NaN for a text no model scored (none of its rows is then used).
+        """
+        finite = np.isfinite(self.values)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(finite, self.values, 0.0).sum(axis=1) / finite.sum(axis=1)
 
     def side(self, rows: np.ndarray) -> Side:
         """The texts at ``rows`` grouped by stratum (strata in sorted order)."""

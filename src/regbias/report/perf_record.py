@@ -80,9 +80,13 @@ def _interval(low: float, high: float) -> str:
     return f"[{100 * low:+.1f}, {100 * high:+.1f}]"
 
 
+def _models(n: int) -> str:
+    return f"{n} model" + ("s" if n != 1 else "")
+
+
 def _method(tests: PerfTests) -> str:
     return (
-        f"performance test of record: {tests.metric} of {tests.models} models on every scored "
+        f"performance test of record: {tests.metric} of {_models(tests.models)} on every scored "
         f"text, relabelled within label strata ({tests.settings.relabellings} relabellings), "
         f"Holm per family, p <= {tests.alpha:g}"
     )
@@ -261,7 +265,7 @@ def perf_section(tests: PerfTests | None) -> str:
             "",
             f"Every model scored every distinct text of every group once (never a text of its "
             f"own training data; `baseline` is each model's held-out fold). A text's score is "
-            f"what the {tests.models} models said of it; a group's {tests.metric} is "
+            f"what the {_models(tests.models)} said of it; a group's {tests.metric} is "
             f"{_group_metric_words(tests.metric)}. Pairs are tested by relabelling whole texts "
             f"within their label stratum ({tests.settings.relabellings} relabellings), so a "
             "different mix of labels is not called a difference: `gap` is the stratum-"
@@ -338,6 +342,6 @@ def perf_figure(tests: PerfTests) -> Figure:
     ax.set_yticks(y, [str(g).upper() for g in groups["group"]])
     level = f"{tests.confidence:.0%} " if math.isfinite(tests.confidence) else ""
     ax.set_xlabel(f"{tests.metric} ({level}two-stage bootstrap interval: models, texts)")
-    ax.set_title(f"{tests.metric} per group, every scored text, {tests.models} models")
+    ax.set_title(f"{tests.metric} per group, every scored text, {_models(tests.models)}")
     ax.grid(axis="x", alpha=0.3)
     return fig
