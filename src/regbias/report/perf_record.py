@@ -263,8 +263,8 @@ def perf_section(tests: PerfTests | None) -> str:
         [
             "### Which pairs the classifiers treat differently: the test of record",
             "",
-            f"Every model scored every distinct text of every group once (never a text of its "
-            f"own training data; `baseline` is each model's held-out fold). A text's score is "
+            "Every model scored every distinct text of every group once (never a text of its "
+            f"own training data{_baseline_words(tests)}). A text's score is "
             f"what the {_models(tests.models)} said of it; a group's {tests.metric} is "
             f"{_group_metric_words(tests.metric)}. Pairs are tested by relabelling whole texts "
             f"within their label stratum ({tests.settings.relabellings} relabellings), so a "
@@ -290,6 +290,12 @@ def perf_section(tests: PerfTests | None) -> str:
             "",
         ]
     )
+
+
+def _baseline_words(tests: PerfTests) -> str:
+    if "baseline" not in set(tests.groups["group"]):
+        return ""
+    return "; `baseline` is each model's held-out fold"
 
 
 def _group_metric_words(metric: str) -> str:
