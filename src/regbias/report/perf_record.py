@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY
 from regbias.analysis.perf_test import PerfTests
+from regbias.data.groups import BASELINE
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_text
 
@@ -293,7 +294,7 @@ def perf_section(tests: PerfTests | None) -> str:
 
 
 def _baseline_words(tests: PerfTests) -> str:
-    if "baseline" not in set(tests.groups["group"]):
+    if BASELINE not in set(tests.groups["group"]):
         return ""
     return "; `baseline` is each model's held-out fold"
 
