@@ -6,7 +6,10 @@ A sweep of the real pipeline (``dataset=csv``) then reports, per distance, how m
 pairs its pair test calls different (adjusted over the pairs, as the report does) and how the
 unadjusted p-values spread (uniform under the null: a text histogram), and which correlations
 survive their adjustment: every such finding is a false positive. ``--shift`` plants a real
-difference instead: ZA's tweets are replaced by Reuters sentences (another domain). ``--power``
+difference instead: ZA's tweets are replaced by Reuters sentences (another domain); ``--flip
+0.2`` plants a performance gap with the texts unchanged: a share of one group's labels flipped,
+so the performance test of record must find that group's pairs while the distance test of
+record stays silent. ``--splits 6`` repeats the study on independent splits. ``--power``
 runs ``task=power`` on the real Sentiment140 data: graded mixtures of UK tweets planted into
 splits of the US tweets, the power curve of every test and the share it detects with 80%.
 
@@ -14,6 +17,8 @@ splits of the US tweets, the power curve of every test and the share it detects 
     python benchmarks/null_study.py --seeds 5 --distances-only # the pair tests alone (faster)
     python benchmarks/null_study.py --seeds 5 --code ../old    # the same with another checkout
     python benchmarks/null_study.py --power                    # the power curves
+    python benchmarks/null_study.py --seeds 5 --splits 6 --performance-only   # measure I's null
+    python benchmarks/null_study.py --seeds 5 --flip 0.2 --performance-only   # a planted gap
 
 Figures, not assertions: it prints the rates and where the runs are.
 """
@@ -37,7 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
 
 
-def null_table(data_dir: Path, seed: int, shift: bool) -> pd.DataFrame:
+def null_table(
+    data_dir: Path, seed: int, shift: bool, flip: float = 0.0, flip_group: str = "za"
+) -> pd.DataFrame:
     """US tweets split at random into the regions' sizes, plus the pool as ``train``."""
     from regbias.data.registry import packaged_dataset
 
@@ -55,6 +62,16 @@ def null_table(data_dir: Path, seed: int, shift: bool) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["text", "label", "group"])
     if shift:
         table = _plant_shift(table, data_dir, seed)
+    if flip > 0:
+        table = _flip_labels(table, flip_group, flip, seed)
+    return table
+
+
+def _flip_labels(table: pd.DataFrame, group: str, share: float, seed: int) -> pd.DataFrame:
+    """A share of one group's labels flipped (0 <-> 1), its texts unchanged: a planted gap."""
+    rows = table.index[table["group"] == group]
+    chosen = np.random.default_rng(seed + 7).choice(rows, round(share * len(rows)), False)
+    table.loc[chosen, "label"] = 1 - table.loc[chosen, "label"]
     return table
 
 
@@ -122,6 +139,21 @@ def rates(work: Path) -> list[str]:
             f"differs (Holm within its family): {found}",
             f"    histogram of raw p: {_histogram(p)}",
         ]
+    if "perf_test_p" in pairs.columns:  # the performance test of record
+        p = pairs["perf_test_p"].to_numpy(dtype=np.float64)
+        p = p[np.isfinite(p)]
+        differs = pairs["perf_test_differs"].astype(str).str.lower().eq("true")
+        found = ", ".join(f"{a}-{b}" for a, b in pairs.loc[differs, ["group_a", "group_b"]].values)
+        at05, at01 = (_interval(int(np.sum(p <= a)), len(p)) for a in (0.05, 0.01))
+        lines += [
+            f"  performance test of record: raw p <= 0.05: {at05}; raw p <= 0.01: {at01}; "
+            f"differs (Holm within its family): {int(differs.sum())} ({found or 'none'})",
+            f"    histogram of raw p: {_histogram(p)}",
+        ]
+    if "pair_test_differs" in pairs.columns:
+        differs = pairs["pair_test_differs"].astype(str).str.lower().eq("true")
+        found = ", ".join(f"{a}-{b}" for a, b in pairs.loc[differs, ["group_a", "group_b"]].values)
+        lines.append(f"  distance test of record differs: {found or 'none'}")
     for column in sorted(c for c in pairs.columns if c.startswith("p_above_noise_dist_")):
         name = column.removeprefix("p_above_noise_dist_")
         p = pairs[column].to_numpy(dtype=np.float64)
@@ -167,25 +199,37 @@ def main() -> None:
     parser.add_argument(
         "--distances-only", action="store_true", help="skip fine-tuning (no correlations)"
     )
+    parser.add_argument("--flip", type=float, default=0.0, help="flip this share of labels")
+    parser.add_argument("--flip-group", default="za")
+    parser.add_argument("--splits", type=int, default=1, help="independent splits, one sweep each")
+    parser.add_argument(
+        "--performance-only", action="store_true", help="skip the distance suite (measure I)"
+    )
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to run")
     parser.add_argument("--data-dir", default=os.environ.get("REGBIAS_DATA_DIR", "data"))
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="regbias-null-"))
     if args.power:
+        work = Path(tempfile.mkdtemp(prefix="regbias-null-"))
         raise SystemExit(power(work, args.code.resolve(), args.data_dir))
-    csv = work / "null.csv"
-    null_table(Path(args.data_dir), args.split_seed, args.shift).to_csv(csv, index=False)
     extra = ["finetune.enabled=false"] if args.distances_only else []
-    start = time.perf_counter()
-    result = run_sweep(csv, args.seeds, work, args.code.resolve(), extra)
-    if result.returncode != 0:
-        print(result.stderr[-3000:])
-        raise SystemExit(result.returncode)
+    extra += ["distance.enabled=false"] if args.performance_only else []
     label = "planted shift (za = Reuters)" if args.shift else "planted null (US split)"
-    took = time.perf_counter() - start
-    print(f"{label}, {args.seeds} seeds, {took:.0f} s, code {args.code}, runs in {work}")
-    for line in rates(work):
-        print(line)
+    if args.flip:
+        label = f"planted gap ({args.flip:.0%} of {args.flip_group}'s labels flipped)"
+    for split in range(args.split_seed, args.split_seed + args.splits):
+        work = Path(tempfile.mkdtemp(prefix="regbias-null-"))
+        csv = work / "null.csv"
+        table = null_table(Path(args.data_dir), split, args.shift, args.flip, args.flip_group)
+        table.to_csv(csv, index=False)
+        start = time.perf_counter()
+        result = run_sweep(csv, args.seeds, work, args.code.resolve(), extra)
+        if result.returncode != 0:
+            print(result.stderr[-3000:])
+            raise SystemExit(result.returncode)
+        took = time.perf_counter() - start
+        print(f"{label}, split {split}, {args.seeds} seeds, {took:.0f} s, runs in {work}")
+        for line in rates(work):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

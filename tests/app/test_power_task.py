@@ -34,6 +34,15 @@ def test_power_task_logs_rates_figure_and_one_sentence_per_size_class(tmp_path, 
     assert (rates["plants"] == 2).all()
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "figures")}
     assert "figures/power.png" in artifacts
+    # The performance test's plants: the study's models score us, accuracy gaps are planted.
+    assert "regbias: power of the performance test of record (us's scored texts" in done.stdout
+    accuracy = [line for line in done.stdout.splitlines() if line.startswith("  accuracy, pairs")]
+    assert len(accuracy) == len(classes)
+    performance = pd.read_csv(
+        client.download_artifacts(run.info.run_id, "power/performance_rates.csv", str(tmp_path))
+    )
+    # The tiny random encoder scores about half its texts right: no room to plant a gap.
+    assert 0.0 in set(performance["gap"]) and "larger gaps not planted" in done.stdout
 
 
 def test_power_task_with_too_few_relabellings_says_no_statement_is_possible(

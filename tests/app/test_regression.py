@@ -31,7 +31,7 @@ from tests.cli import run_cli, runs
 
 RECORDED = Path(__file__).parents[1] / "regression"
 # The switches that give the first version's behaviour: whole-group draws, no floors or
-# relabelling tests, epsilon derived per job, evaluation draws seeded by the job; Sinkhorn
+# relabelling tests, epsilon derived per job, repeated evaluation draws seeded by the job; Sinkhorn
 # annealed from 10% of the mean cost with plain log-domain updates, one call per pair;
 # passages of a fixed number of tweets; CPU embedding passes of up to 64 x max_length tokens,
 # token texts and pooled texts forwarded apart.
@@ -43,6 +43,7 @@ FIRST_VERSION = (
     "distance.lda.cross_fit=false",
     "distance.lda.relabellings=0",
     "finetune.evaluation.seed=null",
+    "finetune.evaluation.design=draws",
     "distance.sinkhorn.anneal_start=0.1",
     "distance.sinkhorn.momentum=null",
     "distance.sinkhorn.batch_pairs=false",

@@ -89,8 +89,18 @@ def test_children_hold_their_stages(sweep):
         "metric",
         "value",
     ]
-    # 2 folds x 8 groups (6 regions, mixed, baseline) x 2 repetitions x 7 metrics
-    assert len(per_model) == 2 * 8 * 2 * N_METRICS
+    # 2 folds x 8 groups (6 regions, mixed, baseline) x 7 metrics, each on every text scored
+    assert len(per_model) == 2 * 8 * N_METRICS
+    assert set(per_model["repetition"]) == {0}
+    texts = pd.read_csv(
+        io.StringIO(artifact_text(workdir, child.info.run_id, "performance/texts.csv")),
+        dtype={"key": str},
+    )
+    assert {"group", "key", "label", "prob:seed0/fold0", "prob:seed0/fold1"} <= set(texts.columns)
+    # Every distinct text of a group once; each a model's text where it trained on none of it.
+    assert not texts.duplicated(["group", "key"]).any()
+    scored = per_model[per_model["metric"] == "accuracy"].groupby("group")["n_texts"].max()
+    assert scored["za"] == (texts["group"] == "za").sum()
     assert set(per_model["group"]) == {"au", "ca", "nz", "uk", "us", "za", "mixed", "baseline"}
     assert "fold1/val/loss" in child.data.metrics
     assert "dist/sinkhorn_short/au__uk" in child.data.metrics
@@ -131,8 +141,17 @@ def test_parent_aggregates_the_sweep(sweep):
         io.StringIO(artifact_text(workdir, parent_id, "performance/per_model.csv"))
     )
     assert per_model["model"].nunique() == 4  # 2 seeds x 2 folds
+    perf = {"perf_test_gap", "perf_test_ci_low", "perf_test_ci_high", "perf_test_p"}
+    assert perf | {"perf_test_p_adjusted", "perf_test_differs"} <= set(pairwise.columns)
+    assert pairwise["perf_test_p"].notna().sum() == 28
+    assert {"analysis/perf_tests.csv", "analysis/perf_tests.json"} <= names
+    metrics = parents[0].data.metrics
+    assert "perf_test/au__uk/gap" in metrics and "perf_test/au__uk/p_adjusted" in metrics
+    assert "headline/performance_differing_pairs/regions" in metrics
     report = artifact_text(workdir, parent_id, "report.md")
     assert "Strongest correlations" in report and "tiny" in report
+    assert "Which pairs the classifiers treat differently" in report
+    assert "what the 4 models said of it" in report
     assert "![sinkhorn_short against its noise floor](figures/sinkhorn_short_floor.png)" in report
     page = artifact_text(workdir, parent_id, "report.html")
     assert page.count('src="data:image/png;base64,') >= 10 and 'src="figures/' not in page

@@ -51,10 +51,14 @@ def test_matched_evaluation_draws_give_every_group_the_smallest_size():
         g: TextSet([f"{g}{i}" for i in range(n)], np.zeros(n, dtype=np.int64))
         for g, n in {"us": 1000, "za": 250}.items()
     }
-    matched = EvaluationSettings(draw_size=1000, repetitions=30, seed=0, matched=True)
+    matched = EvaluationSettings(
+        design="draws", draw_size=1000, repetitions=30, seed=0, matched=True
+    )
     assert evaluation_size(matched, groups, "all") == 250
     assert evaluation_size(matched, groups, "error") == 1000  # the draw then refuses ZA
-    unmatched = EvaluationSettings(draw_size=1000, repetitions=30, seed=0, matched=False)
+    unmatched = EvaluationSettings(
+        design="draws", draw_size=1000, repetitions=30, seed=0, matched=False
+    )
     assert evaluation_size(unmatched, groups, "all") == 1000  # ZA scored whole once
     assert evaluation_size(matched, groups, "all") == evaluation_size(
         packaged(EvaluationSettings, "finetune.evaluation", draw_size=250, repetitions=30),

@@ -1,9 +1,12 @@
-"""Bootstrap intervals of a correlation's rho and tau, from both sources of measurement noise.
+"""Bootstrap intervals of a correlation's rho and tau, from every source of measurement noise.
 
 Every replicate resamples the models (with replacement, the same models for every metric;
-gaps and dcor recomputed) and each distance matrix's repetitions (their mean recomputed), so
-both sources of measurement noise reach the interval. Groups are fixed: leaving one group out
-(:mod:`regbias.analysis.group_removal`) speaks for the choice of groups.
+gaps and dcor recomputed) and each distance matrix's repetitions (their mean recomputed). Where
+every text's score is known (the ``texts`` design), the gaps of the metrics the texts give
+(accuracy; micro-F1, precision and recall) are resampled in two stages, the models and then
+the evaluation texts within group and label stratum (:mod:`regbias.analysis.perf_texts`): the
+texts a group happened to be scored on are noise its every model shares. Groups are fixed:
+leaving one group out (:mod:`regbias.analysis.group_removal`) speaks for the choice of groups.
 """
 
 from __future__ import annotations
@@ -14,15 +17,25 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.correlations import CORRELATION_KEYS
-from regbias.analysis.pairs import DISTANCE_PREFIX
+from regbias.analysis.pairs import DISTANCE_PREFIX, GAP_PREFIX
+from regbias.analysis.perf_texts import PerfTexts, group_metric_replicates
 from regbias.analysis.rank_stats import kendall_rows, spearman_rows
 from regbias.console import progress_bar
 from regbias.distances.matrix import DistanceMatrix
 from regbias.interrupt import check_stop
 
-__all__ = ["bootstrap_intervals", "bootstrap_replicates", "interval_within", "weighted_dcor"]
+__all__ = [
+    "bootstrap_intervals",
+    "bootstrap_replicates",
+    "interval_within",
+    "text_gap_replicates",
+    "text_resampled",
+    "weighted_dcor",
+]
 
 _SOURCE = {True: "repetitions", False: "models"}
+#: The source of a gap column whose texts were resampled too.
+_TEXTS_SOURCE = "models+evaluation texts"
 
 
 def bootstrap_replicates(
@@ -31,6 +44,7 @@ def bootstrap_replicates(
     per_model: pd.DataFrame | None,
     n_bootstrap: int,
     seed: int,
+    texts: PerfTexts | None = None,
 ) -> dict[str, np.ndarray]:
     """Bootstrap replicates ``(B, n_rows)`` of the pair table's columns that have a noise source.
 
@@ -44,6 +58,8 @@ def bootstrap_replicates(
             metric, and recomputes ``gap_<metric>`` and ``dcor_<metric>``.
         n_bootstrap: replicates B.
         seed: the generator's seed.
+        texts: every text's per-model scores; the gaps of their metrics are then resampled
+            over the models and the texts (two stages), replacing the models-only replicates.
 
     Returns:
         Replicates by column; columns without a noise source (one repetition, one model, a
@@ -64,7 +80,35 @@ def bootstrap_replicates(
             out[column] = _pair_values(means, matrix.groups, table)
     if per_model is not None and len(per_model):
         out.update(_performance_replicates(per_model, table, n_bootstrap, rng))
+    if texts is not None:
+        out.update(text_gap_replicates(texts, table, n_bootstrap, rng))
     return out
+
+
+def text_gap_replicates(
+    texts: PerfTexts, table: pd.DataFrame, n_bootstrap: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """``(B, n_rows)`` replicates of ``gap_<metric>`` for the metrics the texts give.
+
+    Each replicate draws the models, then every group's texts within its label strata, and
+    recomputes each group's metric and so each pair's gap ``|m_a - m_b|``.
+    """
+    columns = [m for m in texts.metrics if f"{GAP_PREFIX}{m}" in table]
+    if not columns or len(texts.models) < 2:
+        return {}
+    groups = list(dict.fromkeys([*table["group_a"], *table["group_b"]]))
+    metrics = group_metric_replicates(texts, groups, n_bootstrap, rng)
+    return {
+        f"{GAP_PREFIX}{m}": _pair_values(
+            np.abs(metrics[m][:, :, None] - metrics[m][:, None, :]), groups, table
+        )
+        for m in columns
+    }
+
+
+def text_resampled(texts: PerfTexts | None, column: str) -> bool:
+    """Whether :func:`bootstrap_replicates` resamples ``column``'s texts too."""
+    return texts is not None and column in {f"{GAP_PREFIX}{m}" for m in texts.metrics}
 
 
 def _pair_values(matrices: np.ndarray, groups: list[str], table: pd.DataFrame) -> np.ndarray:
@@ -148,6 +192,7 @@ def bootstrap_intervals(
     found: pd.DataFrame,
     replicates: Mapping[str, np.ndarray],
     confidence: float,
+    texts: PerfTexts | None = None,
 ) -> pd.DataFrame:
     """Percentile intervals of Spearman's rho and Kendall's tau-b over bootstrap replicates.
 
@@ -157,6 +202,7 @@ def bootstrap_intervals(
             ``distance, performance`` rows).
         replicates: :func:`bootstrap_replicates`; a column absent there is held at its value.
         confidence: the interval's level (0.95: the 2.5% and 97.5% quantiles).
+        texts: the per-text scores the replicates used (they name the gaps' source).
 
     Returns:
         One row per correlation: ``spearman_ci_low, spearman_ci_high, kendall_ci_low,
@@ -169,7 +215,7 @@ def bootstrap_intervals(
     for distance, performance in progress_bar(pairs, total=len(found), desc="bootstrap intervals"):
         check_stop()  # a safe point between correlations
         kept = table[[distance, performance]].notna().all(axis=1).to_numpy()
-        sources = [_SOURCE[c.startswith(DISTANCE_PREFIX)] for c in (distance, performance)]
+        sources = [_source(c, texts) for c in (distance, performance)]
         sources = [
             k for k, c in zip(sources, (distance, performance), strict=True) if c in replicates
         ]
@@ -185,6 +231,12 @@ def bootstrap_intervals(
             row[f"{name}_ci_low"], row[f"{name}_ci_high"] = low, high
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _source(column: str, texts: PerfTexts | None) -> str:
+    if text_resampled(texts, column):
+        return _TEXTS_SOURCE
+    return _SOURCE[column.startswith(DISTANCE_PREFIX)]
 
 
 def _replicates_of(
@@ -205,6 +257,7 @@ def interval_within(
     n_bootstrap: int,
     confidence: float,
     seed: int,
+    texts: PerfTexts | None = None,
 ) -> tuple[float, float]:
     """Rho's percentile interval for one correlation over the pairs within ``groups`` only.
 
@@ -217,6 +270,7 @@ def interval_within(
         groups: the groups whose pairs count.
         distances: the distance matrices (the distance column's repetitions are resampled).
         per_model: the long performance table (its models are resampled).
+        texts: every text's per-model scores (the gap's texts are resampled too).
         n_bootstrap: replicates B.
         confidence: the interval's level.
         seed: the generator's seed.
@@ -230,7 +284,7 @@ def interval_within(
     pairs = pairs.reset_index(drop=True)
     name = distance.removeprefix(DISTANCE_PREFIX)
     matrices = {name: distances[name]} if name in distances else {}
-    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed)
+    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts)
     found = pd.DataFrame([{"distance": distance, "performance": performance}])
-    row = bootstrap_intervals(pairs, found, replicates, confidence).iloc[0]
+    row = bootstrap_intervals(pairs, found, replicates, confidence, texts).iloc[0]
     return float(row["spearman_ci_low"]), float(row["spearman_ci_high"])

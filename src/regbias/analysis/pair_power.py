@@ -63,6 +63,8 @@ class PowerSettings:
         source: the group cut into two pseudo-groups (None: the largest region).
         donor: the group mixed in (None: the largest other region).
         seed: seed of the plants.
+        performance_gaps: the accuracy gaps planted for the performance test of record (a
+            share of one pseudo-group's correctness flipped; 0 is always added).
     """
 
     enabled: bool
@@ -72,12 +74,18 @@ class PowerSettings:
     source: str | None
     donor: str | None
     seed: int
+    performance_gaps: list[float]
 
     def __post_init__(self) -> None:
         if self.plants < 1 or self.relabellings < 1:
             raise ConfigError(
                 "analysis.power.plants and analysis.power.relabellings must be >= 1, not "
                 f"{self.plants} and {self.relabellings}"
+            )
+        if any(not 0 < g < 1 for g in self.performance_gaps):
+            raise ConfigError(
+                "analysis.power.performance_gaps are accuracy gaps in (0, 1), e.g. [0.02, 0.05]; "
+                f"got {self.performance_gaps}"
             )
         if not self.shares or any(not 0 < s <= 1 for s in self.shares):
             raise ConfigError(

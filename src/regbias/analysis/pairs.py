@@ -21,6 +21,7 @@ from regbias.tables import read_table
 
 __all__ = [
     "DISTANCE_PREFIX",
+    "GAP_PREFIX",
     "MIN_GROUPS",
     "PERFORMANCE_PREFIXES",
     "PairTable",
@@ -31,7 +32,9 @@ __all__ = [
 #: The prefix of a pair table's distance columns (``dist_<matrix name>``).
 DISTANCE_PREFIX = "dist_"
 #: The prefixes of its performance columns (``gap_<metric>``, ``dcor_<metric>``).
-PERFORMANCE_PREFIXES = ("gap_", "dcor_")
+#: A performance gap's column (``gap_accuracy``).
+GAP_PREFIX = "gap_"
+PERFORMANCE_PREFIXES = (GAP_PREFIX, "dcor_")
 #: Fewer groups than this allow no meaningful rank test over their pairs.
 MIN_GROUPS = 4
 

@@ -17,6 +17,12 @@ Clopper-Pearson interval. With one dimension a coupling of 1 makes the gap the d
 reachable rho (the mean at c = 1) stays below 1. At ``c = 0`` the gaps are independent of the
 positions, so the rejection rate is the test's size (at most the level: the test is exact).
 
+Measured gaps carry evaluation noise: with ``noise`` (one ratio per group: the standard error
+of the group's measured metric over the standard deviation of the groups' true metrics, from
+the performance test of record's two-stage intervals) each simulated group's score gets that
+much independent noise, ``s~_g = s_g + r_g e'_g``, before its gaps are taken: the power at the
+run's own noise.
+
 The relabellings are one matrix product: the null rho of study s under relabelling p is
 ``sum_f,e x_sf y_se [moved_pe = f]``, the outer product of the study's two centred rank vectors
 against one indicator matrix per relabelling.
@@ -61,6 +67,8 @@ class PrimaryPower:
         n_permutations: relabellings of each simulated test, the identity included.
         exact: whether they are all ``K!`` (else seeded random ones).
         dimensions: the dimensions of the groups' positions (of the distance).
+        noise: per group, the measured evaluation noise over the spread of true scores
+            (empty: the gaps are measured without noise).
         table: one row per coupling: ``coupling``, ``mean_rho`` (the simulated studies' mean
             Spearman rho, signed as the alternative expects), ``power`` and its 95%
             Clopper-Pearson interval ``power_low``, ``power_high``.
@@ -74,6 +82,7 @@ class PrimaryPower:
     exact: bool
     dimensions: int
     table: pd.DataFrame
+    noise: tuple[float, ...] = ()
 
     @property
     def n_pairs(self) -> int:
@@ -127,6 +136,7 @@ def primary_power(
     n_simulations: int = 1000,
     n_permutations: int = 999,
     seed: int = 0,
+    noise: Sequence[float] = (),
 ) -> PrimaryPower:
     """Power of the Mantel test of Spearman's rho over the pairs of ``n_groups`` groups.
 
@@ -143,6 +153,8 @@ def primary_power(
             most ``n_permutations + 1`` (6 groups: the 720 of the real test).
         seed: the seed; each coupling draws its own stream, so a coupling's power does not
             depend on the other couplings asked for.
+        noise: per group, its evaluation noise in units of the true scores' spread (the
+            module); empty or all zero: noise-free gaps.
 
     Returns:
         The power table (cached: the same arguments give the same numbers at no cost).
@@ -161,9 +173,20 @@ def primary_power(
             "primary_power needs at least 3 groups, 1 simulation, 1 dimension and couplings "
             f"in [0, 1]; got {n_groups}, {n_simulations}, {dimensions} and {list(couplings)}."
         )
+    if noise and len(noise) != n_groups:
+        raise ValueError(f"noise needs one ratio per group ({n_groups}), got {len(noise)}")
     grid = tuple(sorted({float(c) for c in couplings} | {1.0}))
+    ratios = tuple(float(r) for r in noise) if any(noise) else ()
     rows = _simulate(
-        n_groups, significance, direction, grid, dimensions, n_simulations, n_permutations, seed
+        n_groups,
+        significance,
+        direction,
+        grid,
+        dimensions,
+        n_simulations,
+        n_permutations,
+        seed,
+        ratios,
     )
     table = pd.DataFrame(rows, columns=["coupling", "mean_rho", "hits"])
     intervals = [
@@ -176,7 +199,7 @@ def primary_power(
     exact = math.factorial(n_groups) <= n_permutations + 1
     n_null = math.factorial(n_groups) if exact else n_permutations + 1
     return PrimaryPower(
-        n_groups, direction, significance, n_simulations, n_null, exact, dimensions, table
+        n_groups, direction, significance, n_simulations, n_null, exact, dimensions, table, ratios
     )
 
 
@@ -190,6 +213,7 @@ def _simulate(
     n_simulations: int,
     n_permutations: int,
     seed: int,
+    noise: tuple[float, ...] = (),
 ) -> tuple[tuple[float, float, int], ...]:
     a, b = np.triu_indices(k, 1)
     moved = relabelled_pairs(
@@ -202,7 +226,7 @@ def _simulate(
     for coupling in couplings:
         check_stop()  # a safe point between couplings
         rng = np.random.default_rng([seed, round(coupling * 1_000_000)])
-        rank_x, rank_y = _group_study(rng, k, dimensions, a, b, n_simulations, coupling)
+        rank_x, rank_y = _group_study(rng, k, dimensions, a, b, n_simulations, coupling, noise)
         rank_y *= sign
         p = np.concatenate(
             [
@@ -223,12 +247,15 @@ def _group_study(
     b: np.ndarray,
     n: int,
     coupling: float,
+    measured: tuple[float, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Unit-length centred ranks ``(n, m)`` of simulated distances and gaps."""
+    """Unit-length centred ranks ``(n, m)`` of simulated distances and (measured) gaps."""
     positions = rng.normal(size=(n, k, dimensions))
     distance = np.linalg.norm(positions[:, a] - positions[:, b], axis=2)
     noise = rng.normal(size=(n, k))
     scores = coupling * positions[:, :, 0] + math.sqrt(max(0.0, 1 - coupling**2)) * noise
+    if measured:
+        scores = scores + np.asarray(measured)[None, :] * rng.normal(size=(n, k))
     gap = np.abs(scores[:, a] - scores[:, b])
     return _unit_rows(distance), _unit_rows(gap)
 

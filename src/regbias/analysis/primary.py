@@ -19,7 +19,7 @@ rho the model can reach at all.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
@@ -176,6 +176,7 @@ def primary_test(
     power_dimensions: int = 2,
     power_simulations: int = 1000,
     power_permutations: int = 999,
+    power_noise: Mapping[str, float] | None = None,
 ) -> PrimaryTest:
     """Test the primary hypothesis on the regions' pairs, in its expected direction.
 
@@ -194,6 +195,8 @@ def primary_test(
         power_dimensions: the dimensions of the power model's group positions.
         power_simulations: simulated studies per coupling; 0 = no power table.
         power_permutations: relabellings per simulated test (all ``K!`` when fewer).
+        power_noise: by group, its measured evaluation noise over the spread of the groups'
+            true scores (the power model's gaps are measured that noisily); None: noise-free.
 
     Returns:
         The test; with a ``note`` and NaN statistics when the columns are missing or fewer than
@@ -240,6 +243,7 @@ def primary_test(
             n_simulations=power_simulations,
             n_permutations=power_permutations,
             seed=seed,
+            noise=tuple(power_noise.get(g, 0.0) for g in groups) if power_noise else (),
         )
     return replace(
         untested,

@@ -5,17 +5,23 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy import stats as scipy_stats
 
 from regbias.analysis.bootstrap import interval_within
 from regbias.analysis.correlations import correlations
 from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_power import PowerSettings
 from regbias.analysis.pair_test import PairTests, PairTestSettings
-from regbias.analysis.pairs import MIN_GROUPS, PairTable, pairwise_table
+from regbias.analysis.pairs import GAP_PREFIX, MIN_GROUPS, PairTable, pairwise_table
+from regbias.analysis.perf_power import PerfPower, perf_classes, perf_plant_power
+from regbias.analysis.perf_test import PerfTests, PerfTestSettings, perf_record_tests
+from regbias.analysis.perf_texts import PerfTexts
 from regbias.analysis.primary import Direction, PrimaryTest, primary_test
 from regbias.analysis.robustness import robustness
 from regbias.distances.matrix import DistanceMatrix
@@ -29,7 +35,11 @@ __all__ = [
     "add_robustness",
     "analyse",
     "analyse_table",
+    "performance_power",
+    "performance_record",
+    "primary_noise",
     "primary_of",
+    "text_scores",
 ]
 
 log = logging.getLogger(__name__)
@@ -50,6 +60,8 @@ class StudyResults:
         meta: encoder name and revision, dataset, sizes: what the report states.
         record: the test of record of every pair (all distinct texts, once per sweep), or
             None where it did not run (``task=analyze``, ``analysis.pair_test.enabled=false``).
+        texts: what every model said of every text (``performance/texts.csv``, the ``texts``
+            design; a sweep's jobs' tables joined), or None (the ``draws`` design).
     """
 
     groups: list[str]
@@ -58,6 +70,7 @@ class StudyResults:
     group_sizes: dict[str, int] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     record: PairTests | None = None
+    texts: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +103,8 @@ class AnalysisSettings:
         primary_power_simulations: simulated studies per coupling (0 = no power table).
         primary_power_permutations: relabellings per simulated test (all ``K!`` when fewer).
         pair_test: the test of record of every pair (which groups differ).
+        perf_test: the test of record for performance (which pairs the classifiers treat
+            differently), on the per-text scores of the ``texts`` design.
         power: the planted mixtures that measure what the test of record can detect
             (``task=power``, and the report's power section of a sweep where ``power.enabled``).
         bootstrap: bootstrap resamples of models and distance repetitions (0 = no intervals).
@@ -114,6 +129,7 @@ class AnalysisSettings:
     primary_power_simulations: int
     primary_power_permutations: int
     pair_test: PairTestSettings
+    perf_test: PerfTestSettings
     power: PowerSettings
     bootstrap: int
     confidence: float
@@ -180,6 +196,97 @@ class Analysis:
     note: str = ""
     robustness: pd.DataFrame | None = None
     primary: PrimaryTest | None = None
+    performance_record: PerfTests | None = None
+    performance_power: PerfPower | None = None
+
+
+def performance_power(
+    texts: PerfTexts | None, record: PerfTests | None, settings: AnalysisSettings
+) -> tuple[PerfTests | None, PerfPower | None]:
+    """Planted accuracy gaps at the performance test's sizes, where ``analysis.power.enabled``.
+
+    Returns the test with each pair's ``detectable_gap`` (the smallest planted gap its size
+    class detects with 80% power), and the plants; unchanged and None where not planted (off,
+    no test, a multilabel corpus).
+    """
+    power = settings.power
+    if texts is None or record is None or not power.enabled or texts.task != "binary":
+        return record, None
+    regions = [g for g in texts.members if g not in settings.reference_groups]
+    source = power.source or max(regions, key=lambda g: len(texts.members[g]), default=None)
+    if source is None or source not in texts.members:
+        return record, None
+    log.info("performance power: planted gaps in %s at %d size classes", source, len(regions))
+    planted = perf_plant_power(
+        texts,
+        source,
+        perf_classes(record),
+        power.performance_gaps,
+        plants=power.plants,
+        relabellings=power.relabellings,
+        alpha=settings.significance,
+        seed=power.seed,
+    )
+    table = record.table.copy()
+    table["detectable_gap"] = [
+        planted.detectable_for(int(a), int(b))
+        for a, b in zip(table["n_a"], table["n_b"], strict=True)
+    ]
+    return replace(record, table=table), planted
+
+
+def text_scores(results: StudyResults | None) -> PerfTexts | None:
+    """The results' per-text scores as arrays (None: the ``draws`` design, or none)."""
+    if results is None or results.texts is None or not len(results.texts):
+        return None
+    return PerfTexts.of(results.texts)
+
+
+def performance_record(
+    texts: PerfTexts | None, groups: list[str], settings: AnalysisSettings
+) -> PerfTests | None:
+    """The performance test of record on per-text scores (None without them)."""
+    if texts is None or not settings.perf_test.enabled:
+        return None
+    log.info("performance test of record: %d texts", len(texts.keys))
+    return perf_record_tests(
+        texts,
+        groups,
+        settings.perf_test,
+        settings.pair_test,
+        references=settings.reference_groups,
+        alpha=settings.significance,
+        n_bootstrap=settings.bootstrap,
+        confidence=settings.confidence,
+    )
+
+
+#: A noise ratio standing for "the groups' true values do not spread beyond their noise".
+_NO_SIGNAL = 1e3
+
+
+def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[str, float] | None:
+    """By region, its metric's standard error over the spread of the regions' true values.
+
+    From the performance test of record's two-stage intervals (standard error = interval
+    width / (2 z)); the true spread is the regions' observed variance less their mean squared
+    standard error. None where there is no such interval or the primary is another metric.
+    """
+    if record is None or settings.primary is None or not math.isfinite(record.confidence):
+        return None
+    if settings.primary[1] != f"{GAP_PREFIX}{record.metric}":
+        return None
+    rows = record.groups[
+        (record.groups["metric"] == record.metric)
+        & ~record.groups["group"].isin(settings.reference_groups)
+    ]
+    z = float(scipy_stats.norm.ppf((1 + record.confidence) / 2))
+    se = ((rows["ci_high"] - rows["ci_low"]) / (2 * z)).to_numpy(dtype=float)
+    if len(rows) < MIN_GROUPS or not np.isfinite(se).all():
+        return None
+    spread = float(np.var(rows["value"].to_numpy(dtype=float), ddof=1) - np.mean(se**2))
+    ratio = se / math.sqrt(spread) if spread > 0 else np.full(len(se), _NO_SIGNAL)
+    return dict(zip(rows["group"].astype(str), np.minimum(ratio, _NO_SIGNAL).tolist(), strict=True))
 
 
 def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
@@ -197,23 +304,35 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
             dependence = performance_dcor(summary, groups)
     pairs = PairTable.of(pairwise_table(results.distances, gaps, dependence))
     table = pairs.frame
+    texts = text_scores(results)
+    record, planted = performance_power(
+        texts, performance_record(texts, results.groups, settings), settings
+    )
     if len(results.groups) < MIN_GROUPS:
         note = f"no correlations: {len(results.groups)} groups, fewer than {MIN_GROUPS}"
-        return Analysis(summary, gaps, dependence, table, None, note)
-    if not pairs.distance_columns or not pairs.performance_columns:
+        analysis = Analysis(summary, gaps, dependence, table, None, note)
+    elif not pairs.distance_columns or not pairs.performance_columns:
         note = "no correlations: the run measured no distances or no performance"
-        return Analysis(summary, gaps, dependence, table, None, note)
-    try:
-        analysis = analyse_table(pairs, settings, results)
-    except RegbiasError as error:
-        log.warning("no correlations: %s", error)
-        return Analysis(summary, gaps, dependence, table, None, f"no correlations: {error}")
-    analysis.summary, analysis.gaps, analysis.dcor = summary, gaps, dependence
+        analysis = Analysis(summary, gaps, dependence, table, None, note)
+    else:
+        try:
+            noise = primary_noise(record, settings)
+            analysis = analyse_table(pairs, settings, results, texts, noise)
+            analysis.summary, analysis.gaps, analysis.dcor = summary, gaps, dependence
+        except RegbiasError as error:
+            log.warning("no correlations: %s", error)
+            note = f"no correlations: {error}"
+            analysis = Analysis(summary, gaps, dependence, table, None, note)
+    analysis.performance_record, analysis.performance_power = record, planted
     return analysis
 
 
 def analyse_table(
-    pairs: PairTable, settings: AnalysisSettings, results: StudyResults | None = None
+    pairs: PairTable,
+    settings: AnalysisSettings,
+    results: StudyResults | None = None,
+    texts: PerfTexts | None = None,
+    noise: Mapping[str, float] | None = None,
 ) -> Analysis:
     """The primary test, the correlations and their robustness for one pair table.
 
@@ -222,6 +341,11 @@ def analyse_table(
         settings: the analysis settings.
         results: the measurements behind the table (bootstrap and group sizes), or None
             for a bare table (``task=analyze``).
+        texts: the results' per-text scores (:func:`text_scores`; the bootstrap resamples
+            the gaps' evaluation texts too).
+        noise: by group, the measured evaluation noise of the primary's metric over the
+            spread of the groups' true values (:func:`primary_noise`): the primary's power
+            model measures its gaps that noisily.
 
     Returns:
         The analysis, without performance tables (``summary``, ``gaps``, ``dcor`` None).
@@ -235,18 +359,23 @@ def analyse_table(
         seed=settings.seed,
         exact_limit=settings.exact_limit,
     )
-    found, checks = add_robustness(pairs.frame, found, settings, results)
-    primary = primary_of(pairs.frame, settings, results)
+    found, checks = add_robustness(pairs.frame, found, settings, results, texts)
+    primary = primary_of(pairs.frame, settings, results, texts, noise)
     return Analysis(None, None, None, pairs.frame, found, robustness=checks, primary=primary)
 
 
 def primary_of(
-    table: pd.DataFrame, settings: AnalysisSettings, results: StudyResults | None = None
+    table: pd.DataFrame,
+    settings: AnalysisSettings,
+    results: StudyResults | None = None,
+    texts: PerfTexts | None = None,
+    noise: Mapping[str, float] | None = None,
 ) -> PrimaryTest | None:
     """The declared hypothesis's test on ``table``'s regions; None when none is declared.
 
-    With ``results`` (their models and distance repetitions) and ``analysis.bootstrap`` > 0,
-    the test carries rho's bootstrap interval over the same region pairs.
+    With ``results`` (their models and distance repetitions, and ``texts``, every text's
+    scores) and ``analysis.bootstrap`` > 0, the test carries rho's bootstrap interval over the
+    same region pairs.
     """
     if settings.primary is None:
         return None
@@ -265,6 +394,7 @@ def primary_of(
         power_dimensions=settings.primary_power_dimensions,
         power_simulations=settings.primary_power_simulations,
         power_permutations=settings.primary_power_permutations,
+        power_noise=noise,
     )
     if results is None or settings.bootstrap <= 0 or test.note or not math.isfinite(test.rho):
         return test
@@ -277,6 +407,7 @@ def primary_of(
         n_bootstrap=settings.bootstrap,
         confidence=settings.confidence,
         seed=settings.seed,
+        texts=texts,
     )
     return replace(test, ci_low=low, ci_high=high, confidence=settings.confidence)
 
@@ -286,6 +417,7 @@ def add_robustness(
     found: pd.DataFrame,
     settings: AnalysisSettings,
     results: StudyResults | None = None,
+    texts: PerfTexts | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The robustness table of ``found``, and ``found`` with its headline columns.
 
@@ -295,6 +427,7 @@ def add_robustness(
         settings: the analysis settings (permutations, bootstrap, seed).
         results: the measurements behind ``table``: their distance repetitions and models feed
             the bootstrap, their group sizes the partial Mantel test; None for a bare table.
+        texts: the results' per-text scores (the bootstrap resamples the gaps' texts too).
 
     Returns:
         ``found`` with ``spearman_ci_low, spearman_ci_high, loo_rho_min, loo_rho_max``
@@ -312,6 +445,7 @@ def add_robustness(
         n_permutations=settings.n_permutations,
         seed=settings.seed,
         exact_limit=settings.exact_limit,
+        texts=texts,
     )
     headline = checks[["distance", "performance", *ROBUSTNESS_HEADLINE]]
     return found.merge(headline, on=["distance", "performance"], how="left"), checks

@@ -30,6 +30,7 @@ from regbias.analysis.group_removal import (
     special_group_columns,
 )
 from regbias.analysis.partial_mantel import partial_mantel
+from regbias.analysis.perf_texts import PerfTexts
 from regbias.analysis.permutations import EXACT_LIMIT
 from regbias.distances.matrix import DistanceMatrix
 
@@ -49,6 +50,7 @@ def robustness(
     n_permutations: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
+    texts: PerfTexts | None = None,
 ) -> pd.DataFrame:
     """Every check of the module docstring for each row of a correlation table.
 
@@ -64,6 +66,7 @@ def robustness(
         n_permutations: random relabellings when enumeration is too large.
         seed: seed of the permutations and the bootstrap.
         exact_limit: the largest ``K!`` enumerated exactly.
+        texts: every text's per-model scores (the bootstrap resamples the gaps' texts too).
 
     Returns:
         One row per correlation, in the order of ``found``: ``distance, performance,
@@ -83,8 +86,10 @@ def robustness(
     ]
     replicates: dict[str, np.ndarray] = {}
     if n_bootstrap > 0:
-        replicates = bootstrap_replicates(table, distances or {}, per_model, n_bootstrap, seed)
-    parts.append(bootstrap_intervals(table, found, replicates, confidence))
+        replicates = bootstrap_replicates(
+            table, distances or {}, per_model, n_bootstrap, seed, texts
+        )
+    parts.append(bootstrap_intervals(table, found, replicates, confidence, texts))
     if group_sizes:
         parts.append(
             partial_mantel(table, distance_columns, performance_columns, group_sizes, **permutation)

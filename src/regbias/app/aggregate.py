@@ -14,12 +14,14 @@ import pandas as pd
 
 from regbias.analysis.pair_power import PowerResult
 from regbias.analysis.pair_test import PairTests
+from regbias.analysis.perf_texts import pool_text_tables
 from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
 from regbias.app.timing import timed
 from regbias.app.variant_runs import variant_run
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
+from regbias.performance.text_scores import TEXTS_FILE, read_text_table
 from regbias.report.publish import log_analysis, log_distances
 from regbias.tables import read_table
 from regbias.tracking.ledger import DONE
@@ -47,7 +49,11 @@ def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
             distances[matrix.name] = matrix
     per_model_path = run.download("performance/per_model.csv", workdir)
     per_model = read_table(per_model_path) if per_model_path is not None else None
-    return StudyResults(meta["groups"], distances, per_model, meta["group_sizes"], meta["meta"])
+    texts_path = run.download(TEXTS_FILE, workdir)
+    texts = read_text_table(texts_path) if texts_path is not None else None
+    results = StudyResults(meta["groups"], distances, per_model, meta["group_sizes"], meta["meta"])
+    results.texts = texts
+    return results
 
 
 def pool_results(jobs: list[StudyResults]) -> StudyResults:
@@ -66,7 +72,11 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     meta = {**first.meta, "jobs": len(jobs)}
     meta.pop("seed", None)
     meta["distance_repetitions"] = sum(int(j.meta.get("distance_repetitions", 0)) for j in jobs)
-    return StudyResults(first.groups, distances, per_model, first.group_sizes, meta)
+    pooled = StudyResults(first.groups, distances, per_model, first.group_sizes, meta)
+    texts = [j.texts for j in jobs if j.texts is not None]
+    if texts and len(texts) == len(jobs):  # a job without per-text scores: no test
+        pooled.texts = pool_text_tables(texts)
+    return pooled
 
 
 def unique_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from regbias.analysis.pair_test import cap_groups, plan_pairs
 from regbias.analysis.results import StudyResults, analyse
 from regbias.app.preflight import preflight_job, preflight_study
 from regbias.app.record import record_and_power
@@ -28,6 +29,7 @@ from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.performance.stage import run_performance_stage
 from regbias.performance.table import PerformanceTable
+from regbias.performance.text_scores import PROBABILITY_FORMAT, TEXTS_FILE
 from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
 from regbias.tracking.datasets import log_dataset
@@ -292,8 +294,11 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
         results.distances = suite.matrices
     if settings.finetune.enabled:
         with timed(timings, "performance"):
-            results.per_model = _performance(settings, study, encoder, cache, run).frame
+            performance = _performance(settings, study, encoder, cache, run)
+            results.per_model, results.texts = performance.frame, performance.texts
             run.table(results.per_model, "performance/per_model.csv")
+            if results.texts is not None:
+                run.table(results.texts, TEXTS_FILE, float_format=PROBABILITY_FORMAT)
     if not pooled:
         results.record, power = record_and_power(settings, timings, study=study, encoder=encoder)
         with timed(timings, "analysis"):  # minutes with many groups: say when it is done
@@ -337,7 +342,25 @@ def _performance(
         policy=settings.sampling.policy,
         log_models=settings.tracking.log_models,
         sink=RunPerformanceSink(run),
+        scored=scored_texts(settings, study),
     )
+
+
+def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[str]]:
+    """The texts each model scores per group: those of the group in the test of record.
+
+    Every side a group takes in the test of record's pairs (its distinct texts, capped as the
+    test caps them), so the performance test of record has a score for every text it tests;
+    ``baseline`` is each model's held-out fold and is not listed.
+    """
+    analysis = settings.analysis
+    groups = {g: list(t.texts) for g, t in study.groups.items() if g != BASELINE}
+    scored: dict[str, dict[str, None]] = {g: {} for g in groups}
+    for plan in plan_pairs(groups, analysis.pair_test, analysis.reference_groups):
+        scored[plan.group_a].update(dict.fromkeys(plan.side_a))
+        scored[plan.group_b].update(dict.fromkeys(plan.side_b))
+    capped = cap_groups(groups, analysis.pair_test.cap, analysis.pair_test.seed)
+    return {g: list(texts) if texts else capped[g] for g, texts in scored.items()}
 
 
 def _control_of(settings: StudySettings) -> int | None:
@@ -359,4 +382,5 @@ def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
         "floors": settings.distance.floors,
         **{k: v for m in settings.distance.methods.values() for k, v in m.meta().items()},
         "evaluation_seed": settings.finetune.evaluation.seed,
+        "evaluation_design": settings.finetune.evaluation.design,
     }

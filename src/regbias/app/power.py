@@ -1,11 +1,12 @@
-"""``task=power``: what the test of record could detect, planted in the user's own data.
+"""``task=power``: what the tests of record could detect, planted in the user's own data.
 
 Builds the plants of :mod:`regbias.analysis.pair_power` from the configured study: the size
 classes of its tested pairs (capped as the test of record caps them, texts shared by a pair
 left out), the source and donor groups' sentence vectors through the embedding cache, and the
 test of record's own statistic. Logs the plants, the rates, a figure and one sentence per
 size class; a sweep with ``analysis.power.enabled`` adds each pair's smallest detectable share
-to its verdict.
+to its verdict. The performance test's plants (planted accuracy gaps) follow
+(:mod:`regbias.app.perf_power`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from regbias.analysis.pair_power import PowerResult, plant_power
 from regbias.analysis.pair_test import PairTests, cap_groups, plan_pairs, size_classes
+from regbias.app.perf_power import log_perf_power, perf_power_study, perf_power_summary
 from regbias.app.record import record_study
 from regbias.app.settings import StudySettings
 from regbias.data.study import StudyData
@@ -134,9 +136,15 @@ def run_power(settings: StudySettings, run: RunLog) -> PowerResult:
 
     study = record_study(settings)
     cache = EmbeddingCache(Path(settings.paths.cache_dir))
-    result = power_study(settings, study, study_encoder(settings), cache)
+    encoder = study_encoder(settings)
+    result = power_study(settings, study, encoder, cache)
     log_power(run, result)
     print(power_summary(result))
+    classes = tested_classes(settings, study)
+    performance = perf_power_study(settings, study, encoder, classes, result.source)
+    if performance is not None:
+        log_perf_power(run, performance)
+        print(perf_power_summary(performance))
     return result
 
 

@@ -15,10 +15,21 @@ import torch
 from regbias.errors import ConfigError
 from regbias.performance.modules import MODES
 from regbias.performance.targets import CallbackSettings, OptimizerSettings
+from regbias.settings_reader import check_choices
 
-__all__ = ["MONITORS", "EvaluationSettings", "FinetuneSettings", "Precision", "TrainerSettings"]
+__all__ = [
+    "MONITORS",
+    "EvaluationDesign",
+    "EvaluationSettings",
+    "FinetuneSettings",
+    "Precision",
+    "TrainerSettings",
+]
 
 MONITORS = ("train/loss", "val/loss", "val/acc", "val/micro_f1")
+#: How each model is scored: ``texts`` (every distinct text of every group once) or ``draws``
+#: (the first version's repeated equal-size draws).
+EvaluationDesign = Literal["texts", "draws"]
 #: Lightning's precision names (``trainer.precision``).
 Precision = Literal[
     "transformer-engine",
@@ -46,7 +57,11 @@ class EvaluationSettings:
     """How each fine-tuned model is scored (the ``finetune.evaluation`` config keys).
 
     Attributes:
-        draw_size: texts per evaluation draw; ``None`` scores every group whole.
+        design: ``texts``: every model scores every distinct text of every group once (the
+            test of record's texts; never a text of its own training or validation data);
+            ``draws``: the first version's ``repetitions`` draws of ``draw_size`` texts.
+        draw_size: ``draws`` design: texts per evaluation draw; ``None`` scores every group
+            whole.
         repetitions: draws per group.
         seed: seed of the draws, shared by every job of a sweep so that all its models are
             scored on the same texts (as the paper did); ``None`` = the job's seed.
@@ -55,12 +70,14 @@ class EvaluationSettings:
             being scored whole once.
     """
 
+    design: EvaluationDesign
     draw_size: int | None
     repetitions: int
     seed: int | None
     matched: bool
 
     def __post_init__(self) -> None:
+        check_choices(self, "finetune.evaluation")
         _require(
             self.draw_size is None or self.draw_size >= 1,
             f"finetune.evaluation.draw_size must be >= 1 or null, got {self.draw_size}",

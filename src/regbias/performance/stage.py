@@ -8,7 +8,7 @@ hands what it wants recorded (training curves, best scores, weights) to a
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -28,6 +28,7 @@ from regbias.performance.folds import FoldModel, ModelSink, run_folds
 from regbias.performance.predict import FeatureFn
 from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
 from regbias.performance.table import PerformanceTable
+from regbias.performance.text_scores import per_model_rows, scored_subsets, text_table
 from regbias.performance.trainer import EncoderParts
 
 __all__ = ["PerformanceSink", "run_performance_stage"]
@@ -98,6 +99,7 @@ def run_performance_stage(
     policy: SizePolicy,
     log_models: bool = False,
     sink: PerformanceSink | None = None,
+    scored: Mapping[str, Sequence[str]] | None = None,
 ) -> PerformanceTable:
     """Fine-tune and evaluate every model of one job.
 
@@ -113,32 +115,47 @@ def run_performance_stage(
         log_models: hand every trained model to ``sink.model``.
         sink: receives training curves (its ``logger``), best scores and models; ``None``
             records nothing.
+        scored: the ``texts`` design's texts per group (the test of record's); None: every
+            distinct text of every group.
 
     Returns:
-        The per-model table (``performance/per_model.csv``).
+        The per-model table (``performance/per_model.csv``) and, in the ``texts`` design,
+        what every model said of every text (``performance/texts.csv``).
     """
     task = study.corpus.task
     parts = replace(EncoderParts.from_encoder(encoder), max_length=_max_length(finetune, encoder))
     features = _cached_features(encoder, cache) if finetune.mode == "head" else None
     groups = {g: t for g, t in study.groups.items() if g != BASELINE}
+
+    def train(subsets: dict[str, TextSet]) -> list[FoldModel]:
+        return run_folds(
+            study.training,
+            subsets,
+            finetune,
+            trainer,
+            task=task,
+            seed=seed,
+            encoder=parts,
+            features=features,
+            logger=None if sink is None else sink.logger,
+            model_sink=_model_sink(sink, seed) if log_models and sink is not None else None,
+        )
+
+    if finetune.evaluation.design == "texts":
+        subsets = scored_subsets(groups, scored)
+        models = train(subsets)
+        if sink is not None:
+            sink.metrics(_best_scores(models, finetune.monitor))
+        texts = text_table(models, subsets, study.training, task, study.corpus.label_names)
+        frame = per_model_rows(models, list(study.groups), study.training, subsets)
+        return PerformanceTable(frame, texts)
     # Multilabel groups are scored whole (see evaluate_groups).
     evaluation = finetune.evaluation
     size = evaluation_size(evaluation, groups, policy) if task == "binary" else None
     repetitions = evaluation.repetitions
     draw_seed = seed if evaluation.seed is None else evaluation.seed
     subsets, draws = _drawn_subsets(groups, size, repetitions, draw_seed, policy)
-    models = run_folds(
-        study.training,
-        subsets,
-        finetune,
-        trainer,
-        task=task,
-        seed=seed,
-        encoder=parts,
-        features=features,
-        logger=None if sink is None else sink.logger,
-        model_sink=_model_sink(sink, seed) if log_models and sink is not None else None,
-    )
+    models = train(subsets)
     if sink is not None:
         sink.metrics(_best_scores(models, finetune.monitor))
     frame = evaluate_groups(

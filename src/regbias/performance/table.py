@@ -19,9 +19,12 @@ class PerformanceTable:
     Attributes:
         frame: the long table with :data:`COLUMNS`; ``n_texts`` is how many texts each value
             was measured on.
+        texts: what every model said of every text (``performance/texts.csv``, the ``texts``
+            design: :mod:`regbias.performance.text_scores`); None for the ``draws`` design.
     """
 
     frame: pd.DataFrame
+    texts: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         missing = [c for c in COLUMNS if c not in self.frame.columns]

@@ -16,8 +16,10 @@ import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
+from regbias.analysis.perf_test import PerfTests
 from regbias.analysis.primary import PrimaryTest
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.report.perf_record import perf_found, perf_numbers, perf_part
 from regbias.report.record import record_found, record_part
 
 __all__ = ["CONTROL_WARNING", "RANDOM_ENCODER_WARNING", "Evidence", "random_encoder_warning"]
@@ -57,6 +59,7 @@ class Evidence:
         record: the test of record of every pair (None: not run).
         adjust: ``analysis.adjust`` (the secondary tests' adjustment).
         significance: the level.
+        performance: the test of record for performance (None: not run).
     """
 
     primary: PrimaryTest | None
@@ -64,6 +67,7 @@ class Evidence:
     record: PairTests | None
     adjust: str
     significance: float
+    performance: PerfTests | None = None
 
     @classmethod
     def of(cls, results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> Evidence:
@@ -74,6 +78,7 @@ class Evidence:
             results.record,
             settings.adjust,
             settings.significance,
+            analysis.performance_record,
         )
 
     @property
@@ -91,7 +96,7 @@ class Evidence:
             return True
         if self.significant_correlations:
             return True
-        return record_found(self.record)
+        return record_found(self.record) or perf_found(self.performance)
 
     def sentence(self) -> str:
         """One sentence: the primary test, the secondary correlations, the pairs that differ.
@@ -99,7 +104,12 @@ class Evidence:
         Returns:
             Markdown starting with ``**Bottom line.**``.
         """
-        parts = [_primary_part(self.primary), self._secondary_part(), record_part(self.record)]
+        parts = [
+            _primary_part(self.primary),
+            self._secondary_part(),
+            record_part(self.record),
+            perf_part(self.performance),
+        ]
         text = "; ".join(p for p in parts if p) or "no test ran"
         if not self.found:
             return f"**Bottom line.** Nothing here is beyond noise: {text}."
@@ -111,7 +121,8 @@ class Evidence:
         Keys: ``primary_rho``, ``primary_p``, ``primary_significant`` (0/1), with its bootstrap
         interval ``primary_ci_low``, ``primary_ci_high`` when computed, ``correlations``,
         ``significant_correlations`` (adjusted as ``analysis.adjust`` says), and per family of
-        the test of record that can give a verdict ``differing_pairs/<family>``.
+        the test of record that can give a verdict ``differing_pairs/<family>``, and the same
+        of the performance test of record, ``performance_differing_pairs/<family>``.
         """
         numbers: dict[str, float] = {}
         primary = self.primary
@@ -130,6 +141,7 @@ class Evidence:
         for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
             if record is not None and record.can_reject(family):
                 numbers[f"differing_pairs/{family}"] = float(len(record.differing(family)))
+        numbers.update(perf_numbers(self.performance))
         return numbers
 
     def _secondary_part(self) -> str:

@@ -189,6 +189,11 @@ def _power_clause(test: PrimaryTest) -> str:
     if power is None or not len(power.table):
         return ""
     model = f"a group model in {power.dimensions} dimension{'s' * (power.dimensions > 1)}"
+    if power.noise:
+        model += (
+            " whose gaps carry this run's measured evaluation noise (standard error over the "
+            f"regions' true spread: {min(power.noise):.2g} to {max(power.noise):.2g})"
+        )
     reach = f"{model}, where rho reaches {power.reachable_rho:.2f} at most"
     detected = power.detected_rho
     if detected is not None:
@@ -263,7 +268,7 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
     )
     low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
     if _finite(low) and _finite(high):
-        sources = str(row.get("bootstrap_sources", "")).replace("+", " and ") or "the inputs"
+        sources = _words(str(row.get("bootstrap_sources", "")).split("+")) or "the inputs"
         text += f", {confidence:.0%} interval {low:.2f} to {high:.2f} (resampling {sources})"
     else:
         text += ", no bootstrap interval (one model and one repetition: nothing to resample)"
@@ -317,3 +322,9 @@ def _finite(value: object) -> bool:
 
 def _p(value: float) -> str:
     return "n/a" if not _finite(value) else f"{value:.2g}"
+
+
+def _words(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c`` (empty items dropped)."""
+    items = [i for i in items if i]
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)

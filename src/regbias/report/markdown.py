@@ -21,6 +21,7 @@ from regbias.report.bottom_line import Evidence, random_encoder_warning
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings import findings_markdown
 from regbias.report.noise import noise_section, unusable_lines
+from regbias.report.perf_record import perf_section
 from regbias.report.record import record_section
 
 __all__ = [
@@ -98,13 +99,30 @@ def report_markdown(
     if analysis.summary is not None:
         means = analysis.summary.groupby(["group", "metric"], sort=False)["value"].mean().unstack()
         n_models = analysis.summary["model"].nunique()
-        lines += ["", f"## Performance (mean over {n_models} models)", "", _markdown_table(means)]
+        lines += ["", f"## Performance (mean over {n_models} models)", ""]
+        lines += [_scored_how(results), "", _markdown_table(means)]
         drawn = [m for m in DISTRIBUTION_METRICS if m in set(analysis.summary["metric"])]
         lines += ["", *[f"![{m}](figures/performance_{m}.png)" for m in drawn]]
+        if analysis.performance_record is not None:
+            lines += ["", perf_section(analysis.performance_record)]
     lines += _representation_section(results)
     lines += ["", "## Strongest correlations", ""]
     lines += _correlation_section(analysis, settings)
     return "\n".join(lines) + "\n"
+
+
+def _scored_how(results: StudyResults) -> str:
+    """What the per-model means are measured on: every text, or the first version's draws."""
+    if results.meta.get("evaluation_design", "texts") == "texts":
+        return (
+            "Each model's metric on every distinct text of each group it did not train on "
+            "(point means over the models; their noise, and which gaps are more than noise, "
+            "in the test of record below)."
+        )
+    return (
+        "Each model's metric averaged over its repeated evaluation draws (the first version's "
+        "design: point means over the models, no interval and no test)."
+    )
 
 
 def power_section(power: PowerResult) -> str:

@@ -14,6 +14,7 @@ from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_power import PowerResult
 from regbias.analysis.pair_test import PairTests
 from regbias.analysis.pair_verdicts import pair_verdicts, with_verdict_columns
+from regbias.analysis.perf_test import PerfTests
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
@@ -30,6 +31,16 @@ from regbias.report.markdown import (
     scatter_rows,
 )
 from regbias.report.noise import verdict_lines
+from regbias.report.perf_record import (
+    PERF_FIGURE,
+    PERF_GROUPS_CSV,
+    PERF_TESTS_CSV,
+    PERF_TESTS_JSON,
+    perf_figure,
+    perf_lines,
+    perf_metrics,
+    with_perf_columns,
+)
 from regbias.report.record import (
     PAIR_TESTS_CSV,
     PAIR_TESTS_JSON,
@@ -42,6 +53,7 @@ from regbias.tracking.runs import RunLog
 __all__ = [
     "log_analysis",
     "log_distances",
+    "log_perf_record",
     "log_record",
     "with_record_columns",
 ]
@@ -100,9 +112,14 @@ def log_analysis(
     pairwise = with_record_columns(
         with_verdict_columns(analysis.pairwise, verdicts), results.record
     )
+    pairwise = with_perf_columns(pairwise, analysis.performance_record)
     run.table(pairwise, "analysis/pairwise.csv")
     if results.record is not None:
         log_record(run, results.record)
+    if analysis.performance_record is not None:
+        log_perf_record(run, analysis.performance_record)
+    if analysis.performance_power is not None:
+        run.table(analysis.performance_power.rates, "analysis/perf_power.csv")
     if analysis.correlations is not None:
         run.table(analysis.correlations, "analysis/correlations.csv")
         _correlation_figures(run, analysis, settings)
@@ -115,6 +132,7 @@ def log_analysis(
     _representation_figures(run, results)
     lines = [
         *record_lines(results.record),
+        *perf_lines(analysis.performance_record),
         *verdict_lines(results.distances, settings.adjust, settings.significance),
     ]
     run.json(evidence.numbers(), HEADLINE_FILE)
@@ -131,6 +149,15 @@ def log_record(run: RunLog, tests: PairTests) -> None:
     run.metrics(record_metrics(tests))
     title = f"test of record: z of the {tests.settings.words()}"
     run.figure(plots.distance_heatmap(record_matrix(tests), title), "figures/pair_test_z.png")
+
+
+def log_perf_record(run: RunLog, tests: PerfTests) -> None:
+    """The performance test of record: its tables, JSON form, metrics and figure."""
+    run.table(tests.table, PERF_TESTS_CSV)
+    run.table(tests.groups, PERF_GROUPS_CSV)
+    run.json(tests.to_dict(), PERF_TESTS_JSON)
+    run.metrics(perf_metrics(tests))
+    run.figure(perf_figure(tests), PERF_FIGURE)
 
 
 def with_record_columns(pairwise: pd.DataFrame, tests: PairTests | None) -> pd.DataFrame:

@@ -171,9 +171,16 @@ class RunLog:
         """Write ``text`` as an artifact at ``path`` (under the prefix)."""
         self.client.log_text(self.run_id, text, self._at(path))
 
-    def table(self, frame: pd.DataFrame, path: str, index: bool = False) -> None:
-        """Write ``frame`` as a CSV artifact at ``path`` (with its index if ``index``)."""
-        self.client.log_text(self.run_id, frame.to_csv(index=index), self._at(path))
+    def table(
+        self, frame: pd.DataFrame, path: str, index: bool = False, float_format: str | None = None
+    ) -> None:
+        """Write ``frame`` as a CSV artifact at ``path`` (with its index if ``index``).
+
+        ``float_format`` (e.g. ``%.9g``) writes floats with that many digits; None: all of
+        them (pandas' round trip).
+        """
+        text = frame.to_csv(index=index, float_format=float_format)
+        self.client.log_text(self.run_id, text, self._at(path))
 
     def figure(self, figure: Any, path: str) -> None:
         """Write a matplotlib figure as an image artifact at ``path`` (under the prefix)."""

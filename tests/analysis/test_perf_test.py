@@ -1,0 +1,240 @@
+"""The test of record for performance: calibration on planted nulls, power, strata, families."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from regbias.analysis.pair_test import PairTestSettings
+from regbias.analysis.perf_test import (
+    PerfTests,
+    PerfTestSettings,
+    StratifiedPair,
+    perf_record_tests,
+    stratified_test,
+)
+from regbias.analysis.perf_texts import PerfTexts, pool_text_tables
+from tests.conftest import packaged
+
+
+def perf_settings(**changes: object) -> PerfTestSettings:
+    return packaged(PerfTestSettings, "analysis.perf_test", **changes)
+
+
+def pair_settings() -> PairTestSettings:
+    return packaged(PairTestSettings, "analysis.pair_test")
+
+
+def texts_frame(
+    groups: dict[str, tuple[np.ndarray, np.ndarray]], models: int = 5, seed: int = 0
+) -> pd.DataFrame:
+    """A per-text table from each group's (labels, per-text chance of being right)."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for name, (labels, right) in groups.items():
+        correct = rng.random((len(labels), models)) < right[:, None]
+        prob = np.where(correct == (labels[:, None] == 1), 0.8, 0.2)
+        frame = pd.DataFrame(
+            {"group": name, "key": [f"{name}-{i}" for i in range(len(labels))], "label": labels}
+        )
+        for m in range(models):
+            frame[f"prob:seed{m}/fold0"] = prob[:, m]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _group(rng, n, positive_share, accuracy_by_label):
+    labels = (rng.random(n) < positive_share).astype(int)
+    right = np.where(labels == 1, accuracy_by_label[1], accuracy_by_label[0])
+    # Texts differ in difficulty, and every model shares it (the real reuse pattern).
+    right = np.clip(right + rng.normal(0, 0.25, n), 0.02, 0.98)
+    return labels, right
+
+
+def _tests(frame, **changes) -> PerfTests:
+    return perf_record_tests(
+        PerfTexts.of(frame),
+        list(dict.fromkeys(frame["group"])),
+        perf_settings(**changes),
+        pair_settings(),
+        references=["mixed", "baseline"],
+    )
+
+
+def test_a_different_mix_of_labels_is_not_a_performance_difference():
+    # Both groups' texts come from one distribution within each label, but a has 80%
+    # positives (easy) and b 20%: the plain gap is large, the stratified test stays calm.
+    ps, raw = [], []
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        groups = {
+            "a": _group(rng, 120, 0.8, (0.6, 0.9)),
+            "b": _group(rng, 80, 0.2, (0.6, 0.9)),
+        }
+        row = _tests(texts_frame(groups, seed=seed), relabellings=199).table.iloc[0]
+        ps.append(row["p"])
+        raw.append(row["raw_gap"])
+    assert np.mean(raw) > 0.1  # what an unstratified comparison would call a gap
+    assert np.mean(np.asarray(ps) <= 0.05) <= stats.binom.ppf(0.999, 200, 0.05) / 200
+
+
+def _null_p(seed: int, relabellings: int) -> float:
+    """p of one exchangeable pair: 90 + 40 texts, the same law within each label, a random
+    mix of labels, discrete scores (five models' correctness averaged)."""
+    rng = np.random.default_rng(1000 + seed)
+    share = rng.uniform(0.3, 0.7)
+    labels = (rng.random(130) < share).astype(int)
+    right = np.clip(np.where(labels == 1, 0.8, 0.7) + rng.normal(0, 0.25, 130), 0.02, 0.98)
+    scores = (rng.random((130, 5)) < right[:, None]).mean(axis=1)
+    texts = PerfTexts(
+        "binary",
+        np.arange(130).astype(str),
+        labels.astype(str),
+        scores[:, None, None],
+        ["seed0/fold0"],
+        {"a": np.arange(90), "b": np.arange(90, 130)},
+    )
+    pair = StratifiedPair.of(texts.group_side("a"), texts.group_side("b"))
+    return stratified_test(scores[:, None], pair, "accuracy", relabellings, rng)[1]
+
+
+@pytest.fixture(scope="module")
+def null_ps() -> np.ndarray:
+    return np.array([_null_p(seed, 199) for seed in range(2000)])
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.01])
+def test_planted_nulls_reject_at_the_nominal_rate(null_ps, alpha):
+    # 2,000 exchangeable pairs: the 99.8% binomial band excludes twice the nominal rate.
+    n = len(null_ps)
+    rate = float(np.mean(null_ps <= alpha))
+    low, high = stats.binom.interval(0.998, n, alpha)
+    assert low / n <= rate <= high / n
+    assert high / n < 2 * alpha
+
+
+def test_a_planted_gap_is_found():
+    rng = np.random.default_rng(5)
+    detected = 0
+    for seed in range(40):
+        groups = {"a": _group(rng, 400, 0.5, (0.8, 0.8)), "b": _group(rng, 400, 0.5, (0.7, 0.7))}
+        detected += (
+            _tests(texts_frame(groups, seed=seed), relabellings=999).table.iloc[0]["p"] < 0.01
+        )
+    assert detected >= 36
+
+
+def test_p_is_the_exact_permutation_p_on_tiny_groups():
+    # Enumerate every relabelling within strata of a 4 + 3 pair and compare.
+    labels_a, labels_b = np.array([0, 0, 1, 1]), np.array([0, 1, 1])
+    right_a, right_b = np.array([1.0, 1, 1, 0]), np.array([0.0, 0, 1])
+    frame = texts_frame({"a": (labels_a, right_a), "b": (labels_b, right_b)}, models=1)
+    tests = _tests(frame, relabellings=200_000)
+    scores = np.concatenate([right_a, right_b])
+    labels = np.concatenate([labels_a, labels_b])
+    observed = float(tests.table.iloc[0]["gap"])
+    values = []
+    zero, one = np.flatnonzero(labels == 0), np.flatnonzero(labels == 1)
+    for side_zero in itertools.combinations(zero, 2):
+        for side_one in itertools.combinations(one, 2):
+            values.append(_cmh_gap(scores, labels, set(side_zero) | set(side_one)))
+    exact = np.mean(np.abs(values) >= abs(observed) - 1e-12)
+    # The observed labelling is one of the 9, so p's Monte Carlo error is at most ~0.002.
+    assert tests.table.iloc[0]["p"] == pytest.approx(exact, abs=0.005)
+
+
+def _cmh_gap(scores, labels, side_a):
+    gap, total = 0.0, 0.0
+    for label in (0, 1):
+        members = np.flatnonzero(labels == label)
+        a = [i for i in members if i in side_a]
+        b = [i for i in members if i not in side_a]
+        w = len(a) * len(b) / len(members)
+        gap += w * (scores[a].mean() - scores[b].mean())
+        total += w
+    return gap / total
+
+
+def test_identical_sides_give_p_one():
+    labels = np.array([0, 1, 0, 1, 1])
+    right = np.array([1.0, 0, 1, 1, 0])
+    frame = texts_frame({"a": (labels, right), "b": (labels.copy(), right.copy())}, models=1)
+    row = _tests(frame, relabellings=999).table.iloc[0]
+    assert row["gap"] == 0.0
+    assert row["p"] == 1.0
+
+
+def test_an_untestable_pair_is_said_so_and_left_out_of_its_family():
+    rng = np.random.default_rng(0)
+    groups = {g: _group(rng, 50, 0.5, (0.7, 0.7)) for g in ("au", "ca", "nz")}
+    frame = texts_frame(groups)
+    # nz's texts are ca's texts: both sides of ca-nz are empty.
+    frame.loc[frame["group"] == "nz", "key"] = frame.loc[frame["group"] == "ca", "key"].to_numpy()
+    tests = _tests(frame, relabellings=99)
+    row = tests.table.set_index(["group_a", "group_b"]).loc[("ca", "nz")]
+    assert not row["testable"] and not row["differs"]
+    assert "no scored text" in row["note"]
+    assert math.isnan(row["p_adjusted"])
+    assert len(tests.family("regions")) == 2
+
+
+def test_region_and_reference_pairs_are_two_holm_families():
+    rng = np.random.default_rng(1)
+    groups = {g: _group(rng, 60, 0.5, (0.7, 0.7)) for g in ("au", "ca", "nz", "baseline")}
+    tests = _tests(texts_frame(groups), relabellings=99)
+    families = tests.table.groupby("family").size().to_dict()
+    assert families == {"regions": 3, "reference": 3}
+    for family, rows in tests.table.groupby("family"):
+        p = np.sort(rows["p"].to_numpy())
+        m = len(p)
+        holm = np.maximum.accumulate(np.minimum(1, p * (m - np.arange(m))))
+        assert np.allclose(np.sort(rows["p_adjusted"].to_numpy()), holm), family
+
+
+def test_group_intervals_cover_the_true_accuracy():
+    # Two-stage bootstrap: the texts every model shares are noise the interval must see.
+    covered, runs = 0, 120
+    for seed in range(runs):
+        rng = np.random.default_rng(seed)
+        labels = rng.integers(0, 2, 300)
+        right = rng.beta(1.6, 0.4, 300)  # mean 0.8: the group's true accuracy
+        frame = texts_frame({"a": (labels, right), "b": (labels, right)}, models=10, seed=seed)
+        frame = frame[frame["group"] == "a"]
+        tests = perf_record_tests(
+            PerfTexts.of(frame), ["a"], perf_settings(), pair_settings(), n_bootstrap=299
+        )
+        row = tests.groups.iloc[0]
+        covered += row["ci_low"] <= 0.8 <= row["ci_high"]
+    rate = covered / runs
+    assert 0.88 <= rate <= 0.99
+
+
+def test_jobs_pool_into_one_row_per_text_with_every_model():
+    rng = np.random.default_rng(2)
+    groups = {"a": _group(rng, 20, 0.5, (0.7, 0.7))}
+    one = texts_frame(groups, models=2, seed=0)
+    two = texts_frame(groups, models=2, seed=1).rename(
+        columns={"prob:seed0/fold0": "prob:seed5/fold0", "prob:seed1/fold0": "prob:seed6/fold0"}
+    )
+    pooled = pool_text_tables([one, two])
+    assert len(pooled) == 20
+    assert PerfTexts.of(pooled).models == [
+        "seed0/fold0",
+        "seed1/fold0",
+        "seed5/fold0",
+        "seed6/fold0",
+    ]
+
+
+def test_the_tests_read_back_from_their_json_form():
+    rng = np.random.default_rng(3)
+    groups = {g: _group(rng, 40, 0.5, (0.7, 0.7)) for g in ("au", "ca")}
+    tests = _tests(texts_frame(groups), relabellings=99)
+    again = PerfTests.from_dict(tests.to_dict())
+    pd.testing.assert_frame_equal(again.table, tests.table, check_dtype=False)
+    assert again.metric == "accuracy" and again.models == 5
