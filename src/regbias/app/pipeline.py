@@ -12,6 +12,7 @@ from regbias.analysis.results import StudyResults, analyse
 from regbias.app.preflight import preflight_job, preflight_study
 from regbias.app.record import record_and_power
 from regbias.app.settings import StudySettings
+from regbias.app.study_parts import study_encoder
 from regbias.app.timing import timed
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
@@ -25,7 +26,7 @@ from regbias.distances.suite import (
     run_distance_suite,
 )
 from regbias.embeddings.cache import EmbeddingCache
-from regbias.embeddings.encoder import Encoder, load_encoder
+from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
 from regbias.performance.table import PerformanceTable
 from regbias.report import figures as plots
@@ -211,13 +212,6 @@ def data_source(settings: StudySettings) -> str:
     if folder is None:
         return "; ".join(str(path.resolve()) for path in settings.dataset.files(None))
     return str(folder.resolve())
-
-
-def study_encoder(settings: StudySettings) -> Encoder:
-    """The configured encoder on the trainer's device (cpu, cuda or auto)."""
-    accelerator = settings.trainer.accelerator
-    device = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(accelerator, "auto")
-    return load_encoder(settings.encoder, device=device)
 
 
 def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool = True) -> None:
