@@ -57,6 +57,8 @@ class Evidence:
         record: the test of record of every pair (None: not run).
         adjust: ``analysis.adjust`` (the secondary tests' adjustment).
         significance: the level.
+        record_enabled: ``analysis.pair_test.enabled`` (off: the sentence says the pairs
+            were not tested, rather than keep silent about them).
     """
 
     primary: PrimaryTest | None
@@ -64,6 +66,7 @@ class Evidence:
     record: PairTests | None
     adjust: str
     significance: float
+    record_enabled: bool = True
 
     @classmethod
     def of(cls, results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> Evidence:
@@ -74,6 +77,7 @@ class Evidence:
             results.record,
             settings.adjust,
             settings.significance,
+            settings.pair_test.enabled,
         )
 
     @property
@@ -99,7 +103,10 @@ class Evidence:
         Returns:
             Markdown starting with ``**Bottom line.**``.
         """
-        parts = [_primary_part(self.primary), self._secondary_part(), record_part(self.record)]
+        pairs = record_part(self.record)
+        if self.record is None and not self.record_enabled:
+            pairs = "which pairs differ was not tested (analysis.pair_test.enabled=false)"
+        parts = [_primary_part(self.primary), self._secondary_part(), pairs]
         text = "; ".join(p for p in parts if p) or "no test ran"
         if not self.found:
             return f"**Bottom line.** Nothing here is beyond noise: {text}."
