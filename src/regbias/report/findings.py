@@ -139,6 +139,7 @@ def findings_markdown(
 
 
 _PRIMARY_ROW = "**Primary hypothesis.** "
+_NO_CI = "none computed"
 _TARGET = f"{TARGET_POWER:.0%}"
 _PRIMARY_PAIR_ALL_GROUPS = "**Primary pair on all groups (secondary).** "
 _PRIMARY_PAIR_TWO_SIDED = "**Primary pair, two-sided (secondary).** "
@@ -177,7 +178,7 @@ def primary_sentence(test: PrimaryTest) -> str:
 
 def _primary_interval(test: PrimaryTest) -> str:
     if not (_finite(test.ci_low) and _finite(test.ci_high)):
-        return ""
+        return f" (no bootstrap interval: {test.ci_note})" if test.ci_note else ""
     return (
         f" ({test.confidence:.0%} bootstrap interval {test.ci_low:.2f} to {test.ci_high:.2f} over "
         "the same pairs)"
@@ -266,7 +267,8 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
         sources = str(row.get("bootstrap_sources", "")).replace("+", " and ") or "the inputs"
         text += f", {confidence:.0%} interval {low:.2f} to {high:.2f} (resampling {sources})"
     else:
-        text += ", no bootstrap interval (one model and one repetition: nothing to resample)"
+        note = row.get("bootstrap_note")
+        text += f", no bootstrap interval ({note if isinstance(note, str) and note else _NO_CI})"
     significant = below and adjust != "none"
     return text + _logo_clause(row, significant, significance) + _size_clause(row) + "."
 
