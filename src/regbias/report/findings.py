@@ -31,10 +31,12 @@ GLOSSARY = [
     "noise alone gives.",
     "- *excess*: a pair's distance minus the mean floor of its two groups (its size, not its "
     "evidence: whether a pair differs is its pair test's verdict).",
-    "- *pair test*: a permutation test of one distance between two groups: the mean over all "
-    "repetitions of all jobs against the same mean after joint relabellings of the two groups' "
-    "texts; *differ* means its p, adjusted over the distance's pairs (Holm), is at most the "
-    "level.",
+    "- *pair test* (the test of record): one permutation test per pair of groups, once per "
+    "sweep, on all their distinct texts (one sentence vector each; texts both groups hold left "
+    "out, a group above the cap subsampled once), against relabellings of the pooled texts; "
+    "*differ* means its p, Holm-adjusted within its family (the region pairs; the pairs with a "
+    "reference group), is at most the level. A pair with fewer than 2 texts a side is "
+    "*untestable*, said with why and kept out of its family.",
     "- *energy distance*: twice the mean distance between the two groups' points minus the mean "
     "distances within each (Szekely-Rizzo); `energy_sentence` compares the texts' sentence "
     "vectors, `energy_short`/`energy_long` the same token clouds as Sinkhorn.",
