@@ -30,3 +30,16 @@ def test_the_primary_and_the_all_groups_row_are_named_apart(tmp_path):
     page = encoders_markdown([evidence])
     assert "| dist_sinkhorn_long ~ gap_accuracy (regions only, 15 pairs) | -0.007 |" in page
     assert "| dist_sinkhorn_long ~ gap_accuracy | " not in page
+
+
+def test_the_sweeps_table_names_its_rhos_pair_set(tmp_path):
+    from regbias.report import comparison
+    from regbias.report.headline import read_headline
+    from tests.app.test_user_path import report_folder
+
+    headlines = {"encoder=minilm_l6": read_headline(report_folder(tmp_path / "a", 0.232))}
+    table = comparison.comparison_table(headlines)
+    rhos = [c for c in table.columns if c.startswith("rho ")]
+    assert rhos == ["rho dist_sinkhorn_long ~ gap_accuracy (all groups)"]
+    page = comparison.comparison_markdown(table, {"encoder=minilm_l6": "a"})
+    assert r"rho dist_sinkhorn_long \~ gap_accuracy (all groups) = 0.232" in page
