@@ -159,6 +159,8 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
     _warn_shared(study.corpus.dropped)
     if study.corpus.emptied:
         log.warning("%s", study.corpus.emptied_note())
+    if study.corpus.duplicates:
+        log.warning("%s", study.corpus.duplicates_note())
     metrics: dict[str, float] = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
     metrics[f"data/size/{TRAIN_SAMPLE}"] = len(study.training)
     metrics.update({f"data/dropped/{k}": v for k, v in study.corpus.dropped.items()})
