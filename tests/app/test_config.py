@@ -76,9 +76,9 @@ def test_every_corpus_tests_a_primary_hypothesis_on_columns_it_produces(option, 
     assert chosen.analysis.primary == ("dist_lda", "dcor_f1")
 
 
-def test_a_corpus_without_its_primary_column_fails_in_one_line_saying_what_to_set():
-    with pytest.raises(ConfigError, match=r"dataset\.primary_performance is not set: name"):
-        read_settings(composed("~dataset.primary_performance"))
+def test_a_corpus_without_its_primary_column_takes_its_tasks():
+    settings = read_settings(composed("~dataset.primary_performance"))
+    assert settings.analysis.primary == ("dist_sinkhorn_long", "gap_accuracy")
 
 
 @pytest.mark.parametrize("option", options("dataset"))
@@ -89,8 +89,8 @@ def test_each_corpus_declares_its_reference_groups_and_the_analysis_follows(opti
     assert settings.analysis.reference_groups == settings.dataset.reference_groups
     chosen = read_settings(composed(*overrides, "analysis.reference_groups=[test]"))
     assert chosen.analysis.reference_groups == ["test"]  # a bare table's, for task=analyze
-    with pytest.raises(ConfigError, match=r"dataset\.reference_groups is not set: name"):
-        read_settings(composed(*overrides, "~dataset.reference_groups"))
+    unnamed = read_settings(composed(*overrides, "~dataset.reference_groups"))
+    assert unnamed.analysis.reference_groups == ["baseline"]
 
 
 def test_settings_fail_on_the_key_with_what_to_set():

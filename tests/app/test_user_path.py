@@ -93,7 +93,7 @@ def test_comparison_table_and_metrics(tmp_path):
         "encoder=tiny": read_headline(report_folder(tmp_path / "b", 0.2, scale=10)),
     }
     table = comparison.comparison_table(headlines)
-    assert table.loc["encoder=tiny", "rho dist_sinkhorn_long ~ gap_accuracy"] == 0.2
+    assert table.loc["encoder=tiny", "rho dist_sinkhorn_long ~ gap_accuracy (all groups)"] == 0.2
     assert table.loc["encoder=tiny", "mean sinkhorn_long"] == pytest.approx(35.0)
     metrics = comparison.comparison_metrics(headlines)
     assert metrics["variant/encoder_tiny/corr/dist_sinkhorn_long/gap_accuracy/rho"] == 0.2

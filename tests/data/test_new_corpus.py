@@ -26,7 +26,7 @@ def _documented_example() -> tuple[str, str]:
     return code["python"], code["yaml"]
 
 
-def _write_example(root: Path) -> tuple[Path, Path]:
+def write_example(root: Path) -> tuple[Path, Path]:
     """The documented corpus, its data file and config, laid out as a user would."""
     data = root / "data" / "dialects"
     data.mkdir(parents=True)
@@ -51,7 +51,7 @@ def _write_example(root: Path) -> tuple[Path, Path]:
 
 
 def test_the_documented_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path: Path) -> None:
-    plugin, data_dir = _write_example(tmp_path)
+    plugin, data_dir = write_example(tmp_path)
     args = [f"hydra.searchpath=[file://{plugin.parent / 'my_conf'}]", "dataset=dialects"]
     env = {"PYTHONPATH": str(plugin)}
     described = run_cli(tmp_path, *args, "task=describe", data_dir=data_dir, env=env)
@@ -78,7 +78,7 @@ def test_the_documented_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path:
 
 
 def test_a_corpus_yaml_naming_a_missing_class_fails_in_one_line(tmp_path: Path) -> None:
-    plugin, data_dir = _write_example(tmp_path)
+    plugin, data_dir = write_example(tmp_path)
     yaml = plugin.parent / "my_conf" / "dataset" / "dialects.yaml"
     yaml.write_text(yaml.read_text().replace("dialects.Dialects", "dialects.Nope"))
     done = run_cli(
@@ -95,7 +95,7 @@ def test_a_corpus_yaml_naming_a_missing_class_fails_in_one_line(tmp_path: Path) 
 
 
 def test_a_corpus_yaml_without_its_package_line_says_what_to_fix(tmp_path: Path) -> None:
-    plugin, data_dir = _write_example(tmp_path)
+    plugin, data_dir = write_example(tmp_path)
     yaml = plugin.parent / "my_conf" / "dataset" / "dialects.yaml"
     yaml.write_text(yaml.read_text().replace("# @package _global_\n", "", 1))
     done = run_cli(

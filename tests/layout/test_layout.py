@@ -141,3 +141,49 @@ def test_the_config_alone_takes_the_data_directory_from_the_environment() -> Non
         if "environ.get(DATA_DIR_ENV)" in p.read_text() and p.name != "data_dir.py"
     ]
     assert not readers, f"read the composed paths.data_dir instead: {readers}"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(tree: ast.Module, known: set[str]) -> set[str]:
+    """The package's modules a module imports, anywhere in it (inside functions too)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module in known:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names} & known
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names} & known
+    return found
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """No circle of imports between the package's modules, deferred (in-function) ones included.
+
+    A circle is what an import inside a function hides; one owner of what both sides use
+    breaks it (``app/study_parts.py`` owns the study the test of record and power both read).
+    """
+    paths = {_module_name(p): p for p in _modules(PACKAGE)}
+    graph = {
+        name: _imported_modules(ast.parse(path.read_text()), set(paths)) - {name}
+        for name, path in paths.items()
+    }
+    circles: list[str] = []
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for other in sorted(graph[name]):
+            if state.get(other) == 1:
+                circles.append(" -> ".join([*trail[trail.index(other) :], other]))
+            elif other not in state:
+                visit(other, [*trail, other])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not circles, f"give what both sides use one owner below them: {circles}"

@@ -92,7 +92,8 @@ def test_the_page_says_what_survives_in_the_trained_encoder_but_not_its_control(
     assert evidence[1].twin_identity == TWIN
     page = encoders_markdown(evidence)
     assert (
-        "| encoder=minilm_l6 | dist_sinkhorn_long ~ gap_accuracy | 0.8 | 0.6 to 0.9 | 0.01 "
+        "| encoder=minilm_l6 | dist_sinkhorn_long ~ gap_accuracy (regions only) | 0.8 "
+        "| 0.6 to 0.9 | 0.01 "
         "| test of record, regions 3 of 3 (au-nz, au-uk, nz-uk) |" in page
     )
     assert "| encoder=minilm_random (random-weights control) |" in page
@@ -108,10 +109,11 @@ def test_the_page_says_what_survives_in_the_trained_encoder_but_not_its_control(
     )
     assert (
         "correlations (adjusted p <= 0.05) that survive in minilm_l6 but not in the control: "
-        "dist_sinkhorn_long ~ gap_accuracy (rho 0.80)" in page
+        "dist_sinkhorn_long ~ gap_accuracy (all groups) (rho 0.80)" in page
     )
     assert (
-        "- the primary hypothesis (dist_sinkhorn_long ~ gap_accuracy): supported in minilm_l6 "
+        "- the primary hypothesis (dist_sinkhorn_long ~ gap_accuracy (regions only)): "
+        "supported in minilm_l6 "
         "only: pre-training made it (minilm_l6 rho 0.8, p 0.01; minilm_random rho 0.1, p 0.6)"
         in page
     )
@@ -126,7 +128,9 @@ def test_what_both_find_is_not_credited_to_pre_training(tmp_path):
     variant(tmp_path / "b", "minilm_random", CONTROL, null=0.0, rho=0.7, p=0.02)
     page = encoders_markdown(encoder_evidence(tmp_path, {"l6": "a", "random": "b"}, PRIMARY))
     assert "(pre-training made them): none" in page
-    assert "correlations both find: dist_sinkhorn_long ~ gap_accuracy (rho 0.80)" in page
+    assert (
+        "correlations both find: dist_sinkhorn_long ~ gap_accuracy (all groups) (rho 0.80)" in page
+    )
 
 
 def test_a_primary_the_control_supports_is_no_evidence_of_pre_training(tmp_path):

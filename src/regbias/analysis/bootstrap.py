@@ -25,9 +25,13 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.interrupt import check_stop
 
 __all__ = [
+    "BARE_TABLE",
+    "MIN_RESAMPLED",
     "bootstrap_intervals",
     "bootstrap_replicates",
     "interval_within",
+    "no_interval_note",
+    "resampling_units",
     "text_gap_replicates",
     "text_resampled",
     "weighted_dcor",
@@ -36,6 +40,60 @@ __all__ = [
 _SOURCE = {True: "repetitions", False: "models"}
 #: The source of a gap column whose texts were resampled too.
 _TEXTS_SOURCE = "models+evaluation texts"
+#: The units (models, or a distance's repetitions) that at least one of a correlation's two
+#: columns must have for a percentile interval: 2 models have 3 distinct resamples, one of
+#: them the data itself, and 3 or 4 too few for a 95% interval; 5 have 126.
+MIN_RESAMPLED = 5
+#: Why a bare pair table (``task=analyze``) has no interval.
+BARE_TABLE = "a bare pair table: task=analyze resamples no models or repetitions"
+
+
+def resampling_units(
+    table: pd.DataFrame,
+    distances: Mapping[str, DistanceMatrix],
+    per_model: pd.DataFrame | None,
+    texts: PerfTexts | None = None,
+) -> dict[str, int]:
+    """The resampling units of each column of ``table`` that has measurements behind it.
+
+    Returns:
+        ``dist_<name>``: the matrix's repetitions; ``gap_<metric>``, ``dcor_<metric>``: the
+        models (``seed, fold``) of ``per_model``, and for a gap whose evaluation texts are
+        resampled too (``texts``), the texts.
+    """
+    units = {
+        f"{DISTANCE_PREFIX}{name}": 1 if m.repetitions is None else len(m.repetitions)
+        for name, m in distances.items()
+    }
+    if per_model is not None and len(per_model):
+        models = len(per_model[["seed", "fold"]].drop_duplicates())
+        for metric in pd.unique(per_model["metric"]):
+            units |= {f"gap_{metric}": models, f"dcor_{metric}": models}
+    for column in table.columns:
+        if text_resampled(texts, str(column)):
+            units[str(column)] = max(units.get(str(column), 1), len(texts.keys))  # type: ignore[union-attr]
+    return {c: n for c, n in units.items() if c in table}
+
+
+def no_interval_note(columns: Sequence[str], units: Mapping[str, int] | None) -> str:
+    """Why a correlation of ``columns`` cannot have a bootstrap interval ("" where it can).
+
+    Args:
+        columns: its distance and performance columns.
+        units: :func:`resampling_units` of the table (None: a bare table, nothing measured).
+    """
+    if units is None:
+        return BARE_TABLE
+    counts = [units.get(c, 1) for c in columns]
+    if max(counts) >= MIN_RESAMPLED:
+        return ""
+    if max(counts) <= 1:
+        return "one model and one repetition: nothing to resample"
+    said = ", ".join(
+        f"{n} {'repetition' if c.startswith(DISTANCE_PREFIX) else 'model'}{'s' * (n != 1)}"
+        for c, n in zip(columns, counts, strict=True)
+    )
+    return f"too few models for an interval ({said}; an interval needs {MIN_RESAMPLED} of one)"
 
 
 def bootstrap_replicates(
@@ -192,6 +250,7 @@ def bootstrap_intervals(
     found: pd.DataFrame,
     replicates: Mapping[str, np.ndarray],
     confidence: float,
+    units: Mapping[str, int] | None = None,
     texts: PerfTexts | None = None,
 ) -> pd.DataFrame:
     """Percentile intervals of Spearman's rho and Kendall's tau-b over bootstrap replicates.
@@ -202,12 +261,15 @@ def bootstrap_intervals(
             ``distance, performance`` rows).
         replicates: :func:`bootstrap_replicates`; a column absent there is held at its value.
         confidence: the interval's level (0.95: the 2.5% and 97.5% quantiles).
+        units: :func:`resampling_units` (None: not known, every resampled column counts);
+            a correlation whose columns both have fewer than :data:`MIN_RESAMPLED` gets none.
         texts: the per-text scores the replicates used (they name the gaps' source).
 
     Returns:
         One row per correlation: ``spearman_ci_low, spearman_ci_high, kendall_ci_low,
-        kendall_ci_high``, and ``bootstrap_sources`` (the resampled columns' kinds); NaN
-        intervals where neither column was resampled.
+        kendall_ci_high``, ``bootstrap_sources`` (the resampled columns' kinds) and
+        ``bootstrap_note`` (why there is no interval, "" where there is one); NaN intervals
+        where neither column was resampled.
     """
     quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
     rows = []
@@ -221,10 +283,16 @@ def bootstrap_intervals(
         ]
         row = {"distance": distance, "performance": performance}
         row["bootstrap_sources"] = "+".join(sources)
+        note = "" if units is None else no_interval_note((distance, performance), units)
+        if not note and not sources:
+            note = "one model and one repetition: nothing to resample"
+        elif not note and kept.sum() < 3:
+            note = "fewer than 3 pairs with both values"
+        row["bootstrap_note"] = note
         x, y = (_replicates_of(table, c, replicates, kept) for c in (distance, performance))
         for name, statistic in (("spearman", spearman_rows), ("kendall", kendall_rows)):
             low = high = np.nan
-            if sources and kept.sum() >= 3:
+            if not note:
                 values = statistic(x, y)
                 if np.isfinite(values).any():
                     low, high = np.nanquantile(values, quantiles)
@@ -286,5 +354,6 @@ def interval_within(
     matrices = {name: distances[name]} if name in distances else {}
     replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts)
     found = pd.DataFrame([{"distance": distance, "performance": performance}])
-    row = bootstrap_intervals(pairs, found, replicates, confidence, texts).iloc[0]
+    units = resampling_units(pairs, matrices, per_model, texts)
+    row = bootstrap_intervals(pairs, found, replicates, confidence, units, texts).iloc[0]
     return float(row["spearman_ci_low"]), float(row["spearman_ci_high"])

@@ -40,6 +40,7 @@ __all__ = [
     "TARGET_POWER",
     "PowerResult",
     "PowerSettings",
+    "fewest_plants",
     "plant_power",
 ]
 
@@ -114,6 +115,12 @@ class PowerResult:
     donor: str
 
     @property
+    def plants_per_share(self) -> int:
+        """The fewest plants behind one size class and share (0: none)."""
+        rates = self.rates()
+        return int(rates["plants"].min()) if len(rates) else 0
+
+    @property
     def resolvable(self) -> bool:
         """Whether each plant's smallest p can reach its level ``alpha / m``."""
         m = int(self.plants["family_pairs"].max()) if len(self.plants) else 1
@@ -166,11 +173,28 @@ class PowerResult:
                 f"{1 / (1 + self.relabellings):.2g}, above its level (raise "
                 "analysis.power.relabellings)"
             )
+        if self.plants_per_share < fewest_plants():
+            return (
+                f"no power statement possible: with {self.plants_per_share} plant(s) a share "
+                f"the {TARGET_POWER:.0%} power bound needs at least {fewest_plants()} even "
+                "if every plant is detected (raise analysis.power.plants)"
+            )
         share = self.detectable().get((n_a, n_b), math.nan)
         if math.isfinite(share):
             return f"detects a {share:.0%} mixture with >= {TARGET_POWER:.0%} power"
         top = max(self.plants["share"]) if len(self.plants) else 0
         return f"detects no planted share up to {top:.0%} with {TARGET_POWER:.0%} power"
+
+
+def fewest_plants() -> int:
+    """The fewest plants whose 95% Clopper-Pearson lower bound can reach :data:`TARGET_POWER`.
+
+    With ``n`` plants all detected the bound is ``0.025 ** (1 / n)``: 17 plants reach 0.8.
+    """
+    n = 1
+    while scipy_stats.binomtest(n, n).proportion_ci(0.95).low < TARGET_POWER:
+        n += 1
+    return n
 
 
 def _plant_sides(

@@ -123,7 +123,9 @@ class PairTests:
         table: one row per pair: ``group_a, group_b, family, n_a, n_b, shared`` (texts left
             out as held by both), ``statistic``, ``z`` (the observed value in standard
             deviations of its null), ``p``, ``p_adjusted`` (Holm within the family),
-            ``differs``, and ``detectable_share`` (NaN until power is measured).
+            ``differs``, ``detectable_share`` (NaN until power is measured) and
+            ``untestable`` (why a pair is not tested, "" where it is: such a pair has no p,
+            does not differ and is kept out of its family's count).
         group_sizes: distinct texts per group before the cap.
     """
 
@@ -136,6 +138,16 @@ class PairTests:
         """The rows of one family, in pair order."""
         return self.table[self.table["family"] == name]
 
+    def tested(self, name: str) -> pd.DataFrame:
+        """The rows of one family that were tested (a p), in pair order: Holm's family."""
+        rows = self.family(name)
+        return rows[np.isfinite(rows["p"].astype(float))]
+
+    def untested(self, name: str) -> pd.DataFrame:
+        """The rows of one family that could not be tested (no p), in pair order."""
+        rows = self.family(name)
+        return rows[~np.isfinite(rows["p"].astype(float))]
+
     @property
     def smallest_p(self) -> float:
         """The smallest p a pair can have: ``1 / (1 + relabellings)``."""
@@ -143,7 +155,7 @@ class PairTests:
 
     def can_reject(self, family: str = PRIMARY_FAMILY) -> bool:
         """Whether Holm over the family can reach the level at this resolution."""
-        m = len(self.family(family))
+        m = len(self.tested(family))
         return m > 0 and m * self.smallest_p <= self.alpha
 
     def differing(self, family: str = PRIMARY_FAMILY) -> pd.DataFrame:
@@ -365,6 +377,16 @@ class PlannedPair:
         """Whether each side has at least two texts."""
         return min(len(self.side_a), len(self.side_b)) >= 2
 
+    @property
+    def untestable(self) -> str:
+        """Why the pair is not tested, in words ("" where it is)."""
+        if self.testable:
+            return ""
+        sides = f"{len(self.side_a)} and {len(self.side_b)} texts"
+        if self.shared:
+            sides += f" once the {self.shared} both hold are left out"
+        return f"fewer than 2 texts a side ({sides})"
+
 
 def plan_pairs(
     groups: Mapping[str, Sequence[str]], settings: PairTestSettings, references: Sequence[str]
@@ -429,6 +451,7 @@ def record_tests(
             table.loc[members, "p_adjusted"] = adjust_p(table.loc[members, "p"].to_numpy(), "holm")
     table["differs"] = table["p_adjusted"].to_numpy() <= alpha
     table["detectable_share"] = np.nan
+    table["untestable"] = [plan.untestable for plan in plans]
     sizes = {g: len(dict.fromkeys(ts)) for g, ts in groups.items()}
     return PairTests(settings, alpha, table, sizes)
 

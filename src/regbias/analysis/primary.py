@@ -104,6 +104,7 @@ class PrimaryTest:
             (resampling models and distance repetitions); NaN when not computed.
         ci_high: its upper end.
         confidence: the interval's level (NaN when not computed).
+        ci_note: why there is no interval ("" where there is one, or none was asked for).
     """
 
     distance: str
@@ -122,6 +123,7 @@ class PrimaryTest:
     ci_low: float = math.nan
     ci_high: float = math.nan
     confidence: float = math.nan
+    ci_note: str = ""
 
     @property
     def n_groups(self) -> int:

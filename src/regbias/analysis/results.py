@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.bootstrap import interval_within
+from regbias.analysis.bootstrap import interval_within, no_interval_note, resampling_units
 from regbias.analysis.correlations import correlations
 from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_power import PowerSettings
@@ -396,8 +396,14 @@ def primary_of(
         power_permutations=settings.primary_power_permutations,
         power_noise=noise,
     )
-    if results is None or settings.bootstrap <= 0 or test.note or not math.isfinite(test.rho):
+    if settings.bootstrap <= 0 or test.note or not math.isfinite(test.rho):
         return test
+    units = (
+        None if results is None else resampling_units(table, results.distances, results.per_model)
+    )
+    note = no_interval_note(settings.primary, units)
+    if results is None or note:
+        return replace(test, ci_note=note)
     low, high = interval_within(
         table,
         settings.primary,

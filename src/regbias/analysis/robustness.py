@@ -22,7 +22,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.bootstrap import bootstrap_intervals, bootstrap_replicates
+from regbias.analysis.bootstrap import (
+    BARE_TABLE,
+    bootstrap_intervals,
+    bootstrap_replicates,
+    resampling_units,
+)
 from regbias.analysis.correlations import CORRELATION_KEYS
 from regbias.analysis.group_removal import (
     leave_one_group_out,
@@ -73,7 +78,8 @@ def robustness(
         spearman_rho, kendall_tau``, the LOGO summary (``loo_rho_min, loo_rho_max,
         loo_most_influential, loo_rho_without_most_influential, loo_p_max, survives_loo``),
         ``rho_without_*``/``p_without_*`` for baseline, mixed and both, the bootstrap
-        intervals and ``bootstrap_sources``, and ``partial_rho, partial_p, size_rho``.
+        intervals, ``bootstrap_sources`` and ``bootstrap_note`` (why there is none), and
+        ``partial_rho, partial_p, size_rho``.
     """
     distance_columns = list(dict.fromkeys(found["distance"]))
     performance_columns = list(dict.fromkeys(found["performance"]))
@@ -89,7 +95,14 @@ def robustness(
         replicates = bootstrap_replicates(
             table, distances or {}, per_model, n_bootstrap, seed, texts
         )
-    parts.append(bootstrap_intervals(table, found, replicates, confidence, texts))
+    bare = distances is None and per_model is None
+    units = None if bare else resampling_units(table, distances or {}, per_model, texts)
+    intervals = bootstrap_intervals(table, found, replicates, confidence, units, texts)
+    if bare:
+        intervals["bootstrap_note"] = BARE_TABLE
+    elif n_bootstrap <= 0:
+        intervals["bootstrap_note"] = "analysis.bootstrap=0"
+    parts.append(intervals)
     if group_sizes:
         parts.append(
             partial_mantel(table, distance_columns, performance_columns, group_sizes, **permutation)

@@ -13,6 +13,7 @@ from regbias.analysis.results import StudyResults, analyse
 from regbias.app.preflight import preflight_job, preflight_study
 from regbias.app.record import record_and_power
 from regbias.app.settings import StudySettings
+from regbias.app.study_parts import study_encoder
 from regbias.app.timing import timed
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
@@ -26,7 +27,7 @@ from regbias.distances.suite import (
     run_distance_suite,
 )
 from regbias.embeddings.cache import EmbeddingCache
-from regbias.embeddings.encoder import Encoder, load_encoder
+from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
 from regbias.performance.table import PerformanceTable
 from regbias.performance.text_scores import PROBABILITY_FORMAT, TEXTS_FILE
@@ -160,6 +161,8 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
     _warn_shared(study.corpus.dropped)
     if study.corpus.emptied:
         log.warning("%s", study.corpus.emptied_note())
+    if study.corpus.duplicates:
+        log.warning("%s", study.corpus.duplicates_note())
     metrics: dict[str, float] = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
     metrics[f"data/size/{TRAIN_SAMPLE}"] = len(study.training)
     metrics.update({f"data/dropped/{k}": v for k, v in study.corpus.dropped.items()})
@@ -213,13 +216,6 @@ def data_source(settings: StudySettings) -> str:
     if folder is None:
         return "; ".join(str(path.resolve()) for path in settings.dataset.files(None))
     return str(folder.resolve())
-
-
-def study_encoder(settings: StudySettings) -> Encoder:
-    """The configured encoder on the trainer's device (cpu, cuda or auto)."""
-    accelerator = settings.trainer.accelerator
-    device = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(accelerator, "auto")
-    return load_encoder(settings.encoder, device=device)
 
 
 def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool = True) -> None:

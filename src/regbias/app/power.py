@@ -19,8 +19,8 @@ import numpy as np
 from regbias.analysis.pair_power import PowerResult, plant_power
 from regbias.analysis.pair_test import PairTests, cap_groups, plan_pairs, size_classes
 from regbias.app.perf_power import log_perf_power, perf_power_study, perf_power_summary
-from regbias.app.record import record_study
 from regbias.app.settings import StudySettings
+from regbias.app.study_parts import record_study, study_encoder
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
@@ -132,8 +132,6 @@ def log_power(run: RunLog, result: PowerResult) -> None:
 
 def run_power(settings: StudySettings, run: RunLog) -> PowerResult:
     """``task=power``: the study's groups, plants at their sizes, the rates logged."""
-    from regbias.app.pipeline import study_encoder
-
     study = record_study(settings)
     cache = EmbeddingCache(Path(settings.paths.cache_dir))
     encoder = study_encoder(settings)
@@ -176,8 +174,6 @@ def sweep_power(
     """The plants of a sweep (or single run) where ``analysis.power.enabled``; else None."""
     if not settings.analysis.power.enabled or record is None:
         return None
-    from regbias.app.pipeline import study_encoder
-
     study = study if study is not None else record_study(settings)
     encoder = encoder if encoder is not None else study_encoder(settings)
     return power_study(settings, study, encoder, EmbeddingCache(Path(settings.paths.cache_dir)))

@@ -17,10 +17,12 @@ from omegaconf import OmegaConf
 
 from regbias.analysis.pair_power import PowerResult
 from regbias.analysis.pair_test import PairTests, record_tests
+from regbias.app.power import sweep_power
 from regbias.app.settings import StudySettings, read_settings
+from regbias.app.study_parts import record_study, study_encoder
 from regbias.app.timing import timed
 from regbias.console import progress_bar
-from regbias.data.study import StudyData, build_study
+from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 
@@ -32,23 +34,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-def record_study(settings: StudySettings) -> StudyData:
-    """The study's groups as the test of record sees them.
-
-    ``baseline`` is the training sample of seed ``analysis.pair_test.seed``.
-    """
-    dataset = settings.dataset
-    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
-    binary = corpus.task == "binary"
-    return build_study(
-        corpus,
-        dataset.groups,
-        settings.finetune.sample_size if binary else None,
-        settings.analysis.pair_test.seed,
-        settings.sampling.policy,
-    )
 
 
 def run_record_tests(
@@ -67,8 +52,6 @@ def run_record_tests(
     pair = settings.analysis.pair_test
     if not pair.enabled:
         return None
-    from regbias.app.pipeline import study_encoder
-
     started = time.perf_counter()
     study = study if study is not None else record_study(settings)
     encoder = encoder if encoder is not None else study_encoder(settings)
@@ -122,8 +105,6 @@ def record_and_power(
     Each pair's smallest detectable share is added to its row. Seconds are added to ``times``
     as ``pair_tests`` and ``power``.
     """
-    from regbias.app.power import sweep_power
-
     with timed(times, "pair_tests"):
         record = run_record_tests(settings, study=study, encoder=encoder)
     with timed(times, "power"):

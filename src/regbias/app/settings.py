@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from regbias.analysis.results import AnalysisSettings
 from regbias.app.tasks import task_named
 from regbias.data.data_dir import PathSettings
-from regbias.data.dataset import Dataset
+from regbias.data.dataset import DEFAULT_REFERENCE_GROUPS, TASK_PRIMARY_PERFORMANCE, Dataset
 from regbias.distances.suite import DistanceSettings
 from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import ConfigError
@@ -86,7 +86,7 @@ def read_settings(cfg: DictConfig) -> StudySettings:
             message names the key and says what to set.
     """
     _check_dataset_package(cfg)
-    _check_corpus_facts(cfg)
+    _corpus_defaults(cfg)
     values = plain_config(cfg)
     _check_task_and_seed(values)
     return _random_encoder_apart(build(StudySettings, values, ""))
@@ -102,27 +102,29 @@ def _check_dataset_package(cfg: DictConfig) -> None:
         )
 
 
-def _check_corpus_facts(cfg: DictConfig) -> None:
-    """A corpus declares what the analysis interpolates: its primary column, its reference groups.
+def _corpus_defaults(cfg: DictConfig) -> None:
+    """Fill in what a corpus's config may leave out: its primary column and reference groups.
 
-    (``analysis.primary`` and ``analysis.reference_groups`` take them from ``dataset``: without
-    this, the message would be OmegaConf's about an interpolation.)
+    ``primary_performance`` is the one its task implies (:data:`TASK_PRIMARY_PERFORMANCE`),
+    ``reference_groups`` ``[baseline]``; ``analysis.primary`` and ``analysis.reference_groups``
+    take them from ``dataset`` (without a value the message would be OmegaConf's about an
+    interpolation). The config is completed in place, so every later read resolves it alike.
     """
     dataset = cfg.get("dataset")
     if not isinstance(dataset, DictConfig):
         return
-    if "primary_performance" not in dataset:
-        raise ConfigError(
-            "dataset.primary_performance is not set: name the corpus's primary performance "
-            "column in its config file (`primary_performance: gap_accuracy` for a binary "
-            "corpus, gap_micro_f1 for a multilabel one; see conf/dataset/sentiment140.yaml)"
-        )
-    if "reference_groups" not in dataset:
-        raise ConfigError(
-            "dataset.reference_groups is not set: name the corpus's groups that are no region "
-            "in its config file (`reference_groups: [baseline]`, plus a pool of all regions or "
-            "a whole test set where the corpus has one; see conf/dataset/sentiment140.yaml)"
-        )
+    with open_dict(dataset):
+        if "primary_performance" not in dataset:
+            task = dataset.get("task")
+            if task not in TASK_PRIMARY_PERFORMANCE:
+                raise ConfigError(
+                    f"dataset.task must be one of {', '.join(TASK_PRIMARY_PERFORMANCE)}, not "
+                    f"{task!r} (it also implies dataset.primary_performance; see "
+                    "conf/dataset/sentiment140.yaml)"
+                )
+            dataset.primary_performance = TASK_PRIMARY_PERFORMANCE[task]
+        if "reference_groups" not in dataset:
+            dataset.reference_groups = list(DEFAULT_REFERENCE_GROUPS)
 
 
 def _random_encoder_apart(settings: StudySettings) -> StudySettings:

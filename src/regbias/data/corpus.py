@@ -7,6 +7,8 @@ from typing import Literal
 
 import numpy as np
 
+from regbias.data.groups import TRAIN_POOL
+
 __all__ = ["TextSet", "Corpus", "TaskKind"]
 
 TaskKind = Literal["binary", "multilabel"]
@@ -59,6 +61,9 @@ class Corpus:
         dropped: counts of items dropped while reading, by reason (e.g. ``empty_after_cleaning``).
         emptied: groups the file has but whose every text was empty after cleaning, with the
             number of texts each had; they are not in ``groups``.
+        duplicates: per group, the copies of a text it already holds that were dropped (a
+            group holds each text once: draws and the test of record sample distinct texts);
+            filled on construction, also counted in ``dropped`` as ``duplicate/<group>``.
     """
 
     name: str
@@ -68,11 +73,38 @@ class Corpus:
     groups: dict[str, TextSet]
     dropped: dict[str, int] = field(default_factory=dict)
     emptied: dict[str, int] = field(default_factory=dict)
+    duplicates: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Every group holds each text once: later copies (and their labels) are dropped.
+
+        So does a binary corpus's training pool (``train_pool``), whose sample is ``baseline``.
+        """
+        kept = {name: _distinct(texts) for name, texts in self.groups.items()}
+        counts = {name: len(self.groups[name]) - len(k) for name, k in kept.items()}
+        if self.task == "binary":
+            train = _distinct(self.train)
+            counts[TRAIN_POOL] = len(self.train) - len(train)
+            object.__setattr__(self, "train", train)
+        counts = {name: n for name, n in counts.items() if n}
+        if not counts:
+            return
+        object.__setattr__(self, "groups", kept)
+        object.__setattr__(self, "duplicates", {**self.duplicates, **counts})
+        dropped = {**self.dropped, **{f"duplicate/{g}": n for g, n in counts.items()}}
+        object.__setattr__(self, "dropped", dropped)
 
     @property
     def group_names(self) -> list[str]:
         """The groups' names, in display order."""
         return list(self.groups)
+
+    def duplicates_note(self) -> str:
+        """How many copies each group lost, as a clause ("" when none did)."""
+        if not self.duplicates:
+            return ""
+        listed = ", ".join(f"{g} {n}" for g, n in self.duplicates.items())
+        return f"texts a group held more than once, each kept once (copies dropped: {listed})"
 
     def emptied_note(self) -> str:
         """Which groups cleaning emptied and why, as a clause ("" when none was)."""
@@ -84,3 +116,11 @@ class Corpus:
             "(blank, or only URLs, @mentions, emoji and punctuation, which dataset.clean=true "
             "removes); give them texts with words, or leave them out of the file"
         )
+
+
+def _distinct(texts: TextSet) -> TextSet:
+    """``texts`` with each text once, at its first position (itself when none repeats)."""
+    first = {t: i for i, t in reversed(list(enumerate(texts.texts)))}
+    if len(first) == len(texts):
+        return texts
+    return texts.subset(sorted(first.values()))

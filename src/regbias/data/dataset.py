@@ -19,8 +19,15 @@ from typing import ClassVar, Literal
 
 from regbias.data.corpus import Corpus
 from regbias.data.data_dir import resolve_data_dir
+from regbias.data.groups import BASELINE
 
-__all__ = ["Dataset", "ManifestEntry", "manifest"]
+__all__ = [
+    "DEFAULT_REFERENCE_GROUPS",
+    "TASK_PRIMARY_PERFORMANCE",
+    "Dataset",
+    "ManifestEntry",
+    "manifest",
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,13 @@ def manifest(folder: str, url: str, checksums: Mapping[str, str]) -> tuple[Manif
     )
 
 
+#: The primary performance column a corpus's task implies: ``dataset.primary_performance``
+#: where the corpus's config names none.
+TASK_PRIMARY_PERFORMANCE = {"binary": "gap_accuracy", "multilabel": "gap_micro_f1"}
+#: ``dataset.reference_groups`` where the corpus's config names none: regbias's own sample.
+DEFAULT_REFERENCE_GROUPS = (BASELINE,)
+
+
 @dataclass(frozen=True)
 class Dataset(abc.ABC):
     """A corpus of grouped, labelled texts: the ``dataset`` config group, and its reader.
@@ -55,13 +69,14 @@ class Dataset(abc.ABC):
         unit: ``tweet`` (short texts; long text joins several) or ``document``.
         primary_performance: the performance column of the corpus's primary hypothesis, one
             its task produces (``gap_accuracy`` for a binary corpus, ``gap_micro_f1`` for a
-            multilabel one); the default ``analysis.primary`` takes it from here.
+            multilabel one: :data:`TASK_PRIMARY_PERFORMANCE`, where the config names none);
+            the default ``analysis.primary`` takes it from here.
         groups: the groups to study, in display order (None: every group of the corpus).
         reference_groups: the groups that are no region, of the corpus's or regbias's own
             (``baseline``, a pool of all regions, a corpus's whole test set): the primary test
             leaves them out, their pairs are the test of record's reference family, and they
             are no power plant's source or donor unless named; ``analysis.reference_groups``
-            takes them from here.
+            takes them from here (``[baseline]`` where the config names none).
     """
 
     name: str

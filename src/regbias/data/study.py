@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from regbias.data.corpus import Corpus, TextSet
-from regbias.data.groups import BASELINE, RESERVED
+from regbias.data.groups import BASELINE, RESERVED, TRAIN_POOL
 from regbias.data.sampling import SizePolicy, draw_indices, rng_for
 from regbias.errors import ConfigError, DataError
 
@@ -101,13 +101,16 @@ def _label_summary(corpus: Corpus, labels: np.ndarray) -> dict[str, int]:
 
 
 def group_table(corpus: Corpus, extra: dict[str, TextSet] | None = None) -> pd.DataFrame:
-    """One row per group: name, number of texts, label counts (topics for multilabel).
+    """One row per group: name, number of (distinct) texts, label counts (topics for multilabel).
 
-    ``extra`` rows (the training split, a baseline fold) are appended after the groups.
+    ``extra`` rows (the training split, a baseline fold) are appended after the groups;
+    ``n_duplicates_dropped``: the copies of texts a group already held, dropped on reading.
     """
     rows = []
     for name, texts in {**corpus.groups, **(extra or {})}.items():
         rows.append({"group": name, "n_texts": len(texts), **_label_summary(corpus, texts.labels)})
+        key = TRAIN_POOL if texts is corpus.train else name
+        rows[-1]["n_duplicates_dropped"] = corpus.duplicates.get(key, 0)
     return pd.DataFrame(rows)
 
 

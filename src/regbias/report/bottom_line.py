@@ -59,6 +59,8 @@ class Evidence:
         record: the test of record of every pair (None: not run).
         adjust: ``analysis.adjust`` (the secondary tests' adjustment).
         significance: the level.
+        record_enabled: ``analysis.pair_test.enabled`` (off: the sentence says the pairs
+            were not tested, rather than keep silent about them).
         performance: the test of record for performance (None: not run).
     """
 
@@ -67,6 +69,7 @@ class Evidence:
     record: PairTests | None
     adjust: str
     significance: float
+    record_enabled: bool = True
     performance: PerfTests | None = None
 
     @classmethod
@@ -78,6 +81,7 @@ class Evidence:
             results.record,
             settings.adjust,
             settings.significance,
+            settings.pair_test.enabled,
             analysis.performance_record,
         )
 
@@ -104,12 +108,11 @@ class Evidence:
         Returns:
             Markdown starting with ``**Bottom line.**``.
         """
-        parts = [
-            _primary_part(self.primary),
-            self._secondary_part(),
-            record_part(self.record),
-            perf_part(self.performance),
-        ]
+        pairs = record_part(self.record)
+        if self.record is None and not self.record_enabled:
+            pairs = "which pairs differ was not tested (analysis.pair_test.enabled=false)"
+        parts = [_primary_part(self.primary), self._secondary_part(), pairs]
+        parts.append(perf_part(self.performance))
         text = "; ".join(p for p in parts if p) or "no test ran"
         if not self.found:
             return f"**Bottom line.** Nothing here is beyond noise: {text}."

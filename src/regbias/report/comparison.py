@@ -61,8 +61,8 @@ def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
         headlines: each variant's headline, by its label.
 
     Returns:
-        ``variant``, then ``rho`` and ``p_perm`` per distance against the headline gap, and
-        each distance's mean over pairs.
+        ``variant``, then ``rho`` and ``p_perm`` per distance against the headline gap (over
+        the pairs of all groups, as the name says), and each distance's mean over pairs.
     """
     rows = []
     for label, headline in headlines.items():
@@ -73,7 +73,7 @@ def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
             for suffix in ("rho", "p_perm"):
                 value = metrics.get(f"corr/{distance}/{performance}/{suffix}")
                 if value is not None:
-                    row[f"{suffix} {distance} ~ {performance}"] = value
+                    row[f"{suffix} {distance} ~ {performance} (all groups)"] = value
         means = {k: v for k, v in sorted(metrics.items()) if k.startswith("dist_mean/")}
         row.update({f"mean {k.removeprefix('dist_mean/')}": v for k, v in means.items()})
         rows.append(row)

@@ -121,7 +121,9 @@ def encoder_evidence(
                 identity=str(meta.get("encoder_identity", "")),
                 control=str(meta.get("encoder_identity", "")).startswith("random:"),
                 primary=numbers,
-                primary_name=" ~ ".join(primary) if primary else "n/a",
+                primary_name=f"{' ~ '.join(primary)} ({_primary_pairs(path)})"
+                if primary
+                else "n/a",
                 verdicts=variant_verdicts(path),
                 correlations=_correlation_cells(correlations),
                 distances=_heatmap_names(path),
@@ -266,12 +268,27 @@ def _correlation_cells(correlations: pd.DataFrame | None) -> dict[str, tuple[flo
         return {}
     column = next((c for c in _ADJUSTED_P if c in correlations.columns), "spearman_p_perm")
     return {
-        f"{row['distance']} ~ {row['performance']}": (
+        f"{row['distance']} ~ {row['performance']} ({_pairs_of(row, 'all groups')})": (
             float(row["spearman_rho"]),
             float(row[column]) if math.isfinite(float(row[column])) else math.inf,
         )
         for _, row in correlations.iterrows()
     }
+
+
+def _pairs_of(row: pd.Series, scope: str) -> str:
+    """The pair set a rho is computed over: its scope and, where known, its pair count."""
+    n = pd.to_numeric(row.get("n_pairs"), errors="coerce")
+    return f"{scope}, {int(n)} pairs" if pd.notna(n) else scope
+
+
+def _primary_pairs(folder: Path) -> str:
+    """The primary rho's pair set (``analysis/primary.csv``): the regions' pairs only."""
+    path = folder / "analysis" / "primary.csv"
+    table = read_table(path) if path.is_file() else None
+    if table is None or not len(table):
+        return "regions only"
+    return _pairs_of(table.iloc[0], "regions only")
 
 
 def _primary(folder: Path) -> dict[str, float]:

@@ -31,10 +31,12 @@ GLOSSARY = [
     "noise alone gives.",
     "- *excess*: a pair's distance minus the mean floor of its two groups (its size, not its "
     "evidence: whether a pair differs is its pair test's verdict).",
-    "- *pair test*: a permutation test of one distance between two groups: the mean over all "
-    "repetitions of all jobs against the same mean after joint relabellings of the two groups' "
-    "texts; *differ* means its p, adjusted over the distance's pairs (Holm), is at most the "
-    "level.",
+    "- *pair test* (the test of record): one permutation test per pair of groups, once per "
+    "sweep, on all their distinct texts (one sentence vector each; texts both groups hold left "
+    "out, a group above the cap subsampled once), against relabellings of the pooled texts; "
+    "*differ* means its p, Holm-adjusted within its family (the region pairs; the pairs with a "
+    "reference group), is at most the level. A pair with fewer than 2 texts a side is "
+    "*untestable*, said with why and kept out of its family.",
     "- *energy distance*: twice the mean distance between the two groups' points minus the mean "
     "distances within each (Szekely-Rizzo); `energy_sentence` compares the texts' sentence "
     "vectors, `energy_short`/`energy_long` the same token clouds as Sinkhorn.",
@@ -139,6 +141,7 @@ def findings_markdown(
 
 
 _PRIMARY_ROW = "**Primary hypothesis.** "
+_NO_CI = "none computed"
 _TARGET = f"{TARGET_POWER:.0%}"
 _PRIMARY_PAIR_ALL_GROUPS = "**Primary pair on all groups (secondary).** "
 _PRIMARY_PAIR_TWO_SIDED = "**Primary pair, two-sided (secondary).** "
@@ -177,7 +180,7 @@ def primary_sentence(test: PrimaryTest) -> str:
 
 def _primary_interval(test: PrimaryTest) -> str:
     if not (_finite(test.ci_low) and _finite(test.ci_high)):
-        return ""
+        return f" (no bootstrap interval: {test.ci_note})" if test.ci_note else ""
     return (
         f" ({test.confidence:.0%} bootstrap interval {test.ci_low:.2f} to {test.ci_high:.2f} over "
         "the same pairs)"
@@ -271,7 +274,8 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
         sources = _words(str(row.get("bootstrap_sources", "")).split("+")) or "the inputs"
         text += f", {confidence:.0%} interval {low:.2f} to {high:.2f} (resampling {sources})"
     else:
-        text += ", no bootstrap interval (one model and one repetition: nothing to resample)"
+        note = row.get("bootstrap_note")
+        text += f", no bootstrap interval ({note if isinstance(note, str) and note else _NO_CI})"
     significant = below and adjust != "none"
     return text + _logo_clause(row, significant, significance) + _size_clause(row) + "."
 

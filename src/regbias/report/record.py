@@ -70,18 +70,37 @@ def record_part(tests: PairTests | None) -> str:
         return ""
     parts = []
     for family, words in _FAMILIES.items():
-        rows = tests.family(family)
+        rows = tests.tested(family)
+        untested = _untested_count(tests, family)
         if not len(rows):
+            if untested:
+                parts.append(f"no {words} testable{untested}")
             continue
         if not tests.can_reject(family):
-            parts.append(f"no verdict on the {len(rows)} {words} (too few relabellings)")
+            parts.append(f"no verdict on the {len(rows)} {words} (too few relabellings){untested}")
             continue
         found = tests.differing(family)
         listed = ", ".join(_name(r) for _, r in found.iterrows())
         parts.append(
-            f"{len(found)} of {len(rows)} {words} differ" + (f" ({listed})" if listed else "")
+            f"{len(found)} of {len(rows)} {words} differ"
+            + (f" ({listed})" if listed else "")
+            + untested
         )
     return "; ".join(parts) + (f" ({_how(tests)})" if parts else "")
+
+
+def _untested_count(tests: PairTests, family: str) -> str:
+    n = len(tests.untested(family))
+    return f", {n} untestable" if n else ""
+
+
+def _untested_names(tests: PairTests, family: str) -> str:
+    """The family's untestable pairs with why ("" where there is none)."""
+    rows = tests.untested(family)
+    if not len(rows):
+        return ""
+    listed = ", ".join(f"{_name(r)} ({r.get('untestable') or 'no p'})" for _, r in rows.iterrows())
+    return f"; untestable, kept out of the count: {listed}"
 
 
 def record_found(tests: PairTests | None) -> bool:
@@ -109,16 +128,19 @@ def record_lines(tests: PairTests | None) -> list[str]:
     measured = bool(np.isfinite(tests.table["detectable_share"].astype(float)).any())
     lines = []
     for family, words in _FAMILIES.items():
-        rows = tests.family(family)
+        rows = tests.tested(family)
+        untested = _untested_names(tests, family)
         if not len(rows):
+            if untested:
+                lines.append(f"Test of record, no {words} tested{untested}.")
             continue
         head = f"Test of record, {len(rows)} {words}"
         if not tests.can_reject(family):
             lines.append(
                 f"{head}: no verdict possible: with {tests.settings.relabellings} relabellings "
                 f"the smallest Holm p over {len(rows)} pairs is "
-                f"{len(rows) * tests.smallest_p:.2g} > {tests.alpha:g} (raise "
-                "analysis.pair_test.relabellings)."
+                f"{min(1.0, len(rows) * tests.smallest_p):.2g} > {tests.alpha:g} (raise "
+                f"analysis.pair_test.relabellings){untested}."
             )
             continue
         found = tests.differing(family)
@@ -133,7 +155,7 @@ def record_lines(tests: PairTests | None) -> list[str]:
             text += "; no difference: " + ", ".join(
                 _within(r, measured) for _, r in within.iterrows()
             )
-        lines.append(text + ".")
+        lines.append(text + untested + ".")
     if not measured:
         lines.append(
             "What the test of record could have detected is not measured in this run: "
@@ -174,6 +196,8 @@ def record_section(tests: PairTests | None) -> str:
     columns = ["family", "n_a", "n_b", "shared", "statistic", "z", "p", "p_adjusted", "differs"]
     table = tests.table.copy()
     table.index = [_name(r) for _, r in table.iterrows()]
+    table["differs"] = table["differs"].astype(object)
+    table.loc[~np.isfinite(table["p"].astype(float)), "differs"] = "untestable"
     if np.isfinite(table["detectable_share"].astype(float)).any():
         columns.append("detectable_share")
     header = "| pair | " + " | ".join(columns) + " |"
