@@ -50,6 +50,12 @@ def compare_variants(
     """
     analysis = settings.analysis
     found = EncoderComparison(confidence=analysis.confidence)
+    unknown = [label for label, (_, job) in variants.items() if job is None]
+    if unknown:  # a variant of an earlier sweep of the same parent: no job, no saved config
+        found.notes.append(f"not compared (no job of this sweep): {', '.join(unknown)}")
+        variants = {k: v for k, v in variants.items() if v[1] is not None}
+    if len(variants) < 2:
+        return found
     own = {
         label: variant_settings(settings, sweep_dir, job) for label, (_, job) in variants.items()
     }

@@ -37,7 +37,8 @@ _REPORT_LINK = re.compile(r'href="([^":]*/)?report\.md"')
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 1.5rem auto;
        padding: 0 1rem; line-height: 1.45; color: #222; }
-table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0; }
+table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0; display: block;
+        overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 0.15rem 0.4rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 img { max-width: 100%; height: auto; display: block; margin: 0.5rem 0; }
