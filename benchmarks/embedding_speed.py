@@ -16,6 +16,11 @@ one forward pass; "after" is what a job does now: one pass, in passes sized to s
 a CPU (``CPU_PASS_FLOATS`` in ``regbias.embeddings.encoder``). Each path runs --repeats times,
 each run right after its own matmul probe; the ratio printed is the median of those paired
 ratios, with their range (the CPUs may be shared).
+
+``--backends torch onnxruntime`` adds the "after" path run by ONNX Runtime
+(``encoder.backend=onnxruntime``: exported once into the cache), interleaved with the same
+probe, and the largest difference of a real token's last hidden state between the backends on
+the same tweets.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from embed import read_tweets
 from hydra import compose, initialize_config_dir
@@ -42,10 +48,13 @@ from regbias.embeddings.spec import EncoderSpec
 from regbias.settings_reader import build
 
 
-def encoder_spec(name: str, cache_dir: Path) -> EncoderSpec:
-    """``encoder=<name>`` as the app composes it."""
+def encoder_spec(name: str, cache_dir: Path, backend: str = "torch") -> EncoderSpec:
+    """``encoder=<name>`` as the app composes it (``+encoder.backend`` other than torch)."""
+    overrides = [f"encoder={name}", f"paths.cache_dir={cache_dir}"]
+    if backend != "torch":
+        overrides.append(f"+encoder.backend={backend}")
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[f"encoder={name}", f"paths.cache_dir={cache_dir}"])
+        cfg = compose("config", overrides=overrides)
     return build(EncoderSpec, OmegaConf.to_container(cfg.encoder, resolve=True), "encoder")
 
 
@@ -121,6 +130,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--backends", nargs="+", default=["torch"], help="torch onnxruntime")
     args = parser.parse_args()
 
     texts = read_tweets(args.data_dir, args.n, args.seed)
@@ -159,6 +169,18 @@ def main() -> None:
                 encoder_module.CPU_PASS_FLOATS,
                 lambda e=encoder: e.embed(texts),
             )
+            others = {}
+            for backend in (b for b in args.backends if b != "torch"):
+                spec = encoder_spec(name, args.cache_dir, backend)
+                other = load_encoder(spec, device=args.device, cache_dir=args.cache_dir)
+                other.embed(texts[:16])  # warm-up
+                others[backend] = other
+                paths[f"after, {backend}"] = (
+                    encoder_module.CPU_PASS_FLOATS,
+                    lambda e=other: e.embed(texts),
+                )
+            if "torch" not in args.backends:
+                paths = {k: v for k, v in paths.items() if k.startswith("after,")}
             for path, (pass_floats, function) in paths.items():
                 ratios, rates = measure(function, flops, shapes, pass_floats, args.repeats)
                 print(
@@ -166,10 +188,25 @@ def main() -> None:
                     f"{max(rates):>9.1f}{statistics.median(ratios):>7.2f}"
                     f"  [{min(ratios):.2f}-{max(ratios):.2f}]"
                 )
+        for backend, other in others.items():
+            print(f"{'':<12}{backend} against torch: {largest_difference(encoder, other, texts)}")
         print(
             f"{'':<12}({layers} layers, hidden {h}, intermediate {i}; "
             f"{sum(lengths) / len(lengths):.1f} tokens per tweet; {flops / 1e9:.1f} GFLOP a pass)"
         )
+
+
+def largest_difference(first: Encoder, second: Encoder, texts: list[str]) -> str:
+    """The largest absolute difference of real tokens' and pooled vectors, in words."""
+    tokens_a, pooled_a = first.embed(texts)
+    tokens_b, pooled_b = second.embed(texts)
+    tokens = max(float(np.max(np.abs(a - b))) for a, b in zip(tokens_a, tokens_b, strict=True))
+    pooled = float(np.max(np.abs(pooled_a - pooled_b))) if pooled_a is not None else float("nan")
+    scale = max(float(np.max(np.abs(a))) for a in tokens_a)
+    return (
+        f"largest |difference| {tokens:.2e} (token vectors; their largest |value| {scale:.2f}), "
+        f"{pooled:.2e} (pooled), {len(texts)} tweets"
+    )
 
 
 def _installed(distribution: str) -> bool:

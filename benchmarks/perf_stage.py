@@ -19,8 +19,9 @@ from pathlib import Path
 from regbias.analysis.perf_test import perf_record_tests
 from regbias.analysis.perf_texts import PerfTexts
 from regbias.app.cli import CONFIG_DIR
-from regbias.app.pipeline import read_study, scored_texts, study_encoder
+from regbias.app.pipeline import read_study, scored_texts
 from regbias.app.settings import StudySettings, read_settings
+from regbias.app.study_parts import study_encoder
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.performance.stage import run_performance_stage
 

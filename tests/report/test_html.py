@@ -38,3 +38,27 @@ def test_write_html_report_beside_report_md(tmp_path: Path) -> None:
 def test_links_to_other_reports_point_to_their_pages(tmp_path: Path) -> None:
     page = report_html("[b](variant-b/report.md) and [c](https://x.org/report.md)\n", tmp_path)
     assert 'href="variant-b/report.html"' in page and 'href="https://x.org/report.md"' in page
+
+
+def _noise_png(path: Path, seed: int) -> None:
+    """A figure that hardly compresses: 500 x 400 pixels of noise (about 600 KB)."""
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.random.default_rng(seed).integers(0, 256, (400, 500, 3), dtype=np.uint8)
+    Image.fromarray(pixels).save(path)
+
+
+def test_a_multi_encoder_page_stays_under_the_viewers_limit(tmp_path: Path) -> None:
+    """Heatmaps of three encoders side by side: small figures embedded, the rest named."""
+    from regbias.report.html import PAGE_LIMIT
+
+    (tmp_path / "figures").mkdir()
+    links = []
+    for i in range(6):
+        _noise_png(tmp_path / "figures" / f"d{i}.png", i)
+        links.append(f"![d{i}](figures/d{i}.png)")
+    page = report_html("# r\n\n" + "\n\n".join(links) + "\n", tmp_path)
+    assert len(page.encode("utf-8")) <= PAGE_LIMIT < 800_000
+    assert 'src="data:image/png;base64,' in page  # the first figures are embedded, re-encoded
+    assert "figures/d5.png: a separate artifact" in page

@@ -18,7 +18,7 @@ def study_encoder(settings: StudySettings) -> Encoder:
     """The configured encoder on the trainer's device (cpu, cuda or auto)."""
     accelerator = settings.trainer.accelerator
     device = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(accelerator, "auto")
-    return load_encoder(settings.encoder, device=device)
+    return load_encoder(settings.encoder, device=device, cache_dir=settings.paths.cache_dir)
 
 
 def record_study(settings: StudySettings) -> StudyData:

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
+from regbias.app.encoder_compare import compare_variants
 from regbias.app.parent import sweep_name
 from regbias.app.settings import read_settings
 from regbias.app.start import sweep_started
@@ -32,6 +33,7 @@ from regbias.app.timing import SweepTimes, format_seconds, job_set_up_at, proces
 from regbias.data.data_dir import resolve_data_dir
 from regbias.errors import RegbiasError
 from regbias.report import comparison
+from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.figures import save_figure
 from regbias.report.headline import Headline, read_headline
@@ -64,7 +66,7 @@ def finish_sweep(
         folder = copy_report(parent, sweep_dir / REPORT_FOLDER)
         children = _children(parent, records)
         _log_params(parent, [c.data.params for c in children])
-        headlines = _headlines(parent, folder, records, _primary(config))
+        headlines = _headlines(parent, folder, records, _primary(config), (config, sweep_dir))
         _publish_html(parent, folder)
         _log_inputs(parent, folder, config.paths.get("data_dir"))
         first = next(iter(headlines.values()))
@@ -151,10 +153,14 @@ def _headlines(
     folder: Path,
     records: list[dict[str, Any]],
     primary: tuple[str, str] | None = None,
+    sweep: tuple[DictConfig, Path] | None = None,
 ) -> dict[str, Headline]:
     """One headline per variant; several variants also get the comparison page.
 
-    The page sets the encoders side by side (:mod:`regbias.report.encoders`).
+    The page answers which encoder separates the regions more, where their tests agree and
+    whether their primary rhos differ (:mod:`regbias.app.encoder_compare`, with ``sweep``:
+    the sweep's config and directory), then sets them side by side
+    (:mod:`regbias.report.encoders`).
     """
     variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
     if not variants:
@@ -166,7 +172,13 @@ def _headlines(
     table = comparison.comparison_table(headlines)
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
     evidence = encoder_evidence(folder, folders, primary)
-    page = comparison.comparison_markdown(table, folders, encoders_markdown(evidence))
+    compared = _compare(sweep, folder, folders, records)
+    name = " ~ ".join(primary) if primary else "n/a"
+    sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
+    page = comparison.comparison_markdown(table, folders, sections, compared.findings())
+    for table_name, frame in compared.tables().items():
+        parent.table(frame, f"comparison/{table_name}.csv")
+        frame.to_csv(_ensure(folder / "comparison") / f"{table_name}.csv", index=False)
     figure = comparison.comparison_figure(table)
     parent.table(table, "comparison/variants.csv", index=True)
     parent.text(page, "report.md")
@@ -175,6 +187,26 @@ def _headlines(
     (folder / "report.md").write_text(page)
     save_figure(comparison.comparison_figure(table), folder / "figures" / "comparison.png")
     return headlines
+
+
+def _compare(
+    sweep: tuple[DictConfig, Path] | None,
+    folder: Path,
+    folders: Mapping[str, str],
+    records: list[dict[str, Any]],
+) -> EncoderComparison:
+    """The variants compared on the same texts; a note instead where that fails."""
+    if sweep is None:
+        return EncoderComparison(notes=["no sweep directory: the variants were not compared"])
+    config, sweep_dir = sweep
+    done = [r for r in records if r.get("status") in DONE]
+    jobs = {f"variant-{r.get('variant')}": r.get("job_num") for r in done}
+    variants = {label: (name, jobs.get(name)) for label, name in folders.items()}
+    try:
+        return compare_variants(read_settings(config), folder, variants, sweep_dir)
+    except Exception as error:  # nothing here may fail the sweep
+        log.exception("could not compare the variants on the same texts")
+        return EncoderComparison(notes=[f"the variants could not be compared: {error}"])
 
 
 def _ensure(folder: Path) -> Path:

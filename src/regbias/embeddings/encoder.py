@@ -10,6 +10,7 @@ per text and :meth:`Encoder.pooled` one vector per text.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -46,7 +47,8 @@ class Encoder:
     Attributes:
         spec: the spec it was loaded from.
         tokenizer: its (fast) tokenizer.
-        model: the transformers model, in ``eval()`` mode on ``device``.
+        model: the transformers model, in ``eval()`` mode on ``device`` (or its ONNX Runtime
+            session: :class:`regbias.embeddings.onnx_backend.OnnxModel`).
         device: the torch device the model runs on.
         hidden_size: dimension of its token and pooled vectors.
         has_pooler: whether the model has a pooler whose weights were loaded (not initialised
@@ -57,7 +59,7 @@ class Encoder:
         self,
         spec: EncoderSpec,
         tokenizer: Any,
-        model: torch.nn.Module,
+        model: Any,
         device: torch.device,
         has_pooler: bool,
     ) -> None:
@@ -301,12 +303,15 @@ def _progress(items: list[list[int]], description: str) -> Iterator[list[int]]:
     return iter(progress_bar(items, desc=description, unit="batch", leave=False))
 
 
-def load_encoder(spec: EncoderSpec, device: str = "auto") -> Encoder:
+def load_encoder(
+    spec: EncoderSpec, device: str = "auto", cache_dir: str | Path | None = None
+) -> Encoder:
     """Load the tokenizer and model a spec names (see its source's ``load_model``).
 
     Args:
         spec: what to load.
         device: ``auto`` (CUDA when available, else CPU) or a torch device string.
+        cache_dir: the cache folder, where ``backend: onnxruntime`` keeps its export.
 
     Returns:
         The encoder, in evaluation mode on ``device``.
@@ -318,5 +323,13 @@ def load_encoder(spec: EncoderSpec, device: str = "auto") -> Encoder:
     torch_device = torch.device(
         ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
     )
-    tokenizer, model, has_pooler = spec.load_model()
+    tokenizer, torch_model, has_pooler = spec.load_model()
+    model: Any = torch_model
+    if spec.backend == "onnxruntime":
+        from regbias.embeddings.onnx_backend import onnx_model
+
+        if cache_dir is None:
+            raise ConfigError("encoder.backend=onnxruntime needs paths.cache_dir for its export")
+        names = set(getattr(tokenizer, "model_input_names", _INPUTS)) | {"input_ids"}
+        model = onnx_model(model.eval(), spec, Path(cache_dir), names, has_pooler)
     return Encoder(spec, tokenizer, model, torch_device, has_pooler)

@@ -18,7 +18,10 @@ import torch
 from regbias.embeddings.pooling import POOLINGS, Pooling
 from regbias.errors import ConfigError
 
-__all__ = ["EncoderSpec", "LoadedModel"]
+__all__ = ["BACKENDS", "EncoderSpec", "LoadedModel"]
+
+#: The encoder's backends: ``torch`` (the model as transformers builds it) or ``onnxruntime``.
+BACKENDS = ("torch", "onnxruntime")
 
 #: What a source loads: the tokenizer, the model, and whether it has a trained pooler.
 LoadedModel = tuple[Any, torch.nn.Module, bool]
@@ -55,12 +58,22 @@ class EncoderSpec(abc.ABC):
     #: texts, then each pooled kind's texts, in passes of their own, the first version's.
     #: Not in the encoder YAMLs: ``+encoder.one_pass``.
     one_pass: bool = True
+    #: ``torch`` (the model as transformers builds it) or ``onnxruntime`` (exported once into
+    #: the cache, checksummed, run by ONNX Runtime on the CPU; vectors within 1e-4 of torch's:
+    #: :mod:`regbias.embeddings.onnx_backend`). Not in the encoder YAMLs:
+    #: ``+encoder.backend=onnxruntime``.
+    backend: str = "torch"
 
     def __post_init__(self) -> None:
         if self.pooling not in POOLINGS:
             raise ConfigError(
                 f"encoder {self.name!r}: unknown pooling {self.pooling!r}; set encoder.pooling "
                 f"to one of {', '.join(POOLINGS)}"
+            )
+        if self.backend not in BACKENDS:
+            raise ConfigError(
+                f"encoder {self.name!r}: unknown backend {self.backend!r}; set encoder.backend "
+                "to torch or onnxruntime"
             )
         if not isinstance(self.max_length, int) or self.max_length < 2:
             raise ConfigError(
@@ -80,7 +93,8 @@ class EncoderSpec(abc.ABC):
         Random weights start it with ``random:`` (a control: ``random:<source>:...``).
         """
         control = "random:" if self.random_weights and self.source != "random" else ""
-        return f"{control}{self.source}:{self.fingerprint()}#max_length={self.max_length}"
+        backend = "" if self.backend == "torch" else f"#backend={self.backend}"
+        return f"{control}{self.source}:{self.fingerprint()}#max_length={self.max_length}{backend}"
 
     @abc.abstractmethod
     def fingerprint(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from regbias.report.canvas import new_figure
+from regbias.report.encoder_contrast import markdown_table
 from regbias.report.escape import markdown_text
 from regbias.report.headline import Headline
 
@@ -26,6 +27,7 @@ __all__ = [
     "comparison_markdown",
     "comparison_metrics",
     "comparison_table",
+    "exploratory_lines",
     "metric_label",
     "variant_labels",
 ]
@@ -126,26 +128,28 @@ def _bars(axes: Any, table: pd.DataFrame, columns: list[str], title: str) -> Non
     axes.legend(fontsize=8)
 
 
-def comparison_markdown(table: pd.DataFrame, folders: Mapping[str, str], sections: str = "") -> str:
-    """The sweep's page: the table, the figure, ``sections``, a link to each variant's report."""
+def comparison_markdown(
+    table: pd.DataFrame,
+    folders: Mapping[str, str],
+    sections: str = "",
+    findings: Sequence[str] = (),
+) -> str:
+    """The sweep's page: the answers, ``sections``, the exploratory table, the reports.
+
+    Args:
+        table: :func:`comparison_table`.
+        folders: each variant's folder, by label.
+        sections: the encoders' sections (separation, agreement, primary, controls).
+        findings: the page's findings, each backed by an interval or an adjusted test; the
+            per-distance rhos (unadjusted) are never findings: they are the exploratory table.
+    """
     lines = ["# regbias sweep: variants compared", "", "## Findings", ""]
-    for label, row in table.iterrows():
-        cells = [
-            f"{markdown_text(c)} = {v:.3g}"
-            for c, v in row.items()
-            if c.startswith("rho ") and _finite(v)
-        ]
-        lines.append(f"- {markdown_text(label)}: {'; '.join(cells) or 'no correlations'}")
-    lines += [
-        "",
-        "## Comparison",
-        "",
-        _markdown(table),
-        "",
-        "![comparison](figures/comparison.png)",
+    lines += [f"- {markdown_text(line)}" for line in findings] or [
+        "- no comparison on the same texts could be made (see the sections below)"
     ]
     if sections:
         lines += ["", sections.rstrip()]
+    lines += ["", *exploratory_lines(table), "![comparison](figures/comparison.png)"]
     lines += ["", "## Reports of the variants", ""]
     lines += [
         f"- {markdown_text(label)}: [{markdown_text(folder)}/report.md]({folder}/report.md)"
@@ -154,17 +158,42 @@ def comparison_markdown(table: pd.DataFrame, folders: Mapping[str, str], section
     return "\n".join(lines) + "\n"
 
 
-def _finite(value: Any) -> bool:
-    return isinstance(value, float | int) and math.isfinite(value)
+def exploratory_lines(table: pd.DataFrame) -> list[str]:
+    """Each distance against the headline gap per variant: rho, unadjusted p, mean distance.
 
-
-def _markdown(table: pd.DataFrame) -> str:
-    header = "| variant | " + " | ".join(map(markdown_text, table.columns)) + " |"
-    rule = "|---" * (len(table.columns) + 1) + "|"
-    body = [
-        f"| {markdown_text(label)} | "
-        + " | ".join(f"{v:.4g}" if _finite(v) else "" for v in row)
-        + " |"
-        for label, row in table.iterrows()
+    One row per distance and variant, every column named (the legend under the table);
+    labelled exploratory: 12 unadjusted p side by side are no finding.
+    """
+    rows = []
+    for label, row in table.iterrows():
+        for column in (c for c in table.columns if c.startswith("rho ")):
+            distance, performance = column.removeprefix("rho ").split(" ~ ")
+            mean = row.get(f"mean {distance.removeprefix('dist_')}", math.nan)
+            rows.append(
+                {
+                    "variant": str(label),
+                    "distance": distance,
+                    "performance": performance,
+                    "rho": row[column],
+                    "p (unadjusted)": row.get(f"p_perm {distance} ~ {performance}", math.nan),
+                    "mean distance": mean,
+                }
+            )
+    if not rows:
+        return []
+    legend = {
+        "variant": "the sweep's variant",
+        "distance": "the distance column (all pairs of groups)",
+        "performance": "the headline gap",
+        "rho": "Spearman rho of the distance against the gap, all pairs",
+        "p (unadjusted)": "its Mantel permutation p, not adjusted for the other rows",
+        "mean distance": "the distance's mean over all pairs (in its own units)",
+    }
+    return [
+        "## Exploratory: every distance against the headline gap (unadjusted)",
+        "",
+        "Not a finding: these rows are not adjusted for each other, and distances have their "
+        "own units (only the separation above compares encoders on one scale).",
+        "",
+        *markdown_table(pd.DataFrame(rows), legend),
     ]
-    return "\n".join([header, rule, *body])

@@ -132,8 +132,14 @@ def encoder_evidence(
     return found
 
 
-def encoders_markdown(evidence: list[EncoderEvidence], alpha: float = 0.05) -> str:
-    """The page's encoder sections: verdicts, primary rho, controls against twins, heatmaps."""
+def encoders_markdown(
+    evidence: list[EncoderEvidence], alpha: float = 0.05, primary: pd.DataFrame | None = None
+) -> str:
+    """The page's encoder sections: verdicts, primary rho, controls against twins, heatmaps.
+
+    ``primary`` (the joint-bootstrap contrasts of the primary rhos, by encoder label) backs
+    each control's sentence with the interval of the twin's rho minus the control's.
+    """
     if not evidence:
         return ""
     lines = ["## Encoders side by side", ""]
@@ -151,7 +157,7 @@ def encoders_markdown(evidence: list[EncoderEvidence], alpha: float = 0.05) -> s
             f"| {label} | {item.primary_name} | {_num(rho)} | {_num(low)} to {_num(high)} "
             f"| {_num(p)} | {pairs or 'not tested'} |"
         )
-    lines += ["", *_controls(evidence, alpha), *_heatmaps(evidence)]
+    lines += ["", *_controls(evidence, alpha, primary), *_heatmaps(evidence)]
     return "\n".join(lines) + "\n"
 
 
@@ -162,7 +168,9 @@ def verdict_count(verdict: DistanceVerdict) -> str:
     return f"{len(differing)} of {verdict.n_pairs}" + (f" ({names})" if names else "")
 
 
-def _controls(evidence: list[EncoderEvidence], alpha: float) -> list[str]:
+def _controls(
+    evidence: list[EncoderEvidence], alpha: float, primary: pd.DataFrame | None = None
+) -> list[str]:
     """Per control: what its pre-trained twin finds and it does not, and what both find."""
     trained = {e.identity: e for e in evidence if not e.control}
     lines = []
@@ -189,6 +197,7 @@ def _controls(evidence: list[EncoderEvidence], alpha: float) -> list[str]:
             f"the control: {_names(kept, twin)}",
             f"- correlations both find: {_names(both, twin)}",
             f"- the primary hypothesis ({twin.primary_name}): {_primary_against(twin, control)}",
+            *_backed(twin, control, primary),
             "",
         ]
     return lines
@@ -215,6 +224,31 @@ def _primary_against(twin: EncoderEvidence, control: EncoderEvidence) -> str:
         for item in (twin, control)
     )
     return f"{verdict} ({numbers})"
+
+
+def _backed(
+    twin: EncoderEvidence, control: EncoderEvidence, primary: pd.DataFrame | None
+) -> list[str]:
+    """The test behind the twin-against-control sentence: its rhos' difference and interval."""
+    if primary is None or not len(primary):
+        return ["- the difference of the two rhos: not tested (no joint bootstrap)"]
+    for _, row in primary.iterrows():
+        if {row["first"], row["second"]} == {twin.label, control.label}:
+            sign = 1.0 if row["first"] == twin.label else -1.0
+            low, high = sorted((sign * row["ci_low"], sign * row["ci_high"]))
+            shown = low > 0 or high < 0
+            verdict = (
+                "shown: the verdicts' contrast stands"
+                if shown
+                else "not shown: the interval covers 0, so the two verdicts' contrast is no "
+                "evidence of a difference between them"
+            )
+            return [
+                f"- the difference of the two rhos ({twin.encoder} minus {control.encoder}): "
+                f"{_num(sign * row['difference'])}, interval {_num(low)} to {_num(high)} "
+                f"(joint bootstrap): {verdict}"
+            ]
+    return ["- the difference of the two rhos: not tested (no joint bootstrap)"]
 
 
 def _heatmap_names(path: Path) -> list[str]:

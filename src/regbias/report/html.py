@@ -4,28 +4,41 @@ MLflow's artifact viewer renders ``report.md`` but not the figures it links (rel
 are not resolved there); it shows an HTML artifact as a page. So the report is also written as
 HTML with every linked PNG inlined as a ``data:`` URI: it reads the same in MLflow, in a
 browser from the local copy, or mailed as one file.
+
+MLflow's viewer shows an empty pane for a larger page (3.17, headless Chromium: pages up to
+790 KB rendered, 820 KB and 1.1 MB did not; docs/screenshots/). So a page stays under
+:data:`PAGE_LIMIT`: figures are re-encoded small (at most :data:`_WIDTH` pixels wide, a
+palette of :data:`_COLOURS` colours), and a figure that would pass the limit is named
+instead of embedded (it is a separate artifact of the run, ``figures/<name>.png``).
 """
 
 from __future__ import annotations
 
 import base64
+import io
 import re
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+from PIL import Image
 
 from regbias.report.escape import html_text
 
-__all__ = ["HTML_REPORT", "report_html", "write_html_report"]
+__all__ = ["HTML_REPORT", "PAGE_LIMIT", "report_html", "write_html_report"]
 
 #: The file name of the page, beside ``report.md``.
 HTML_REPORT = "report.html"
-_IMAGE = re.compile(r'<img src="([^"]+\.png)"')
+#: The most bytes a page may have: well under what MLflow's artifact viewer renders.
+PAGE_LIMIT = 500_000
+_WIDTH = 900
+_COLOURS = 64
+_IMAGE = re.compile(r'<img src="([^"]+\.png)" alt="([^"]*)" */?>')
 _REPORT_LINK = re.compile(r'href="([^":]*/)?report\.md"')
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 1.5rem auto;
        padding: 0 1rem; line-height: 1.45; color: #222; }
-table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0; }
+table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0; display: block;
+        overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 0.15rem 0.4rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 img { max-width: 100%; height: auto; display: block; margin: 0.5rem 0; }
@@ -48,11 +61,26 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
     """
     # Raw HTML is shown as text: a name from the data can never become markup.
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
-    body = _IMAGE.sub(lambda m: f'<img src="{_data_uri(folder, m.group(1))}"', body)
     # A comparison page links each variant's report: its page, beside it.
     body = _REPORT_LINK.sub(lambda m: f'href="{m.group(1) or ""}{HTML_REPORT}"', body)
     head = f'<meta charset="utf-8"><title>{html_text(title)}</title><style>{_STYLE}</style>'
-    return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{body}</body></html>\n'
+    page = f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{body}</body></html>\n'
+    left = [PAGE_LIMIT - len(page.encode("utf-8"))]
+
+    def embed(match: re.Match[str]) -> str:
+        link, alt = match.group(1), match.group(2)
+        uri = _data_uri(folder, link)
+        if uri is None:
+            return match.group(0)
+        if len(uri) + len(alt) + 20 > left[0]:
+            return (
+                f"<em>[figure {html_text(link)}: a separate artifact, not embedded: the page "
+                f"stays under {PAGE_LIMIT // 1000} KB]</em>"
+            )
+        left[0] -= len(uri) + len(alt) + 20
+        return f'<img src="{uri}" alt="{alt}">'
+
+    return _IMAGE.sub(embed, page)
 
 
 def write_html_report(folder: Path) -> Path | None:
@@ -65,8 +93,21 @@ def write_html_report(folder: Path) -> Path | None:
     return target
 
 
-def _data_uri(folder: Path, link: str) -> str:
+def _data_uri(folder: Path, link: str) -> str | None:
+    """The figure re-encoded small, as a ``data:`` URI (None: not a figure under ``folder``)."""
     path = (folder / link).resolve()
     if folder.resolve() not in path.parents or not path.is_file():
-        return link
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+        return None
+    data = path.read_bytes()
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            small = image.convert("RGB")
+    except OSError:  # not a PNG Pillow reads: embedded as it is
+        return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    if small.width > _WIDTH:
+        height = round(small.height * _WIDTH / small.width)
+        small = small.resize((_WIDTH, height), Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    small.quantize(_COLOURS, method=Image.Quantize.FASTOCTREE).save(buffer, "PNG", optimize=True)
+    smaller = min(data, buffer.getvalue(), key=len)
+    return "data:image/png;base64," + base64.b64encode(smaller).decode("ascii")
