@@ -42,6 +42,7 @@ from omegaconf import OmegaConf
 
 import regbias.embeddings.encoder as encoder_module
 from regbias.app.cli import CONFIG_DIR
+from regbias.data.data_dir import data_dir_for
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.embeddings.spec import EncoderSpec
@@ -124,7 +125,12 @@ def tokens_then_pooled(encoder: Encoder, texts: list[str], cache_dir: Path) -> N
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000, help="real tweets to embed")
-    parser.add_argument("--data-dir", type=Path, default=Path("/work/shared/data"))
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=data_dir_for(None),
+        help="the data directory (default: $REGBIAS_DATA_DIR, else data/, as a run's)",
+    )
     parser.add_argument("--encoders", nargs="+", default=["minilm_l6", "mpnet_base"])
     parser.add_argument("--cache-dir", type=Path, default=Path(".cache/regbias"))
     parser.add_argument("--device", default="cpu")

@@ -221,12 +221,14 @@ def test_nan_outputs_name_the_texts(tiny: Encoder, monkeypatch: pytest.MonkeyPat
         hidden[1:] = float("nan")  # every text but the first of the batch
         return output
 
+    # Texts of one token length share a pass (plan_batches): rows 1 to 3 of it are poisoned.
+    same = [f"rain again {d}" for d in "1234"]
     handle = layer.register_forward_hook(poison)
     try:
         with pytest.raises(RegbiasError, match="NaN or infinite values for 3 text"):
-            tiny.token_embeddings(TEXTS)
-        with pytest.raises(RegbiasError, match="rain again"):
-            tiny.pooled(TEXTS[:2])
+            tiny.token_embeddings(same)
+        with pytest.raises(RegbiasError, match="rain again 2"):
+            tiny.pooled(same[:2])
     finally:
         handle.remove()
     assert np.isfinite(tiny.pooled(TEXTS)).all()

@@ -8,7 +8,7 @@ job is submitted, :func:`prepare_cluster_sweep`
 * resolves the data directory, the embedding cache and a SQLite store to absolute paths and
   exports them as ``REGBIAS_DATA_DIR``, ``REGBIAS_CACHE_DIR`` and ``MLFLOW_TRACKING_URI``
   (where the config takes them from those variables): SLURM copies the submitting
-  environment into every job, and ``conf/hydra/launcher/ray.yaml`` passes them to Ray
+  environment into every job, and ``conf/hydra/launcher/ray_cluster.yaml`` passes them to Ray
   workers as ``runtime_env`` variables;
 * returns one :class:`Problem` per thing that would still break on the nodes (a relative
   SQLite URI or cache path set on the command line, a data directory missing on the submit
@@ -41,7 +41,7 @@ __all__ = [
 
 CACHE_ENV = "REGBIAS_CACHE_DIR"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
-# What the submit host exports for the jobs (ray.yaml forwards these to Ray workers).
+# What the submit host exports for the jobs (ray_cluster.yaml forwards these to Ray workers).
 EXPORTED = (DATA_DIR_ENV, CACHE_ENV, TRACKING_ENV)
 _LOOPBACK = ("127.", "localhost", "[::1]", "0.0.0.0")
 

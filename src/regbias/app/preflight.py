@@ -63,7 +63,7 @@ def _warn_passage_tests(distance: DistanceSettings) -> None:
     if named and distance.long.texts_per_passage > 1:
         log.warning(
             "secondary pair tests of %s: their passages are re-cut in every repetition, which "
-            "makes the tests anti-conservative (PROTOCOL.md); they are exploratory, never a "
+            "makes the tests anti-conservative (docs/method.md); they are exploratory, never a "
             "verdict (which pairs differ is the test of record's, analysis.pair_test)",
             ", ".join(named),
         )

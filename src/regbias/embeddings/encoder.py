@@ -22,9 +22,11 @@ from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import check_stop
 
 __all__ = [
+    "BATCH_ROWS",
     "Encoder",
     "Padding",
     "Pooling",
+    "batch_rows",
     "load_encoder",
     "plan_batches",
 ]
@@ -32,6 +34,8 @@ __all__ = [
 Padding = Literal["real", "max_length"]
 
 _PADDINGS = ("real", "max_length")
+#: The most rows of one forward pass (texts of one length; :func:`batch_rows`).
+BATCH_ROWS = 32
 _PROGRESS_MIN_BATCHES = 8
 #: On a CPU, the feed-forward activations one pass may hold (floats): a pass of
 #: ``CPU_PASS_FLOATS / intermediate_size`` tokens (1,024 for MiniLM, 512 for mpnet) keeps them
@@ -166,11 +170,14 @@ class Encoder:
             chosen = [texts[i] for i in index]
             if vectors is not None:
                 real = batch["attention_mask"]
-                pooled_batch = pool(output, real, self.spec.pooling)
+                pooled_batch = pool(output, real, self.spec.pooling)[: len(index)]
                 _check_finite(pooled_batch, None, chosen)
                 vectors[index] = pooled_batch.float().cpu().numpy()
             if tokens:
-                _keep_tokens(output.last_hidden_state, batch, padding, chosen, index, results)
+                n = len(index)  # the rows past it fill the pass (_batches)
+                mask = {"attention_mask": batch["attention_mask"][:n]}
+                hidden = output.last_hidden_state[:n]
+                _keep_tokens(hidden, mask, padding, chosen, index, results)
         return results, vectors
 
     def _token_budget(self, batch_size: int) -> int:
@@ -190,7 +197,11 @@ class Encoder:
     def _batches(
         self, texts: Sequence[str], batch_size: int, pad_to: int | None
     ) -> Iterator[tuple[list[int], dict[str, torch.Tensor]]]:
-        """Batches of similar-length texts, each padded to its longest (or to ``pad_to``)."""
+        """Batches of one length (:func:`plan_batches`), each at its length's rows.
+
+        A batch with fewer texts is filled with copies of its first (their outputs unused):
+        a text's pass has the same shape whichever texts it is embedded with.
+        """
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         if not texts:
@@ -203,11 +214,14 @@ class Encoder:
             return_token_type_ids=False,
         )["input_ids"]
         lengths = [pad_to or len(ids) for ids in encoded]
-        plan = plan_batches(lengths, self._token_budget(batch_size))
+        budget = self._token_budget(batch_size)
+        plan = plan_batches(lengths, budget)
         with torch.inference_mode():
             for index in _progress(plan, f"embedding {len(texts)} texts"):
                 check_stop()  # a safe point between forward passes
-                batch = _pad([encoded[i] for i in index], self.tokenizer.pad_token_id, pad_to)
+                rows = [encoded[i] for i in index]
+                rows += [rows[0]] * (batch_rows(lengths[index[0]], budget) - len(rows))
+                batch = _pad(rows, self.tokenizer.pad_token_id, pad_to)
                 yield (
                     index,
                     {
@@ -238,29 +252,41 @@ def _keep_tokens(
 
 
 def plan_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
-    """Group texts into batches of similar length that each fit a padded-token budget.
+    """Group texts into batches of one length each, that each fit a padded-token budget.
 
-    Texts are sorted longest first (so a batch too big for memory fails at once, not at the
-    end) and a batch takes texts while ``count * longest <= token_budget``. With the budget
-    ``batch_size * max_length``, no batch needs more memory than ``batch_size`` texts padded
-    to ``max_length``, and short texts (tweets) share one forward pass in large numbers, which
-    keeps the matrix products big enough to run efficiently.
+    A batch holds texts of one token length only and at most :func:`batch_rows` of them, and
+    is run at exactly that many rows (:meth:`Encoder._batches` fills the rest with copies), so
+    every pass of a text has the same shape whatever other texts are embedded with it: its
+    vector is the same bits whether it is embedded with the whole study or re-embedded alone
+    (a corrupt cache shard's texts). Longest texts come first (a batch too big for memory
+    fails at once, not at the end); with the budget ``batch_size * max_length`` no batch
+    needs more memory than ``batch_size`` texts padded to ``max_length``, and short texts
+    (tweets) share one forward pass in large numbers, which keeps the products efficient.
 
     Args:
         lengths: token count of each text (its padded width).
         token_budget: most padded tokens per batch; a longer text still gets its own batch.
 
     Returns:
-        Batches of text indices, longest texts first.
+        Batches of text indices, longest texts first, each of one length.
     """
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    by_length: dict[int, list[int]] = {}
+    for i in sorted(range(len(lengths)), key=lambda i: -lengths[i]):
+        by_length.setdefault(lengths[i], []).append(i)
     batches: list[list[int]] = []
-    for i in order:
-        if batches and (len(batches[-1]) + 1) * lengths[batches[-1][0]] <= token_budget:
-            batches[-1].append(i)
-        else:
-            batches.append([i])
+    for length, members in by_length.items():
+        rows = batch_rows(length, token_budget)
+        batches += [members[k : k + rows] for k in range(0, len(members), rows)]
     return batches
+
+
+def batch_rows(length: int, token_budget: int) -> int:
+    """The rows every batch of texts of ``length`` tokens runs at: a function of both alone.
+
+    At most :data:`BATCH_ROWS` rows, so a call with few texts of a length (the test of
+    record's misses, a quarantined shard's texts) pays for few filler rows.
+    """
+    return max(1, min(BATCH_ROWS, token_budget // max(1, length)))
 
 
 def _pad(sequences: list[list[int]], pad_id: int, pad_to: int | None) -> dict[str, torch.Tensor]:
