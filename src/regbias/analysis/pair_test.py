@@ -6,21 +6,7 @@ encoder's pooled sentence vector), and a relabelling splits the pooled texts uni
 random into sides of the groups' sizes. There are no repetitions and no passages, so every
 text moves the same way everywhere it is used and the test is exact under exchangeability.
 
-Three statistics, each a quadratic form ``T(u) = w^T M w`` in the side indicator
-``w = u / n_a - (1 - u) / n_b`` of one pooled matrix ``M``:
-
-- ``energy``: the energy distance (Szekely and Rizzo 2004), ``M = -|x_i - x_j|``;
-- ``mmd``: the squared maximum mean discrepancy (biased V-statistic, Gretton et al. 2012) with
-  a Gaussian kernel whose width is the median pairwise distance of the pooled texts;
-- ``mean``: the squared distance of the two groups' mean vectors, ``M = x_i . x_j``.
-
-``M`` is double-centred (its row and column means subtracted, which leaves every ``T(u)``
-unchanged), so ``T(u) = (1 / n_a + 1 / n_b)^2 u^T M u``, and ``K`` relabellings cost one
-matrix product ``M U`` of the ``(N, K)`` indicator matrix, in blocks, in float32 (for
-``mean``, ``M = X X^T`` of the centred vectors: the product ``X^T U``, ``d`` rows instead of
-``N``).
-``p = (1 + #{T*_k >= T}) / (1 + K)``, with the observed labelling's own value computed in the
-same product (a tie is never lost to rounding).
+The statistics and their permutation null: :mod:`regbias.analysis.pair_null`.
 
 Texts held by both groups (``mixed`` and a region, a corpus's shared rows) belong to neither
 side of that pair's test: a unit must sit on one side. A group larger than ``cap`` is
@@ -33,15 +19,22 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.pair_null import (
+    PAIR_STATISTICS,
+    PairStatistic,
+    PooledForm,
+    pair_statistic_null,
+    permutation_p,
+    pooled_form,
+)
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
-from regbias.interrupt import check_stop
 from regbias.settings_reader import check_choices
 
 __all__ = [
@@ -64,8 +57,6 @@ __all__ = [
     "size_classes",
 ]
 
-PairStatistic = Literal["energy", "mmd", "mean"]
-PAIR_STATISTICS: tuple[PairStatistic, ...] = get_args(PairStatistic)
 #: The declared families: pairs of two regions (the study's question), and pairs with a
 #: reference group (``mixed``, ``baseline``, ...), adjusted apart.
 PRIMARY_FAMILY = "regions"
@@ -75,10 +66,6 @@ _WORDS = {
     "mmd": "MMD (Gaussian kernel, median width)",
     "mean": "squared mean difference",
 }
-#: Relabellings per matrix product: an ``(N, block)`` float32 indicator and its product.
-_BLOCK = 512
-#: Relabelled statistics within this relative distance below the observed one are ties.
-_TIE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -236,101 +223,6 @@ def cap_groups(groups: Mapping[str, Sequence[str]], cap: int, seed: int) -> dict
             distinct = [distinct[i] for i in keep]
         out[name] = distinct
     return out
-
-
-@dataclass(frozen=True)
-class PooledForm:
-    """The quadratic form of one pair's pooled texts: ``T(u) = s * u^T M u``.
-
-    Attributes:
-        values: the double-centred ``(N, N)`` matrix ``M``, or with ``factor`` an ``(N, r)``
-            matrix ``F`` with ``M = F F^T`` (the ``mean`` statistic: the centred vectors, so a
-            relabelling costs ``r`` instead of ``N`` products a text).
-        factor: whether ``values`` is the factor ``F``.
-    """
-
-    values: np.ndarray
-    factor: bool = False
-
-    @property
-    def n(self) -> int:
-        """The pooled texts."""
-        return int(self.values.shape[0])
-
-    def quadratic(self, sides: np.ndarray) -> np.ndarray:
-        """``u^T M u`` of every column ``u`` of the ``(N, k)`` indicator matrix ``sides``."""
-        if self.factor:
-            projected = self.values.T @ sides
-            return np.einsum("rk,rk->k", projected, projected, dtype=np.float64)
-        return np.einsum("ik,ik->k", sides, self.values @ sides, dtype=np.float64)
-
-
-def pooled_form(vectors: np.ndarray, statistic: PairStatistic) -> PooledForm:
-    """The statistic's form of the pooled texts (see the module), in float32.
-
-    Args:
-        vectors: ``(N, d)`` the pooled texts' vectors (side ``a``'s, then ``b``'s).
-        statistic: ``energy``, ``mmd`` or ``mean``.
-    """
-    x = np.asarray(vectors, dtype=np.float64)
-    x = x - x.mean(axis=0)
-    if statistic == "mean":
-        return PooledForm(x.astype(np.float32), factor=True)
-    gram = x @ x.T
-    norms = np.diag(gram)
-    squared = np.maximum(norms[:, None] + norms[None, :] - 2 * gram, 0.0)
-    np.fill_diagonal(squared, 0.0)
-    if statistic == "energy":
-        m = -np.sqrt(squared)
-    else:
-        upper = squared[np.triu_indices(len(x), 1)]
-        width = float(np.median(upper)) if len(upper) else 1.0
-        m = np.exp(-squared / (2 * width)) if width > 0 else np.ones_like(squared)
-    row = m.mean(axis=1)
-    m = m - row[:, None] - row[None, :] + row.mean()
-    return PooledForm(m.astype(np.float32))
-
-
-def pair_statistic_null(
-    form: PooledForm, n_a: int, relabellings: int, rng: np.random.Generator
-) -> tuple[float, np.ndarray]:
-    """The observed statistic and its ``relabellings`` relabelled values.
-
-    Args:
-        form: :func:`pooled_form` of the ``n_a + n_b`` pooled texts (``a``'s first).
-        n_a: texts on side ``a``.
-        relabellings: relabellings ``K``.
-        rng: the relabellings' generator.
-
-    Returns:
-        ``(T, T*)``: the observed value and the ``(K,)`` relabelled values, all computed by
-        the same float32 products.
-    """
-    n = form.n
-    scale = (1.0 / n_a + 1.0 / (n - n_a)) ** 2
-    values = []
-    first = True
-    done = 0
-    while done < relabellings or first:
-        k = min(_BLOCK, relabellings - done)
-        sides = np.zeros((n, k + first), dtype=np.float32)
-        if first:
-            sides[:n_a, 0] = 1.0
-        if k:
-            chosen = np.argpartition(rng.random((k, n)), n_a - 1, axis=1)[:, :n_a]
-            np.put_along_axis(sides[:, first:].T, chosen, 1.0, axis=1)
-        values.append(form.quadratic(sides) * scale)
-        done += k
-        first = False
-        check_stop()
-    every = np.concatenate(values)
-    return float(every[0]), every[1:]
-
-
-def permutation_p(observed: float, null: np.ndarray) -> float:
-    """``(1 + #{T* >= T}) / (1 + K)``; a relabelled value within rounding of ``T`` is a tie."""
-    extreme = int(np.sum(null >= observed - _TIE * abs(observed)))
-    return (1 + extreme) / (1 + len(null))
 
 
 def _z(observed: float, null: np.ndarray) -> float:
