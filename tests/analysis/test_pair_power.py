@@ -71,11 +71,29 @@ def test_plants_draw_fresh_texts_and_the_same_seed_the_same_numbers(banks):
     assert not one.plants["p"].equals(other.plants["p"])
 
 
+def test_a_class_larger_than_the_source_is_planted_at_the_sizes_that_fit(banks):
+    # 30 + 40 from 50 source texts: planted at 21 + 28 (the same ratio), said in the rows.
+    source, donor = banks
+    result = plant_power(
+        source[:50],
+        donor,
+        [(30, 40, 3)],
+        packaged(PowerSettings, "analysis.power", plants=2, relabellings=99),
+        statistic="mean",
+        alpha=0.05,
+        progress=False,
+    )
+    assert set(zip(result.plants["planted_a"], result.plants["planted_b"], strict=True)) == {
+        (21, 28)
+    }
+    assert set(zip(result.plants["n_a"], result.plants["n_b"], strict=True)) == {(30, 40)}
+
+
 def test_a_source_too_small_for_the_sizes_says_which_setting(banks):
     source, donor = banks
     with pytest.raises(SampleSizeError, match=r"analysis\.power\.source"):
         plant_power(
-            source[:50],
+            source[:3],
             donor,
             [(30, 40, 3)],
             packaged(PowerSettings, "analysis.power", plants=1),

@@ -199,8 +199,8 @@ def test_families_shared_texts_duplicates_and_holm_within_a_family():
     assert table.loc[("au", "mixed"), "family"] == SECONDARY_FAMILY
     # The text both hold is on neither side; uk's duplicate counts once.
     assert table.loc[("au", "uk"), ["n_a", "n_b", "shared"]].tolist() == [30, 25, 1]
-    # mixed against a region: the region against mixed's other texts.
-    assert table.loc[("au", "mixed"), ["n_a", "n_b", "shared"]].tolist() == [21, 10, 10]
+    # mixed against a region: the whole region against mixed's other texts.
+    assert table.loc[("au", "mixed"), ["n_a", "n_b", "shared"]].tolist() == [31, 10, 10]
     for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
         rows = tests.family(family)
         assert np.allclose(rows["p_adjusted"], adjust_p(rows["p"].to_numpy(), "holm"))
@@ -220,6 +220,35 @@ def test_a_group_over_the_cap_is_subsampled_once_the_same_in_every_pair():
     )
     us_sides = [set(p.side_a) for p in plans if p.group_a == "us"]
     assert all(side == us_sides[0] for side in us_sides)
+
+
+def test_mixed_against_a_region_over_the_cap_is_the_region_against_the_other_regions():
+    # us exceeds the cap; mixed holds 300 us and 150 uk texts. Shared texts must go from the
+    # mixed side before capping (main removed them from the capped subsample only, so most of
+    # mixed's side stayed us tweets).
+    us = [f"us{i}" for i in range(500)]
+    uk = [f"uk{i}" for i in range(150)]
+    groups = {"us": us, "uk": uk, "mixed": us[:300] + uk}
+    plans = {
+        (p.group_a, p.group_b): p for p in plan_pairs(groups, pair_settings(cap=100), ("mixed",))
+    }
+    us_mixed = plans[("us", "mixed")]
+    assert not set(us_mixed.side_b) & set(us)
+    assert len(us_mixed.side_b) == 100 and len(us_mixed.side_a) == 100
+    assert us_mixed.shared == 300
+    assert set(us_mixed.side_a) == set(plans[("us", "uk")].side_a)  # the region's own cap
+    uk_mixed = plans[("uk", "mixed")]
+    assert not set(uk_mixed.side_b) & set(uk) and uk_mixed.shared == 150
+
+
+def test_the_cap_is_none_for_mean_and_quadratic_for_energy_and_mmd():
+    assert pair_settings().group_cap is None
+    assert pair_settings(statistic="energy").group_cap == 2000
+    assert pair_settings(statistic="mmd", cap=500).group_cap == 500
+    assert pair_settings(cap=300).group_cap == 300
+    groups = {"us": [f"t{i}" for i in range(3000)], "uk": [f"u{i}" for i in range(50)]}
+    assert len(plan_pairs(groups, pair_settings(), ())[0].side_a) == 3000
+    assert len(plan_pairs(groups, pair_settings(statistic="energy"), ())[0].side_a) == 2000
 
 
 def test_resolution_round_trip_and_settings_checks():

@@ -91,7 +91,9 @@ class PowerResult:
     """Detection rates of the test of record per size class and planted share.
 
     Attributes:
-        plants: one row per plant: ``n_a, n_b, family_pairs, share, plant, p``.
+        plants: one row per plant: ``n_a, n_b, family_pairs, share, plant, planted_a,
+            planted_b, p`` (``planted_*``: the sizes planted, below the class's where the
+            source or the donor cannot give it).
         alpha: the level.
         statistic: the test's statistic.
         relabellings: relabellings per plant.
@@ -203,43 +205,55 @@ def plant_power(
         names: the source's and the donor's names, for the report.
         progress: show a progress bar.
 
+    A class larger than the source can give (two disjoint pseudo-groups) or the donor can fill
+    is planted at the largest sizes that fit, in the same ratio (``planted_a``, ``planted_b``):
+    a smaller pair has less power, so what is detected there is detected at the class too.
+
     Raises:
-        SampleSizeError: the source cannot give two disjoint pseudo-groups, or the donor not
-            enough texts, at some size class.
+        SampleSizeError: the source cannot give two pseudo-groups of two texts at some class.
     """
     shares = [0.0, *settings.shares]
     rows = []
+    fitted = {}
     for n_a, n_b, _ in classes:
-        if n_a + n_b > len(source) or n_b > len(donor):
+        scale = min(1.0, len(source) / (n_a + n_b), len(donor) / n_b)
+        fitted[(n_a, n_b)] = (int(n_a * scale), int(n_b * scale))
+        if min(fitted[(n_a, n_b)]) < 2:
             raise SampleSizeError(
-                f"power plants of {n_a} + {n_b} texts need {n_a + n_b} source and {n_b} donor "
-                f"texts; {names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
+                f"power plants of {n_a} + {n_b} texts need source and donor texts; "
+                f"{names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
                 "groups in analysis.power.source and analysis.power.donor"
             )
     total = len(classes) * settings.plants * len(shares)
     with progress_bar(total=total, desc="power plants", disable=not progress) as bar:
         for n_a, n_b, m in classes:
+            planted_a, planted_b = fitted[(n_a, n_b)]
             for plant in range(settings.plants):
                 a, b, mixed_in, replaced = _plant_sides(
-                    len(source), len(donor), n_a, n_b, settings.seed, plant
+                    len(source), len(donor), planted_a, planted_b, settings.seed, plant
                 )
                 for share in shares:
-                    k = round(share * n_b)
+                    k = round(share * planted_b)
                     side_b = source[b].copy()
                     side_b[replaced[:k]] = donor[mixed_in[:k]]
                     matrix = pooled_form(np.vstack([source[a], side_b]), statistic)
                     rng = rng_for(settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
-                    observed, null = pair_statistic_null(matrix, n_a, settings.relabellings, rng)
+                    observed, null = pair_statistic_null(
+                        matrix, planted_a, settings.relabellings, rng
+                    )
                     rows.append(
                         {
                             "n_a": n_a,
                             "n_b": n_b,
                             "family_pairs": m,
-                            "share": k / n_b,
+                            "share": k / planted_b,
                             "plant": plant,
+                            "planted_a": planted_a,
+                            "planted_b": planted_b,
                             "p": permutation_p(observed, null),
                         }
                     )
                     bar.update()
-    frame = pd.DataFrame(rows, columns=["n_a", "n_b", "family_pairs", "share", "plant", "p"])
+    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
+    frame = pd.DataFrame(rows, columns=columns)
     return PowerResult(frame, alpha, statistic, settings.relabellings, names[0], names[1])

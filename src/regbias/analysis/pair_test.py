@@ -76,7 +76,11 @@ class PairTestSettings:
         enabled: run it (at the end of a sweep, or in a single run).
         statistic: ``energy``, ``mmd`` or ``mean`` (see the module).
         relabellings: relabellings per pair (the smallest p is ``1 / (1 + relabellings)``).
-        cap: the most texts a group brings (a larger group is subsampled once, seeded).
+        cap: the most texts a group brings (a larger group is subsampled once, seeded);
+            None: all its distinct texts.
+        quadratic_cap: the most texts a group brings to ``energy`` and ``mmd``, whose cost is
+            quadratic in the pooled texts (the smaller of the two caps where both are set);
+            ``mean`` is linear and ignores it.
         seed: seed of the subsamples and the relabellings (also the training sample whose
             texts form ``baseline``).
     """
@@ -84,16 +88,26 @@ class PairTestSettings:
     enabled: bool
     statistic: PairStatistic
     relabellings: int
-    cap: int
+    cap: int | None
+    quadratic_cap: int | None
     seed: int
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.pair_test")
-        if self.relabellings < 1 or self.cap < 2:
+        caps = [c for c in (self.cap, self.quadratic_cap) if c is not None]
+        if self.relabellings < 1 or any(c < 2 for c in caps):
             raise ConfigError(
-                "analysis.pair_test.relabellings must be >= 1 and analysis.pair_test.cap >= 2; "
-                f"got {self.relabellings} and {self.cap}"
+                "analysis.pair_test.relabellings must be >= 1 and analysis.pair_test.cap and "
+                f"quadratic_cap >= 2 (or null); got {self.relabellings}, {self.cap} and "
+                f"{self.quadratic_cap}"
             )
+
+    @property
+    def group_cap(self) -> int | None:
+        """The most texts a group brings to this statistic (None: all)."""
+        caps = [self.cap] + ([self.quadratic_cap] if self.statistic != "mean" else [])
+        given = [c for c in caps if c is not None]
+        return min(given) if given else None
 
     def words(self) -> str:
         """The statistic in words, for the report."""
@@ -161,6 +175,7 @@ class PairTests:
                 "statistic": self.settings.statistic,
                 "relabellings": self.settings.relabellings,
                 "cap": self.settings.cap,
+                "quadratic_cap": self.settings.quadratic_cap,
                 "seed": self.settings.seed,
             },
             "alpha": self.alpha,
@@ -171,7 +186,7 @@ class PairTests:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PairTests:
         """The tests written by :meth:`to_dict`."""
-        settings = PairTestSettings(**data["settings"])
+        settings = PairTestSettings(**{"quadratic_cap": None, **data["settings"]})
         sizes = {str(k): int(v) for k, v in data.get("group_sizes", {}).items()}
         return cls(settings, float(data["alpha"]), pd.DataFrame(data["table"]), sizes)
 
@@ -209,20 +224,28 @@ def pair_family(a: str, b: str, references: Sequence[str]) -> str:
     return SECONDARY_FAMILY if a in references or b in references else PRIMARY_FAMILY
 
 
-def cap_groups(groups: Mapping[str, Sequence[str]], cap: int, seed: int) -> dict[str, list[str]]:
+def cap_groups(
+    groups: Mapping[str, Sequence[str]], cap: int | None, seed: int
+) -> dict[str, list[str]]:
     """Each group's distinct texts, a group larger than ``cap`` subsampled once (seeded).
 
     The subsample depends on the group's name and ``seed`` only, so it is the same in every
-    pair the group is in and in every run of the same corpus.
+    pair the group is in and in every run of the same corpus. ``cap=None``: every text.
     """
-    out = {}
-    for name, texts in groups.items():
-        distinct = list(dict.fromkeys(texts))
-        if len(distinct) > cap:
-            keep = np.sort(rng_for(seed, "pair-test-cap", name).permutation(len(distinct))[:cap])
-            distinct = [distinct[i] for i in keep]
-        out[name] = distinct
-    return out
+    return {
+        name: _capped(list(dict.fromkeys(texts)), cap, seed, name) for name, texts in groups.items()
+    }
+
+
+def _capped(
+    distinct: list[str], cap: int | None, seed: int, name: str, drop: frozenset[str] = frozenset()
+) -> list[str]:
+    """The first ``cap`` of the group's seeded order that are not in ``drop``, in text order."""
+    if cap is None or len(distinct) - len(drop) <= cap:
+        return [t for t in distinct if t not in drop]
+    order = rng_for(seed, "pair-test-cap", name).permutation(len(distinct))
+    keep = np.sort([i for i in order if distinct[i] not in drop][:cap])
+    return [distinct[i] for i in keep]
 
 
 def _z(observed: float, null: np.ndarray) -> float:
@@ -261,23 +284,34 @@ class PlannedPair:
 def plan_pairs(
     groups: Mapping[str, Sequence[str]], settings: PairTestSettings, references: Sequence[str]
 ) -> list[PlannedPair]:
-    """Every pair of ``groups`` in order, capped and with shared texts left out (the module)."""
-    capped = cap_groups(groups, settings.cap, settings.seed)
+    """Every pair of ``groups`` in order, with the texts both groups hold left out.
+
+    Which texts both hold is asked of the whole groups, before any cap. Against a region, a
+    reference group (``mixed``) loses every text of the region, and is capped after that, so
+    its side is the other regions' texts; the region's side is its capped set as in every
+    pair. In a pair of two regions (or two references) a text both hold leaves both sides.
+    ``shared`` counts the texts so removed.
+    """
+    distinct = {name: list(dict.fromkeys(texts)) for name, texts in groups.items()}
+    cap = settings.group_cap
+    capped = cap_groups(distinct, cap, settings.seed)
     names = list(capped)
     plans = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            shared = set(capped[a]) & set(capped[b])
-            plans.append(
-                PlannedPair(
-                    a,
-                    b,
-                    pair_family(a, b, references),
-                    [t for t in capped[a] if t not in shared],
-                    [t for t in capped[b] if t not in shared],
-                    len(shared),
-                )
-            )
+            shared = frozenset(distinct[a]) & frozenset(distinct[b])
+            side_a, side_b = capped[a], capped[b]
+            if (a in references) != (b in references):
+                if a in references:
+                    side_a = _capped(distinct[a], cap, settings.seed, a, shared)
+                else:
+                    side_b = _capped(distinct[b], cap, settings.seed, b, shared)
+                removed = len(shared)
+            else:
+                removed = len(shared & frozenset([*side_a, *side_b]))
+                side_a = [t for t in side_a if t not in shared]
+                side_b = [t for t in side_b if t not in shared]
+            plans.append(PlannedPair(a, b, pair_family(a, b, references), side_a, side_b, removed))
     return plans
 
 

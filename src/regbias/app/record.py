@@ -76,10 +76,10 @@ def run_record_tests(
     groups = {name: list(texts.texts) for name, texts in study.groups.items()}
     n = len(groups)
     log.info(
-        "test of record: %s, %d pairs, all distinct texts (at most %d a group), %d relabellings",
+        "test of record: %s, %d pairs, all distinct texts (at most %s a group), %d relabellings",
         pair.words(),
         n * (n - 1) // 2,
-        pair.cap,
+        pair.group_cap or "every text",
         pair.relabellings,
     )
     with progress_bar(total=n * (n - 1) // 2, desc="pair tests") as bar:

@@ -55,8 +55,9 @@ def _name(row: pd.Series) -> str:
 def _method(tests: PairTests) -> str:
     s = tests.settings
     return (
-        f"{s.words()} of sentence vectors, all distinct texts (at most {s.cap} a group), "
-        f"{s.relabellings} relabellings, Holm p <= {tests.alpha:g}"
+        f"{s.words()} of sentence vectors, all distinct texts"
+        + (f" (at most {s.group_cap} a group), " if s.group_cap is not None else ", ")
+        + f"{s.relabellings} relabellings, Holm p <= {tests.alpha:g}"
     )
 
 
