@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from regbias.analysis.pair_power import PowerSettings, plant_power
+from regbias.analysis.pair_power import PowerResult, PowerSettings, plant_power
 from regbias.analysis.pair_test import PairTests, PairTestSettings, record_tests
 from regbias.errors import ConfigError, SampleSizeError
 from tests.conftest import packaged
@@ -51,7 +52,7 @@ def test_80_percent_is_claimed_only_by_the_clopper_pearson_bound(banks):
     assert share in (0.2, 1.0)
     if share == 1.0:
         assert rates.loc[0.2, "power_low"] < 0.8
-    assert "detects a" in result.sentence(30, 40)
+    assert "would detect" in result.sentence(30, 40) and "donor-like" in result.sentence(30, 40)
 
 
 def test_too_few_relabellings_give_no_power_statement(banks):
@@ -116,3 +117,30 @@ def test_each_pair_gets_its_size_class_detectable_share():
     assert isinstance(with_power, PairTests)
     assert with_power.table["detectable_share"].tolist() == [0.4]
     assert math.isnan(tests.table["detectable_share"].iloc[0])
+
+
+def test_a_share_that_passes_while_a_larger_one_fails_is_not_detectable():
+    # 20% passes (50 of 50), 40% fails (30 of 50), 80% passes: main reported 20%; the smallest
+    # share from which on every larger share passes is 80%.
+    hits = {0.0: 0, 0.2: 50, 0.4: 30, 0.8: 50}
+    plants = pd.DataFrame(
+        [
+            {"n_a": 30, "n_b": 40, "family_pairs": 1, "share": s, "plant": k, "p": p}
+            for s, h in hits.items()
+            for k in range(50)
+            for p in [0.001 if k < h else 0.5]
+        ]
+    )
+    result = PowerResult(plants, 0.05, "mean", 999, "us", "uk")
+    assert result.detectable()[(30, 40)] == 0.8
+    assert "mixture of >= 80% of uk-like texts" in result.sentence(30, 40)
+    hits[0.8] = 30
+    failing = pd.DataFrame(
+        [
+            {"n_a": 30, "n_b": 40, "family_pairs": 1, "share": s, "plant": k, "p": p}
+            for s, h in hits.items()
+            for k in range(50)
+            for p in [0.001 if k < h else 0.5]
+        ]
+    )
+    assert math.isnan(PowerResult(failing, 0.05, "mean", 999, "us", "uk").detectable()[(30, 40)])

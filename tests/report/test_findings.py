@@ -271,6 +271,9 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
             "shared": [0, 0, 200],
             "statistic": [0.01, 0.001, 0.002],
             "z": [18.5, 0.3, 1.0],
+            "effect": [0.0099, 0.0001, 0.001],
+            "effect_ci_low": [0.009, -0.001, 0.0],
+            "effect_ci_high": [0.011, 0.002, 0.002],
             "p": [0.0001, 0.4, 0.2],
             "p_adjusted": [0.0002, 0.4, 0.2],
             "differs": [True, False, False],
@@ -280,7 +283,8 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
     tests = PairTests(packaged(PairTestSettings, "analysis.pair_test"), 0.05, table)
     lines = record_lines(tests)
     assert lines[0].startswith("Test of record, 2 region pairs: 1 differ")
-    assert "uk-us (z 18.5, p 0.0002)" in lines[0] and "no difference: nz-za." in lines[0]
+    assert "uk-us (effect 0.0099 [0.009, 0.011], Holm p 0.0002)" in lines[0]
+    assert "not shown to differ: nz-za." in lines[0] and "no difference" not in lines[0]
     assert "`regbias task=power`" in lines[-1]
     plants = pd.DataFrame(
         [
@@ -294,10 +298,16 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
     power = PowerResult(plants, 0.05, "energy", 999, "us", "uk")
     detectable = power.detectable()
     assert np.isnan(detectable[(250, 320)]) and detectable[(2000, 2000)] == 0.4
-    with_power = record_lines(tests.with_power(power.detectable()))
-    assert "nz-za (detects no planted mixture with 80% power)" in with_power[0]
+    with_power = record_lines(tests.with_power(power.detectable(), power.donor))
+    assert (
+        "nz-za (at these sizes no planted mixture of uk-like texts is detected with 80% power)"
+        in with_power[0]
+    )
     assert not any("task=power" in line for line in with_power)
     section = power_section(power)
     assert section.startswith("## Power of the test of record") and "figures/power.png" in section
-    assert "pairs of 2000 and 2000 texts: detects a 40% mixture with >= 80% power" in section
+    assert (
+        "pairs of 2000 and 2000 texts: would detect a mixture of >= 40% of uk-like texts with "
+        "80% power" in section
+    )
     assert "| pair | family |" in record_section(tests)

@@ -140,15 +140,22 @@ class PowerResult:
         return pd.DataFrame(rows)
 
     def detectable(self) -> dict[tuple[int, int], float]:
-        """Per size class ``(n_a, n_b)``: the smallest share whose power's lower bound is >= 0.8.
+        """Per size class ``(n_a, n_b)``: the smallest share detected, every larger one too.
 
-        NaN where no planted share reaches it (or the plants could not resolve the level).
+        Detected: the power's Clopper-Pearson lower bound is >= 0.8. A share that passes while
+        a larger one fails is not detectable: the curve must hold from there up. NaN where
+        the largest planted share does not reach it (or the plants could not resolve the
+        level).
         """
         out: dict[tuple[int, int], float] = {}
         for (n_a, n_b), part in self.rates().groupby(["n_a", "n_b"], sort=True):
-            hit = part[(part["share"] > 0) & (part["power_low"] >= TARGET_POWER)]
-            found = float(hit["share"].min()) if len(hit) and self.resolvable else math.nan
-            out[(int(n_a), int(n_b))] = found
+            part = part[part["share"] > 0].sort_values("share", ascending=False)
+            found = math.nan
+            for share, low in zip(part["share"], part["power_low"], strict=True):
+                if low < TARGET_POWER:
+                    break
+                found = float(share)
+            out[(int(n_a), int(n_b))] = found if self.resolvable else math.nan
         return out
 
     def sentence(self, n_a: int, n_b: int) -> str:
@@ -162,9 +169,15 @@ class PowerResult:
             )
         share = self.detectable().get((n_a, n_b), math.nan)
         if math.isfinite(share):
-            return f"detects a {share:.0%} mixture with >= {TARGET_POWER:.0%} power"
+            return (
+                f"would detect a mixture of >= {share:.0%} of {self.donor}-like texts with "
+                f"{TARGET_POWER:.0%} power"
+            )
         top = max(self.plants["share"]) if len(self.plants) else 0
-        return f"detects no planted share up to {top:.0%} with {TARGET_POWER:.0%} power"
+        return (
+            f"would detect no planted mixture of {self.donor}-like texts up to {top:.0%} "
+            f"with {TARGET_POWER:.0%} power"
+        )
 
 
 def _plant_sides(

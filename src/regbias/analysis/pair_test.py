@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.pair_effect import pair_effect
 from regbias.analysis.pair_null import (
     PAIR_STATISTICS,
     PairStatistic,
@@ -81,6 +82,7 @@ class PairTestSettings:
         quadratic_cap: the most texts a group brings to ``energy`` and ``mmd``, whose cost is
             quadratic in the pooled texts (the smaller of the two caps where both are set);
             ``mean`` is linear and ignores it.
+        effect_resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
         seed: seed of the subsamples and the relabellings (also the training sample whose
             texts form ``baseline``).
     """
@@ -90,6 +92,7 @@ class PairTestSettings:
     relabellings: int
     cap: int | None
     quadratic_cap: int | None
+    effect_resamples: int
     seed: int
 
     def __post_init__(self) -> None:
@@ -122,8 +125,11 @@ class PairTests:
         settings: what was run.
         alpha: the level.
         table: one row per pair: ``group_a, group_b, family, n_a, n_b, shared`` (texts left
-            out as held by both), ``statistic``, ``z`` (the observed value in standard
-            deviations of its null), ``p``, ``p_adjusted`` (Holm within the family),
+            out as held by both), ``statistic`` (the test's value, which grows with the
+            sizes), ``z`` (the test's standardised statistic: the value in standard deviations
+            of its null), ``effect`` with ``effect_ci_low`` and ``effect_ci_high`` (the
+            size-free effect, :mod:`regbias.analysis.pair_effect`, and its bootstrap interval
+            at ``1 - alpha``), ``p``, ``p_adjusted`` (Holm within the family),
             ``differs``, and ``detectable_share`` (NaN until power is measured).
         group_sizes: distinct texts per group before the cap.
     """
@@ -152,14 +158,16 @@ class PairTests:
         rows = self.family(family)
         return rows[rows["differs"]].sort_values(["p_adjusted", "p"], kind="stable")
 
-    def with_power(self, detectable: Mapping[tuple[int, int], float]) -> PairTests:
+    def with_power(self, detectable: Mapping[tuple[int, int], float], donor: str = "") -> PairTests:
         """A copy whose ``detectable_share`` holds the smallest share detected with power.
 
         Args:
             detectable: by size class ``(n_small, n_large)`` (:func:`size_classes`), the
                 smallest planted share detected with 80% power (NaN: none planted was).
+            donor: the group whose texts were mixed in (``power_donor``, for the words).
         """
         table = self.table.copy()
+        table["power_donor"] = donor
         shares = []
         for a, b in zip(table["n_a"], table["n_b"], strict=True):
             key = (size_class(min(a, b)), size_class(max(a, b)))
@@ -176,6 +184,7 @@ class PairTests:
                 "relabellings": self.settings.relabellings,
                 "cap": self.settings.cap,
                 "quadratic_cap": self.settings.quadratic_cap,
+                "effect_resamples": self.settings.effect_resamples,
                 "seed": self.settings.seed,
             },
             "alpha": self.alpha,
@@ -186,7 +195,9 @@ class PairTests:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PairTests:
         """The tests written by :meth:`to_dict`."""
-        settings = PairTestSettings(**{"quadratic_cap": None, **data["settings"]})
+        settings = PairTestSettings(
+            **{"quadratic_cap": None, "effect_resamples": 0, **data["settings"]}
+        )
         sizes = {str(k): int(v) for k, v in data.get("group_sizes", {}).items()}
         return cls(settings, float(data["alpha"]), pd.DataFrame(data["table"]), sizes)
 
@@ -344,7 +355,7 @@ def record_tests(
     where = {t: i for i, t in enumerate(texts)}
     rows = []
     for plan in plans:
-        rows.append({**plan.row(), **_test(plan, every, where, settings)})
+        rows.append({**plan.row(), **_test(plan, every, where, settings, 1 - alpha)})
         if progress is not None:
             progress(f"{plan.group_a}-{plan.group_b}")
     table = pd.DataFrame(rows)
@@ -360,12 +371,33 @@ def record_tests(
 
 
 def _test(
-    plan: PlannedPair, every: np.ndarray, where: Mapping[str, int], settings: PairTestSettings
+    plan: PlannedPair,
+    every: np.ndarray,
+    where: Mapping[str, int],
+    settings: PairTestSettings,
+    confidence: float,
 ) -> dict[str, float]:
     if not plan.testable:
-        return {"statistic": math.nan, "z": math.nan, "p": math.nan}
+        keys = ("statistic", "z", "effect", "effect_ci_low", "effect_ci_high", "p")
+        return dict.fromkeys(keys, math.nan)
     rows = [where[t] for t in plan.side_a] + [where[t] for t in plan.side_b]
     form = pooled_form(every[rows], settings.statistic)
     rng = rng_for(settings.seed, "pair-test", plan.group_a, plan.group_b)
     observed, null = pair_statistic_null(form, len(plan.side_a), settings.relabellings, rng)
-    return {"statistic": observed, "z": _z(observed, null), "p": permutation_p(observed, null)}
+    n_a = len(plan.side_a)
+    effect, low, high = pair_effect(
+        every[rows[:n_a]],
+        every[rows[n_a:]],
+        settings.statistic,
+        resamples=settings.effect_resamples,
+        confidence=confidence,
+        rng=rng_for(settings.seed, "pair-effect", plan.group_a, plan.group_b),
+    )
+    return {
+        "statistic": observed,
+        "z": _z(observed, null),
+        "effect": effect,
+        "effect_ci_low": low,
+        "effect_ci_high": high,
+        "p": permutation_p(observed, null),
+    }

@@ -129,5 +129,5 @@ def record_and_power(
     with timed(times, "power"):
         power = sweep_power(settings, record, study=study, encoder=encoder)
     if record is not None and power is not None:
-        record = record.with_power(power.detectable())
+        record = record.with_power(power.detectable(), power.donor)
     return record, power

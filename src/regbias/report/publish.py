@@ -125,12 +125,12 @@ def log_analysis(
 
 
 def log_record(run: RunLog, tests: PairTests) -> None:
-    """The test of record: ``analysis/pair_tests.csv|json``, its metrics and z heatmap."""
+    """The test of record: ``analysis/pair_tests.csv|json``, its metrics and effect heatmap."""
     run.table(tests.table, PAIR_TESTS_CSV)
     run.json(tests.to_dict(), PAIR_TESTS_JSON)
     run.metrics(record_metrics(tests))
-    title = f"test of record: z of the {tests.settings.words()}"
-    run.figure(plots.distance_heatmap(record_matrix(tests), title), "figures/pair_test_z.png")
+    title = f"test of record: size-free effect ({tests.settings.words()})"
+    run.figure(plots.distance_heatmap(record_matrix(tests), title), "figures/pair_test_effect.png")
 
 
 def with_record_columns(pairwise: pd.DataFrame, tests: PairTests | None) -> pd.DataFrame:
@@ -139,7 +139,8 @@ def with_record_columns(pairwise: pd.DataFrame, tests: PairTests | None) -> pd.D
         return pairwise
     keyed = {frozenset((r["group_a"], r["group_b"])): r for _, r in tests.table.iterrows()}
     out = pairwise.copy()
-    for column in ("family", "z", "p", "p_adjusted", "differs", "detectable_share"):
+    columns = ("family", "effect", "effect_ci_low", "effect_ci_high", "z", "p", "p_adjusted")
+    for column in (*columns, "differs", "detectable_share"):
         out[f"pair_test_{column}"] = [
             keyed[frozenset((a, b))][column] if frozenset((a, b)) in keyed else None
             for a, b in zip(out["group_a"], out["group_b"], strict=True)
