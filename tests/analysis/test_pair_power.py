@@ -43,7 +43,7 @@ def test_no_mixture_is_rarely_detected_and_a_full_one_always(banks):
 
 
 def test_80_percent_is_claimed_only_by_the_clopper_pearson_bound(banks):
-    result = _power(banks)
+    result = _power(banks, refine_step=None)
     rates = result.rates().set_index("share")
     # 20 of 20 detected: the 95% lower bound is 0.83, so 100% may be claimed; a share whose
     # point estimate is 0.8 or 0.85 over 20 plants may not (its bound is below 0.8).
@@ -144,3 +144,16 @@ def test_a_share_that_passes_while_a_larger_one_fails_is_not_detectable():
         ]
     )
     assert math.isnan(PowerResult(failing, 0.05, "mean", 999, "us", "uk").detectable()[(30, 40)])
+
+
+def test_shares_are_refined_on_a_10_percent_grid_where_the_boundary_falls(banks):
+    coarse = _power(banks, refine_step=None)
+    assert coarse.detectable()[(30, 40)] == 1.0  # 20% fails, 100% passes
+    assert sorted(set(coarse.plants["share"])) == [0.0, 0.2, 1.0]
+    refined = _power(banks)
+    shares = sorted(set(refined.plants["share"]))
+    assert np.allclose(shares, [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
+    found = refined.detectable()[(30, 40)]
+    assert 0.2 < found < 1.0  # the boundary, now known to 10%
+    rates = refined.rates().set_index("share")
+    assert (rates.loc[rates.index >= found - 1e-9, "power_low"] >= 0.8).all()

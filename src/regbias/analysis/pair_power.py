@@ -19,7 +19,7 @@ distance scales with the square of the share: ``E(P, (1 - pi) P + pi Q) = pi^2 E
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +62,9 @@ class PowerSettings:
             ``alpha / m``).
         source: the group cut into two pseudo-groups (None: the largest region).
         donor: the group mixed in (None: the largest other region).
+        refine_step: where the detectable share falls between two planted shares, plant
+            the shares between them on a grid of this step too (a 10%-step grid by default;
+            null: no refinement), so "40%" does not stand for anywhere in (20%, 40%].
         seed: seed of the plants.
     """
 
@@ -71,6 +74,7 @@ class PowerSettings:
     relabellings: int
     source: str | None
     donor: str | None
+    refine_step: float | None
     seed: int
 
     def __post_init__(self) -> None:
@@ -194,6 +198,59 @@ def _plant_sides(
     )
 
 
+def _between(shares: Sequence[float], found: float, step: float) -> list[float]:
+    """The ``step`` grid strictly between the planted share below ``found`` and ``found``."""
+    if not math.isfinite(found):
+        return []
+    below = max([s for s in shares if s < found - 1e-9], default=0.0)
+    count = round((found - below) / step)
+    return [round(below + step * i, 10) for i in range(1, count) if below + step * i < found - 1e-9]
+
+
+@dataclass(frozen=True)
+class _Plants:
+    """The plants of one size class: the same draws at every share a plant is given."""
+
+    source: np.ndarray
+    donor: np.ndarray
+    size: tuple[int, int, int]
+    planted: tuple[int, int]
+    settings: PowerSettings
+    statistic: PairStatistic
+
+    def rows(self, shares: Sequence[float], tick: Callable[[], object]) -> list[dict[str, float]]:
+        """One row per plant and share: its test's p."""
+        n_a, n_b, m = self.size
+        planted_a, planted_b = self.planted
+        out = []
+        for plant in range(self.settings.plants):
+            a, b, mixed_in, replaced = _plant_sides(
+                len(self.source), len(self.donor), planted_a, planted_b, self.settings.seed, plant
+            )
+            for share in shares:
+                k = round(share * planted_b)
+                side_b = self.source[b].copy()
+                side_b[replaced[:k]] = self.donor[mixed_in[:k]]
+                matrix = pooled_form(np.vstack([self.source[a], side_b]), self.statistic)
+                rng = rng_for(self.settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
+                relabellings = self.settings.relabellings
+                observed, null = pair_statistic_null(matrix, planted_a, relabellings, rng)
+                out.append(
+                    {
+                        "n_a": n_a,
+                        "n_b": n_b,
+                        "family_pairs": m,
+                        "share": k / planted_b,
+                        "plant": plant,
+                        "planted_a": planted_a,
+                        "planted_b": planted_b,
+                        "p": permutation_p(observed, null),
+                    }
+                )
+                tick()
+        return out
+
+
 def plant_power(
     source: np.ndarray,
     donor: np.ndarray,
@@ -237,36 +294,23 @@ def plant_power(
                 f"{names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
                 "groups in analysis.power.source and analysis.power.donor"
             )
+    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
     total = len(classes) * settings.plants * len(shares)
     with progress_bar(total=total, desc="power plants", disable=not progress) as bar:
         for n_a, n_b, m in classes:
-            planted_a, planted_b = fitted[(n_a, n_b)]
-            for plant in range(settings.plants):
-                a, b, mixed_in, replaced = _plant_sides(
-                    len(source), len(donor), planted_a, planted_b, settings.seed, plant
+            run = _Plants(source, donor, (n_a, n_b, m), fitted[(n_a, n_b)], settings, statistic)
+            done = run.rows(shares, bar.update)
+            if settings.refine_step is not None:
+                coarse = PowerResult(
+                    pd.DataFrame(done, columns=columns),
+                    alpha,
+                    statistic,
+                    settings.relabellings,
+                    *names,
                 )
-                for share in shares:
-                    k = round(share * planted_b)
-                    side_b = source[b].copy()
-                    side_b[replaced[:k]] = donor[mixed_in[:k]]
-                    matrix = pooled_form(np.vstack([source[a], side_b]), statistic)
-                    rng = rng_for(settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
-                    observed, null = pair_statistic_null(
-                        matrix, planted_a, settings.relabellings, rng
-                    )
-                    rows.append(
-                        {
-                            "n_a": n_a,
-                            "n_b": n_b,
-                            "family_pairs": m,
-                            "share": k / planted_b,
-                            "plant": plant,
-                            "planted_a": planted_a,
-                            "planted_b": planted_b,
-                            "p": permutation_p(observed, null),
-                        }
-                    )
-                    bar.update()
+                finer = _between(shares, coarse.detectable()[(n_a, n_b)], settings.refine_step)
+                done += run.rows(finer, lambda: None)
+            rows += done
     columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
     frame = pd.DataFrame(rows, columns=columns)
     return PowerResult(frame, alpha, statistic, settings.relabellings, names[0], names[1])
