@@ -17,7 +17,7 @@ from regbias.data.sentiment140 import (
 )
 from regbias.errors import DataError
 
-# Rows per region after dropping the texts that are empty (PROTOCOL.md gives the counts before).
+# Rows per region after dropping the texts that are empty (docs/method.md gives the counts before).
 REAL_COUNTS = {"au": 2163, "ca": 1834, "nz": 329, "uk": 6442, "us": 17566, "za": 250}
 REAL_EMPTY = {"au": 2, "ca": 6, "nz": 0, "uk": 4, "us": 40, "za": 0}
 

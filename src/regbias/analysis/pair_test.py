@@ -1,6 +1,7 @@
 """The test of record per pair: one permutation test on all distinct texts of both groups.
 
-Which regions differ is asked once per sweep, on all the data (PROTOCOL.md, "Pair tests"):
+Which regions differ is asked once per sweep, on all the data (docs/method.md, "Which pairs
+differ: the test of record"):
 for groups ``a`` and ``b`` the units are their distinct texts, one vector per text (the
 encoder's pooled sentence vector), and a relabelling splits the pooled texts uniformly at
 random into sides of the groups' sizes. There are no repetitions and no passages, so every

@@ -57,7 +57,7 @@ def _method(tests: PairTests) -> str:
     return (
         f"{s.words()} of sentence vectors, all distinct texts"
         + (f" (at most {s.group_cap} a group), " if s.group_cap is not None else ", ")
-        + f"{s.relabellings} relabellings, Holm p <= {tests.alpha:g}"
+        + f"{s.relabellings} relabellings, Holm per family p <= {tests.alpha:g}"
     )
 
 
