@@ -225,31 +225,21 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     assert "none is a finding" in none
 
 
-def test_secondary_pair_tests_are_adjusted_across_distances_and_labelled():
+def test_the_distances_have_no_pair_verdict_of_their_own():
     import numpy as np
 
     from regbias.distances.matrix import DistanceMatrix
     from regbias.report.noise import verdict_lines
 
     groups = ["a", "b", "c", "d"]
-    mean = np.array([[0, 1, 1, 5], [1, 0, 1, 5], [1, 1, 0, 5], [5, 5, 5, 0]], dtype=float)
-    null = np.ones((999, 4, 4)) * 2.0  # every relabelling at 2: d's pairs (5) are never reached
-    tested = DistanceMatrix(
-        "energy_long", groups, mean, np.zeros((4, 4)), 1, null=null, repetitions=mean[None]
-    )
-    coarse = DistanceMatrix(
-        "lda", groups, mean, np.zeros((4, 4)), 1, null=null[:19], repetitions=mean[None]
-    )
-    untested = DistanceMatrix("sinkhorn_long", groups, mean, np.zeros((4, 4)), 1)
-    matrices = {"energy_long": tested, "lda": coarse, "sinkhorn_long": untested}
-    lines = verdict_lines(matrices, "holm", 0.05)
-    # Both tested distances' 12 pairs are one family: lda's p of 1/20 fails Holm over 12, and
-    # energy_long's 0.001 passes it.
-    assert lines[0].startswith("Secondary pair test, `energy_long`: 3 of 6 pairs differ (Holm")
-    assert "over 12 pair tests" in lines[0]
-    assert "no verdict possible: with 19 relabellings" in lines[1]
-    assert lines[2].startswith("`sinkhorn_long`: estimates") and "test of record" in lines[2]
-    assert len(lines) == 3
+    mean = np.ones((4, 4)) - np.eye(4)
+    matrices = {
+        name: DistanceMatrix(name, groups, mean, np.zeros((4, 4)), 1)
+        for name in ("sinkhorn_long", "lda")
+    }
+    (line,) = verdict_lines(matrices)
+    assert line.startswith("`sinkhorn_long`, `lda`: estimates") and "test of record" in line
+    assert "Secondary pair test" not in line
 
 
 def test_the_test_of_record_says_what_differs_and_what_it_could_detect():

@@ -13,7 +13,6 @@ import pandas as pd
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_power import PowerResult
 from regbias.analysis.pair_test import PairTests
-from regbias.analysis.pair_verdicts import pair_verdicts, with_verdict_columns
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
@@ -96,10 +95,7 @@ def log_analysis(
             run.table(analysis.dcor, "performance/dcor.csv")
         _log_group_means(run, analysis.summary)
         _distribution_figures(run, analysis.summary, results.groups)
-    verdicts = pair_verdicts(results.distances, settings.adjust, settings.significance)
-    pairwise = with_record_columns(
-        with_verdict_columns(analysis.pairwise, verdicts), results.record
-    )
+    pairwise = with_record_columns(analysis.pairwise, results.record)
     run.table(pairwise, "analysis/pairwise.csv")
     if results.record is not None:
         log_record(run, results.record)
@@ -115,7 +111,7 @@ def log_analysis(
     _representation_figures(run, results)
     lines = [
         *record_lines(results.record),
-        *verdict_lines(results.distances, settings.adjust, settings.significance),
+        *verdict_lines(results.distances),
     ]
     run.json(evidence.numbers(), HEADLINE_FILE)
     report = report_markdown(results, analysis, settings, extra_findings=lines)
