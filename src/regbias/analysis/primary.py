@@ -239,25 +239,16 @@ def primary_test(
     null = rank_correlation_null(x, y, index_a, index_b, perms).spearman[:, 0]
     power = models = None
     if power_simulations > 0:
-        models = position_model_range(
-            len(groups),
-            significance=significance,
-            direction=alternative,
-            couplings=power_couplings,
-            n_simulations=power_simulations,
-            n_permutations=power_permutations,
-            seed=seed,
-        )
-        power = primary_power(
-            len(groups),
-            significance=significance,
-            direction=alternative,
-            couplings=power_couplings,
-            dimensions=power_dimensions,
-            n_simulations=power_simulations,
-            n_permutations=power_permutations,
-            seed=seed,
-        )
+        simulated = {
+            "significance": significance,
+            "direction": alternative,
+            "couplings": power_couplings,
+            "n_simulations": power_simulations,
+            "n_permutations": power_permutations,
+            "seed": seed,
+        }
+        models = position_model_range(len(groups), **simulated)  # type: ignore[arg-type]
+        power = primary_power(len(groups), dimensions=power_dimensions, **simulated)  # type: ignore[arg-type]
     return replace(
         untested,
         groups=groups,
