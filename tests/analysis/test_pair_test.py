@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.pair_null import draw_sides, relabelled_values, tie_margin
 from regbias.analysis.pair_test import (
     PRIMARY_FAMILY,
     SECONDARY_FAMILY,
@@ -119,8 +120,59 @@ def test_a_planted_shift_is_found(statistic):
 
 
 def test_a_tie_counts_as_extreme():
-    null = np.array([1.0, 2.0, 3.0 - 1e-12])
+    null = np.array([1.0, 2.0, 3.0])
     assert permutation_p(3.0, null) == pytest.approx(2 / 4)
+
+
+def _exact_scaled(k: np.ndarray, n_a: int, sides: np.ndarray, statistic: str) -> np.ndarray:
+    """``T (n_a n_b)^2`` of integer data ``k`` in exact integer arithmetic, per labelling."""
+    n_b = len(k) - n_a
+    weights = np.where(sides.T > 0, n_b, -n_a).astype(np.int64)  # n_a n_b w, an integer
+    if statistic == "mean":
+        return ((weights @ k) ** 2).sum(axis=1)
+    m = -np.abs(k[:, None, 0] - k[None, :, 0])  # 1-D energy: integer distances
+    return np.einsum("ki,ij,kj->k", weights, m, weights)
+
+
+def _exact_p(k: np.ndarray, n_a: int, sides: np.ndarray, statistic: str) -> float:
+    observed = np.zeros((len(k), 1))
+    observed[:n_a] = 1.0
+    t = _exact_scaled(k, n_a, observed, statistic)[0]
+    return (1 + int(np.sum(_exact_scaled(k, n_a, sides, statistic) >= t))) / (1 + sides.shape[1])
+
+
+@pytest.mark.parametrize("statistic", ["mean", "energy"])
+def test_p_on_tied_discrete_vectors_is_the_exact_p_of_the_same_relabellings(statistic):
+    # Two or three distinct values, offset and scaled: most relabelled values tie exactly with
+    # others and often with T. float32 products and a 1e-6 tie rule lost up to 4e-6 relative
+    # and gave p too small (main: 5 of these 40 wrong); the p must equal the exact p.
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        n_a, n_b = 60, 140
+        d = 3 if statistic == "mean" else 1
+        k = rng.integers(0, 2 + seed % 2, size=(n_a + n_b, d))
+        x = k * 0.37 + 5.1
+        observed, null = pair_statistic_null(
+            pooled_form(x, statistic), n_a, 400, np.random.default_rng(seed + 100)
+        )
+        sides = draw_sides(n_a + n_b, n_a, 400, np.random.default_rng(seed + 100))
+        assert permutation_p(observed, null) == _exact_p(k, n_a, sides, statistic), seed
+
+
+@pytest.mark.parametrize("statistic", ["mean", "energy"])
+def test_every_split_enumerated_gives_the_exact_p_with_equal_sides(statistic):
+    # All 924 splits of 6 + 6 discrete texts: a split and its mirror tie exactly, and so do
+    # splits that swap duplicates; the count of T* >= T over every split is the exact one.
+    for seed in range(10):
+        k = np.random.default_rng(seed).integers(0, 3, size=(12, 2 if statistic == "mean" else 1))
+        form = pooled_form(k * 1.1 - 0.3, statistic)
+        sides = np.zeros((12, 924))
+        for j, side in enumerate(itertools.combinations(range(12), 6)):
+            sides[list(side), j] = 1.0
+        values = relabelled_values(form, 6, sides)
+        observed = float(relabelled_values(form, 6, np.repeat([[1.0], [0.0]], 6, axis=0))[0])
+        values[np.abs(values - observed) <= tie_margin(form, 6, observed)] = observed
+        assert permutation_p(observed, values) == _exact_p(k, 6, sides, statistic), seed
 
 
 def _vectors(texts: list[str]) -> np.ndarray:
@@ -147,8 +199,8 @@ def test_families_shared_texts_duplicates_and_holm_within_a_family():
     assert table.loc[("au", "mixed"), "family"] == SECONDARY_FAMILY
     # The text both hold is on neither side; uk's duplicate counts once.
     assert table.loc[("au", "uk"), ["n_a", "n_b", "shared"]].tolist() == [30, 25, 1]
-    # mixed against a region: the region against mixed's other texts.
-    assert table.loc[("au", "mixed"), ["n_a", "n_b", "shared"]].tolist() == [21, 10, 10]
+    # mixed against a region: the whole region against mixed's other texts.
+    assert table.loc[("au", "mixed"), ["n_a", "n_b", "shared"]].tolist() == [31, 10, 10]
     for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
         rows = tests.family(family)
         assert np.allclose(rows["p_adjusted"], adjust_p(rows["p"].to_numpy(), "holm"))
@@ -168,6 +220,35 @@ def test_a_group_over_the_cap_is_subsampled_once_the_same_in_every_pair():
     )
     us_sides = [set(p.side_a) for p in plans if p.group_a == "us"]
     assert all(side == us_sides[0] for side in us_sides)
+
+
+def test_mixed_against_a_region_over_the_cap_is_the_region_against_the_other_regions():
+    # us exceeds the cap; mixed holds 300 us and 150 uk texts. Shared texts must go from the
+    # mixed side before capping (main removed them from the capped subsample only, so most of
+    # mixed's side stayed us tweets).
+    us = [f"us{i}" for i in range(500)]
+    uk = [f"uk{i}" for i in range(150)]
+    groups = {"us": us, "uk": uk, "mixed": us[:300] + uk}
+    plans = {
+        (p.group_a, p.group_b): p for p in plan_pairs(groups, pair_settings(cap=100), ("mixed",))
+    }
+    us_mixed = plans[("us", "mixed")]
+    assert not set(us_mixed.side_b) & set(us)
+    assert len(us_mixed.side_b) == 100 and len(us_mixed.side_a) == 100
+    assert us_mixed.shared == 300
+    assert set(us_mixed.side_a) == set(plans[("us", "uk")].side_a)  # the region's own cap
+    uk_mixed = plans[("uk", "mixed")]
+    assert not set(uk_mixed.side_b) & set(uk) and uk_mixed.shared == 150
+
+
+def test_the_cap_is_none_for_mean_and_quadratic_for_energy_and_mmd():
+    assert pair_settings().group_cap is None
+    assert pair_settings(statistic="energy").group_cap == 2000
+    assert pair_settings(statistic="mmd", cap=500).group_cap == 500
+    assert pair_settings(cap=300).group_cap == 300
+    groups = {"us": [f"t{i}" for i in range(3000)], "uk": [f"u{i}" for i in range(50)]}
+    assert len(plan_pairs(groups, pair_settings(), ())[0].side_a) == 3000
+    assert len(plan_pairs(groups, pair_settings(statistic="energy"), ())[0].side_a) == 2000
 
 
 def test_resolution_round_trip_and_settings_checks():

@@ -20,14 +20,12 @@ from tests.conftest import compose_config
 def report_folder(root, rho, scale=1.0):
     groups = ["au", "ca", "nz", "uk"]
     mean = np.array([[0, 1, 4, 2], [1, 0, 3, 5], [4, 3, 0, 6], [2, 5, 6, 0]], float) * scale
-    # Tested with 999 relabellings none of which reached a pair: every pair differs.
     matrix = DistanceMatrix(
         "sinkhorn_long",
         groups,
         mean,
         np.zeros_like(mean),
         2,
-        null=np.zeros((999, 4, 4)),
         repetitions=np.stack([mean, mean]),
     )
     (root / "distances").mkdir(parents=True)
@@ -67,6 +65,17 @@ def test_headline_from_tables(tmp_path):
     assert headline.metrics["corr/dist_sinkhorn_long/gap_accuracy/rho"] == -0.83
     assert headline.metrics["corr/dist_sinkhorn_long/gap_accuracy/p_perm"] == 0.02
     assert headline.metrics["dist_mean/sinkhorn_long"] == pytest.approx(3.5)
+
+
+def test_the_farthest_differing_pair_is_the_largest_effect_not_the_largest_z(tmp_path):
+    # z grows with the pair's sizes: ca-uk (two large groups) has the larger z, nz-uk the
+    # larger size-free effect, and the effect names the farthest pair.
+    root = report_folder(tmp_path, -0.83)
+    table = pd.read_csv(root / "analysis" / "pair_tests.csv")
+    table["effect"] = [0.5, 0.04, 0.01]
+    table.to_csv(root / "analysis" / "pair_tests.csv", index=False)
+    pairs = read_headline(root).pairs
+    assert pairs["farthest differing"] == ("nz", "uk", 0.04, "test of record effect")
 
 
 def test_headline_prefers_the_reports_findings(tmp_path):
@@ -151,10 +160,7 @@ def test_variants_alike_but_for_the_code_keep_apart():
 
 def test_no_pair_is_named_when_no_tested_distance_finds_a_difference(tmp_path):
     folder = report_folder(tmp_path, 0.5)
-    path = folder / "distances" / "sinkhorn_long.json"
-    data = json.loads(path.read_text())
-    data.pop("null")  # untested: its extremes are estimates, not findings
-    path.write_text(json.dumps(data))
+    # The distances have no pair verdict: their extremes are estimates, not findings.
     tests = folder / "analysis" / "pair_tests.csv"
     table = pd.read_csv(tests)
     table["differs"] = False  # and the test of record finds no pair: none is named

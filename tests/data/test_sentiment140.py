@@ -17,7 +17,7 @@ from regbias.data.sentiment140 import (
 )
 from regbias.errors import DataError
 
-# Rows per region after dropping the texts that are empty (PROTOCOL.md gives the counts before)
+# Rows per region after dropping the texts that are empty (docs/method.md gives the counts before)
 # and the copies of a tweet the region already holds (issue 36).
 REAL_COUNTS = {"au": 2163, "ca": 1831, "nz": 329, "uk": 6387, "us": 17426, "za": 249}
 REAL_DUPLICATES = {"ca": 3, "uk": 55, "us": 140, "za": 1, "mixed": 279}

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
-from scipy import stats
 
 from regbias.data.corpus import TextSet
 from regbias.data.draws import DrawSizes, distance_draws, matched_pool_size
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.sinkhorn import sinkhorn_matrix
 from regbias.distances.sinkhorn.floors import sinkhorn_floors
-from regbias.distances.sinkhorn.relabellings import sinkhorn_relabellings
 from regbias.errors import SampleSizeError
 from tests.settings import packaged_sinkhorn
 
@@ -32,78 +28,6 @@ def study(seed: int, shifted: str | None = None) -> list[dict[str, list[np.ndarr
 
 def stacked(rep: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
     return {g: np.concatenate(ts) for g, ts in rep.items()}
-
-
-def pvalues(seed: int, shifted: str | None = None, relabellings: int = 19) -> np.ndarray:
-    per_text = study(seed, shifted)
-    matrix, table = sinkhorn_matrix([stacked(per_text[0])], SETTINGS, progress=False)
-    null = sinkhorn_relabellings(
-        per_text,
-        None,
-        table,
-        SETTINGS,
-        relabellings,
-        seed,
-        exclude_unconverged=True,
-        progress=False,
-    )
-    assert null.shape == (relabellings, 4, 4)
-    return replace(matrix, null=null).p_above_noise[np.triu_indices(4, 1)]
-
-
-@pytest.mark.parametrize("level", [0.2])
-def test_exchangeable_groups_keep_the_false_positive_rate(level):
-    # 34 studies x 6 pairs = 204 exchangeable pairs; with 9 relabellings p <= 0.2 has
-    # probability exactly 0.2 under the null.
-    p = np.concatenate([pvalues(seed, relabellings=9) for seed in range(34)])
-    assert len(p) >= 200 and p.min() >= 1 / 10
-    low, high = stats.binom.ppf([0.0005, 0.9995], len(p), level) / len(p)
-    assert low <= np.mean(p <= level + 1e-9) <= high
-
-
-def test_a_planted_shift_is_above_noise():
-    p = pvalues(0, shifted="a")  # pairs a-b, a-c, a-d, b-c, b-d, c-d
-    assert np.all(p[:3] == pytest.approx(1 / 20))
-    assert np.all(p[3:] > 0.05)
-
-
-def test_a_relabelled_solve_that_fails_counts_as_extreme(monkeypatch):
-    """The first version counted failed relabellings in the denominator only."""
-    from regbias.distances.sinkhorn import relabellings as noise
-
-    per_text = study(0, shifted="a")
-    matrix, table = sinkhorn_matrix([stacked(per_text[0])], SETTINGS, progress=False)
-    real = noise._counted
-    monkeypatch.setattr(noise, "_counted", lambda result: float("nan"))
-    null = sinkhorn_relabellings(
-        per_text, None, table, SETTINGS, 4, 0, exclude_unconverged=True, progress=False
-    )
-    monkeypatch.setattr(noise, "_counted", real)
-    p = replace(matrix, null=null).p_above_noise
-    assert np.allclose(p[np.triu_indices(4, 1)], 1.0)  # every failed relabelling is extreme
-
-
-def test_unconverged_observed_repetitions_are_left_out_of_the_test_too():
-    per_text = study(1) + study(2)
-    clouds = [stacked(rep) for rep in per_text]
-    _, table = sinkhorn_matrix(clouds, SETTINGS, progress=False, exclude_unconverged=True)
-    table.loc[(table.repetition == 1) & (table.group_a == "a"), "xy_converged"] = False
-    kept = table[~((table.repetition == 1) & (table.group_a == "a"))]
-    null = sinkhorn_relabellings(
-        per_text, None, table, SETTINGS, 3, 0, exclude_unconverged=True, progress=False
-    )
-    only_first = sinkhorn_relabellings(
-        per_text[:1],
-        None,
-        kept[kept.repetition == 0],
-        SETTINGS,
-        3,
-        0,
-        exclude_unconverged=True,
-        progress=False,
-    )
-    # Pairs of "a" counted repetition 0 alone, in the observed mean and in the null.
-    assert np.allclose(null[:, 0, 1:], only_first[:, 0, 1:])
 
 
 def test_floor_matches_exchangeable_distance_and_excess_shows_a_shift():

@@ -44,9 +44,9 @@ class WordVectors:
 
 
 def distance_settings(*overrides):
-    """The composed smoke distance settings, no relabellings, with ``sinkhorn.<key>=<value>``."""
+    """The composed smoke distance settings with ``sinkhorn.<key>=<value>``."""
     sinkhorn = [f"distance.sinkhorn.{change}" for change in overrides]
-    return read_settings(composed("distance.sinkhorn.relabellings=0", *sinkhorn)).distance
+    return read_settings(composed(*sinkhorn)).distance
 
 
 def draws_with_twins(main_words: int, twin_words: int) -> DistanceDraws:

@@ -64,6 +64,7 @@ def test_nothing_beyond_noise_is_said_first_and_names_no_pair() -> None:
     assert "0 of 15 region pairs differ" in line
     assert "0 of 13 pairs with a reference group differ" in line
     assert "test of record: squared mean difference" in line
+    assert "Holm per family p <= 0.05" in line
     assert "au-" not in line
 
 

@@ -49,7 +49,6 @@ def variant(root: Path, encoder: str, identity: str, null: float, rho: float, p:
         mean,
         np.zeros_like(mean),
         2,
-        null=np.full((999, 3, 3), null),
         repetitions=np.stack([mean, mean]),
     )
     for folder in ("distances", "analysis", "results", "figures"):

@@ -225,31 +225,21 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     assert "none is a finding" in none
 
 
-def test_secondary_pair_tests_are_adjusted_across_distances_and_labelled():
+def test_the_distances_have_no_pair_verdict_of_their_own():
     import numpy as np
 
     from regbias.distances.matrix import DistanceMatrix
     from regbias.report.noise import verdict_lines
 
     groups = ["a", "b", "c", "d"]
-    mean = np.array([[0, 1, 1, 5], [1, 0, 1, 5], [1, 1, 0, 5], [5, 5, 5, 0]], dtype=float)
-    null = np.ones((999, 4, 4)) * 2.0  # every relabelling at 2: d's pairs (5) are never reached
-    tested = DistanceMatrix(
-        "energy_long", groups, mean, np.zeros((4, 4)), 1, null=null, repetitions=mean[None]
-    )
-    coarse = DistanceMatrix(
-        "lda", groups, mean, np.zeros((4, 4)), 1, null=null[:19], repetitions=mean[None]
-    )
-    untested = DistanceMatrix("sinkhorn_long", groups, mean, np.zeros((4, 4)), 1)
-    matrices = {"energy_long": tested, "lda": coarse, "sinkhorn_long": untested}
-    lines = verdict_lines(matrices, "holm", 0.05)
-    # Both tested distances' 12 pairs are one family: lda's p of 1/20 fails Holm over 12, and
-    # energy_long's 0.001 passes it.
-    assert lines[0].startswith("Secondary pair test, `energy_long`: 3 of 6 pairs differ (Holm")
-    assert "over 12 pair tests" in lines[0]
-    assert "no verdict possible: with 19 relabellings" in lines[1]
-    assert lines[2].startswith("`sinkhorn_long`: estimates") and "test of record" in lines[2]
-    assert len(lines) == 3
+    mean = np.ones((4, 4)) - np.eye(4)
+    matrices = {
+        name: DistanceMatrix(name, groups, mean, np.zeros((4, 4)), 1)
+        for name in ("sinkhorn_long", "lda")
+    }
+    (line,) = verdict_lines(matrices)
+    assert line.startswith("`sinkhorn_long`, `lda`: estimates") and "test of record" in line
+    assert "Secondary pair test" not in line
 
 
 def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
@@ -271,6 +261,9 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
             "shared": [0, 0, 200],
             "statistic": [0.01, 0.001, 0.002],
             "z": [18.5, 0.3, 1.0],
+            "effect": [0.0099, 0.0001, 0.001],
+            "effect_ci_low": [0.009, -0.001, 0.0],
+            "effect_ci_high": [0.011, 0.002, 0.002],
             "p": [0.0001, 0.4, 0.2],
             "p_adjusted": [0.0002, 0.4, 0.2],
             "differs": [True, False, False],
@@ -280,7 +273,8 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
     tests = PairTests(packaged(PairTestSettings, "analysis.pair_test"), 0.05, table)
     lines = record_lines(tests)
     assert lines[0].startswith("Test of record, 2 region pairs: 1 differ")
-    assert "uk-us (z 18.5, p 0.0002)" in lines[0] and "no difference: nz-za." in lines[0]
+    assert "uk-us (effect 0.0099 [0.009, 0.011], Holm p 0.0002)" in lines[0]
+    assert "not shown to differ: nz-za." in lines[0] and "no difference" not in lines[0]
     assert "`regbias task=power`" in lines[-1]
     plants = pd.DataFrame(
         [
@@ -294,10 +288,16 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
     power = PowerResult(plants, 0.05, "energy", 999, "us", "uk")
     detectable = power.detectable()
     assert np.isnan(detectable[(250, 320)]) and detectable[(2000, 2000)] == 0.4
-    with_power = record_lines(tests.with_power(power.detectable()))
-    assert "nz-za (detects no planted mixture with 80% power)" in with_power[0]
+    with_power = record_lines(tests.with_power(power.detectable(), power.donor))
+    assert (
+        "nz-za (at these sizes no planted mixture of uk-like texts is detected with 80% power)"
+        in with_power[0]
+    )
     assert not any("task=power" in line for line in with_power)
     section = power_section(power)
     assert section.startswith("## Power of the test of record") and "figures/power.png" in section
-    assert "pairs of 2000 and 2000 texts: detects a 40% mixture with >= 80% power" in section
+    assert (
+        "pairs of 2000 and 2000 texts: would detect a mixture of >= 40% of uk-like texts with "
+        "80% power" in section
+    )
     assert "| pair | family |" in record_section(tests)

@@ -1,9 +1,11 @@
 """Rank correlations of every distance column with every performance column of a pair table.
 
-The rows of a pair table are not independent (every group appears in K-1 pairs), so besides
-the asymptotic p-values of ``scipy.stats`` the correlations carry Mantel-style permutation
-p-values: the group labels of the performance matrix are permuted (rows and columns together)
-and the statistic is recomputed on the pairs.
+The rows of a pair table are not independent (every group appears in K-1 pairs), so the
+correlations carry Mantel-style permutation p-values: the group labels of the performance
+matrix are permuted (rows and columns together) and the statistic is recomputed on the pairs.
+The asymptotic p-values of ``scipy.stats`` (``spearman_p``, ``kendall_p``) are kept beside
+them for comparison only: they assume independent pairs, which pairs sharing groups are not,
+and no finding, adjustment or report line uses them.
 """
 
 from __future__ import annotations
@@ -192,6 +194,7 @@ def _correlate_batch(
 
 
 def _asymptotic(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """The rho, tau and asymptotic p of scipy, which assume independent pairs (see module)."""
     if len(x) < 3:
         return dict.fromkeys(["spearman_rho", "spearman_p", "kendall_tau", "kendall_p"], np.nan)
     with warnings.catch_warnings():

@@ -19,7 +19,7 @@ distance scales with the square of the share: ``E(P, (1 - pi) P + pi Q) = pi^2 E
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +63,9 @@ class PowerSettings:
             ``alpha / m``).
         source: the group cut into two pseudo-groups (None: the largest region).
         donor: the group mixed in (None: the largest other region).
+        refine_step: where the detectable share falls between two planted shares, plant
+            the shares between them on a grid of this step too (a 10%-step grid by default;
+            null: no refinement), so "40%" does not stand for anywhere in (20%, 40%].
         seed: seed of the plants.
         performance_gaps: the accuracy gaps planted for the performance test of record (a
             share of one pseudo-group's correctness flipped; 0 is always added).
@@ -74,6 +77,7 @@ class PowerSettings:
     relabellings: int
     source: str | None
     donor: str | None
+    refine_step: float | None
     seed: int
     performance_gaps: list[float]
 
@@ -100,7 +104,9 @@ class PowerResult:
     """Detection rates of the test of record per size class and planted share.
 
     Attributes:
-        plants: one row per plant: ``n_a, n_b, family_pairs, share, plant, p``.
+        plants: one row per plant: ``n_a, n_b, family_pairs, share, plant, planted_a,
+            planted_b, p`` (``planted_*``: the sizes planted, below the class's where the
+            source or the donor cannot give it).
         alpha: the level.
         statistic: the test's statistic.
         relabellings: relabellings per plant.
@@ -153,15 +159,22 @@ class PowerResult:
         return pd.DataFrame(rows)
 
     def detectable(self) -> dict[tuple[int, int], float]:
-        """Per size class ``(n_a, n_b)``: the smallest share whose power's lower bound is >= 0.8.
+        """Per size class ``(n_a, n_b)``: the smallest share detected, every larger one too.
 
-        NaN where no planted share reaches it (or the plants could not resolve the level).
+        Detected: the power's Clopper-Pearson lower bound is >= 0.8. A share that passes while
+        a larger one fails is not detectable: the curve must hold from there up. NaN where
+        the largest planted share does not reach it (or the plants could not resolve the
+        level).
         """
         out: dict[tuple[int, int], float] = {}
         for (n_a, n_b), part in self.rates().groupby(["n_a", "n_b"], sort=True):
-            hit = part[(part["share"] > 0) & (part["power_low"] >= TARGET_POWER)]
-            found = float(hit["share"].min()) if len(hit) and self.resolvable else math.nan
-            out[(int(n_a), int(n_b))] = found
+            part = part[part["share"] > 0].sort_values("share", ascending=False)
+            found = math.nan
+            for share, low in zip(part["share"], part["power_low"], strict=True):
+                if low < TARGET_POWER:
+                    break
+                found = float(share)
+            out[(int(n_a), int(n_b))] = found if self.resolvable else math.nan
         return out
 
     def sentence(self, n_a: int, n_b: int) -> str:
@@ -181,9 +194,15 @@ class PowerResult:
             )
         share = self.detectable().get((n_a, n_b), math.nan)
         if math.isfinite(share):
-            return f"detects a {share:.0%} mixture with >= {TARGET_POWER:.0%} power"
+            return (
+                f"would detect a mixture of >= {share:.0%} of {self.donor}-like texts with "
+                f"{TARGET_POWER:.0%} power"
+            )
         top = max(self.plants["share"]) if len(self.plants) else 0
-        return f"detects no planted share up to {top:.0%} with {TARGET_POWER:.0%} power"
+        return (
+            f"would detect no planted mixture of {self.donor}-like texts up to {top:.0%} "
+            f"with {TARGET_POWER:.0%} power"
+        )
 
 
 def fewest_plants() -> int:
@@ -211,6 +230,59 @@ def _plant_sides(
     )
 
 
+def _between(shares: Sequence[float], found: float, step: float) -> list[float]:
+    """The ``step`` grid strictly between the planted share below ``found`` and ``found``."""
+    if not math.isfinite(found):
+        return []
+    below = max([s for s in shares if s < found - 1e-9], default=0.0)
+    count = round((found - below) / step)
+    return [round(below + step * i, 10) for i in range(1, count) if below + step * i < found - 1e-9]
+
+
+@dataclass(frozen=True)
+class _Plants:
+    """The plants of one size class: the same draws at every share a plant is given."""
+
+    source: np.ndarray
+    donor: np.ndarray
+    size: tuple[int, int, int]
+    planted: tuple[int, int]
+    settings: PowerSettings
+    statistic: PairStatistic
+
+    def rows(self, shares: Sequence[float], tick: Callable[[], object]) -> list[dict[str, float]]:
+        """One row per plant and share: its test's p."""
+        n_a, n_b, m = self.size
+        planted_a, planted_b = self.planted
+        out = []
+        for plant in range(self.settings.plants):
+            a, b, mixed_in, replaced = _plant_sides(
+                len(self.source), len(self.donor), planted_a, planted_b, self.settings.seed, plant
+            )
+            for share in shares:
+                k = round(share * planted_b)
+                side_b = self.source[b].copy()
+                side_b[replaced[:k]] = self.donor[mixed_in[:k]]
+                matrix = pooled_form(np.vstack([self.source[a], side_b]), self.statistic)
+                rng = rng_for(self.settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
+                relabellings = self.settings.relabellings
+                observed, null = pair_statistic_null(matrix, planted_a, relabellings, rng)
+                out.append(
+                    {
+                        "n_a": n_a,
+                        "n_b": n_b,
+                        "family_pairs": m,
+                        "share": k / planted_b,
+                        "plant": plant,
+                        "planted_a": planted_a,
+                        "planted_b": planted_b,
+                        "p": permutation_p(observed, null),
+                    }
+                )
+                tick()
+        return out
+
+
 def plant_power(
     source: np.ndarray,
     donor: np.ndarray,
@@ -235,43 +307,42 @@ def plant_power(
         names: the source's and the donor's names, for the report.
         progress: show a progress bar.
 
+    A class larger than the source can give (two disjoint pseudo-groups) or the donor can fill
+    is planted at the largest sizes that fit, in the same ratio (``planted_a``, ``planted_b``):
+    a smaller pair has less power, so what is detected there is detected at the class too.
+
     Raises:
-        SampleSizeError: the source cannot give two disjoint pseudo-groups, or the donor not
-            enough texts, at some size class.
+        SampleSizeError: the source cannot give two pseudo-groups of two texts at some class.
     """
     shares = [0.0, *settings.shares]
     rows = []
+    fitted = {}
     for n_a, n_b, _ in classes:
-        if n_a + n_b > len(source) or n_b > len(donor):
+        scale = min(1.0, len(source) / (n_a + n_b), len(donor) / n_b)
+        fitted[(n_a, n_b)] = (int(n_a * scale), int(n_b * scale))
+        if min(fitted[(n_a, n_b)]) < 2:
             raise SampleSizeError(
-                f"power plants of {n_a} + {n_b} texts need {n_a + n_b} source and {n_b} donor "
-                f"texts; {names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
+                f"power plants of {n_a} + {n_b} texts need source and donor texts; "
+                f"{names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
                 "groups in analysis.power.source and analysis.power.donor"
             )
+    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
     total = len(classes) * settings.plants * len(shares)
     with progress_bar(total=total, desc="power plants", disable=not progress) as bar:
         for n_a, n_b, m in classes:
-            for plant in range(settings.plants):
-                a, b, mixed_in, replaced = _plant_sides(
-                    len(source), len(donor), n_a, n_b, settings.seed, plant
+            run = _Plants(source, donor, (n_a, n_b, m), fitted[(n_a, n_b)], settings, statistic)
+            done = run.rows(shares, bar.update)
+            if settings.refine_step is not None:
+                coarse = PowerResult(
+                    pd.DataFrame(done, columns=columns),
+                    alpha,
+                    statistic,
+                    settings.relabellings,
+                    *names,
                 )
-                for share in shares:
-                    k = round(share * n_b)
-                    side_b = source[b].copy()
-                    side_b[replaced[:k]] = donor[mixed_in[:k]]
-                    matrix = pooled_form(np.vstack([source[a], side_b]), statistic)
-                    rng = rng_for(settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
-                    observed, null = pair_statistic_null(matrix, n_a, settings.relabellings, rng)
-                    rows.append(
-                        {
-                            "n_a": n_a,
-                            "n_b": n_b,
-                            "family_pairs": m,
-                            "share": k / n_b,
-                            "plant": plant,
-                            "p": permutation_p(observed, null),
-                        }
-                    )
-                    bar.update()
-    frame = pd.DataFrame(rows, columns=["n_a", "n_b", "family_pairs", "share", "plant", "p"])
+                finer = _between(shares, coarse.detectable()[(n_a, n_b)], settings.refine_step)
+                done += run.rows(finer, lambda: None)
+            rows += done
+    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
+    frame = pd.DataFrame(rows, columns=columns)
     return PowerResult(frame, alpha, statistic, settings.relabellings, names[0], names[1])

@@ -1,26 +1,13 @@
 """The test of record per pair: one permutation test on all distinct texts of both groups.
 
-Which regions differ is asked once per sweep, on all the data (PROTOCOL.md, "Pair tests"):
+Which regions differ is asked once per sweep, on all the data (docs/method.md, "Which pairs
+differ: the test of record"):
 for groups ``a`` and ``b`` the units are their distinct texts, one vector per text (the
 encoder's pooled sentence vector), and a relabelling splits the pooled texts uniformly at
 random into sides of the groups' sizes. There are no repetitions and no passages, so every
 text moves the same way everywhere it is used and the test is exact under exchangeability.
 
-Three statistics, each a quadratic form ``T(u) = w^T M w`` in the side indicator
-``w = u / n_a - (1 - u) / n_b`` of one pooled matrix ``M``:
-
-- ``energy``: the energy distance (Szekely and Rizzo 2004), ``M = -|x_i - x_j|``;
-- ``mmd``: the squared maximum mean discrepancy (biased V-statistic, Gretton et al. 2012) with
-  a Gaussian kernel whose width is the median pairwise distance of the pooled texts;
-- ``mean``: the squared distance of the two groups' mean vectors, ``M = x_i . x_j``.
-
-``M`` is double-centred (its row and column means subtracted, which leaves every ``T(u)``
-unchanged), so ``T(u) = (1 / n_a + 1 / n_b)^2 u^T M u``, and ``K`` relabellings cost one
-matrix product ``M U`` of the ``(N, K)`` indicator matrix, in blocks, in float32 (for
-``mean``, ``M = X X^T`` of the centred vectors: the product ``X^T U``, ``d`` rows instead of
-``N``).
-``p = (1 + #{T*_k >= T}) / (1 + K)``, with the observed labelling's own value computed in the
-same product (a tie is never lost to rounding).
+The statistics and their permutation null: :mod:`regbias.analysis.pair_null`.
 
 Texts held by both groups (``mixed`` and a region, a corpus's shared rows) belong to neither
 side of that pair's test: a unit must sit on one side. A group larger than ``cap`` is
@@ -33,15 +20,23 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.pair_effect import pair_effect
+from regbias.analysis.pair_null import (
+    PAIR_STATISTICS,
+    PairStatistic,
+    PooledForm,
+    pair_statistic_null,
+    permutation_p,
+    pooled_form,
+)
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
-from regbias.interrupt import check_stop
 from regbias.settings_reader import check_choices
 
 __all__ = [
@@ -64,8 +59,6 @@ __all__ = [
     "size_classes",
 ]
 
-PairStatistic = Literal["energy", "mmd", "mean"]
-PAIR_STATISTICS: tuple[PairStatistic, ...] = get_args(PairStatistic)
 #: The declared families: pairs of two regions (the study's question), and pairs with a
 #: reference group (``mixed``, ``baseline``, ...), adjusted apart.
 PRIMARY_FAMILY = "regions"
@@ -75,10 +68,6 @@ _WORDS = {
     "mmd": "MMD (Gaussian kernel, median width)",
     "mean": "squared mean difference",
 }
-#: Relabellings per matrix product: an ``(N, block)`` float32 indicator and its product.
-_BLOCK = 512
-#: Relabelled statistics within this relative distance below the observed one are ties.
-_TIE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -89,7 +78,12 @@ class PairTestSettings:
         enabled: run it (at the end of a sweep, or in a single run).
         statistic: ``energy``, ``mmd`` or ``mean`` (see the module).
         relabellings: relabellings per pair (the smallest p is ``1 / (1 + relabellings)``).
-        cap: the most texts a group brings (a larger group is subsampled once, seeded).
+        cap: the most texts a group brings (a larger group is subsampled once, seeded);
+            None: all its distinct texts.
+        quadratic_cap: the most texts a group brings to ``energy`` and ``mmd``, whose cost is
+            quadratic in the pooled texts (the smaller of the two caps where both are set);
+            ``mean`` is linear and ignores it.
+        effect_resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
         seed: seed of the subsamples and the relabellings (also the training sample whose
             texts form ``baseline``).
     """
@@ -97,16 +91,27 @@ class PairTestSettings:
     enabled: bool
     statistic: PairStatistic
     relabellings: int
-    cap: int
+    cap: int | None
+    quadratic_cap: int | None
+    effect_resamples: int
     seed: int
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.pair_test")
-        if self.relabellings < 1 or self.cap < 2:
+        caps = [c for c in (self.cap, self.quadratic_cap) if c is not None]
+        if self.relabellings < 1 or any(c < 2 for c in caps):
             raise ConfigError(
-                "analysis.pair_test.relabellings must be >= 1 and analysis.pair_test.cap >= 2; "
-                f"got {self.relabellings} and {self.cap}"
+                "analysis.pair_test.relabellings must be >= 1 and analysis.pair_test.cap and "
+                f"quadratic_cap >= 2 (or null); got {self.relabellings}, {self.cap} and "
+                f"{self.quadratic_cap}"
             )
+
+    @property
+    def group_cap(self) -> int | None:
+        """The most texts a group brings to this statistic (None: all)."""
+        caps = [self.cap] + ([self.quadratic_cap] if self.statistic != "mean" else [])
+        given = [c for c in caps if c is not None]
+        return min(given) if given else None
 
     def words(self) -> str:
         """The statistic in words, for the report."""
@@ -121,11 +126,14 @@ class PairTests:
         settings: what was run.
         alpha: the level.
         table: one row per pair: ``group_a, group_b, family, n_a, n_b, shared`` (texts left
-            out as held by both), ``statistic``, ``z`` (the observed value in standard
-            deviations of its null), ``p``, ``p_adjusted`` (Holm within the family),
-            ``differs``, ``detectable_share`` (NaN until power is measured) and
-            ``untestable`` (why a pair is not tested, "" where it is: such a pair has no p,
-            does not differ and is kept out of its family's count).
+            out as held by both), ``statistic`` (the test's value, which grows with the
+            sizes), ``z`` (the test's standardised statistic: the value in standard deviations
+            of its null), ``effect`` with ``effect_ci_low`` and ``effect_ci_high`` (the
+            size-free effect, :mod:`regbias.analysis.pair_effect`, and its bootstrap interval
+            at ``1 - alpha``), ``p``, ``p_adjusted`` (Holm within the family), ``differs``,
+            ``detectable_share`` (NaN until power is measured) and ``untestable`` (why a pair
+            is not tested, "" where it is: such a pair has no p, does not differ and is kept
+            out of its family's count).
         group_sizes: distinct texts per group before the cap.
     """
 
@@ -163,14 +171,16 @@ class PairTests:
         rows = self.family(family)
         return rows[rows["differs"]].sort_values(["p_adjusted", "p"], kind="stable")
 
-    def with_power(self, detectable: Mapping[tuple[int, int], float]) -> PairTests:
+    def with_power(self, detectable: Mapping[tuple[int, int], float], donor: str = "") -> PairTests:
         """A copy whose ``detectable_share`` holds the smallest share detected with power.
 
         Args:
             detectable: by size class ``(n_small, n_large)`` (:func:`size_classes`), the
                 smallest planted share detected with 80% power (NaN: none planted was).
+            donor: the group whose texts were mixed in (``power_donor``, for the words).
         """
         table = self.table.copy()
+        table["power_donor"] = donor
         shares = []
         for a, b in zip(table["n_a"], table["n_b"], strict=True):
             key = (size_class(min(a, b)), size_class(max(a, b)))
@@ -186,6 +196,8 @@ class PairTests:
                 "statistic": self.settings.statistic,
                 "relabellings": self.settings.relabellings,
                 "cap": self.settings.cap,
+                "quadratic_cap": self.settings.quadratic_cap,
+                "effect_resamples": self.settings.effect_resamples,
                 "seed": self.settings.seed,
             },
             "alpha": self.alpha,
@@ -196,7 +208,9 @@ class PairTests:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PairTests:
         """The tests written by :meth:`to_dict`."""
-        settings = PairTestSettings(**data["settings"])
+        settings = PairTestSettings(
+            **{"quadratic_cap": None, "effect_resamples": 0, **data["settings"]}
+        )
         sizes = {str(k): int(v) for k, v in data.get("group_sizes", {}).items()}
         return cls(settings, float(data["alpha"]), pd.DataFrame(data["table"]), sizes)
 
@@ -234,115 +248,28 @@ def pair_family(a: str, b: str, references: Sequence[str]) -> str:
     return SECONDARY_FAMILY if a in references or b in references else PRIMARY_FAMILY
 
 
-def cap_groups(groups: Mapping[str, Sequence[str]], cap: int, seed: int) -> dict[str, list[str]]:
+def cap_groups(
+    groups: Mapping[str, Sequence[str]], cap: int | None, seed: int
+) -> dict[str, list[str]]:
     """Each group's distinct texts, a group larger than ``cap`` subsampled once (seeded).
 
     The subsample depends on the group's name and ``seed`` only, so it is the same in every
-    pair the group is in and in every run of the same corpus.
+    pair the group is in and in every run of the same corpus. ``cap=None``: every text.
     """
-    out = {}
-    for name, texts in groups.items():
-        distinct = list(dict.fromkeys(texts))
-        if len(distinct) > cap:
-            keep = np.sort(rng_for(seed, "pair-test-cap", name).permutation(len(distinct))[:cap])
-            distinct = [distinct[i] for i in keep]
-        out[name] = distinct
-    return out
+    return {
+        name: _capped(list(dict.fromkeys(texts)), cap, seed, name) for name, texts in groups.items()
+    }
 
 
-@dataclass(frozen=True)
-class PooledForm:
-    """The quadratic form of one pair's pooled texts: ``T(u) = s * u^T M u``.
-
-    Attributes:
-        values: the double-centred ``(N, N)`` matrix ``M``, or with ``factor`` an ``(N, r)``
-            matrix ``F`` with ``M = F F^T`` (the ``mean`` statistic: the centred vectors, so a
-            relabelling costs ``r`` instead of ``N`` products a text).
-        factor: whether ``values`` is the factor ``F``.
-    """
-
-    values: np.ndarray
-    factor: bool = False
-
-    @property
-    def n(self) -> int:
-        """The pooled texts."""
-        return int(self.values.shape[0])
-
-    def quadratic(self, sides: np.ndarray) -> np.ndarray:
-        """``u^T M u`` of every column ``u`` of the ``(N, k)`` indicator matrix ``sides``."""
-        if self.factor:
-            projected = self.values.T @ sides
-            return np.einsum("rk,rk->k", projected, projected, dtype=np.float64)
-        return np.einsum("ik,ik->k", sides, self.values @ sides, dtype=np.float64)
-
-
-def pooled_form(vectors: np.ndarray, statistic: PairStatistic) -> PooledForm:
-    """The statistic's form of the pooled texts (see the module), in float32.
-
-    Args:
-        vectors: ``(N, d)`` the pooled texts' vectors (side ``a``'s, then ``b``'s).
-        statistic: ``energy``, ``mmd`` or ``mean``.
-    """
-    x = np.asarray(vectors, dtype=np.float64)
-    x = x - x.mean(axis=0)
-    if statistic == "mean":
-        return PooledForm(x.astype(np.float32), factor=True)
-    gram = x @ x.T
-    norms = np.diag(gram)
-    squared = np.maximum(norms[:, None] + norms[None, :] - 2 * gram, 0.0)
-    np.fill_diagonal(squared, 0.0)
-    if statistic == "energy":
-        m = -np.sqrt(squared)
-    else:
-        upper = squared[np.triu_indices(len(x), 1)]
-        width = float(np.median(upper)) if len(upper) else 1.0
-        m = np.exp(-squared / (2 * width)) if width > 0 else np.ones_like(squared)
-    row = m.mean(axis=1)
-    m = m - row[:, None] - row[None, :] + row.mean()
-    return PooledForm(m.astype(np.float32))
-
-
-def pair_statistic_null(
-    form: PooledForm, n_a: int, relabellings: int, rng: np.random.Generator
-) -> tuple[float, np.ndarray]:
-    """The observed statistic and its ``relabellings`` relabelled values.
-
-    Args:
-        form: :func:`pooled_form` of the ``n_a + n_b`` pooled texts (``a``'s first).
-        n_a: texts on side ``a``.
-        relabellings: relabellings ``K``.
-        rng: the relabellings' generator.
-
-    Returns:
-        ``(T, T*)``: the observed value and the ``(K,)`` relabelled values, all computed by
-        the same float32 products.
-    """
-    n = form.n
-    scale = (1.0 / n_a + 1.0 / (n - n_a)) ** 2
-    values = []
-    first = True
-    done = 0
-    while done < relabellings or first:
-        k = min(_BLOCK, relabellings - done)
-        sides = np.zeros((n, k + first), dtype=np.float32)
-        if first:
-            sides[:n_a, 0] = 1.0
-        if k:
-            chosen = np.argpartition(rng.random((k, n)), n_a - 1, axis=1)[:, :n_a]
-            np.put_along_axis(sides[:, first:].T, chosen, 1.0, axis=1)
-        values.append(form.quadratic(sides) * scale)
-        done += k
-        first = False
-        check_stop()
-    every = np.concatenate(values)
-    return float(every[0]), every[1:]
-
-
-def permutation_p(observed: float, null: np.ndarray) -> float:
-    """``(1 + #{T* >= T}) / (1 + K)``; a relabelled value within rounding of ``T`` is a tie."""
-    extreme = int(np.sum(null >= observed - _TIE * abs(observed)))
-    return (1 + extreme) / (1 + len(null))
+def _capped(
+    distinct: list[str], cap: int | None, seed: int, name: str, drop: frozenset[str] = frozenset()
+) -> list[str]:
+    """The first ``cap`` of the group's seeded order that are not in ``drop``, in text order."""
+    if cap is None or len(distinct) - len(drop) <= cap:
+        return [t for t in distinct if t not in drop]
+    order = rng_for(seed, "pair-test-cap", name).permutation(len(distinct))
+    keep = np.sort([i for i in order if distinct[i] not in drop][:cap])
+    return [distinct[i] for i in keep]
 
 
 def _z(observed: float, null: np.ndarray) -> float:
@@ -391,23 +318,34 @@ class PlannedPair:
 def plan_pairs(
     groups: Mapping[str, Sequence[str]], settings: PairTestSettings, references: Sequence[str]
 ) -> list[PlannedPair]:
-    """Every pair of ``groups`` in order, capped and with shared texts left out (the module)."""
-    capped = cap_groups(groups, settings.cap, settings.seed)
+    """Every pair of ``groups`` in order, with the texts both groups hold left out.
+
+    Which texts both hold is asked of the whole groups, before any cap. Against a region, a
+    reference group (``mixed``) loses every text of the region, and is capped after that, so
+    its side is the other regions' texts; the region's side is its capped set as in every
+    pair. In a pair of two regions (or two references) a text both hold leaves both sides.
+    ``shared`` counts the texts so removed.
+    """
+    distinct = {name: list(dict.fromkeys(texts)) for name, texts in groups.items()}
+    cap = settings.group_cap
+    capped = cap_groups(distinct, cap, settings.seed)
     names = list(capped)
     plans = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            shared = set(capped[a]) & set(capped[b])
-            plans.append(
-                PlannedPair(
-                    a,
-                    b,
-                    pair_family(a, b, references),
-                    [t for t in capped[a] if t not in shared],
-                    [t for t in capped[b] if t not in shared],
-                    len(shared),
-                )
-            )
+            shared = frozenset(distinct[a]) & frozenset(distinct[b])
+            side_a, side_b = capped[a], capped[b]
+            if (a in references) != (b in references):
+                if a in references:
+                    side_a = _capped(distinct[a], cap, settings.seed, a, shared)
+                else:
+                    side_b = _capped(distinct[b], cap, settings.seed, b, shared)
+                removed = len(shared)
+            else:
+                removed = len(shared & frozenset([*side_a, *side_b]))
+                side_a = [t for t in side_a if t not in shared]
+                side_b = [t for t in side_b if t not in shared]
+            plans.append(PlannedPair(a, b, pair_family(a, b, references), side_a, side_b, removed))
     return plans
 
 
@@ -440,7 +378,7 @@ def record_tests(
     where = {t: i for i, t in enumerate(texts)}
     rows = []
     for plan in plans:
-        rows.append({**plan.row(), **_test(plan, every, where, settings)})
+        rows.append({**plan.row(), **_test(plan, every, where, settings, 1 - alpha)})
         if progress is not None:
             progress(f"{plan.group_a}-{plan.group_b}")
     table = pd.DataFrame(rows)
@@ -457,12 +395,33 @@ def record_tests(
 
 
 def _test(
-    plan: PlannedPair, every: np.ndarray, where: Mapping[str, int], settings: PairTestSettings
+    plan: PlannedPair,
+    every: np.ndarray,
+    where: Mapping[str, int],
+    settings: PairTestSettings,
+    confidence: float,
 ) -> dict[str, float]:
     if not plan.testable:
-        return {"statistic": math.nan, "z": math.nan, "p": math.nan}
+        keys = ("statistic", "z", "effect", "effect_ci_low", "effect_ci_high", "p")
+        return dict.fromkeys(keys, math.nan)
     rows = [where[t] for t in plan.side_a] + [where[t] for t in plan.side_b]
     form = pooled_form(every[rows], settings.statistic)
     rng = rng_for(settings.seed, "pair-test", plan.group_a, plan.group_b)
     observed, null = pair_statistic_null(form, len(plan.side_a), settings.relabellings, rng)
-    return {"statistic": observed, "z": _z(observed, null), "p": permutation_p(observed, null)}
+    n_a = len(plan.side_a)
+    effect, low, high = pair_effect(
+        every[rows[:n_a]],
+        every[rows[n_a:]],
+        settings.statistic,
+        resamples=settings.effect_resamples,
+        confidence=confidence,
+        rng=rng_for(settings.seed, "pair-effect", plan.group_a, plan.group_b),
+    )
+    return {
+        "statistic": observed,
+        "z": _z(observed, null),
+        "effect": effect,
+        "effect_ci_low": low,
+        "effect_ci_high": high,
+        "p": permutation_p(observed, null),
+    }

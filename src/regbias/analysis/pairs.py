@@ -121,10 +121,10 @@ def pairwise_table(
 def _noise_columns(
     distances: dict[str, DistanceMatrix],
 ) -> dict[str, dict[tuple[str, str], float]]:
-    """``excess_dist_<name>`` (distance above the mean floor) and ``p_above_noise_dist_<name>``."""
+    """``excess_dist_<name>``: the distance above the mean floor."""
     columns: dict[str, dict[tuple[str, str], float]] = {}
     for name, matrix in distances.items():
-        for label, values in (("excess", matrix.excess()), ("p_above_noise", matrix.p_above_noise)):
+        for label, values in (("excess", matrix.excess()),):
             if values is None:
                 continue
             k = len(matrix.groups)

@@ -292,8 +292,8 @@ def perf_record_tests(
     """
     present = [g for g in groups if g in texts.members]
     keys = {g: [str(k) for k in texts.keys[texts.members[g]]] for g in present}
-    largest = max((len(v) for v in keys.values()), default=2)
-    plans = plan_pairs(keys, replace(plans_with, cap=max(largest, 2)), references)
+    uncapped = replace(plans_with, cap=None, quadratic_cap=None)  # the scored texts are capped
+    plans = plan_pairs(keys, uncapped, references)
     where = {str(k): i for i, k in enumerate(texts.keys)}
     scores = texts.scores()
     metric = texts.primary_metric

@@ -43,10 +43,24 @@ from regbias.analysis.pair_power import TARGET_POWER
 from regbias.analysis.permutations import Alternative, permutation_p_values, relabelled_pairs
 from regbias.interrupt import check_stop
 
-__all__ = ["DEFAULT_COUPLINGS", "POWER_CONFIDENCE", "PrimaryPower", "primary_power"]
+__all__ = [
+    "DEFAULT_COUPLINGS",
+    "POSITION_MODELS",
+    "POWER_CONFIDENCE",
+    "PrimaryPower",
+    "position_model_range",
+    "primary_power",
+]
 
 #: Couplings c of the power table (1 is always simulated: it gives the reachable rho).
 DEFAULT_COUPLINGS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 1.0)
+#: The position models whose range the primary power states beside its own model:
+#: ``(name, dimensions, spread of the coordinates beyond the first)``.
+POSITION_MODELS = (
+    ("1-D", 1, 1.0),
+    ("isotropic 2-D", 2, 1.0),
+    ("anisotropic 2-D (second axis sd 0.3)", 2, 0.3),
+)
 #: The level of the Clopper-Pearson interval around each simulated power.
 POWER_CONFIDENCE = 0.95
 _SIMULATION_CHUNK = 1024
@@ -136,6 +150,7 @@ def primary_power(
     n_simulations: int = 1000,
     n_permutations: int = 999,
     seed: int = 0,
+    spread: float = 1.0,
     noise: Sequence[float] = (),
 ) -> PrimaryPower:
     """Power of the Mantel test of Spearman's rho over the pairs of ``n_groups`` groups.
@@ -153,6 +168,8 @@ def primary_power(
             most ``n_permutations + 1`` (6 groups: the 720 of the real test).
         seed: the seed; each coupling draws its own stream, so a coupling's power does not
             depend on the other couplings asked for.
+        spread: the standard deviation of the positions' coordinates beyond the first (1:
+            isotropic; below 1: anisotropic, the distance mostly along the scores' axis).
         noise: per group, its evaluation noise in units of the true scores' spread (the
             module); empty or all zero: noise-free gaps.
 
@@ -186,6 +203,7 @@ def primary_power(
         n_simulations,
         n_permutations,
         seed,
+        spread,
         ratios,
     )
     table = pd.DataFrame(rows, columns=["coupling", "mean_rho", "hits"])
@@ -213,6 +231,7 @@ def _simulate(
     n_simulations: int,
     n_permutations: int,
     seed: int,
+    spread: float,
     noise: tuple[float, ...] = (),
 ) -> tuple[tuple[float, float, int], ...]:
     a, b = np.triu_indices(k, 1)
@@ -226,7 +245,8 @@ def _simulate(
     for coupling in couplings:
         check_stop()  # a safe point between couplings
         rng = np.random.default_rng([seed, round(coupling * 1_000_000)])
-        rank_x, rank_y = _group_study(rng, k, dimensions, a, b, n_simulations, coupling, noise)
+        shape = (dimensions, spread)
+        rank_x, rank_y = _group_study(rng, k, shape, a, b, n_simulations, coupling, noise)
         rank_y *= sign
         p = np.concatenate(
             [
@@ -242,7 +262,7 @@ def _simulate(
 def _group_study(
     rng: np.random.Generator,
     k: int,
-    dimensions: int,
+    shape: tuple[int, float],
     a: np.ndarray,
     b: np.ndarray,
     n: int,
@@ -250,7 +270,9 @@ def _group_study(
     measured: tuple[float, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Unit-length centred ranks ``(n, m)`` of simulated distances and (measured) gaps."""
+    dimensions, spread = shape
     positions = rng.normal(size=(n, k, dimensions))
+    positions[:, :, 1:] *= spread
     distance = np.linalg.norm(positions[:, a] - positions[:, b], axis=2)
     noise = rng.normal(size=(n, k))
     scores = coupling * positions[:, :, 0] + math.sqrt(max(0.0, 1 - coupling**2)) * noise
@@ -288,3 +310,49 @@ def _null(
 
 def _chunks(n: int) -> list[slice]:
     return [slice(start, start + _SIMULATION_CHUNK) for start in range(0, n, _SIMULATION_CHUNK)]
+
+
+def position_model_range(
+    n_groups: int,
+    *,
+    significance: float,
+    direction: Alternative,
+    couplings: Sequence[float],
+    n_simulations: int,
+    n_permutations: int,
+    seed: int,
+    noise: Sequence[float] = (),
+) -> pd.DataFrame:
+    """The reachable rho, its power and the rho detected under each of :data:`POSITION_MODELS`.
+
+    The power of a group model depends on how the groups' positions spread: the one number of
+    one model is no law. ``noise``: the gaps' measured evaluation noise, as for
+    :func:`primary_power`. One row per model: ``model``, ``reachable_rho`` (the mean rho at
+    coupling 1), ``power`` there, its lower bound ``power_low``, and ``detected_rho`` (the
+    smallest mean rho shown to reach 80% power; NaN: none).
+    """
+    rows = []
+    for name, dimensions, spread in POSITION_MODELS:
+        power = primary_power(
+            n_groups,
+            significance=significance,
+            direction=direction,
+            couplings=couplings,
+            dimensions=dimensions,
+            n_simulations=n_simulations,
+            n_permutations=n_permutations,
+            seed=seed,
+            spread=spread,
+            noise=noise,
+        )
+        row = power.strongest_row
+        rows.append(
+            {
+                "model": name,
+                "reachable_rho": float(row["mean_rho"]),
+                "power": float(row["power"]),
+                "power_low": float(row["power_low"]),
+                "detected_rho": math.nan if power.detected_rho is None else power.detected_rho,
+            }
+        )
+    return pd.DataFrame(rows)

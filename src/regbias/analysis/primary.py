@@ -36,7 +36,12 @@ from regbias.analysis.permutations import (
     permutation_p,
     rank_correlation_null,
 )
-from regbias.analysis.power_rho import DEFAULT_COUPLINGS, PrimaryPower, primary_power
+from regbias.analysis.power_rho import (
+    DEFAULT_COUPLINGS,
+    PrimaryPower,
+    position_model_range,
+    primary_power,
+)
 
 __all__ = [
     "DIRECTIONS",
@@ -99,6 +104,8 @@ class PrimaryTest:
         n_permutations: the relabellings of the null, the identity included.
         significance: the level the test is held to, alone.
         power: the test's power in a group model with as many groups; None when not computed.
+        power_models: the reachable rho, its power and the rho detected with 80% power under
+            each position model (1-D, isotropic 2-D, anisotropic 2-D); None with ``power``.
         note: why the test did not run (then ``rho`` and ``p_value`` are NaN).
         ci_low: the lower end of rho's bootstrap interval over the same region pairs
             (resampling models and distance repetitions); NaN when not computed.
@@ -119,6 +126,7 @@ class PrimaryTest:
     n_permutations: int
     significance: float
     power: PrimaryPower | None = None
+    power_models: pd.DataFrame | None = None
     note: str = ""
     ci_low: float = math.nan
     ci_high: float = math.nan
@@ -234,19 +242,19 @@ def primary_test(
     x = data[distance].to_numpy(dtype=np.float64)
     y = data[[performance]].to_numpy(dtype=np.float64)
     null = rank_correlation_null(x, y, index_a, index_b, perms).spearman[:, 0]
-    power = None
+    power = models = None
     if power_simulations > 0:
-        power = primary_power(
-            len(groups),
-            significance=significance,
-            direction=alternative,
-            couplings=power_couplings,
-            dimensions=power_dimensions,
-            n_simulations=power_simulations,
-            n_permutations=power_permutations,
-            seed=seed,
-            noise=tuple(power_noise.get(g, 0.0) for g in groups) if power_noise else (),
-        )
+        simulated = {
+            "significance": significance,
+            "direction": alternative,
+            "couplings": power_couplings,
+            "n_simulations": power_simulations,
+            "n_permutations": power_permutations,
+            "seed": seed,
+            "noise": tuple(power_noise.get(g, 0.0) for g in groups) if power_noise else (),
+        }
+        models = position_model_range(len(groups), **simulated)  # type: ignore[arg-type]
+        power = primary_power(len(groups), dimensions=power_dimensions, **simulated)  # type: ignore[arg-type]
     return replace(
         untested,
         groups=groups,
@@ -256,4 +264,5 @@ def primary_test(
         exact=math.factorial(len(groups)) <= exact_limit,
         n_permutations=len(perms),
         power=power,
+        power_models=models,
     )

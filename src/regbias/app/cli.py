@@ -7,12 +7,14 @@ data and cache folders are relative to the folder it runs in, as with ``python r
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
 
 from regbias.app.job import main as run_job
+from regbias.app.settings import removed_override
 from regbias.config_files import CONFIG_DIR
 
 __all__ = ["main"]
@@ -28,6 +30,10 @@ def main(config_dir: Path = CONFIG_DIR, job_name: str = "cli") -> None:
         job_name: Hydra's ``hydra.job.name`` (the job's log file, a cluster job's name):
             ``cli`` for the console command, ``run`` for ``run.py``.
     """
+    removed = removed_override(sys.argv[1:])
+    if removed is not None:  # before Hydra, whose own message would not say what replaced it
+        print(f"regbias: error: {removed}", file=sys.stderr)
+        raise SystemExit(2)
 
     def task(cfg: DictConfig) -> object:
         return run_job(cfg)

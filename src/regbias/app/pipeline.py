@@ -355,7 +355,7 @@ def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[st
     for plan in plan_pairs(groups, analysis.pair_test, analysis.reference_groups):
         scored[plan.group_a].update(dict.fromkeys(plan.side_a))
         scored[plan.group_b].update(dict.fromkeys(plan.side_b))
-    capped = cap_groups(groups, analysis.pair_test.cap, analysis.pair_test.seed)
+    capped = cap_groups(groups, analysis.pair_test.group_cap, analysis.pair_test.seed)
     return {g: list(texts) if texts else capped[g] for g, texts in scored.items()}
 
 

@@ -53,20 +53,6 @@ def preflight_job(settings: StudySettings) -> None:
             f"baseline), not {finetune.k_folds}"
         )
     check_primary(settings)
-    _warn_passage_tests(settings.distance)
-
-
-def _warn_passage_tests(distance: DistanceSettings) -> None:
-    """Say once that the distances' own pair tests on re-cut passages are exploratory."""
-    passages = [m.matrix_name(k) for m in distance.enabled_methods() for k in ("long", "lda")]
-    named = [n for m in distance.enabled_methods() for n in m.tested() if n in passages]
-    if named and distance.long.texts_per_passage > 1:
-        log.warning(
-            "secondary pair tests of %s: their passages are re-cut in every repetition, which "
-            "makes the tests anti-conservative (docs/method.md); they are exploratory, never a "
-            "verdict (which pairs differ is the test of record's, analysis.pair_test)",
-            ", ".join(named),
-        )
 
 
 def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") -> None:

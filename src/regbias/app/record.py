@@ -59,10 +59,10 @@ def run_record_tests(
     groups = {name: list(texts.texts) for name, texts in study.groups.items()}
     n = len(groups)
     log.info(
-        "test of record: %s, %d pairs, all distinct texts (at most %d a group), %d relabellings",
+        "test of record: %s, %d pairs, all distinct texts (at most %s a group), %d relabellings",
         pair.words(),
         n * (n - 1) // 2,
-        pair.cap,
+        pair.group_cap or "every text",
         pair.relabellings,
     )
     with progress_bar(total=n * (n - 1) // 2, desc="pair tests") as bar:
@@ -110,5 +110,5 @@ def record_and_power(
     with timed(times, "power"):
         power = sweep_power(settings, record, study=study, encoder=encoder)
     if record is not None and power is not None:
-        record = record.with_power(power.detectable())
+        record = record.with_power(power.detectable(), power.donor)
     return record, power

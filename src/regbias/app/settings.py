@@ -26,10 +26,13 @@ from regbias.tracking.runs import TrackingSettings
 
 __all__ = [
     "MAX_SEED",
+    "REMOVED_KEYS",
     "SamplingSettings",
     "StudySettings",
     "plain_config",
     "read_settings",
+    "removed_override",
+    "removed_setting",
     "validate_seed",
 ]
 
@@ -88,8 +91,46 @@ def read_settings(cfg: DictConfig) -> StudySettings:
     _check_dataset_package(cfg)
     _corpus_defaults(cfg)
     values = plain_config(cfg)
+    distance = values.get("distance") or {}
+    set_keys = ["distance.relabel_seed"] if "relabel_seed" in distance else []
+    set_keys += [
+        f"distance.{name}.relabellings"
+        for name in ("sinkhorn", "energy", "lda")
+        if isinstance(distance.get(name), dict) and "relabellings" in distance[name]
+    ]
+    if set_keys:
+        raise removed_setting(set_keys[0])
     _check_task_and_seed(values)
     return _random_encoder_apart(build(StudySettings, values, ""))
+
+
+#: Settings of the per-job secondary pair tests, removed: they were anti-conservative on
+#: re-cut passages, and which pairs differ is the test of record's alone.
+REMOVED_KEYS = (
+    "distance.relabel_seed",
+    "distance.sinkhorn.relabellings",
+    "distance.energy.relabellings",
+    "distance.lda.relabellings",
+)
+
+
+def removed_setting(key: str) -> ConfigError:
+    """The error for a config or override that sets one of :data:`REMOVED_KEYS`."""
+    return ConfigError(
+        f"{key} was removed with the distances' own pair tests (passages re-cut in every "
+        "repetition made them anti-conservative): which pairs differ is the test of record's, "
+        'analysis.pair_test (docs/method.md, "Which pairs differ: the test of record"); '
+        f"remove {key} from the config"
+    )
+
+
+def removed_override(arguments: list[str]) -> ConfigError | None:
+    """The error for a command-line override that sets a removed key (None: none does)."""
+    for argument in arguments:
+        key = argument.lstrip("+~").split("=", 1)[0]
+        if key in REMOVED_KEYS:
+            return removed_setting(key)
+    return None
 
 
 def _check_dataset_package(cfg: DictConfig) -> None:

@@ -7,7 +7,7 @@ import re
 __all__ = ["TWEET_PATTERN", "clean_reuters", "clean_tweet"]
 
 #: Mentions, every character that is not an ASCII letter, digit, space or tab, and URLs
-#: (PROTOCOL.md, "Tweet cleaning"). The URL branch comes last as in the authors' code; it still
+#: (docs/method.md, "The study's groups"). The URL branch comes last as in the authors' code; it
 #: removes whole URLs because a URL starts with a letter, which the first two branches skip.
 TWEET_PATTERN = re.compile(r"(@[A-Za-z0-9]+)|([^0-9A-Za-z \t])|(\w+:\/\/\S+)")
 # The same pattern without the URL branch, which can only match where "://" occurs: most tweets

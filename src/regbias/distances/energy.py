@@ -1,4 +1,4 @@
-"""Energy distance between groups' token clouds, with its floors and an exact relabelling test.
+"""Energy distance between groups' token clouds, with its floors.
 
 The energy distance of two point clouds (Szekely and Rizzo 2004) is
 
@@ -6,10 +6,9 @@ The energy distance of two point clouds (Szekely and Rizzo 2004) is
 
 (V-statistics: every point paired with every point, itself included, as ``dcor``'s
 ``energy_distance`` computes it). It is the large-epsilon end of the Sinkhorn divergence
-family of cost ``|x - y|`` (Feydy et al. 2019) and has a cheap exact two-sample test: with the
-distances summed block by block, one block per pair of drawn texts, the energy distance of any
-relabelling of the texts is a quadratic form in a 0/1 vector, so thousands of relabellings cost
-about as much as one matrix product. The clouds are the Sinkhorn clouds (every token vector of
+family of cost ``|x - y|`` (Feydy et al. 2019); the distances are summed block by block, one
+block per pair of drawn texts, so every pair of a repetition is one quadratic form of the
+pooled blocks. The clouds are the Sinkhorn clouds (every token vector of
 a drawn text, uniform weights), so a pair's energy and Sinkhorn distances measure the same
 draws.
 """
@@ -24,8 +23,6 @@ import numpy as np
 from regbias.console import progress_bar as tqdm
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
-from regbias.distances.relabel import NullSums, repetition_keys, side_masks
-from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
 
 __all__ = [
@@ -116,23 +113,13 @@ def _pair_positions(sizes: list[int], a: int, b: int) -> np.ndarray:
     )
 
 
-def _repetition(
-    texts: dict[str, list[np.ndarray]],
-    units: dict[str, list[tuple[str, ...]]] | None,
-    keys: tuple[int, int, int],
-    null: NullSums,
-) -> np.ndarray:
-    """One repetition's ``(G, G)`` energy distances; its relabellings are added to ``null``."""
+def _repetition(texts: dict[str, list[np.ndarray]]) -> np.ndarray:
+    """One repetition's ``(G, G)`` energy distances."""
     groups = list(texts)
     pooled = [t for g in groups for t in texts[g]]
     blocks = block_sums(pooled)
     counts = np.array([len(t) for t in pooled], dtype=np.float64)
     sizes = [len(texts[g]) for g in groups]
-    repetition, relabel_seed, n_null = keys
-    unit_key = {}
-    if n_null:
-        counts_by_group = {g: len(texts[g]) for g in groups}
-        unit_key = repetition_keys(counts_by_group, units, repetition, relabel_seed, n_null)
     values = np.zeros((len(groups), len(groups)))
     for a in range(len(groups)):
         for b in range(a + 1, len(groups)):
@@ -141,9 +128,6 @@ def _repetition(
             observed = np.zeros((1, len(where)), dtype=bool)
             observed[0, : sizes[a]] = True
             values[a, b] = values[b, a] = energy_from_blocks(sub, sub_counts, observed)[0]
-            if n_null:
-                masks = side_masks(unit_key[groups[a]], unit_key[groups[b]])
-                null.add(a, b, energy_from_blocks(sub, sub_counts, masks))
     return values
 
 
@@ -165,10 +149,7 @@ def energy_matrix(
     texts: list[dict[str, list[np.ndarray]]],
     *,
     name: str = "energy",
-    units: list[dict[str, list[tuple[str, ...]]]] | None = None,
     twins: list[dict[str, list[np.ndarray]]] | None = None,
-    relabellings: int = 0,
-    relabel_seed: int = 0,
     progress: bool = True,
 ) -> DistanceMatrix:
     """Energy distance between every pair of groups' token clouds, over repetitions.
@@ -176,32 +157,26 @@ def energy_matrix(
     Args:
         texts: ``texts[r][group]`` = one ``(n_tokens, d)`` array per drawn text.
         name: the matrix's name (``energy_short``, ``energy_long``).
-        units: ``units[r][group]`` = the corpus texts each drawn text joins (the relabelled
-            units); None treats every drawn text as a unit of its own.
         twins: ``twins[r][group]``: disjoint draws of the same sizes, for the noise floor.
-        relabellings: joint relabellings of each pair's texts (0: no test).
-        relabel_seed: the sweep-level seed of the relabellings.
         progress: show a progress bar over the repetitions.
 
     Returns:
-        The matrix, with floors where ``twins`` are given and relabelled sums where tested.
+        The matrix, with floors where ``twins`` are given.
     """
     groups = list(texts[0])
-    null = NullSums.zeros(relabellings, len(groups))
     values = []
     with tqdm(total=len(texts), desc=name, disable=not progress) as bar:
         for r, rep in enumerate(texts):
             if list(rep) != groups:
                 raise ValueError(f"repetition {r} has groups {list(rep)}, expected {groups}")
-            unit_names = units[r] if units else None
-            values.append(_repetition(rep, unit_names, (r, relabel_seed, relabellings), null))
+            values.append(_repetition(rep))
             bar.update()
-    config = {"statistic": "energy", "relabellings": relabellings, "relabel_seed": relabel_seed}
+    config = {"statistic": "energy"}
     matrix = DistanceMatrix.from_repetitions(name, groups, np.stack(values), config)
     floor = floor_sd = None
     if twins is not None:
         floor, floor_sd = _floors(texts, twins)
-    return replace(matrix, floor=floor, floor_sd=floor_sd, null=null.sums if relabellings else None)
+    return replace(matrix, floor=floor, floor_sd=floor_sd)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,8 +186,6 @@ class EnergyDistance(Distance):
     Attributes:
         enabled: compute ``energy_short``, ``energy_long`` and ``energy_sentence`` (where
             ``distance.sentences`` draws sentence vectors).
-        relabellings: joint relabellings of each pair's texts for its own (secondary) test;
-            0: none. The smallest p is ``1 / (1 + relabellings)``.
     """
 
     prefix = "energy"
@@ -220,19 +193,6 @@ class EnergyDistance(Distance):
     kinds = ("short", "long", "sentence")
 
     enabled: bool
-    relabellings: int
-
-    def __post_init__(self) -> None:
-        if self.relabellings < 0:
-            raise ConfigError(f"distance.energy.relabellings must be >= 0, not {self.relabellings}")
-
-    def tested(self) -> list[str]:
-        """Its matrices, where it runs its own relabellings."""
-        return [self.matrix_name(k) for k in self.kinds] if self.relabellings > 0 else []
-
-    def meta(self) -> dict[str, int]:
-        """Its relabellings (0 when disabled)."""
-        return {"relabellings_energy": self.relabellings if self.enabled else 0}
 
     def measure(self, inputs: DistanceInputs) -> DistanceSuiteResult:
         """One matrix per drawn kind, with floors where the draws have twins."""
@@ -244,9 +204,6 @@ class EnergyDistance(Distance):
                 result.matrices[name] = energy_matrix(
                     inputs.per_text(kind),
                     name=name,
-                    units=inputs.draws.units.get(kind),
                     twins=twins,
-                    relabellings=self.relabellings,
-                    relabel_seed=inputs.relabel_seed,
                 )
         return result

@@ -2,14 +2,11 @@
 
 Per repetition the distance is cross-fitted by default: each group's passages are split into
 two halves, the LDA is fitted on one half of every group and the centroids are measured on the
-projected other half. (The halves are not swapped and averaged: a relabelling test of that
-average would have to refit the projection for every relabelling; measured on held-out
-passages alone, a relabelling is a re-average of projected points.) Fitting and measuring on
+projected other half (not swapped and averaged). Fitting and measuring on
 the same passages (the paper, ``cross_fit: false``) inflates every distance, because the
 projection is chosen to separate exactly those passages.
 
-Each matrix also carries a noise floor per group and a permutation p-value per pair that the
-two groups' passages differ (see :func:`lda_distance_matrix`).
+Each matrix also carries a noise floor per group (see :func:`lda_distance_matrix`).
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from threadpoolctl import threadpool_limits
 
 from regbias.distances.matrix import DistanceMatrix
-from regbias.distances.relabel import NullSums, repetition_keys, side_masks
 from regbias.errors import ConfigError
 from regbias.settings_reader import check_choices
 
@@ -54,11 +50,8 @@ class LdaSettings:
             needed when there are fewer passages than embedding dimensions (Reuters).
         enabled: compute the LDA matrix at all (read by the job, not here).
         passages_per_group: long-text passages per group per repetition (read by the draws).
-        cross_fit: fit on one half of each group's passages and measure on the other, then
-            swap and average (False: fit and measure on the same passages, as the paper did).
-        relabellings: joint relabellings of each pair's measured passages for the permutation
-            p-value above noise (0: no test); one test over all repetitions and jobs, so its
-            smallest p is ``1 / (1 + relabellings)``.
+        cross_fit: fit on one half of each group's passages and measure on the other
+            (False: fit and measure on the same passages, as the paper did).
     """
 
     n_components: int
@@ -67,7 +60,6 @@ class LdaSettings:
     enabled: bool
     passages_per_group: int
     cross_fit: bool
-    relabellings: int
 
     def __post_init__(self) -> None:
         check_choices(self, "distance.lda")  # solver and shrinkage, also made in Python
@@ -75,8 +67,6 @@ class LdaSettings:
             raise ConfigError("lda solver=lsqr cannot project passages; use solver=eigen or svd")
         if self.n_components < 1:
             raise ConfigError(f"lda n_components must be >= 1, got {self.n_components}")
-        if self.relabellings < 0:
-            raise ConfigError(f"lda relabellings must be >= 0, got {self.relabellings}")
         if self.shrinkage is not None and self.solver == "svd":
             raise ConfigError(
                 "lda shrinkage does not work with solver=svd; use solver=eigen (or lsqr) "
@@ -212,12 +202,11 @@ def _covariance(x: np.ndarray, shrinkage: float | str | None) -> np.ndarray:
 
 
 class _Fit:
-    """The training passages of one LDA fit, with what a relabelling of two groups leaves as is.
+    """The training passages of one LDA fit.
 
     With ``solver=eigen`` the projection is scikit-learn's (``eigh(Sb, Sw)``, top components),
-    computed from cached per-group covariances: a relabelling of two groups recomputes only
-    theirs (the total covariance does not change) and only the needed eigenvectors are solved.
-    Other solvers refit scikit-learn's estimator.
+    computed from the per-group covariances, only the needed eigenvectors solved. Other
+    solvers fit scikit-learn's estimator.
     """
 
     def __init__(self, train: list[np.ndarray], settings: LdaSettings) -> None:
@@ -230,25 +219,14 @@ class _Fit:
             self.within = sum(p * c for p, c in zip(self.priors, self.covariances, strict=True))
             self.total = _covariance(np.concatenate(train), settings.shrinkage)
 
-    def scalings(self, swap: dict[int, np.ndarray] | None = None) -> np.ndarray:
-        """``(d, n_components)`` projection.
-
-        Args:
-            swap: relabelled training passages of some groups; together they hold the same
-                passages as before, in the same sizes (so the total covariance stays).
-        """
-        swap = swap or {}
-        train = [swap.get(k, x) for k, x in enumerate(self.train)]
+    def scalings(self) -> np.ndarray:
+        """``(d, n_components)`` projection."""
+        train = self.train
         if not self.fast:
             labels = np.repeat(np.arange(len(train)), [len(x) for x in train])
             lda = _sklearn_lda(self.settings).fit(np.concatenate(train), labels)
             return lda.scalings_[:, : self.settings.n_components]
-        within = self.within.copy()
-        for k, x in swap.items():
-            # A relabelling keeps every group's size, so the priors stay.
-            within += self.priors[k] * (
-                _covariance(x, self.settings.shrinkage) - self.covariances[k]
-            )
+        within = self.within
         dim, k = within.shape[0], self.settings.n_components
         _, vectors = linalg.eigh(self.total - within, within, subset_by_index=[dim - k, dim - 1])
         return vectors[:, ::-1]
@@ -312,51 +290,16 @@ def _held_out_floor(
     return floor / FLOOR_SPLITS
 
 
-def _relabelled_held_out(
-    projected: list[np.ndarray], a: int, b: int, masks: np.ndarray
-) -> np.ndarray:
-    """``(N,)`` centroid distances of ``a`` and ``b`` with their measured passages relabelled.
-
-    The projection was fitted on other passages, so given it the measured passages of two
-    exchangeable groups are exchangeable: relabelling them needs no refit.
-    """
-    pooled = np.concatenate([projected[a], projected[b]])
-    side = masks.astype(np.float64)
-    mean_a = side @ pooled / side.sum(axis=1, keepdims=True)
-    mean_b = (1 - side) @ pooled / (1 - side).sum(axis=1, keepdims=True)
-    return np.linalg.norm(mean_a - mean_b, axis=1)
-
-
-def _relabelled_in_sample(
-    repetition: _Repetition, fit: _Fit, a: int, b: int, masks: np.ndarray
-) -> np.ndarray:
-    """``(N,)`` in-sample distances of ``a`` and ``b`` relabelled and refitted (no cross-fit)."""
-    pooled = np.concatenate([repetition.fit[a], repetition.fit[b]])
-    values = np.empty(len(masks))
-    for n, side in enumerate(masks):
-        swap = {a: pooled[side], b: pooled[~side]}
-        scalings = fit.scalings(swap)
-        values[n] = _distance(scalings, swap[a].mean(axis=0), swap[b].mean(axis=0))
-    return values
-
-
 def _floor_possible(settings: LdaSettings, n: int, k: int, dim: int) -> bool:
     return n >= 4 and (settings.shrinkage is not None or (n // 2) * k - k >= dim)
 
 
 @dataclass(frozen=True)
 class _Measured:
-    """One repetition's measurement, with what its relabellings need.
-
-    Holds the observed ``(K, K)`` distances, the floor (None: halves too small), and the
-    projected measured passages with their positions.
-    """
+    """One repetition's observed ``(K, K)`` distances and floor (None: halves too small)."""
 
     observed: np.ndarray
     floor: np.ndarray | None
-    repetition: _Repetition
-    fit: _Fit
-    projected: list[np.ndarray]
 
 
 def _measure(
@@ -377,30 +320,7 @@ def _measure(
         # that in-sample distances exceed.
         halves = _Repetition.split(vectors, True, rng)
         floor = _held_out_floor(halves, _Fit(halves.fit, settings).scalings(), rng)
-    return _Measured(observed, floor, repetition, fit, projected)
-
-
-def _add_relabellings(
-    null: NullSums,
-    measured: _Measured,
-    keys: list[np.ndarray],
-) -> None:
-    """Add every pair's relabelled distances of one repetition to ``null``.
-
-    ``keys[k]`` are the ``(N, n)`` relabelling keys of group ``k``'s passages in draw order.
-    """
-    repetition = measured.repetition
-    k = len(repetition.measure)
-    for a in range(k):
-        for b in range(a + 1, k):
-            masks = side_masks(
-                keys[a][:, repetition.measured[a]], keys[b][:, repetition.measured[b]]
-            )
-            if repetition.cross_fit:
-                values = _relabelled_held_out(measured.projected, a, b, masks)
-            else:
-                values = _relabelled_in_sample(repetition, measured.fit, a, b, masks)
-            null.add(a, b, values)
+    return _Measured(observed, floor)
 
 
 def lda_distance_matrix(
@@ -409,8 +329,6 @@ def lda_distance_matrix(
     name: str = "lda",
     *,
     seed: int = 0,
-    units: list[dict[str, list[tuple[str, ...]]]] | None = None,
-    relabel_seed: int = 0,
 ) -> DistanceMatrix:
     """Euclidean distance between group centroids in the LDA projection, over repetitions.
 
@@ -426,33 +344,21 @@ def lda_distance_matrix(
     ``(floor(a) + floor(b)) / 2``. It is always measured on held-out passages, so in-sample
     distances exceed it even for exchangeable groups (that is their inflation).
 
-    Above noise: ``settings.relabellings`` joint relabellings of each pair's measured passages
-    (:mod:`regbias.distances.relabel`: the same relabelling of a text in every repetition and
-    job). Given the projection, fitted on other passages, the measured passages of two
-    exchangeable groups are exchangeable, so a relabelling needs no refit and thousands cost
-    little; in-sample (no cross-fit) every relabelling refits the projection.
-
     Args:
         draws: ``draws[r][group]`` = ``(n, d)`` pooled vectors of that group's long-text
             passages in repetition ``r``; equal ``n`` for every group, same groups throughout.
         settings: LDA settings.
         name: the matrix's name.
         seed: seed of the halves and the floor's splits.
-        units: ``units[r][group]`` = the corpus texts each passage joins (the relabelled
-            units); None treats every passage as a text of its own, new in every repetition.
-        relabel_seed: the sweep-level seed of the relabellings.
 
     Returns:
         The mean and standard deviation over repetitions of the centroid distances, with the
-        floor (mean and sd over repetitions) and the relabelled sums (None without
-        relabellings).
+        floor (mean and sd over repetitions).
     """
     if not draws:
         raise ValueError("lda_distance_matrix needs at least one repetition")
     groups = list(draws[0])
     rng = np.random.default_rng(seed)
-    n_null = settings.relabellings
-    null = NullSums.zeros(n_null, len(groups))
     values, floors = [], []
     # Many small eigenproblems: threads of a BLAS only contend for the cores.
     with threadpool_limits(limits=1, user_api="blas"):
@@ -462,15 +368,10 @@ def lda_distance_matrix(
             measured = _measure(draw, settings, rng)
             values.append(measured.observed)
             floors.append(measured.floor)
-            if n_null:
-                sizes = {g: len(v) for g, v in draw.items()}
-                named = units[r] if units else None
-                keys = list(repetition_keys(sizes, named, r, relabel_seed, n_null).values())
-                _add_relabellings(null, measured, keys)
-    config = asdict(settings) | {"relabel_seed": relabel_seed}
+    config = asdict(settings)
     matrix = DistanceMatrix.from_repetitions(name, groups, np.stack(values), config)
     floor, floor_sd = _summary(floors)
-    return replace(matrix, floor=floor, floor_sd=floor_sd, null=null.sums if n_null else None)
+    return replace(matrix, floor=floor, floor_sd=floor_sd)
 
 
 def _summary(floors: list[np.ndarray | None]) -> tuple[np.ndarray | None, np.ndarray | None]:

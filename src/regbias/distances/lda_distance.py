@@ -34,17 +34,13 @@ class LdaDistance(LdaSettings, Distance):
         """Its passages per group and repetition."""
         return {"lda": (self.passages_per_group, "passages_per_group")}
 
-    def tested(self) -> list[str]:
-        """``lda``, where it runs its own relabellings."""
-        return ["lda"] if self.relabellings > 0 else []
-
     def check_groups(self, n_groups: int) -> None:
         """At most ``n_groups - 1`` components."""
         check_components(self.n_components, n_groups)
 
     def meta(self) -> dict[str, Any]:
-        """Its relabellings and whether it cross-fits."""
-        return {"relabellings_lda": self.relabellings, "lda_cross_fit": self.cross_fit}
+        """Whether it cross-fits."""
+        return {"lda_cross_fit": self.cross_fit}
 
     def measure(self, inputs: DistanceInputs) -> DistanceSuiteResult:
         """The matrix, and the projection of repetition 0 (for its scatter plot)."""
@@ -61,8 +57,6 @@ class LdaDistance(LdaSettings, Distance):
                 self,
                 name="lda",
                 seed=inputs.seed,
-                units=inputs.draws.units.get("lda"),
-                relabel_seed=inputs.relabel_seed,
             )
         result.lda_projection = lda_projection(pooled[0], self)
         return result

@@ -11,8 +11,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regbias.distances.relabel import joint_p_values
-
 __all__ = ["DistanceMatrix", "PER_JOB_FACTS"]
 
 #: Config entries that describe one job's clouds or how its values were computed rather than
@@ -36,10 +34,6 @@ class DistanceMatrix:
         floor: ``(K,)`` noise floor per group: the mean within-group distance between two
             disjoint draws of the group at the sizes of a between-group draw (None: not measured).
         floor_sd: ``(K,)`` standard deviation of those within-group distances.
-        null: ``(N, K, K)`` sums over the counted repetitions of the ``N`` joint relabellings
-            of each pair's texts (see :mod:`regbias.distances.relabel`; NaN: a relabelled value
-            was not finite); None when the distance was not tested. ``p_above_noise`` is
-            computed from it and ``repetitions``.
         excluded: ``(K, K)`` count of repetitions left out of the mean per pair (a solve that
             did not converge); None when none were.
         repetitions: the ``(R, K, K)`` per-repetition matrices the statistics summarise (NaN
@@ -55,27 +49,8 @@ class DistanceMatrix:
     config: dict[str, Any] = field(default_factory=dict)
     floor: np.ndarray | None = None
     floor_sd: np.ndarray | None = None
-    null: np.ndarray | None = None
     excluded: np.ndarray | None = None
     repetitions: np.ndarray | None = None
-
-    @property
-    def relabellings(self) -> int:
-        """Joint relabellings behind ``p_above_noise`` (0: not tested)."""
-        return 0 if self.null is None else int(self.null.shape[0])
-
-    @property
-    def p_above_noise(self) -> np.ndarray | None:
-        """``(K, K)`` permutation p that a pair's mean distance exceeds its relabelled means.
-
-        One test per pair for everything the matrix pools: the observed statistic is the mean
-        over all repetitions, the ``k``-th null value the mean of the ``k``-th joint
-        relabelling over the same repetitions, ``p = (1 + #{T*_k >= T}) / (1 + N)``. None when
-        the distance was not tested (or the per-repetition values are unknown).
-        """
-        if self.null is None or self.repetitions is None:
-            return None
-        return joint_p_values(self.repetitions, self.null)
 
     def excess(self) -> np.ndarray | None:
         """``(K, K)`` distance above the noise floor: ``d(a, b) - (floor(a) + floor(b)) / 2``."""
@@ -151,7 +126,6 @@ class DistanceMatrix:
             first.config,
             floor=floor,
             floor_sd=floor_sd,
-            null=_pooled_null(matrices),
             excluded=_summed([m.excluded for m in matrices]),
             repetitions=_stacked([m.repetitions for m in matrices]),
         )
@@ -178,7 +152,7 @@ class DistanceMatrix:
 
         Returns:
             ``name, groups, mean, sd, n_repetitions, config`` and those of ``floor,
-            floor_sd, null, excluded, repetitions`` that are known, arrays as nested lists.
+            floor_sd, excluded, repetitions`` that are known, arrays as nested lists.
         """
         return {
             "name": self.name,
@@ -194,7 +168,6 @@ class DistanceMatrix:
         return {
             "floor": self.floor,
             "floor_sd": self.floor_sd,
-            "null": self.null,
             "excluded": self.excluded,
             "repetitions": self.repetitions,  # last: the largest
         }
@@ -230,7 +203,7 @@ class DistanceMatrix:
         return [json_path, csv_path]
 
 
-_EXTRA_KEYS = ("floor", "floor_sd", "null", "excluded", "repetitions")
+_EXTRA_KEYS = ("floor", "floor_sd", "excluded", "repetitions")
 
 
 def _listed(value: np.ndarray) -> list[Any]:
@@ -275,21 +248,3 @@ def _pooled_floor(
     )
     total = counts.sum()
     return floor, np.sqrt(ss / (total - 1)) if total > 1 else np.zeros_like(floor)
-
-
-def _pooled_null(matrices: list[DistanceMatrix]) -> np.ndarray | None:
-    """The jobs' relabelled sums added: relabelling k was the same in every job (one test).
-
-    Raises:
-        ValueError: some jobs were tested and others not, or with other relabelling counts.
-    """
-    nulls = [m.null for m in matrices]
-    if all(n is None for n in nulls):
-        return None
-    shapes = {None if n is None else n.shape for n in nulls}
-    if len(shapes) > 1:
-        raise ValueError(
-            f"cannot pool {matrices[0].name} matrices tested with other relabellings "
-            f"({sorted(str(s) for s in shapes)})"
-        )
-    return functools.reduce(np.add, [n for n in nulls if n is not None])  # every one is known

@@ -112,11 +112,10 @@ class DistanceInputs:
     Attributes:
         draws: the job's draws (``draws.texts[kind][repetition][group]``: texts; ``twins`` the
             disjoint twin draws that give noise floors; ``units`` the corpus texts a drawn
-            item joins, for relabellings).
+            item joins).
         tokens: token vectors ``(n_tokens, dim)`` per text of the ``short`` and ``long`` draws.
         pooled: one pooled vector per text of the ``sentence`` and ``lda`` draws.
         seed: the job's seed (splits, halves).
-        relabel_seed: the sweep's seed of joint relabellings (never the job's).
         exclude_unconverged: leave a repetition out of a mean when one of its solves failed.
     """
 
@@ -124,7 +123,6 @@ class DistanceInputs:
     tokens: Mapping[str, np.ndarray]
     pooled: Mapping[str, np.ndarray]
     seed: int
-    relabel_seed: int
     exclude_unconverged: bool
 
     def kinds(self) -> list[str]:
@@ -192,15 +190,11 @@ class Distance(abc.ABC):
         """Draws this distance sizes itself, by kind: the size and the field that sets it."""
         return {}
 
-    def tested(self) -> list[str]:
-        """The matrices that carry this distance's own (secondary) relabelling tests."""
-        return []
-
     def check_groups(self, n_groups: int) -> None:  # noqa: B027 (optional, no-op by default)
         """Raise ConfigError, saying what to set, if it cannot measure ``n_groups`` groups."""
 
     def meta(self) -> dict[str, Any]:
-        """Facts of its settings for a job's ``study.json`` (how it was tested)."""
+        """Facts of its settings for a job's ``study.json`` (how it was measured)."""
         return {}
 
     def needs_calibration(self) -> bool:

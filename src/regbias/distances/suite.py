@@ -89,7 +89,6 @@ class DistanceSettings:
     floors: bool
     exclude_unconverged: bool
     calibration_seed: int | None
-    relabel_seed: int
     tokens: Literal["real", "all"]
     short: ShortSettings
     long: LongSettings
@@ -228,7 +227,6 @@ def suite_inputs(
         tokens=tokens,
         pooled=pooled,
         seed=seed,
-        relabel_seed=distance.relabel_seed,
         exclude_unconverged=distance.exclude_unconverged,
     )
 
@@ -265,8 +263,7 @@ def run_distance_suite(
 
     A distance calibrated for the sweep (:func:`calibrate_distances`) keeps what its calibration
     fixed; otherwise it fixes that from this job's draws. ``seed`` seeds the LDA halves and
-    floor splits; relabellings use the sweep-level ``distance.relabel_seed`` (never the job's:
-    relabelling k must be the same in every job).
+    floor splits.
     """
     result = DistanceSuiteResult()
     with timed_step(result.timings, "embed"):

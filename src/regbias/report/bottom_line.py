@@ -1,4 +1,4 @@
-"""The report's first sentence: what was found, and what is within noise.
+"""The report's first sentence: what was found, and what was not shown.
 
 It is built from the same tests the Findings list: the primary hypothesis held alone to the
 level, the secondary correlations by their adjusted p-values, and the test of record of every

@@ -13,7 +13,6 @@ from matplotlib import colormaps
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 
-from regbias.analysis.pair_verdicts import pair_verdicts
 from regbias.analysis.pairs import PairTable
 from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
@@ -134,8 +133,8 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
 
     Pairs are sorted by distance; a dot with whiskers is the pair's mean ± sd over
     repetitions, the grey bar the mean floor of its two groups ± their floors' sd. A pair whose
-    dot sits inside its grey bar is not apart from sampling noise. Filled dots: the pair
-    differs (its relabelling test's Holm-adjusted p over the matrix's pairs is at most 0.05).
+    dot sits inside its grey bar is not apart from sampling noise (an estimate, not a test:
+    which pairs differ is the test of record's).
 
     Raises:
         ValueError: the matrix has no floor.
@@ -145,8 +144,6 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
     pairs = [(i, j) for i in range(len(matrix.groups)) for j in range(i + 1, len(matrix.groups))]
     pairs.sort(key=lambda p: matrix.mean[p])
     floor_sd = matrix.floor_sd if matrix.floor_sd is not None else np.zeros_like(matrix.floor)
-    verdict = pair_verdicts({matrix.name: matrix})[matrix.name].table
-    differs = {(r.group_a, r.group_b) for r in verdict.itertuples() if r.differs}
     fig = new_figure(7.0, 0.8 + 0.22 * len(pairs))
     ax = fig.add_subplot()
     for y, (i, j) in enumerate(pairs):
@@ -154,7 +151,6 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
         spread = max(floor_sd[i], floor_sd[j])
         ax.barh(y, 2 * spread, left=floor - spread, height=0.6, color="0.85", zorder=1)
         ax.plot([floor, floor], [y - 0.3, y + 0.3], color="0.5", lw=1, zorder=2)
-        above = (matrix.groups[i], matrix.groups[j]) in differs
         ax.errorbar(
             matrix.mean[i, j],
             y,
@@ -162,13 +158,13 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
             fmt="o",
             color="C0",
             zorder=3,
-            markerfacecolor="C0" if above else "white",
+            markerfacecolor="white",
             markersize=5,
             capsize=2,
         )
     labels = [f"{_label(matrix.groups[i])}–{_label(matrix.groups[j])}" for i, j in pairs]
     ax.set_yticks(range(len(pairs)), labels, fontsize=7)
-    ax.set_xlabel(f"{matrix.name}: mean ± sd (filled: differs, Holm p <= 0.05); grey: floor ± sd")
+    ax.set_xlabel(f"{matrix.name}: mean ± sd; grey: floor ± sd")
     ax.set_title(title if title is not None else f"{matrix.name}: distance vs noise floor")
     return fig
 

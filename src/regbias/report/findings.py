@@ -175,7 +175,7 @@ def primary_sentence(test: PrimaryTest) -> str:
         f"{_PRIMARY_ROW}{subject}; {scope}): rho = {test.rho:.2f}{_primary_interval(test)}, "
         f"{kind} = {_p(test.p_value)}, {verdict} at {test.significance:g}"
     )
-    return text + _power_clause(test) + "."
+    return text + _power_clause(test) + _models_clause(test) + "."
 
 
 def _primary_interval(test: PrimaryTest) -> str:
@@ -216,6 +216,30 @@ def _power_clause(test: PrimaryTest) -> str:
         f"; with {power.n_groups} groups {_TARGET} power is not reachable in {model}: at its "
         f"largest rho, {strongest['mean_rho']:.2f}, the power is {_power_interval(strongest)}"
     )
+
+
+def _models_clause(test: PrimaryTest) -> str:
+    """The power's range over position models: one model's number is no law."""
+    models = test.power_models
+    if models is None or not len(models):
+        return ""
+    parts = []
+    for _, row in models.iterrows():
+        rho = float(row["detected_rho"])
+        found = f"rho {rho:.2f} detected" if math.isfinite(rho) else "80% not reached"
+        parts.append(
+            f"{row['model']}: rho up to {row['reachable_rho']:.2f}, power there "
+            f"{row['power']:.2f}, {found}"
+        )
+    return (
+        "; the power depends on the model of the groups' positions (the one above is "
+        f"{_model_name(test)}): " + "; ".join(parts)
+    )
+
+
+def _model_name(test: PrimaryTest) -> str:
+    power = test.power
+    return "not computed" if power is None else f"{power.dimensions}-D isotropic"
 
 
 def _power_interval(row: pd.Series) -> str:

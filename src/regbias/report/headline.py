@@ -50,8 +50,9 @@ class Headline:
     Attributes:
         findings: one plain line per finding (the report's Findings, else the strongest
             correlations).
-        pairs: ``farthest differing`` as ``(group_a, group_b, z, name)``: the region pair
-            (else any pair) with the largest z among those the test of record calls different
+        pairs: ``farthest differing`` as ``(group_a, group_b, effect, name)``: the region
+            pair (else any pair) with the largest size-free effect among those the test of
+            record calls different
             (empty when it finds none: then no pair is a finding).
         metrics: stable names for the runs table and charts: the short headline set
             (``headline/primary_rho``, ``headline/primary_p``,
@@ -153,7 +154,7 @@ def read_matrices(folder: Path) -> dict[str, DistanceMatrix]:
 
 
 def _extreme_pairs(folder: Path) -> dict[str, tuple[str, str, float, str]]:
-    """The region pair (else any pair) that differs by the test of record with the largest z."""
+    """The region pair (else any pair) called different with the largest effect."""
     table = _read_csv(folder / PAIR_TESTS_CSV)
     if table is None or not len(table):
         return {}
@@ -162,8 +163,10 @@ def _extreme_pairs(folder: Path) -> dict[str, tuple[str, str, float, str]]:
     found = regions if len(regions) else found
     if not len(found):
         return {}
-    top = found.sort_values("z", kind="stable").iloc[-1]
-    return {"farthest differing": (top.group_a, top.group_b, float(top["z"]), "test of record z")}
+    key = "effect" if "effect" in found else "z"  # a report written before effects: its z
+    top = found.sort_values(key, kind="stable").iloc[-1]
+    words = "test of record effect" if key == "effect" else "test of record z"
+    return {"farthest differing": (top.group_a, top.group_b, float(top[key]), words)}
 
 
 def _pair(pair: tuple[str, str, float, str]) -> str:

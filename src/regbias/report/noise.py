@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from regbias.analysis.pair_verdicts import pair_verdicts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text
 
@@ -48,32 +47,18 @@ def _why_unusable(matrix: DistanceMatrix, pairs: list[tuple[int, int]]) -> str:
     )
 
 
-def verdict_lines(
-    matrices: dict[str, DistanceMatrix], adjust: str = "holm", alpha: float = 0.05
-) -> list[str]:
-    """One sentence per distance tested by its own relabellings (secondary, exploratory).
+def verdict_lines(matrices: dict[str, DistanceMatrix]) -> list[str]:
+    """One line naming the distances: estimates with noise floors, no pair verdict of their own.
 
-    The distances without such a test are named in one line: they are estimates with noise
-    floors, and which pairs differ is the test of record's.
-
-    Args:
-        matrices: the distance matrices.
-        adjust: ``analysis.adjust`` (pairs are adjusted by Holm where it is ``maxt``).
-        alpha: the level.
+    Which pairs differ is the test of record's alone.
     """
-    verdicts = pair_verdicts(matrices, adjust, alpha)
-    lines = [
-        f"Secondary pair test, {v.sentence(name=markdown_text)}"
-        for v in verdicts.values()
-        if v.tested
+    if not matrices:
+        return []
+    named = ", ".join(f"`{markdown_text(name)}`" for name in matrices)
+    return [
+        f"{named}: estimates of each pair's distance with noise floors, without a pair "
+        "verdict of their own (which pairs differ is the test of record's)."
     ]
-    untested = [f"`{name}`" for name, v in verdicts.items() if not v.tested]
-    if untested:
-        lines.append(
-            f"{', '.join(untested)}: estimates of each pair's distance with noise floors, "
-            "without a pair verdict of their own (which pairs differ is the test of record's)."
-        )
-    return lines
 
 
 def _floor_sd(matrix: DistanceMatrix) -> np.ndarray:

@@ -13,7 +13,6 @@ import pandas as pd
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_power import PowerResult
 from regbias.analysis.pair_test import PairTests
-from regbias.analysis.pair_verdicts import pair_verdicts, with_verdict_columns
 from regbias.analysis.perf_test import PerfTests
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
@@ -108,10 +107,7 @@ def log_analysis(
             run.table(analysis.dcor, "performance/dcor.csv")
         _log_group_means(run, analysis.summary)
         _distribution_figures(run, analysis.summary, results.groups)
-    verdicts = pair_verdicts(results.distances, settings.adjust, settings.significance)
-    pairwise = with_record_columns(
-        with_verdict_columns(analysis.pairwise, verdicts), results.record
-    )
+    pairwise = with_record_columns(analysis.pairwise, results.record)
     pairwise = with_perf_columns(pairwise, analysis.performance_record)
     run.table(pairwise, "analysis/pairwise.csv")
     if results.record is not None:
@@ -133,7 +129,7 @@ def log_analysis(
     lines = [
         *record_lines(results.record),
         *perf_lines(analysis.performance_record),
-        *verdict_lines(results.distances, settings.adjust, settings.significance),
+        *verdict_lines(results.distances),
     ]
     run.json(evidence.numbers(), HEADLINE_FILE)
     report = report_markdown(results, analysis, settings, extra_findings=lines)
@@ -143,12 +139,12 @@ def log_analysis(
 
 
 def log_record(run: RunLog, tests: PairTests) -> None:
-    """The test of record: ``analysis/pair_tests.csv|json``, its metrics and z heatmap."""
+    """The test of record: ``analysis/pair_tests.csv|json``, its metrics and effect heatmap."""
     run.table(tests.table, PAIR_TESTS_CSV)
     run.json(tests.to_dict(), PAIR_TESTS_JSON)
     run.metrics(record_metrics(tests))
-    title = f"test of record: z of the {tests.settings.words()}"
-    run.figure(plots.distance_heatmap(record_matrix(tests), title), "figures/pair_test_z.png")
+    title = f"test of record: size-free effect ({tests.settings.words()})"
+    run.figure(plots.distance_heatmap(record_matrix(tests), title), "figures/pair_test_effect.png")
 
 
 def log_perf_record(run: RunLog, tests: PerfTests) -> None:
@@ -166,7 +162,8 @@ def with_record_columns(pairwise: pd.DataFrame, tests: PairTests | None) -> pd.D
         return pairwise
     keyed = {frozenset((r["group_a"], r["group_b"])): r for _, r in tests.table.iterrows()}
     out = pairwise.copy()
-    for column in ("family", "z", "p", "p_adjusted", "differs", "detectable_share"):
+    columns = ("family", "effect", "effect_ci_low", "effect_ci_high", "z", "p", "p_adjusted")
+    for column in (*columns, "differs", "detectable_share"):
         out[f"pair_test_{column}"] = [
             keyed[frozenset((a, b))][column] if frozenset((a, b)) in keyed else None
             for a, b in zip(out["group_a"], out["group_b"], strict=True)

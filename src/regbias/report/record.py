@@ -2,7 +2,7 @@
 
 Which pairs differ is said from the test of record alone (:mod:`regbias.analysis.pair_test`):
 the region pairs are its primary family, the pairs with a reference group a secondary one,
-each Holm-adjusted. A pair with no difference is said with what the test could have
+each Holm-adjusted. A pair not shown to differ is said with what the test could have
 detected at its size (the power plants), where that was measured.
 """
 
@@ -55,8 +55,9 @@ def _name(row: pd.Series) -> str:
 def _method(tests: PairTests) -> str:
     s = tests.settings
     return (
-        f"{s.words()} of sentence vectors, all distinct texts (at most {s.cap} a group), "
-        f"{s.relabellings} relabellings, Holm p <= {tests.alpha:g}"
+        f"{s.words()} of sentence vectors, all distinct texts"
+        + (f" (at most {s.group_cap} a group), " if s.group_cap is not None else ", ")
+        + f"{s.relabellings} relabellings, Holm per family p <= {tests.alpha:g}"
     )
 
 
@@ -114,15 +115,22 @@ def record_found(tests: PairTests | None) -> bool:
 
 def _within(row: pd.Series, measured: bool) -> str:
     share = float(row["detectable_share"])
+    donor = markdown_text(row.get("power_donor", "") or "donor")
     if math.isfinite(share):
-        return f"{_name(row)} (detects a {share:.0%} mixture with 80% power)"
+        return (
+            f"{_name(row)} (at these sizes the test would detect a mixture of >= {share:.0%} "
+            f"of {donor}-like texts with 80% power)"
+        )
     if measured:
-        return f"{_name(row)} (detects no planted mixture with 80% power)"
+        return (
+            f"{_name(row)} (at these sizes no planted mixture of {donor}-like texts is "
+            "detected with 80% power)"
+        )
     return _name(row)
 
 
 def record_lines(tests: PairTests | None) -> list[str]:
-    """The findings' lines: per family, the pairs that differ and those within noise."""
+    """The findings' lines: per family, the pairs that differ and those not shown to differ."""
     if tests is None:
         return []
     measured = bool(np.isfinite(tests.table["detectable_share"].astype(float)).any())
@@ -145,14 +153,15 @@ def record_lines(tests: PairTests | None) -> list[str]:
             continue
         found = tests.differing(family)
         listed = ", ".join(
-            f"{_name(r)} (z {r['z']:.1f}, p {_p(float(r['p_adjusted']))})"
+            f"{_name(r)} (effect {r['effect']:.3g} [{r['effect_ci_low']:.3g}, "
+            f"{r['effect_ci_high']:.3g}], Holm p {_p(float(r['p_adjusted']))})"
             for _, r in found.iterrows()
         )
         within = rows[~rows["differs"]]
         text = f"{head}: {len(found)} differ ({_method(tests)})"
         text += f": {listed}" if listed else " (none)"
         if len(within):
-            text += "; no difference: " + ", ".join(
+            text += "; not shown to differ: " + ", ".join(
                 _within(r, measured) for _, r in within.iterrows()
             )
         lines.append(text + untested + ".")
@@ -166,22 +175,23 @@ def record_lines(tests: PairTests | None) -> list[str]:
 
 
 def record_matrix(tests: PairTests) -> DistanceMatrix:
-    """The pairs' z-values as a labelled matrix (for the heatmap)."""
+    """The pairs' size-free effects as a labelled matrix (for the heatmap)."""
     groups = list(dict.fromkeys([*tests.table["group_a"], *tests.table["group_b"]]))
     where = {g: i for i, g in enumerate(groups)}
     z = np.zeros((len(groups), len(groups)))
     for _, row in tests.table.iterrows():
         i, j = where[row["group_a"]], where[row["group_b"]]
-        z[i, j] = z[j, i] = float(row["z"])
-    return DistanceMatrix("pair_test_z", groups, z, np.zeros_like(z), 1)
+        z[i, j] = z[j, i] = float(row["effect"])
+    return DistanceMatrix("pair_test_effect", groups, z, np.zeros_like(z), 1)
 
 
 def record_metrics(tests: PairTests) -> dict[str, float]:
-    """Per pair ``pair_test/<a>__<b>/z`` and ``.../p_adjusted``; counts per family."""
+    """Per pair ``pair_test/<a>__<b>/z``, ``.../effect``, ``.../p_adjusted``; family counts."""
     out: dict[str, float] = {}
     for _, row in tests.table.iterrows():
         key = f"pair_test/{row['group_a']}__{row['group_b']}"
         out[f"{key}/z"] = float(row["z"])
+        out[f"{key}/effect"] = float(row["effect"])
         out[f"{key}/p_adjusted"] = float(row["p_adjusted"])
     for family in _FAMILIES:
         if len(tests.family(family)):
@@ -193,7 +203,8 @@ def record_section(tests: PairTests | None) -> str:
     """Markdown: the test of record's table and figure (empty without one)."""
     if tests is None:
         return ""
-    columns = ["family", "n_a", "n_b", "shared", "statistic", "z", "p", "p_adjusted", "differs"]
+    columns = ["family", "n_a", "n_b", "shared", "effect", "effect_ci_low", "effect_ci_high"]
+    columns += ["z", "p", "p_adjusted", "differs"]
     table = tests.table.copy()
     table.index = [_name(r) for _, r in table.iterrows()]
     table["differs"] = table["differs"].astype(object)
@@ -213,16 +224,22 @@ def record_section(tests: PairTests | None) -> str:
             f"One permutation test per pair ({_method(tests)}), once for the whole sweep: the "
             "exchangeable units are the groups' texts, one vector each, so there are no "
             "repetitions and no passages. Texts both groups hold are left out of that pair "
-            "(`shared`; `mixed` against a region is the region against the other regions). "
-            "A group larger than the cap is subsampled once, seeded. `z`: the statistic in "
-            "standard deviations of its relabelled values. Region pairs are one family, pairs "
-            "with a reference group another, each Holm-adjusted.",
+            "(`shared`: the count removed; against a region, a reference group loses every "
+            "text of the region before any cap, so `mixed` against a region is the region "
+            "against the other regions). A group larger than the cap is subsampled once, "
+            "seeded. `effect`: the size-free effect, an unbiased estimate of the statistic's "
+            "population value (it does not grow with the groups' sizes), with its bootstrap "
+            f"interval over texts at {1 - tests.alpha:.0%} (`effect_ci_low`, `effect_ci_high`; "
+            "the heatmap shows it). `z`: the test's standardised statistic (its value in "
+            "standard deviations of its relabelled values), which grows with the sizes and "
+            "ranks no pairs. Region pairs are one family, pairs with a reference group "
+            "another, each Holm-adjusted within its family.",
             "",
             header,
             rule,
             *body,
             "",
-            "![pair tests](figures/pair_test_z.png)",
+            "![pair tests](figures/pair_test_effect.png)",
             "",
         ]
     )

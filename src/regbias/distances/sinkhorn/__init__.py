@@ -6,7 +6,6 @@
   retried; :mod:`~regbias.distances.sinkhorn.exact`: its epsilon -> 0 limit (POT).
 - :mod:`~regbias.distances.sinkhorn.divergence`: the debiased divergence and a job's matrix.
 - :mod:`~regbias.distances.sinkhorn.floors`: noise floors (a group against its twin draw).
-- :mod:`~regbias.distances.sinkhorn.relabellings`: the divergence's own (secondary) pair tests.
 - :mod:`~regbias.distances.sinkhorn.sensitivity`: the pair ranking across epsilons.
 - :mod:`~regbias.distances.sinkhorn.distance`: the plugin the distance suite runs.
 - :mod:`~regbias.distances.sinkhorn.jax_compat`: a shim between ott-jax and jax releases.

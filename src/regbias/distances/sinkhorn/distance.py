@@ -1,10 +1,9 @@
 """``distance.sinkhorn``: the Sinkhorn divergence as the distance suite runs it.
 
-Per draw kind (short texts, passages) one matrix, with noise floors where the draws have twins,
-the divergence's own relabelling tests where ``relabellings > 0`` and the pair ranking across
-epsilons where ``sensitivity.epsilons`` are set. Epsilon, the annealing start, the solver and
-the updates are fixed once per sweep from a calibration draw (:meth:`SinkhornDistance.calibrate`),
-else once per job from all its clouds.
+Per draw kind (short texts, passages) one matrix, with noise floors where the draws have twins
+and the pair ranking across epsilons where ``sensitivity.epsilons`` are set. Epsilon, the
+annealing start, the solver and the updates are fixed once per sweep from a calibration draw
+(:meth:`SinkhornDistance.calibrate`), else once per job from all its clouds.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from typing import Any
 from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
 from regbias.distances.sinkhorn.divergence import sinkhorn_matrix
 from regbias.distances.sinkhorn.floors import sinkhorn_floors
-from regbias.distances.sinkhorn.relabellings import sinkhorn_relabellings
 from regbias.distances.sinkhorn.sensitivity import epsilon_sensitivity, ranking_stability
 from regbias.distances.sinkhorn.settings import (
     ResolvedSinkhorn,
@@ -24,7 +22,6 @@ from regbias.distances.sinkhorn.settings import (
     needs_calibration,
     resolve_settings,
 )
-from regbias.errors import ConfigError
 
 __all__ = ["EpsilonSensitivity", "SinkhornDistance"]
 
@@ -50,8 +47,6 @@ class SinkhornDistance(SinkhornSettings, Distance):
 
     Attributes:
         enabled: compute ``sinkhorn_short`` and ``sinkhorn_long``.
-        relabellings: joint relabellings of each pair's texts for the divergence's own
-            (secondary) test; 0: none.
         sensitivity: see :class:`EpsilonSensitivity`.
         calibrated: the sweep's resolved solver settings (:meth:`calibrate`); never a config key.
     """
@@ -61,24 +56,8 @@ class SinkhornDistance(SinkhornSettings, Distance):
     kinds = ("short", "long")
 
     enabled: bool
-    relabellings: int
     sensitivity: EpsilonSensitivity
     calibrated: ResolvedSinkhorn | None = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.relabellings < 0:
-            raise ConfigError(
-                f"distance.sinkhorn.relabellings must be >= 0, not {self.relabellings}"
-            )
-
-    def tested(self) -> list[str]:
-        """Its matrices, where it runs its own relabellings."""
-        return [self.matrix_name(k) for k in self.kinds] if self.relabellings > 0 else []
-
-    def meta(self) -> dict[str, Any]:
-        """Its relabellings."""
-        return {"relabellings_sinkhorn": self.relabellings}
 
     def needs_calibration(self) -> bool:
         """Whether epsilon, the annealing start, the solver or the updates are left to derive."""
@@ -93,7 +72,7 @@ class SinkhornDistance(SinkhornSettings, Distance):
         return replace(self, calibrated=resolve_settings(self, clouds))
 
     def measure(self, inputs: DistanceInputs) -> DistanceSuiteResult:
-        """Per drawn kind the matrix, its floors, relabellings and sensitivity."""
+        """Per drawn kind the matrix, its floors and sensitivity."""
         result = DistanceSuiteResult()
         kinds = [k for k in self.kinds if k in inputs.kinds()]
         if not kinds:
@@ -134,23 +113,6 @@ class SinkhornDistance(SinkhornSettings, Distance):
             with timed_step(result.timings, f"{name}_floor"):
                 floor, floor_sd = sinkhorn_floors(clouds, twins, table, settings, size)
             matrix = replace(matrix, floor=floor, floor_sd=floor_sd)
-        config = matrix.config | {
-            "relabellings": self.relabellings,
-            "relabel_seed": inputs.relabel_seed,
-        }
-        matrix = replace(matrix, config=config)
-        if self.relabellings > 0:
-            with timed_step(result.timings, f"{name}_relabellings"):
-                null = sinkhorn_relabellings(
-                    inputs.per_text(kind),
-                    inputs.draws.units.get(kind),
-                    table,
-                    settings,
-                    self.relabellings,
-                    inputs.relabel_seed,
-                    exclude_unconverged=exclude,
-                )
-            matrix = replace(matrix, null=null)
         result.matrices[name], result.diagnostics[name] = matrix, table
         if self.sensitivity.epsilons:
             values = epsilon_sensitivity(

@@ -56,7 +56,6 @@ __all__ = [
     "SolveDiagnostics",
     "derive_epsilon",
     "divergence_from",
-    "divergences",
     "exact_divergences",
     "mean_pooled_cost",
     "padded_points",
@@ -337,40 +336,6 @@ def exact_divergences(
     return [
         DivergenceResult(cost, exact_diagnostics(cost, optimal), zero, zero)
         for cost, optimal in results
-    ]
-
-
-def divergences(
-    pairs: list[tuple[np.ndarray, np.ndarray]],
-    settings: ResolvedSinkhorn,
-    size: int,
-    on_result: Callable[[], None] | None = None,
-) -> list[DivergenceResult]:
-    """Divergences of many pairs of clouds at one padded size, in two batched calls.
-
-    The self terms are solved in one batched call, the cross terms (the relabelled pairs of a
-    test) in another, each retried as :func:`solve_ot` retries.
-
-    Args:
-        pairs: ``(x, y)`` clouds, each at most ``size`` points.
-        settings: the run's resolved settings (exact: see :func:`exact_divergences`).
-        size: the padded size.
-        on_result: called after each exact result (the Sinkhorn path solves in batches).
-    """
-    if settings.solver == "exact":
-        return exact_divergences(pairs, on_result)
-    padded = [(pad(np.asarray(x), None, size), pad(np.asarray(y), None, size)) for x, y in pairs]
-    selves = [(*p, *p) for pair in padded for p in pair]
-    own = solve_many(selves, settings, size, symmetric=True)
-    own = [retry(p, settings, size, d, symmetric=True) for p, d in zip(selves, own, strict=True)]
-    cross = [(*x, *y) for x, y in padded]
-    xys = solve_many(cross, settings, size, symmetric=False)
-    xys = [retry(p, settings, size, d, symmetric=False) for p, d in zip(cross, xys, strict=True)]
-    return [
-        DivergenceResult(
-            _divergence(xy, own[2 * i], own[2 * i + 1]), xy, own[2 * i], own[2 * i + 1]
-        )
-        for i, xy in enumerate(xys)
     ]
 
 

@@ -3,7 +3,7 @@
 A run fixes epsilon, the annealing start, the solver (``auto``: exact or sinkhorn) and the
 updates once, from every cloud it will solve (:func:`resolve_settings`). The result is a
 :class:`ResolvedSinkhorn`; the solving functions take it as it is, so a sweep's jobs, its
-noise floors and its relabellings all solve the same way.
+noise floors all solve the same way.
 """
 
 from __future__ import annotations

@@ -1,0 +1,199 @@
+"""The permutation null of the test of record: a pair's pooled form and its relabellings.
+
+Three statistics, each a quadratic form ``T(u) = w^T M w`` in the side weights
+``w = u / n_a - (1 - u) / n_b`` (``u`` the side-``a`` indicator) of one pooled matrix ``M``:
+
+- ``energy``: the energy distance (Szekely and Rizzo 2004), ``M = -|x_i - x_j|``;
+- ``mmd``: the squared maximum mean discrepancy (biased V-statistic, Gretton et al. 2012) with
+  a Gaussian kernel whose width is the median pairwise distance of the pooled texts;
+- ``mean``: the squared distance of the two groups' mean vectors, ``M = x_i . x_j``.
+
+``K`` relabellings cost one matrix product ``M W`` of the ``(N, K)`` weight matrix, in
+blocks, in float64 (for ``mean``, ``M = X X^T``: the product ``X^T W``, ``d`` rows instead of
+``N``). ``p = (1 + #{T*_k >= T}) / (1 + K)``, the observed labelling's value computed in the
+same product. Ties are exact for any input (duplicated or discrete vectors included): every
+computed value lies within a bound of its exact value that follows from the products' float64
+error (``gamma_n = n u / (1 - n u)`` per inner product of ``n`` terms, :func:`tie_margin`), and
+a relabelled value within twice that bound of ``T`` is set to ``T``, so an exact tie is never
+lost to rounding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+from scipy.spatial import distance
+
+from regbias.interrupt import check_stop
+
+__all__ = [
+    "PAIR_STATISTICS",
+    "PairStatistic",
+    "PooledForm",
+    "draw_sides",
+    "pair_statistic_null",
+    "permutation_p",
+    "pooled_form",
+    "relabelled_values",
+    "tie_margin",
+]
+
+PairStatistic = Literal["energy", "mmd", "mean"]
+PAIR_STATISTICS: tuple[PairStatistic, ...] = get_args(PairStatistic)
+#: Relabellings per matrix product: an ``(N, block)`` float64 weight matrix and its product.
+_BLOCK = 512
+#: The unit roundoff of float64 (the error bound of one rounding is ``u |x|``).
+_UNIT = float(np.finfo(np.float64).eps) / 2
+
+
+@dataclass(frozen=True)
+class PooledForm:
+    """The quadratic form of one pair's pooled texts: ``T(u) = w^T M w`` (see the module).
+
+    Attributes:
+        values: the ``(N, N)`` matrix ``M``, or with ``factor`` an ``(N, r)`` matrix ``F``
+            with ``M = F F^T`` (the ``mean`` statistic: the centred vectors, so a relabelling
+            costs ``r`` instead of ``N`` products a text), float64.
+        factor: whether ``values`` is the factor ``F``.
+        entry_error: a bound on ``sum_ij |M_ij - exact M_ij|`` (the rounding of a full
+            ``M``'s entries; the factor's is part of :func:`tie_margin`).
+    """
+
+    values: np.ndarray
+    factor: bool = False
+    entry_error: float = 0.0
+
+    @property
+    def n(self) -> int:
+        """The pooled texts."""
+        return int(self.values.shape[0])
+
+    def quadratic(self, weights: np.ndarray) -> np.ndarray:
+        """``w^T M w`` of every column ``w`` of the ``(N, k)`` weight matrix ``weights``."""
+        if self.factor:
+            projected = self.values.T @ weights
+            return np.einsum("rk,rk->k", projected, projected)
+        return np.einsum("ik,ik->k", weights, self.values @ weights)
+
+
+def pooled_form(vectors: np.ndarray, statistic: PairStatistic) -> PooledForm:
+    """The statistic's form of the pooled texts (see the module), in float64.
+
+    Args:
+        vectors: ``(N, d)`` the pooled texts' vectors (side ``a``'s, then ``b``'s).
+        statistic: ``energy``, ``mmd`` or ``mean``.
+    """
+    x = np.asarray(vectors, dtype=np.float64)
+    if statistic == "mean":
+        return PooledForm(x - x.mean(axis=0), factor=True)
+    # Differences summed directly, not |x|^2 + |y|^2 - 2 x.y: each squared distance is within
+    # a relative (d + 2) u of its exact value, a zero one exactly zero.
+    squared = distance.cdist(x, x, "sqeuclidean")
+    relative = (x.shape[1] + 2) * _UNIT
+    if statistic == "energy":
+        m = -np.sqrt(squared)
+        return PooledForm(m, entry_error=float(np.abs(m).sum()) * (relative + 2 * _UNIT))
+    upper = squared[np.triu_indices(len(x), 1)]
+    width = float(np.median(upper)) if len(upper) else 1.0
+    if width <= 0:
+        return PooledForm(np.ones_like(squared))
+    argument = squared / (2 * width)
+    m = np.exp(-argument)
+    return PooledForm(
+        m, entry_error=float(np.sum(m * (argument * (relative + 3 * _UNIT) + 2 * _UNIT)))
+    )
+
+
+def _gamma(n: int) -> float:
+    """``gamma_n``: the relative error bound of an inner product of ``n`` terms."""
+    return n * _UNIT / (1 - n * _UNIT)
+
+
+def tie_margin(form: PooledForm, n_a: int, observed: float) -> float:
+    """How far a computed relabelled value may lie from ``observed`` and still tie exactly.
+
+    Every weight is ``1 / n_a`` or ``-1 / n_b`` (one rounding each), so ``|w_i| <= s`` with
+    ``s = max(1 / n_a, 1 / n_b)``. For ``mean`` (``T = |F^T w|^2``) each projection
+    ``q_r = F_r . w`` is within ``delta_r = (gamma_N + 2 u) s A_r`` of its exact value
+    (``A_r = sum_i |F_ir|``, the centring's rounding included) and ``|q_r| <= s A_r``, so
+    ``T`` is within ``sum_r (2 s A_r delta_r + delta_r^2) + gamma_r T``. For a full ``M``,
+    ``(M w)_i`` is within ``gamma_N s sum_j |M_ij|`` and the outer product adds as much again,
+    so ``T`` is within ``(2 gamma_N + 4 u) s^2 sum_ij |M_ij|``, plus ``s^2`` times the
+    entries' own rounding (:attr:`PooledForm.entry_error`). Two values each within that
+    bound of their exact values tie exactly only if they are within twice of each other; the
+    margin is twice that again (a factor of safety).
+
+    Args:
+        form: the pooled form.
+        n_a: texts on side ``a``.
+        observed: the observed value ``T``.
+    """
+    n = form.n
+    s = max(1.0 / n_a, 1.0 / (n - n_a)) * (1 + 2 * _UNIT)
+    gamma = _gamma(n + 2)
+    if form.factor:
+        a = np.abs(form.values).sum(axis=0)
+        delta = (gamma + 2 * _UNIT) * s * a
+        bound = float(np.sum(2 * s * a * delta + delta**2))
+        bound += _gamma(form.values.shape[1] + 2) * abs(observed)
+    else:
+        bound = (2 * gamma + 4 * _UNIT) * s**2 * float(np.abs(form.values).sum())
+        bound += s**2 * form.entry_error * (1 + gamma)
+    return 4 * bound * (1 + 4 * _UNIT)
+
+
+def draw_sides(n: int, n_a: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``k`` uniform relabellings of ``n`` texts: ``(n, k)`` 0/1, ``n_a`` ones a column."""
+    sides = np.zeros((n, k), dtype=np.float64)
+    if k:
+        chosen = np.argpartition(rng.random((k, n)), n_a - 1, axis=1)[:, :n_a]
+        np.put_along_axis(sides.T, chosen, 1.0, axis=1)
+    return sides
+
+
+def relabelled_values(form: PooledForm, n_a: int, sides: np.ndarray) -> np.ndarray:
+    """``T`` of every labelling, a column of the ``(N, k)`` 0/1 matrix ``sides``, in float64."""
+    n_b = form.n - n_a
+    weights = np.where(sides > 0, 1.0 / n_a, -1.0 / n_b)
+    return np.asarray(form.quadratic(weights), dtype=np.float64)
+
+
+def pair_statistic_null(
+    form: PooledForm, n_a: int, relabellings: int, rng: np.random.Generator
+) -> tuple[float, np.ndarray]:
+    """The observed statistic and its ``relabellings`` relabelled values.
+
+    Args:
+        form: :func:`pooled_form` of the ``n_a + n_b`` pooled texts (``a``'s first).
+        n_a: texts on side ``a``.
+        relabellings: relabellings ``K``.
+        rng: the relabellings' generator.
+
+    Returns:
+        ``(T, T*)``: the observed value and the ``(K,)`` relabelled values, all computed by
+        the same float64 products; a relabelled value within :func:`tie_margin` of ``T`` is
+        ``T`` exactly (a tie).
+    """
+    n = form.n
+    observed = np.zeros((n, 1))
+    observed[:n_a] = 1.0
+    values = [relabelled_values(form, n_a, observed)]
+    done = 0
+    while done < relabellings:
+        k = min(_BLOCK, relabellings - done)
+        values.append(relabelled_values(form, n_a, draw_sides(n, n_a, k, rng)))
+        done += k
+        check_stop()
+    every = np.concatenate(values)
+    t = float(every[0])
+    null = every[1:]
+    null[np.abs(null - t) <= tie_margin(form, n_a, t)] = t
+    return t, null
+
+
+def permutation_p(observed: float, null: np.ndarray) -> float:
+    """``(1 + #{T* >= T}) / (1 + K)`` (ties: :func:`pair_statistic_null` sets them to ``T``)."""
+    extreme = int(np.sum(null >= observed))
+    return (1 + extreme) / (1 + len(null))
