@@ -13,8 +13,9 @@ from regbias.analysis.encoder_contrast import (
     separation_replicates,
 )
 from regbias.analysis.pair_test import PairTestSettings
+from tests.conftest import packaged
 
-SETTINGS = PairTestSettings(enabled=True, statistic="mean", relabellings=9, cap=10_000, seed=0)
+SETTINGS = packaged(PairTestSettings, "analysis.pair_test", relabellings=9, cap=10_000)
 GROUPS = ("au", "ca", "nz", "uk", "us", "za")
 D = 6
 

@@ -12,8 +12,9 @@ from regbias.analysis.encoder_contrast import contrast_encoders
 from regbias.analysis.pair_test import PairTests, PairTestSettings, record_tests
 from regbias.report.comparison import comparison_markdown
 from regbias.report.encoder_contrast import EncoderComparison, markdown_table
+from tests.conftest import packaged
 
-SETTINGS = PairTestSettings(enabled=True, statistic="mean", relabellings=99, cap=100, seed=0)
+SETTINGS = packaged(PairTestSettings, "analysis.pair_test", relabellings=99, cap=100)
 GROUPS = ("au", "ca", "nz", "uk", "mixed")
 
 
