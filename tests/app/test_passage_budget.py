@@ -62,7 +62,7 @@ def test_the_run_logs_how_many_texts_each_distance_embedded_in_full(
     }
     sizes = DrawSizes(2, 10, 5, 10, 8, matched_pool=True, floors=True)
     draws = distance_draws(texts, sizes, "tweet", 0, "error", token_budget(encoder))
-    corpus = SimpleNamespace(name="toy", dropped={}, train=[], emptied={})
+    corpus = SimpleNamespace(name="toy", dropped={}, train=[], emptied={}, duplicates={})
     study = SimpleNamespace(corpus=corpus, groups={}, training=[])
     monkeypatch.setattr(pipeline, "group_table", lambda *args: None)
     monkeypatch.setattr(pipeline, "log_dataset", lambda *args, **kwargs: None)

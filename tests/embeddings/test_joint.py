@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from regbias.data.draws import DistanceDraws
 from regbias.distances.suite import run_distance_suite
@@ -27,7 +28,11 @@ def counted() -> tuple[Encoder, list[int]]:
     )
     rows: list[int] = []
     encoder.model.register_forward_hook(
-        lambda module, args, kwargs, output: rows.append(len(kwargs["input_ids"])), with_kwargs=True
+        # Distinct rows: a pass is filled to a fixed row count with copies of its texts.
+        lambda module, args, kwargs, output: rows.append(
+            len(torch.unique(kwargs["input_ids"], dim=0))
+        ),
+        with_kwargs=True,
     )
     return encoder, rows
 

@@ -30,5 +30,8 @@ def test_one_plant_a_share_gives_no_power_statement():
 
 def test_seventeen_plants_all_detected_reach_the_bound():
     assert fewest_plants() == 17
-    assert result(17).sentence(50, 50) == "detects a 40% mixture with >= 80% power"
+    assert (
+        result(17).sentence(50, 50)
+        == "would detect a mixture of >= 40% of uk-like texts with 80% power"
+    )
     assert result(16).sentence(50, 50).startswith("no power statement possible")

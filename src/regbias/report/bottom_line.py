@@ -82,7 +82,7 @@ class Evidence:
             settings.adjust,
             settings.significance,
             settings.pair_test.enabled,
-            analysis.performance_record,
+            getattr(analysis, "performance_record", None),
         )
 
     @property
