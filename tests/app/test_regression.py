@@ -13,10 +13,12 @@ must still give the recorded numbers bit for bit.
 Re-recorded once on purpose (round 4): passages now partition their pool, so no tweet occurs
 twice in a draw. That fix has no switch (the old draws made exchangeable groups look apart),
 and it changed every long-text and LDA number and, through the epsilon each first-version job
-derives from all its clouds, the short-text ones. Re-recorded on purpose (round 10, smoke only): a group holds each text once (issue 36), so
-groups with copies lost rows and every number moved with them; the laptop folder was not
-re-recorded that round (its slow test is stale until it is). Record again only for an intended change of
-numbers: ``python -m tests.app.test_regression`` (it writes both folders).
+derives from all its clouds, the short-text ones.
+
+Re-recorded on purpose again (round 10, smoke only): a group holds each text once (issue 36),
+so groups with copies lost rows and every number moved with them; the laptop folder was not
+re-recorded that round (its slow test is stale until it is). Record again only for an
+intended change of numbers: ``python -m tests.app.test_regression`` (it writes both folders).
 """
 
 from __future__ import annotations
