@@ -53,7 +53,11 @@ def test_the_encoders_runs_have_the_same_columns_and_the_control_says_so(swept):
         {k for k in v.data.metrics if k.startswith(("headline/", "dist_mean/"))}
         for v in (trained, toy)
     ]
-    assert names[0] == names[1] and any(k.startswith("dist_mean/") for k in names[0])
+    # The tiny encoder's models score every region alike (every text's correctness 0.5), so its
+    # primary has a constant column and no rho: the one headline a toy may lack.
+    undefined = {"headline/primary_rho", "headline/primary_p", "headline/primary_significant"}
+    assert names[1] <= names[0] and names[0] - names[1] <= undefined
+    assert any(k.startswith("dist_mean/") for k in names[0])
     assert (
         "corr/dist_sinkhorn_long/gap_accuracy/rho"
         in toy.data.metrics.keys() & trained.data.metrics.keys()

@@ -52,9 +52,10 @@ def tenfold(x):
 
 
 def test_the_fresh_machines_lda_floor_passes():
+    # Seen: 3.1517322529851417 for 3.151732252985142, the eigenproblem's BLAS: a last digit.
     then = recorded("distances/lda.json")
-    assert then["floor"][1] == 3.151732252985142
-    now = changed(then, ["floor", 1], lambda _: 3.1517322529851417)
+    last_digit = float(np.nextafter(then["floor"][1], 0.0))
+    now = changed(then, ["floor", 1], lambda _: last_digit)
     same_matrix(now, then, "distances/lda.json")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from regbias.distances import distance_label
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text
 
@@ -54,7 +55,9 @@ def verdict_lines(matrices: dict[str, DistanceMatrix]) -> list[str]:
     """
     if not matrices:
         return []
-    named = ", ".join(f"`{markdown_text(name)}`" for name in matrices)
+    named = ", ".join(
+        f"`{markdown_text(name)}` ({markdown_text(distance_label(name))})" for name in matrices
+    )
     return [
         f"{named}: estimates of each pair's distance with noise floors, without a pair "
         "verdict of their own (which pairs differ is the test of record's)."
