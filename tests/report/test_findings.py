@@ -238,7 +238,8 @@ def test_the_distances_have_no_pair_verdict_of_their_own():
         for name in ("sinkhorn_long", "lda")
     }
     (line,) = verdict_lines(matrices)
-    assert line.startswith("`sinkhorn_long`, `lda`: estimates") and "test of record" in line
+    named = "`sinkhorn_long` (long-text Sinkhorn distance), `lda` (LDA centroid distance)"
+    assert line.startswith(f"{named}: estimates") and "test of record" in line
     assert "Secondary pair test" not in line
 
 

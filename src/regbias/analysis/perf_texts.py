@@ -156,7 +156,8 @@ class PerfTexts:
     def side(self, rows: np.ndarray) -> Side:
         """The texts at ``rows`` grouped by stratum (strata in sorted order)."""
         rows = np.asarray(rows, dtype=np.int64)
-        rows = rows[np.isfinite(self.scores()[rows, 0])]
+        # A text some model scored (its first component is known): no full rescoring per side.
+        rows = rows[np.isfinite(self.values[rows, :, 0]).any(axis=1)]
         labels = self.strata[rows]
         names = sorted(set(labels.tolist()))
         return Side(tuple(rows[labels == s] for s in names), tuple(names))

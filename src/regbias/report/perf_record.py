@@ -125,7 +125,7 @@ def perf_part(tests: PerfTests | None) -> str:
         found = tests.differing(family)
         listed = ", ".join(_name(r) for _, r in found.iterrows())
         parts.append(
-            f"the classifiers treat {len(found)} of {len(rows)} {words} differently"
+            f"the classifiers are shown to treat {len(found)} of {len(rows)} {words} differently"
             + (f" ({listed})" if listed else "")
         )
     if not parts:
