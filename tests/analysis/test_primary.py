@@ -182,7 +182,7 @@ def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
         confidence=settings.confidence,
         seed=settings.seed,
     )
-    assert again == (primary.ci_low, primary.ci_high)
+    assert again == (primary.ci_low, primary.ci_high, primary.ci_method)
     assert f"interval {primary.ci_low:.2f} to {primary.ci_high:.2f} over the same pairs" in (
         primary_sentence(primary)
     )

@@ -53,7 +53,7 @@ def test_each_interval_is_the_report_s_own() -> None:
     found = primary_contrasts(
         {"A": item, "B": item}, CORRELATION, n_bootstrap=200, confidence=0.95, seed=7
     ).iloc[0]
-    low, high = interval_within(
+    low, high, _ = interval_within(
         item.pairs,
         CORRELATION,
         GROUPS,

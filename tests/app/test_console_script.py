@@ -20,6 +20,7 @@ def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 def test_console_app_composes_what_run_py_composes(tmp_path):
     args = ["--cfg", "job", "encoder=tiny", "experiment=smoke", "seed=3"]
     console = _run([sys.executable, "-m", "regbias.app.cli", *args], cwd=tmp_path)

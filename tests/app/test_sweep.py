@@ -178,6 +178,7 @@ def test_parent_says_first_what_a_reader_needs(sweep):
     assert "provenance/versions.json" in artifacts(workdir, parent.info.run_id, "provenance")
 
 
+@pytest.mark.slow
 def test_resume_skips_finished_jobs(sweep):
     workdir, data_dir = sweep
     before = len(runs(workdir))

@@ -29,6 +29,7 @@ def by_role(all_runs, role):
     return [r for r in all_runs if r.data.tags.get("regbias.role") == role]
 
 
+@pytest.mark.slow
 def test_each_encoder_is_a_parent_of_its_jobs_under_the_sweep(swept):
     _, all_runs = swept
     (sweep,) = by_role(all_runs, "sweep")
@@ -42,6 +43,7 @@ def test_each_encoder_is_a_parent_of_its_jobs_under_the_sweep(swept):
         assert job.data.tags["mlflow.parentRunId"] == own[job.data.tags["regbias.variant"]]
 
 
+@pytest.mark.slow
 def test_the_encoders_runs_have_the_same_columns_and_the_control_says_so(swept):
     workdir, all_runs = swept
     variants = {v.data.params["encoder.name"]: v for v in by_role(all_runs, VARIANT_ROLE)}
@@ -74,6 +76,7 @@ def test_the_encoders_runs_have_the_same_columns_and_the_control_says_so(swept):
     assert {f"variant-{v.data.tags['regbias.variant']}" for v in variants.values()} <= folders
 
 
+@pytest.mark.slow
 def test_running_the_sweep_again_reuses_each_encoders_run(swept, shared_data_dir):
     workdir, before = swept
     again = run_cli(workdir, *SWEEP, data_dir=shared_data_dir)

@@ -11,9 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 
 
+@pytest.mark.slow
 def test_the_benchmark_runs_on_real_clouds_and_prints_its_last_line(tmp_path, shared_data_dir):
     env = os.environ | {
         "REGBIAS_DATA_DIR": str(shared_data_dir),

@@ -135,6 +135,7 @@ def test_datasets_of_a_sweep():
     ]
 
 
+@pytest.mark.slow
 def test_sweep_downloads_once_before_its_jobs(server, tmp_path):
     done = run_cli(
         tmp_path,

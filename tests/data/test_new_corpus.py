@@ -13,6 +13,8 @@ import random
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.cli import run_cli, runs
 
 EXTENDING = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
@@ -50,6 +52,7 @@ def write_example(root: Path) -> tuple[Path, Path]:
     return plugin, root / "data"
 
 
+@pytest.mark.slow
 def test_the_documented_corpus_in_one_module_and_one_yaml_runs_a_study(tmp_path: Path) -> None:
     plugin, data_dir = write_example(tmp_path)
     args = [f"hydra.searchpath=[file://{plugin.parent / 'my_conf'}]", "dataset=dialects"]
@@ -94,6 +97,7 @@ def test_a_corpus_yaml_naming_a_missing_class_fails_in_one_line(tmp_path: Path) 
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_corpus_yaml_without_its_package_line_says_what_to_fix(tmp_path: Path) -> None:
     plugin, data_dir = write_example(tmp_path)
     yaml = plugin.parent / "my_conf" / "dataset" / "dialects.yaml"

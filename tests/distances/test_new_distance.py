@@ -57,6 +57,7 @@ def centroid_run(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path
     return run, MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns.db'}"), root
 
 
+@pytest.mark.slow
 def test_a_distance_in_one_module_and_one_yaml_block_reaches_every_output(centroid_run) -> None:
     run, client, _ = centroid_run
     assert run.info.status == "FINISHED"
@@ -71,6 +72,7 @@ def test_a_distance_in_one_module_and_one_yaml_block_reaches_every_output(centro
     assert "distances/centroid.json" in matrices
 
 
+@pytest.mark.slow
 def test_its_label_is_the_one_its_class_gives(centroid_run) -> None:
     run, client, root = centroid_run
     report = Path(client.download_artifacts(run.info.run_id, "report.md", str(root))).read_text()

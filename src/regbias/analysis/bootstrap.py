@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.attenuation import corrected_interval
 from regbias.analysis.correlations import CORRELATION_KEYS
 from regbias.analysis.pairs import DISTANCE_PREFIX, GAP_PREFIX
 from regbias.analysis.perf_texts import PerfTexts, group_metric_replicates
@@ -27,11 +28,14 @@ from regbias.interrupt import check_stop
 __all__ = [
     "BARE_TABLE",
     "MIN_RESAMPLED",
+    "NOISE_CORRECTED",
+    "PERCENTILE",
     "bootstrap_intervals",
     "bootstrap_replicates",
     "interval_within",
     "no_interval_note",
     "resampling_units",
+    "table_groups",
     "text_gap_replicates",
     "text_resampled",
     "weighted_dcor",
@@ -44,6 +48,9 @@ _TEXTS_SOURCE = "models+evaluation texts"
 #: columns must have for a percentile interval: 2 models have 3 distinct resamples, one of
 #: them the data itself, and 3 or 4 too few for a 95% interval; 5 have 126.
 MIN_RESAMPLED = 5
+#: How :func:`interval_within` made its interval: for the noise-free rho, or the percentile one.
+NOISE_CORRECTED = "noise-corrected"
+PERCENTILE = "percentile"
 #: Why a bare pair table (``task=analyze``) has no interval.
 BARE_TABLE = "a bare pair table: task=analyze resamples no models or repetitions"
 
@@ -103,6 +110,7 @@ def bootstrap_replicates(
     n_bootstrap: int,
     seed: int,
     texts: PerfTexts | None = None,
+    metrics: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Bootstrap replicates ``(B, n_rows)`` of the pair table's columns that have a noise source.
 
@@ -118,6 +126,9 @@ def bootstrap_replicates(
         seed: the generator's seed.
         texts: every text's per-model scores; the gaps of their metrics are then resampled
             over the models and the texts (two stages), replacing the models-only replicates.
+        metrics: a dict that receives, with ``texts``, the groups' metric replicates the
+            gaps were folded from, ``(B, G)`` per metric, the groups in order of appearance in
+            the table (:func:`table_groups`).
 
     Returns:
         Replicates by column; columns without a noise source (one repetition, one model, a
@@ -139,23 +150,35 @@ def bootstrap_replicates(
     if per_model is not None and len(per_model):
         out.update(_performance_replicates(per_model, table, n_bootstrap, rng))
     if texts is not None:
-        out.update(text_gap_replicates(texts, table, n_bootstrap, rng))
+        out.update(text_gap_replicates(texts, table, n_bootstrap, rng, metrics))
     return out
 
 
+def table_groups(table: pd.DataFrame) -> list[str]:
+    """The pair table's groups in order of appearance (``group_a`` first)."""
+    return list(dict.fromkeys([*table["group_a"], *table["group_b"]]))
+
+
 def text_gap_replicates(
-    texts: PerfTexts, table: pd.DataFrame, n_bootstrap: int, rng: np.random.Generator
+    texts: PerfTexts,
+    table: pd.DataFrame,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+    keep: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """``(B, n_rows)`` replicates of ``gap_<metric>`` for the metrics the texts give.
 
     Each replicate draws the models, then every group's texts within its label strata, and
-    recomputes each group's metric and so each pair's gap ``|m_a - m_b|``.
+    recomputes each group's metric and so each pair's gap ``|m_a - m_b|``; ``keep`` receives
+    the groups' metric replicates ``(B, G)`` (groups as :func:`table_groups` orders them).
     """
     columns = [m for m in texts.metrics if f"{GAP_PREFIX}{m}" in table]
     if not columns or len(texts.models) < 2:
         return {}
-    groups = list(dict.fromkeys([*table["group_a"], *table["group_b"]]))
+    groups = table_groups(table)
     metrics = group_metric_replicates(texts, groups, n_bootstrap, rng)
+    if keep is not None:
+        keep.update(metrics)
     return {
         f"{GAP_PREFIX}{m}": _pair_values(
             np.abs(metrics[m][:, :, None] - metrics[m][:, None, :]), groups, table
@@ -326,11 +349,14 @@ def interval_within(
     confidence: float,
     seed: int,
     texts: PerfTexts | None = None,
-) -> tuple[float, float]:
-    """Rho's percentile interval for one correlation over the pairs within ``groups`` only.
+) -> tuple[float, float, str]:
+    """Rho's interval for one correlation over the pairs within ``groups`` only.
 
     The primary test's interval: the same pairs as its rho (the regions'), not the all-groups
-    row of the correlation table.
+    row of the correlation table. Where the gap's texts are resampled and the distance's
+    repetitions too, it is the interval for the noise-free rho
+    (:mod:`regbias.analysis.attenuation`); otherwise the percentile interval of the
+    replicates' rho.
 
     Args:
         table: the pair table (all groups).
@@ -344,7 +370,8 @@ def interval_within(
         seed: the generator's seed.
 
     Returns:
-        ``(low, high)``; NaN when nothing could be resampled or fewer than 3 pairs remain.
+        ``(low, high, method)``, the method :data:`NOISE_CORRECTED` or :data:`PERCENTILE`;
+        NaN ends when nothing could be resampled or fewer than 3 pairs remain.
     """
     distance, performance = correlation
     within = table["group_a"].isin(groups) & table["group_b"].isin(groups)
@@ -352,8 +379,26 @@ def interval_within(
     pairs = pairs.reset_index(drop=True)
     name = distance.removeprefix(DISTANCE_PREFIX)
     matrices = {name: distances[name]} if name in distances else {}
-    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts)
+    metrics: dict[str, np.ndarray] = {}
+    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts, metrics)
     found = pd.DataFrame([{"distance": distance, "performance": performance}])
     units = resampling_units(pairs, matrices, per_model, texts)
     row = bootstrap_intervals(pairs, found, replicates, confidence, units, texts).iloc[0]
-    return float(row["spearman_ci_low"]), float(row["spearman_ci_high"])
+    low, high = float(row["spearman_ci_low"]), float(row["spearman_ci_high"])
+    metric = performance.removeprefix(GAP_PREFIX)
+    if (
+        texts is None
+        or metric not in metrics
+        or distance not in replicates
+        or row["bootstrap_note"]
+    ):
+        return low, high, PERCENTILE
+    order = table_groups(pairs)
+    index = {g: i for i, g in enumerate(order)}
+    ia = pairs["group_a"].map(index).to_numpy(dtype=np.int64)
+    ib = pairs["group_b"].map(index).to_numpy(dtype=np.int64)
+    rng = np.random.default_rng([seed, 1])
+    low, high = corrected_interval(
+        (replicates[distance], metrics[metric]), (ia, ib), confidence, rng
+    )
+    return low, high, NOISE_CORRECTED

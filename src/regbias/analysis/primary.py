@@ -108,10 +108,13 @@ class PrimaryTest:
             each position model (1-D, isotropic 2-D, anisotropic 2-D); None with ``power``.
         note: why the test did not run (then ``rho`` and ``p_value`` are NaN).
         ci_low: the lower end of rho's bootstrap interval over the same region pairs
-            (resampling models and distance repetitions); NaN when not computed.
+            (resampling models, distance repetitions and, with per-text scores, the
+            evaluation texts); NaN when not computed.
         ci_high: its upper end.
         confidence: the interval's level (NaN when not computed).
         ci_note: why there is no interval ("" where there is one, or none was asked for).
+        ci_method: ``noise-corrected`` (an interval for the noise-free rho, when the gaps'
+            texts were resampled: :mod:`regbias.analysis.attenuation`) or ``percentile``.
     """
 
     distance: str
@@ -132,6 +135,7 @@ class PrimaryTest:
     ci_high: float = math.nan
     confidence: float = math.nan
     ci_note: str = ""
+    ci_method: str = ""
 
     @property
     def n_groups(self) -> int:
@@ -159,6 +163,7 @@ class PrimaryTest:
             "spearman_ci_low": self.ci_low,
             "spearman_ci_high": self.ci_high,
             "confidence": self.confidence,
+            "interval_method": self.ci_method,
             "p_value": self.p_value,
             "exact": self.exact,
             "n_permutations": self.n_permutations,

@@ -404,7 +404,7 @@ def primary_of(
     note = no_interval_note(settings.primary, units)
     if results is None or note:
         return replace(test, ci_note=note)
-    low, high = interval_within(
+    low, high, method = interval_within(
         table,
         settings.primary,
         test.groups,
@@ -415,7 +415,7 @@ def primary_of(
         seed=settings.seed,
         texts=texts,
     )
-    return replace(test, ci_low=low, ci_high=high, confidence=settings.confidence)
+    return replace(test, ci_low=low, ci_high=high, confidence=settings.confidence, ci_method=method)
 
 
 def add_robustness(

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from regbias.analysis.bootstrap import NOISE_CORRECTED
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_power import TARGET_POWER
 from regbias.analysis.pairs import DISTANCE_PREFIX
@@ -181,6 +182,12 @@ def primary_sentence(test: PrimaryTest) -> str:
 def _primary_interval(test: PrimaryTest) -> str:
     if not (_finite(test.ci_low) and _finite(test.ci_high)):
         return f" (no bootstrap interval: {test.ci_note})" if test.ci_note else ""
+    if test.ci_method == NOISE_CORRECTED:
+        return (
+            f" ({test.confidence:.0%} interval for the noise-free rho {test.ci_low:.2f} to "
+            f"{test.ci_high:.2f}: a bootstrap of models, evaluation texts and distance "
+            "repetitions over the same pairs, corrected for the pull towards 0 of the gaps' noise)"
+        )
     return (
         f" ({test.confidence:.0%} bootstrap interval {test.ci_low:.2f} to {test.ci_high:.2f} over "
         "the same pairs)"
