@@ -17,6 +17,12 @@ a CPU (``CPU_PASS_FLOATS`` in ``regbias.embeddings.encoder``). Each path runs --
 each run right after its own matmul probe; the ratio printed is the median of those paired
 ratios, with their range (the CPUs may be shared).
 
+``--profile`` then says where the "after" path's time goes (torch's profiler, one pass over the
+tweets): the share of the wall time in the dense layers' matrix products, in attention, in
+element-wise work and norms, and outside torch's operators (tokenising, batching, Python),
+and the rate the matrix products themselves reach against the probe: what keeps the whole
+below the machine's matrix speed.
+
 ``--backends torch onnxruntime`` adds the "after" path run by ONNX Runtime
 (``encoder.backend=onnxruntime``: exported once into the cache), interleaved with the same
 probe, and the largest difference of a real token's last hidden state between the backends on
@@ -137,6 +143,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backends", nargs="+", default=["torch"], help="torch onnxruntime")
+    parser.add_argument("--profile", action="store_true", help="where the time goes")
     args = parser.parse_args()
 
     texts = read_tweets(args.data_dir, args.n, args.seed)
@@ -194,11 +201,65 @@ def main() -> None:
                     f"{max(rates):>9.1f}{statistics.median(ratios):>7.2f}"
                     f"  [{min(ratios):.2f}-{max(ratios):.2f}]"
                 )
+        if args.profile:
+            profile_pass(encoder, texts, layers * sum(lengths) * (8 * h * h + 4 * h * i), shapes)
         for backend, other in others.items():
             print(f"{'':<12}{backend} against torch: {largest_difference(encoder, other, texts)}")
         print(
             f"{'':<12}({layers} layers, hidden {h}, intermediate {i}; "
             f"{sum(lengths) / len(lengths):.1f} tokens per tweet; {flops / 1e9:.1f} GFLOP a pass)"
+        )
+
+
+#: Operator families of a forward pass (torch profiler names), for ``--profile``.
+FAMILIES = {
+    "dense matmul": ("aten::addmm", "aten::mm", "aten::matmul", "aten::linear"),
+    "attention": ("attention", "aten::bmm", "aten::baddbmm", "aten::softmax", "aten::_softmax"),
+    "norms, activations, adds": (
+        "aten::layer_norm", "aten::native_layer_norm", "aten::gelu", "aten::add", "aten::mul",
+        "aten::div", "aten::tanh", "aten::sub",
+    ),
+}  # fmt: skip
+
+
+def profile_pass(encoder: Encoder, texts: list[str], dense: float, shapes) -> None:
+    """Where one "after" pass's time goes, and the dense products' own rate (``--profile``).
+
+    ``dense``: the dense layers' FLOPs on the texts' real tokens (no padding).
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    machine = matmul_gflops(shapes)
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+        start = time.perf_counter()
+        encoder.embed(texts)
+        wall = time.perf_counter() - start
+    events = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
+    seconds = dict.fromkeys([*FAMILIES, "other torch ops"], 0.0)
+    dense_flops = 0.0
+    for event in events:
+        family = next(
+            (f for f, names in FAMILIES.items() if any(n in event.key for n in names)),
+            "other torch ops",
+        )
+        seconds[family] += event.self_cpu_time_total / 1e6
+        if family == "dense matmul":
+            dense_flops += float(event.flops or 0)
+    threads = max(1, torch.get_num_threads())
+    # Self CPU time sums over the threads an operator used; the wall share divides it back.
+    shares = {k: v / threads / wall for k, v in seconds.items()}
+    shares["outside torch ops"] = max(0.0, 1 - sum(shares.values()))
+    dense_wall = seconds["dense matmul"] / threads
+    print(
+        f"{'':<12}profile of one pass ({wall:.2f} s wall, probe {machine:.0f} GFLOP/s): "
+        + ", ".join(f"{k} {v:.0%}" for k, v in shares.items())
+    )
+    if dense_flops and dense_wall:
+        rate = dense_flops / dense_wall / 1e9
+        print(
+            f"{'':<12}dense products: {rate:.0f} GFLOP/s = {rate / machine:.2f} of the probe; "
+            f"they did {dense_flops / dense:.2f} times the real tokens' dense FLOPs "
+            "(above 1: padding)"
         )
 
 

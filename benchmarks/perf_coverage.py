@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
+from scipy.stats import beta, spearmanr
 
 from regbias.analysis.bootstrap import interval_within
 from regbias.analysis.pairs import pairwise_table
@@ -31,11 +31,26 @@ from regbias.performance.evaluation import performance_gaps, summarise
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
 
 
-def simulate(rng, sizes, models, repetitions, spread, kappa, distance_noise):
+def draw_truth(rng, spread):
+    """Six groups' true positions (their distances) and accuracies, tied to the positions."""
+    x = rng.normal(size=(len(GROUPS), 2))
+    return x, 0.75 + spread * (x[:, 0] * 0.8 + 0.6 * rng.normal(size=len(GROUPS)))
+
+
+def simulate(
+    rng, sizes, models, repetitions, spread, kappa, distance_noise, truth=None, quantiles=None
+):
+    """One study: its distance matrix, per-model table, per-text table and true rho.
+
+    ``truth`` ``(positions (G, 2), accuracies (G,))`` fixes the groups (None: drawn);
+    ``quantiles`` (per group, each text's uniform quantile) fixes how hard each text is, so
+    that two studies on the same texts share their difficulty (None: drawn).
+    """
     g = len(GROUPS)
-    x = rng.normal(size=(g, 2))
+    if truth is None:
+        truth = draw_truth(rng, spread)
+    x, accuracy = truth
     true_d = np.linalg.norm(x[:, None] - x[None], axis=2)
-    accuracy = 0.75 + spread * (x[:, 0] * 0.8 + 0.6 * rng.normal(size=g))
     true_gap = np.abs(accuracy[:, None] - accuracy[None])
     reps = true_d[None] + distance_noise * rng.normal(size=(repetitions, g, g))
     reps = (reps + reps.transpose(0, 2, 1)) / 2
@@ -47,7 +62,8 @@ def simulate(rng, sizes, models, repetitions, spread, kappa, distance_noise):
     frames, rows = [], []
     names = [f"seed{m}/fold0" for m in range(models)]
     for gi, (group, n) in enumerate(zip(GROUPS, sizes, strict=True)):
-        q = rng.beta(accuracy[gi] * kappa, (1 - accuracy[gi]) * kappa, size=n)
+        a, b = accuracy[gi] * kappa, (1 - accuracy[gi]) * kappa
+        q = rng.beta(a, b, size=n) if quantiles is None else beta.ppf(quantiles[gi], a, b)
         label = rng.integers(0, 2, size=n)
         correct = rng.random((n, models)) < q[:, None]
         prob = np.where(correct == (label[:, None] == 1), 0.9, 0.1)

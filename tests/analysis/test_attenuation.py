@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,16 +12,9 @@ from regbias.analysis.pairs import pairwise_table
 from regbias.analysis.perf_texts import PerfTexts
 from regbias.analysis.rank_stats import spearman_rows
 from regbias.performance.evaluation import performance_gaps, summarise
+from tests.benchmark_module import load_benchmark
 
 PAIRS = np.triu_indices(6, 1)
-
-
-def _benchmark():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "perf_coverage.py"
-    spec = importlib.util.spec_from_file_location("perf_coverage", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
 
 
 def test_without_noise_the_interval_is_the_measured_rho() -> None:
@@ -55,7 +45,7 @@ def test_the_correction_undoes_the_attenuation() -> None:
 
 def test_the_primary_interval_covers_the_true_rho_on_studies_with_shared_text_noise() -> None:
     """The percentile interval covered 0.83-0.91 here; the corrected one must reach 0.9."""
-    benchmark = _benchmark()
+    benchmark = load_benchmark("perf_coverage")
     rng = np.random.default_rng(3)
     hits, studies = 0, 60
     for study in range(studies):
@@ -81,7 +71,7 @@ def test_the_primary_interval_covers_the_true_rho_on_studies_with_shared_text_no
 
 
 def test_without_texts_the_interval_stays_the_percentile_one() -> None:
-    benchmark = _benchmark()
+    benchmark = load_benchmark("perf_coverage")
     matrix, per_model, _, _ = benchmark.simulate(
         np.random.default_rng(4), [200] * 6, 6, 10, 0.02, 1.0, 0.05
     )

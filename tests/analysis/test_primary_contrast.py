@@ -8,9 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from regbias.analysis.bootstrap import interval_within
+from regbias.analysis.bootstrap import NOISE_CORRECTED, interval_within
+from regbias.analysis.pairs import pairwise_table
+from regbias.analysis.perf_texts import PerfTexts
 from regbias.analysis.primary_contrast import PrimaryEvidence, primary_contrasts
 from regbias.distances.matrix import DistanceMatrix
+from regbias.performance.evaluation import performance_gaps, summarise
+from tests.benchmark_module import load_benchmark
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
 CORRELATION = ("dist_sinkhorn_long", "gap_accuracy")
@@ -81,3 +85,81 @@ def test_a_planted_difference_of_rhos_is_shown() -> None:
     assert found["rho_first"] > 0.8
     assert found["ci_low"] > 0 and found["p"] <= 0.05
     assert found["ci_low"] <= found["difference"] <= found["ci_high"]
+
+
+def _texts_evidence(benchmark, rng, truth, quantiles, sizes) -> tuple[PrimaryEvidence, float]:
+    """A simulated study whose every text's scores are known (perf_coverage.simulate)."""
+    matrix, per_model, texts, rho = benchmark.simulate(
+        rng, sizes, 6, 6, 0.02, 1.0, 0.05, truth=truth, quantiles=quantiles
+    )
+    gaps = performance_gaps(summarise(per_model), GROUPS)
+    table = pairwise_table({"sinkhorn_long": matrix}, gaps, None)
+    return PrimaryEvidence(table, matrix, per_model, PerfTexts.of(texts)), rho
+
+
+def test_with_texts_each_interval_is_the_report_s_noise_corrected_one() -> None:
+    benchmark = load_benchmark("perf_coverage")
+    rng = np.random.default_rng(5)
+    sizes = [300, 250, 120, 300, 300, 100]
+    truth = benchmark.draw_truth(rng, 0.02)
+    quantiles = [rng.random(n) for n in sizes]
+    first, _ = _texts_evidence(benchmark, rng, truth, quantiles, sizes)
+    second, _ = _texts_evidence(benchmark, rng, truth, quantiles, sizes)
+    found = primary_contrasts(
+        {"A": first, "B": second}, CORRELATION, n_bootstrap=99, confidence=0.95, seed=3
+    ).iloc[0]
+    for name, item in (("first", first), ("second", second)):
+        low, high, method = interval_within(
+            item.pairs,
+            CORRELATION,
+            GROUPS,
+            {"sinkhorn_long": item.distance},
+            item.per_model,
+            n_bootstrap=99,
+            confidence=0.95,
+            seed=3,
+            texts=item.texts,
+        )
+        assert method == NOISE_CORRECTED == found[f"method_{name}"]
+        assert (found[f"rho_{name}_ci_low"], found[f"rho_{name}_ci_high"]) == (low, high)
+    assert found["paired"]  # the same models, repetitions and texts: drawn alike
+    assert found["ci_low"] <= found["difference"] <= found["ci_high"]
+    # p agrees with the interval: below 0.05 exactly where 0 is left out.
+    assert (found["p"] <= 0.05) == (found["ci_low"] > 0 or found["ci_high"] < 0)
+
+
+def test_encoders_on_other_texts_are_resampled_apart() -> None:
+    benchmark = load_benchmark("perf_coverage")
+    rng = np.random.default_rng(6)
+    truth = benchmark.draw_truth(rng, 0.02)
+    first, _ = _texts_evidence(benchmark, rng, truth, None, [200] * 6)
+    second, _ = _texts_evidence(benchmark, rng, truth, None, [210] * 6)
+    found = primary_contrasts(
+        {"A": first, "B": second}, CORRELATION, n_bootstrap=49, confidence=0.95, seed=0
+    ).iloc[0]
+    assert not found["paired"]
+
+
+def test_the_noise_corrected_difference_covers_a_planted_one_and_rarely_shows_a_null_one() -> None:
+    """``benchmarks/primary_contrast_coverage.py`` measures both at scale (docs/method.md)."""
+    benchmark = load_benchmark("perf_coverage")
+    rng = np.random.default_rng(7)
+    sizes = [400, 350, 150, 400, 400, 120]
+    shown = covered = 0
+    studies = 30
+    for study in range(studies):
+        truth = benchmark.draw_truth(rng, 0.02)
+        planted = study % 2 == 1
+        other = (benchmark.draw_truth(rng, 0.02)[0], truth[1]) if planted else truth
+        quantiles = [rng.random(n) for n in sizes]
+        first, rho_first = _texts_evidence(benchmark, rng, truth, quantiles, sizes)
+        second, rho_second = _texts_evidence(benchmark, rng, other, quantiles, sizes)
+        row = primary_contrasts(
+            {"A": first, "B": second}, CORRELATION, n_bootstrap=99, confidence=0.95, seed=study
+        ).iloc[0]
+        if planted:
+            covered += int(row["ci_low"] <= rho_first - rho_second <= row["ci_high"])
+        else:
+            shown += int(row["ci_low"] > 0 or row["ci_high"] < 0)
+    assert shown <= 2  # of 15 null pairs (0.75 expected at 0.05)
+    assert covered >= 13  # of 15 planted ones

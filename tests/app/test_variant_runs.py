@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
@@ -74,6 +75,30 @@ def test_the_encoders_runs_have_the_same_columns_and_the_control_says_so(swept):
     (sweep,) = by_role(all_runs, "sweep")  # the comparison page still reads the copies
     folders = {a.path for a in client.list_artifacts(sweep.info.run_id)}
     assert {f"variant-{v.data.tags['regbias.variant']}" for v in variants.values()} <= folders
+
+
+@pytest.mark.slow
+def test_the_comparison_s_primary_intervals_are_the_encoders_own_noise_corrected_ones(
+    swept, tmp_path
+):
+    workdir, all_runs = swept
+    client = MlflowClient(f"sqlite:///{workdir}/mlruns.db")
+    (sweep,) = by_role(all_runs, "sweep")
+    table = pd.read_csv(
+        client.download_artifacts(sweep.info.run_id, "comparison/primary.csv", tmp_path)
+    )
+    (row,) = table.to_dict("records")
+    side = "first" if "minilm" in row["first"] else "second"
+    assert row[f"method_{side}"] == "noise-corrected"  # the jobs' per-text scores were read
+    trained = next(
+        v for v in by_role(all_runs, VARIANT_ROLE) if v.data.params["encoder.name"] == "minilm_l6"
+    )
+    path = client.download_artifacts(trained.info.run_id, "analysis/primary.csv", tmp_path)
+    (own,) = pd.read_csv(path).to_dict("records")
+    assert own["interval_method"] == "noise-corrected"
+    assert (row[f"rho_{side}_ci_low"], row[f"rho_{side}_ci_high"]) == pytest.approx(
+        (own["spearman_ci_low"], own["spearman_ci_high"])
+    )
 
 
 @pytest.mark.slow

@@ -23,7 +23,14 @@ import numpy as np
 
 from regbias.analysis.rank_stats import spearman_rows
 
-__all__ = ["INNER_DRAWS", "TAIL_SCALE", "corrected_interval", "corrected_rho"]
+__all__ = [
+    "INNER_DRAWS",
+    "TAIL_SCALE",
+    "corrected_interval",
+    "corrected_replicates",
+    "corrected_rho",
+    "tail_interval",
+]
 
 #: Noise draws ``k`` behind each corrected rho (the mean over them is the "one unit more").
 INNER_DRAWS = 50
@@ -66,6 +73,45 @@ def corrected_rho(
     return 2 * rho - more
 
 
+def corrected_replicates(
+    replicates: tuple[np.ndarray, np.ndarray],
+    pairs: tuple[np.ndarray, np.ndarray],
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The corrected rho of every bootstrap replicate (the module's correction, row by row).
+
+    Args:
+        replicates: their bootstrap replicates, ``(B, m)`` distances and ``(B, G)`` metrics,
+            drawn together.
+        pairs: the group indices ``(a, b)`` of the ``m`` pairs.
+        rng: draws the noise rows (:data:`INNER_DRAWS` of the replicates' deviations).
+
+    Returns:
+        ``(B,)`` corrected rhos, NaN where a replicate's rho is undefined. Two studies whose
+        replicates were drawn alike (the same seed and shapes) and whose ``rng`` is seeded
+        alike get the same noise rows, so their rows can be differenced.
+    """
+    d_reps, m_reps = replicates
+    with np.errstate(invalid="ignore"):
+        deviations = (d_reps - np.nanmean(d_reps, axis=0), m_reps - np.nanmean(m_reps, axis=0))
+    rows = rng.integers(0, len(d_reps), size=INNER_DRAWS)
+    return corrected_rho(d_reps, m_reps, pairs, (deviations[0][rows], deviations[1][rows]))
+
+
+def tail_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The calibrated percentile range of corrected replicates (or of their differences).
+
+    Each tail holds :data:`TAIL_SCALE` times the nominal share; NaN rows are left out;
+    ``(nan, nan)`` when none is finite. Not clipped: a difference of two rhos spans [-2, 2].
+    """
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return np.nan, np.nan
+    tail = TAIL_SCALE * (1 - confidence) / 2
+    low, high = np.quantile(finite, [tail, 1 - tail])
+    return float(low), float(high)
+
+
 def corrected_interval(
     replicates: tuple[np.ndarray, np.ndarray],
     pairs: tuple[np.ndarray, np.ndarray],
@@ -84,15 +130,7 @@ def corrected_interval(
     Returns:
         ``(low, high)`` within [-1, 1]; NaN when no replicate gives a rho.
     """
-    d_reps, m_reps = replicates
-    with np.errstate(invalid="ignore"):
-        deviations = (d_reps - np.nanmean(d_reps, axis=0), m_reps - np.nanmean(m_reps, axis=0))
-    rows = rng.integers(0, len(d_reps), size=INNER_DRAWS)
-    corrected = corrected_rho(d_reps, m_reps, pairs, (deviations[0][rows], deviations[1][rows]))
-    corrected = corrected[np.isfinite(corrected)]
-    if not len(corrected):
-        return np.nan, np.nan
-    tail = TAIL_SCALE * (1 - confidence) / 2
-    ends = np.quantile(corrected, [tail, 1 - tail])
-    low, high = np.clip(ends, -1.0, 1.0)
-    return float(low), float(high)
+    low, high = tail_interval(corrected_replicates(replicates, pairs, rng), confidence)
+    if not np.isfinite(low):
+        return low, high
+    return float(np.clip(low, -1.0, 1.0)), float(np.clip(high, -1.0, 1.0))

@@ -12,11 +12,12 @@ leaving one group out (:mod:`regbias.analysis.group_removal`) speaks for the cho
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.attenuation import corrected_interval
+from regbias.analysis.attenuation import corrected_replicates, tail_interval
 from regbias.analysis.correlations import CORRELATION_KEYS
 from regbias.analysis.pairs import DISTANCE_PREFIX, GAP_PREFIX
 from regbias.analysis.perf_texts import PerfTexts, group_metric_replicates
@@ -30,11 +31,13 @@ __all__ = [
     "MIN_RESAMPLED",
     "NOISE_CORRECTED",
     "PERCENTILE",
+    "RhoReplicates",
     "bootstrap_intervals",
     "bootstrap_replicates",
     "interval_within",
     "no_interval_note",
     "resampling_units",
+    "rho_replicates",
     "table_groups",
     "text_gap_replicates",
     "text_resampled",
@@ -338,6 +341,88 @@ def _replicates_of(
     return table[column].to_numpy(dtype=np.float64)[kept][None, :]
 
 
+@dataclass(frozen=True)
+class RhoReplicates:
+    """One correlation's rho over a set of pairs, bootstrapped.
+
+    Attributes:
+        values: ``(B,)`` the replicates' rho; for :data:`NOISE_CORRECTED` each one corrected
+            for the gaps' noise (:func:`regbias.analysis.attenuation.corrected_replicates`).
+        method: :data:`NOISE_CORRECTED` or :data:`PERCENTILE`.
+        note: why there is no interval ("" where there is one; ``values`` are NaN then).
+    """
+
+    values: np.ndarray
+    method: str
+    note: str = ""
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The interval at ``confidence``: calibrated tails for the noise-free rho."""
+        if self.note:
+            return np.nan, np.nan
+        if self.method == NOISE_CORRECTED:
+            low, high = tail_interval(self.values, confidence)
+            return _clipped(low), _clipped(high)
+        if not np.isfinite(self.values).any():
+            return np.nan, np.nan
+        low, high = np.nanquantile(self.values, [(1 - confidence) / 2, (1 + confidence) / 2])
+        return float(low), float(high)
+
+
+def _clipped(value: float) -> float:
+    return value if not np.isfinite(value) else float(np.clip(value, -1.0, 1.0))
+
+
+def rho_replicates(
+    table: pd.DataFrame,
+    correlation: tuple[str, str],
+    groups: Sequence[str],
+    distances: Mapping[str, DistanceMatrix],
+    per_model: pd.DataFrame | None,
+    *,
+    n_bootstrap: int,
+    seed: int,
+    texts: PerfTexts | None = None,
+) -> RhoReplicates:
+    """Rho's bootstrap replicates for one correlation over the pairs within ``groups`` only.
+
+    Where the gap's texts are resampled and the distance's repetitions too, each replicate is
+    corrected for the gaps' noise (:mod:`regbias.analysis.attenuation`); otherwise it is the
+    replicate's plain rho. The arguments are :func:`interval_within`'s. Two calls with the
+    same seed on evidence of the same shapes (models, repetitions, texts per group) draw the
+    same resamples and the same noise rows: their replicates pair up row by row.
+    """
+    distance, performance = correlation
+    within = table["group_a"].isin(groups) & table["group_b"].isin(groups)
+    pairs = table.loc[within, ["group_a", "group_b", distance, performance]]
+    pairs = pairs.reset_index(drop=True)
+    name = distance.removeprefix(DISTANCE_PREFIX)
+    matrices = {name: distances[name]} if name in distances else {}
+    metrics: dict[str, np.ndarray] = {}
+    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts, metrics)
+    units = resampling_units(pairs, matrices, per_model, texts)
+    note = no_interval_note(correlation, units)
+    resampled = [c for c in correlation if c in replicates]
+    if not note and not resampled:
+        note = "one model and one repetition: nothing to resample"
+    kept = pairs[[distance, performance]].notna().all(axis=1).to_numpy()
+    if not note and kept.sum() < 3:
+        note = "fewer than 3 pairs with both values"
+    if note:
+        return RhoReplicates(np.full(n_bootstrap, np.nan), PERCENTILE, note)
+    metric = performance.removeprefix(GAP_PREFIX)
+    if texts is None or metric not in metrics or distance not in replicates:
+        x, y = (_replicates_of(pairs, c, replicates, kept) for c in correlation)
+        return RhoReplicates(spearman_rows(x, y), PERCENTILE)
+    order = table_groups(pairs)
+    index = {g: i for i, g in enumerate(order)}
+    ia = pairs["group_a"].map(index).to_numpy(dtype=np.int64)
+    ib = pairs["group_b"].map(index).to_numpy(dtype=np.int64)
+    rng = np.random.default_rng([seed, 1])
+    values = corrected_replicates((replicates[distance], metrics[metric]), (ia, ib), rng)
+    return RhoReplicates(values, NOISE_CORRECTED)
+
+
 def interval_within(
     table: pd.DataFrame,
     correlation: tuple[str, str],
@@ -356,7 +441,7 @@ def interval_within(
     row of the correlation table. Where the gap's texts are resampled and the distance's
     repetitions too, it is the interval for the noise-free rho
     (:mod:`regbias.analysis.attenuation`); otherwise the percentile interval of the
-    replicates' rho.
+    replicates' rho (:func:`rho_replicates`).
 
     Args:
         table: the pair table (all groups).
@@ -373,32 +458,14 @@ def interval_within(
         ``(low, high, method)``, the method :data:`NOISE_CORRECTED` or :data:`PERCENTILE`;
         NaN ends when nothing could be resampled or fewer than 3 pairs remain.
     """
-    distance, performance = correlation
-    within = table["group_a"].isin(groups) & table["group_b"].isin(groups)
-    pairs = table.loc[within, ["group_a", "group_b", distance, performance]]
-    pairs = pairs.reset_index(drop=True)
-    name = distance.removeprefix(DISTANCE_PREFIX)
-    matrices = {name: distances[name]} if name in distances else {}
-    metrics: dict[str, np.ndarray] = {}
-    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts, metrics)
-    found = pd.DataFrame([{"distance": distance, "performance": performance}])
-    units = resampling_units(pairs, matrices, per_model, texts)
-    row = bootstrap_intervals(pairs, found, replicates, confidence, units, texts).iloc[0]
-    low, high = float(row["spearman_ci_low"]), float(row["spearman_ci_high"])
-    metric = performance.removeprefix(GAP_PREFIX)
-    if (
-        texts is None
-        or metric not in metrics
-        or distance not in replicates
-        or row["bootstrap_note"]
-    ):
-        return low, high, PERCENTILE
-    order = table_groups(pairs)
-    index = {g: i for i, g in enumerate(order)}
-    ia = pairs["group_a"].map(index).to_numpy(dtype=np.int64)
-    ib = pairs["group_b"].map(index).to_numpy(dtype=np.int64)
-    rng = np.random.default_rng([seed, 1])
-    low, high = corrected_interval(
-        (replicates[distance], metrics[metric]), (ia, ib), confidence, rng
+    found = rho_replicates(
+        table,
+        correlation,
+        groups,
+        distances,
+        per_model,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        texts=texts,
     )
-    return low, high, NOISE_CORRECTED
+    return (*found.interval(confidence), found.method)

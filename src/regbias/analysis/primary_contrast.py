@@ -2,12 +2,17 @@
 
 Each encoder's primary rho (the declared distance against the declared gap, over the region
 pairs) has a bootstrap interval that resamples its models and its distance repetitions
-(:func:`regbias.analysis.bootstrap.bootstrap_replicates`). Two encoders of one sweep were run
-on the same seeds: model ``(seed, fold)`` was trained on the same texts in both, and
-repetition ``r`` drew the same texts. So one replicate draws the same models and the same
-repetitions for both encoders (the same generator, seed and shapes give the same draws), and
-the difference of their rhos gets a percentile interval and a two-sided bootstrap p. Where
-the encoders' models or repetitions differ, the two are resampled apart (``paired`` False).
+and, where every text's scores are known, its evaluation texts; each replicate's rho is then
+corrected for the gaps' noise, exactly as in the encoder's own report
+(:func:`regbias.analysis.bootstrap.rho_replicates`). Two encoders of one sweep were run on the
+same seeds: model ``(seed, fold)`` was trained on the same texts in both, repetition ``r``
+drew the same texts, and both scored the same evaluation texts. So one replicate draws the
+same models, repetitions and texts for both encoders (the same generator, seed and shapes
+give the same draws, and the same noise rows), and the difference of their rhos gets an
+interval from the replicates' differences (with the noise-corrected interval's calibrated
+tails where both are corrected) and a two-sided bootstrap p that agrees with it. Where the
+encoders' models, repetitions or texts differ, the two are resampled apart (``paired``
+False).
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.bootstrap import bootstrap_replicates
+from regbias.analysis.attenuation import TAIL_SCALE, tail_interval
+from regbias.analysis.bootstrap import NOISE_CORRECTED, RhoReplicates, rho_replicates, table_groups
 from regbias.analysis.encoder_contrast import bootstrap_p
 from regbias.analysis.pairs import DISTANCE_PREFIX
+from regbias.analysis.perf_texts import PerfTexts
 from regbias.analysis.rank_stats import spearman_rows
 from regbias.distances.matrix import DistanceMatrix
 
@@ -38,29 +45,35 @@ class PrimaryEvidence:
             columns).
         distance: the distance column's matrix (its repetitions are resampled), or None.
         per_model: the long performance table (its models are resampled), or None.
+        texts: every text's per-model scores (its evaluation texts are resampled too), or None.
     """
 
     pairs: pd.DataFrame
     distance: DistanceMatrix | None
     per_model: pd.DataFrame | None
+    texts: PerfTexts | None = None
 
-    def shape(self) -> tuple[int, tuple[tuple[object, object], ...]]:
-        """The repetitions and the models a replicate draws: equal ones are drawn alike."""
+    def shape(self) -> tuple[object, ...]:
+        """The repetitions, models and texts a replicate draws: equal ones are drawn alike."""
         reps = self.distance.repetitions if self.distance is not None else None
         r = len(reps) if reps is not None else 0
         models: tuple[tuple[object, object], ...] = ()
         if self.per_model is not None and len(self.per_model):
             keys = self.per_model[["seed", "fold"]].drop_duplicates().sort_values(["seed", "fold"])
             models = tuple(map(tuple, keys.to_numpy().tolist()))
-        return r, models
+        texts: tuple[object, ...] = ()
+        if self.texts is not None:
+            members = sorted((g, tuple(self.texts.keys[m])) for g, m in self.texts.members.items())
+            texts = (len(self.texts.models), hash(tuple(members)))
+        return r, models, texts
 
 
 @dataclass(frozen=True)
 class PrimaryRho:
-    """One encoder's primary rho and its ``(B,)`` bootstrap replicates."""
+    """One encoder's primary rho and its bootstrap replicates (:class:`RhoReplicates`)."""
 
     rho: float
-    replicates: np.ndarray
+    replicates: RhoReplicates
 
 
 def primary_rho(
@@ -69,22 +82,24 @@ def primary_rho(
     """The rho of ``correlation`` over ``evidence.pairs`` and its replicates (seeded)."""
     distance, performance = correlation
     table = evidence.pairs.reset_index(drop=True)
-    kept = table[[distance, performance]].notna().all(axis=1).to_numpy()
     matrices = {}
     if evidence.distance is not None:
         matrices[distance.removeprefix(DISTANCE_PREFIX)] = evidence.distance
-    replicates = bootstrap_replicates(table, matrices, evidence.per_model, n_bootstrap, seed)
-    columns = []
-    for column in (distance, performance):
-        if column in replicates:
-            columns.append(replicates[column][:, kept])
-        else:
-            columns.append(np.repeat(table[column].to_numpy(float)[kept][None, :], n_bootstrap, 0))
-    observed = table.loc[kept, [distance, performance]].to_numpy(float)
-    if kept.sum() < 3:
-        return PrimaryRho(math.nan, np.full(n_bootstrap, np.nan))
+    replicates = rho_replicates(
+        table,
+        correlation,
+        table_groups(table),
+        matrices,
+        evidence.per_model,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        texts=evidence.texts,
+    )
+    observed = table[[distance, performance]].dropna().to_numpy(float)
+    if len(observed) < 3:
+        return PrimaryRho(math.nan, replicates)
     rho = float(spearman_rows(observed[None, :, 0], observed[None, :, 1])[0])
-    return PrimaryRho(rho, spearman_rows(columns[0], columns[1]))
+    return PrimaryRho(rho, replicates)
 
 
 def primary_contrasts(
@@ -109,31 +124,54 @@ def primary_contrasts(
 
     Returns:
         One row per encoder pair: ``first, second, rho_first, rho_second`` with their
-        intervals (``..._ci_low``, ``..._ci_high``), ``difference`` (first minus second),
-        ``ci_low, ci_high, p`` (two-sided bootstrap) and ``paired`` (whether both were
+        intervals (``..._ci_low``, ``..._ci_high``) and how they were made (``method_first``,
+        ``method_second``: noise-corrected or percentile), ``difference`` (first minus
+        second), ``ci_low, ci_high, p`` (two-sided bootstrap) and ``paired`` (whether both were
         resampled alike).
     """
-    tails = [(1 - confidence) / 2, (1 + confidence) / 2]
     rhos = {k: primary_rho(v, correlation, n_bootstrap, seed) for k, v in evidence.items()}
     rows = []
     for first, second in order or list(itertools.combinations(evidence, 2)):
         a, b = rhos[first], rhos[second]
         paired = evidence[first].shape() == evidence[second].shape()
-        if not paired:  # resampled apart: the second one's draws from another seed
-            b = primary_rho(evidence[second], correlation, n_bootstrap, seed + 1)
-        difference = a.replicates - b.replicates
+        apart = b  # resampled apart: the second one's draws from another seed
+        if not paired:
+            apart = primary_rho(evidence[second], correlation, n_bootstrap, seed + 1)
+        difference = a.replicates.values - apart.replicates.values
         row: dict[str, object] = {"first": first, "second": second}
         for name, item in (("first", a), ("second", b)):
             row[f"rho_{name}"] = item.rho
-            low, high = _quantiles(item.replicates, tails)
+            low, high = item.replicates.interval(confidence)
             row[f"rho_{name}_ci_low"], row[f"rho_{name}_ci_high"] = low, high
+            row[f"method_{name}"] = item.replicates.method
         row["difference"] = a.rho - b.rho
-        row["ci_low"], row["ci_high"] = _quantiles(difference, tails)
-        finite = np.isfinite(difference).any()
-        row["p"] = float(bootstrap_p(difference[:, None])[0]) if finite else math.nan
+        corrected = a.replicates.method == b.replicates.method == NOISE_CORRECTED
+        row["ci_low"], row["ci_high"] = _difference_interval(difference, confidence, corrected)
+        row["p"] = _difference_p(difference, corrected)
         row["paired"] = paired
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _difference_interval(
+    difference: np.ndarray, confidence: float, corrected: bool
+) -> tuple[float, float]:
+    """The differences' percentile range; the calibrated tails where both rhos are corrected."""
+    if corrected:
+        return tail_interval(difference, confidence)
+    return _quantiles(difference, [(1 - confidence) / 2, (1 + confidence) / 2])
+
+
+def _difference_p(difference: np.ndarray, corrected: bool) -> float:
+    """The two-sided bootstrap p, scaled as the tails are where both rhos are corrected.
+
+    So p falls below 1 - confidence where the interval leaves 0 out (up to the +1s of the
+    bootstrap p's counts).
+    """
+    if not np.isfinite(difference).any():
+        return math.nan
+    p = float(bootstrap_p(difference[:, None])[0])
+    return min(1.0, p / TAIL_SCALE) if corrected else p
 
 
 def _quantiles(values: np.ndarray, tails: list[float]) -> tuple[float, float]:

@@ -4,8 +4,9 @@ For a sweep over several variants (``encoder=minilm_l6,mpnet_base``) this reads 
 variant's saved config, embeds the test of record's texts with each variant's encoder
 (through the embedding cache: the tests of record embedded them already) and contrasts
 their separations pair by pair (:mod:`regbias.analysis.encoder_contrast`); it reads each
-variant's tests of record for their agreement and its pooled measurements for the joint
-bootstrap of the primary rhos (:mod:`regbias.analysis.primary_contrast`). A comparison that
+variant's tests of record for their agreement and its pooled measurements (with its jobs'
+per-text scores, read back from their runs) for the joint bootstrap of the primary rhos
+(:mod:`regbias.analysis.primary_contrast`). A comparison that
 cannot be made (other texts, no test of record, no bootstrap) gives a note instead.
 """
 
@@ -13,24 +14,30 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from regbias.analysis.encoder_contrast import EncoderContrast, contrast_encoders
 from regbias.analysis.pairs import DISTANCE_PREFIX
+from regbias.analysis.perf_texts import PerfTexts, pool_text_tables
 from regbias.analysis.primary_contrast import PrimaryEvidence, primary_contrasts
 from regbias.app.record import variant_settings
 from regbias.app.settings import StudySettings
 from regbias.app.study_parts import record_study, study_encoder
 from regbias.distances.matrix import DistanceMatrix
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.performance.text_scores import TEXTS_FILE, read_text_table
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.record import read_record
 from regbias.tables import read_table
+from regbias.tracking.runs import STUDY_FILE, RunLog
 
-__all__ = ["compare_variants"]
+__all__ = ["TextsOf", "compare_variants", "jobs_texts"]
+#: A variant's pooled per-text scores from its jobs' run IDs (None: a job has none).
+TextsOf = Callable[[Sequence[str]], PerfTexts | None]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +47,7 @@ def compare_variants(
     folder: Path,
     variants: Mapping[str, tuple[str, object]],
     sweep_dir: Path,
+    texts_of: TextsOf | None = None,
 ) -> EncoderComparison:
     """The variants compared.
 
@@ -48,6 +56,8 @@ def compare_variants(
         folder: the sweep's report folder (``variant-<hash>/`` under it).
         variants: per label, its folder under ``folder`` and one of its jobs' number.
         sweep_dir: the sweep's directory (the jobs' saved configs).
+        texts_of: reads a variant's per-text scores back (:func:`jobs_texts`); None: the
+            primary rhos' bootstrap resamples models and repetitions only (percentile).
     """
     analysis = settings.analysis
     found = EncoderComparison(confidence=analysis.confidence)
@@ -68,7 +78,8 @@ def compare_variants(
         found.notes.append("analysis.bootstrap is 0: no intervals, no comparison")
         return found
     found.separation = _separation(own, found.notes)
-    found.primary = _primary(own, folder, {k: v[0] for k, v in variants.items()}, found.notes)
+    folders = {k: v[0] for k, v in variants.items()}
+    found.primary = _primary(own, folder, folders, found.notes, texts_of)
     return found
 
 
@@ -111,8 +122,28 @@ def _separation(own: Mapping[str, StudySettings], notes: list[str]) -> list[Enco
     )
 
 
+def jobs_texts(parent: RunLog) -> TextsOf:
+    """Reads the jobs' ``performance/texts.csv`` back and pools them as the variant's report did."""
+
+    def read(run_ids: Sequence[str]) -> PerfTexts | None:
+        tables = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, run_id in enumerate(run_ids):
+                path = RunLog(parent.client, run_id).download(TEXTS_FILE, Path(tmp) / str(i))
+                if path is None:
+                    return None
+                tables.append(read_text_table(path))
+        return PerfTexts.of(pool_text_tables(tables)) if tables else None
+
+    return read
+
+
 def _primary(
-    own: Mapping[str, StudySettings], folder: Path, folders: Mapping[str, str], notes: list[str]
+    own: Mapping[str, StudySettings],
+    folder: Path,
+    folders: Mapping[str, str],
+    notes: list[str],
+    texts_of: TextsOf | None = None,
 ) -> pd.DataFrame | None:
     analysis = next(iter(own.values())).analysis
     if analysis.primary is None:
@@ -120,7 +151,7 @@ def _primary(
     distance, performance = analysis.primary
     evidence = {}
     for label, name in folders.items():
-        item = _primary_evidence(folder / name, distance, analysis.reference_groups)
+        item = _primary_evidence(folder / name, distance, analysis.reference_groups, texts_of)
         if item is None:
             notes.append(f"primary rhos not compared: {label} has no pooled {distance}")
             return None
@@ -134,7 +165,9 @@ def _primary(
     )
 
 
-def _primary_evidence(path: Path, distance: str, references: list[str]) -> PrimaryEvidence | None:
+def _primary_evidence(
+    path: Path, distance: str, references: list[str], texts_of: TextsOf | None = None
+) -> PrimaryEvidence | None:
     pairs_path = path / "analysis" / "pairwise.csv"
     matrix_path = path / "distances" / f"{distance.removeprefix(DISTANCE_PREFIX)}.json"
     if not pairs_path.is_file() or not matrix_path.is_file():
@@ -144,4 +177,8 @@ def _primary_evidence(path: Path, distance: str, references: list[str]) -> Prima
     matrix = DistanceMatrix.from_dict(json.loads(matrix_path.read_text()))
     per_model_path = path / "performance" / "per_model.csv"
     per_model = read_table(per_model_path) if per_model_path.is_file() else None
-    return PrimaryEvidence(pairs[regions].reset_index(drop=True), matrix, per_model)
+    texts = None
+    study_path = path / STUDY_FILE
+    if texts_of is not None and study_path.is_file():
+        texts = texts_of(list(json.loads(study_path.read_text()).get("runs", [])))
+    return PrimaryEvidence(pairs[regions].reset_index(drop=True), matrix, per_model, texts)

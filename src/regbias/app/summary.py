@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from regbias.app.encoder_compare import compare_variants
+from regbias.app.encoder_compare import compare_variants, jobs_texts
 from regbias.app.parent import sweep_name
 from regbias.app.settings import read_settings
 from regbias.app.start import sweep_started
@@ -172,7 +172,7 @@ def _headlines(
     table = comparison.comparison_table(headlines)
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
     evidence = encoder_evidence(folder, folders, primary)
-    compared = _compare(sweep, folder, folders, records)
+    compared = _compare(sweep, folder, folders, records, parent)
     name = " ~ ".join(primary) if primary else "n/a"
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
     page = comparison.comparison_markdown(table, folders, sections, compared.findings())
@@ -194,6 +194,7 @@ def _compare(
     folder: Path,
     folders: Mapping[str, str],
     records: list[dict[str, Any]],
+    parent: RunLog,
 ) -> EncoderComparison:
     """The variants compared on the same texts; a note instead where that fails."""
     if sweep is None:
@@ -203,7 +204,9 @@ def _compare(
     jobs = {f"variant-{r.get('variant')}": r.get("job_num") for r in done}
     variants = {label: (name, jobs.get(name)) for label, name in folders.items()}
     try:
-        return compare_variants(read_settings(config), folder, variants, sweep_dir)
+        return compare_variants(
+            read_settings(config), folder, variants, sweep_dir, texts_of=jobs_texts(parent)
+        )
     except Exception as error:  # nothing here may fail the sweep
         log.exception("could not compare the variants on the same texts")
         return EncoderComparison(notes=[f"the variants could not be compared: {error}"])

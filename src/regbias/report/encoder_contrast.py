@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from regbias.analysis.bootstrap import NOISE_CORRECTED, PERCENTILE
 from regbias.analysis.encoder_contrast import EncoderContrast
 from regbias.analysis.pair_test import PairTests
 from regbias.report.escape import markdown_text
@@ -161,7 +162,7 @@ def primary_sentence(row: Mapping[str, object], confidence: float) -> str:
     numbers = (
         f"rho {_f(row['rho_first'])} against {_f(row['rho_second'])}, difference "
         f"{_f(row['difference'])}, {confidence:.0%} interval {_f(row['ci_low'])} to "
-        f"{_f(row['ci_high'])}, joint bootstrap"
+        f"{_f(row['ci_high'])}, joint bootstrap{_of(row)}"
         + ("" if row.get("paired", True) else " (resampled apart: other models or repetitions)")
     )
     low, high = float(row["ci_low"]), float(row["ci_high"])  # type: ignore[arg-type]
@@ -171,6 +172,18 @@ def primary_sentence(row: Mapping[str, object], confidence: float) -> str:
         higher = first if low > 0 else second
         return f"the primary rho is higher in {higher} ({numbers})"
     return f"{first} against {second}: no difference of primary rhos shown ({numbers})"
+
+
+def _kind(row: Mapping[str, object]) -> str:
+    """Both rhos' interval kind, or each one's where they differ."""
+    first, second = row.get("method_first", PERCENTILE), row.get("method_second", PERCENTILE)
+    return str(first) if first == second else f"{first} / {second}"
+
+
+def _of(row: Mapping[str, object]) -> str:
+    if _kind(row) == NOISE_CORRECTED:
+        return " of models, evaluation texts and repetitions, for the noise-free rhos"
+    return " of models and repetitions"
 
 
 def primary_lines(
@@ -189,6 +202,7 @@ def primary_lines(
             "rho second": contrasts["rho_second"],
             "rho second low": contrasts["rho_second_ci_low"],
             "rho second high": contrasts["rho_second_ci_high"],
+            "interval kind": [_kind(r) for _, r in contrasts.iterrows()],
             "difference": contrasts["difference"],
             "interval low": contrasts["ci_low"],
             "interval high": contrasts["ci_high"],
@@ -200,15 +214,20 @@ def primary_lines(
         "first": "one encoder",
         "second": "the other",
         "rho first": f"the first's primary rho ({markdown_text(primary_name)}, region pairs)",
-        "rho first low": f"its {level} bootstrap interval (models and repetitions), lower end",
+        "rho first low": f"its {level} bootstrap interval (of the interval kind), lower end",
         "rho first high": "its upper end",
         "rho second": "the second's primary rho",
         "rho second low": "its interval's lower end",
         "rho second high": "its upper end",
+        "interval kind": (
+            f"{NOISE_CORRECTED}: for the noise-free rho, a bootstrap of models, evaluation "
+            "texts and distance repetitions corrected for the gaps' noise (each encoder's "
+            f"report gives the same); {PERCENTILE}: models and repetitions only"
+        ),
         "difference": "first minus second",
         "interval low": f"{level} joint bootstrap interval of the difference, lower end",
         "interval high": "its upper end",
-        "paired": "both resampled alike (the same models and repetitions)",
+        "paired": "both resampled alike (the same models, repetitions and evaluation texts)",
     }
     sentences = [
         f"- {markdown_text(primary_sentence(r, confidence))}" for _, r in contrasts.iterrows()
