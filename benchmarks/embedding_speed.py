@@ -245,11 +245,11 @@ def profile_pass(encoder: Encoder, texts: list[str], dense: float, shapes) -> No
         seconds[family] += event.self_cpu_time_total / 1e6
         if family == "dense matmul":
             dense_flops += float(event.flops or 0)
-    threads = max(1, torch.get_num_threads())
-    # Self CPU time sums over the threads an operator used; the wall share divides it back.
-    shares = {k: v / threads / wall for k, v in seconds.items()}
+    # An operator's self CPU time is its span on the thread that called it (its intra-op
+    # threads run inside that span), so the spans add up to the pass's wall time.
+    shares = {k: v / wall for k, v in seconds.items()}
     shares["outside torch ops"] = max(0.0, 1 - sum(shares.values()))
-    dense_wall = seconds["dense matmul"] / threads
+    dense_wall = seconds["dense matmul"]
     print(
         f"{'':<12}profile of one pass ({wall:.2f} s wall, probe {machine:.0f} GFLOP/s): "
         + ", ".join(f"{k} {v:.0%}" for k, v in shares.items())
