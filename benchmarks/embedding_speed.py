@@ -23,6 +23,11 @@ element-wise work and norms, and outside torch's operators (tokenising, batching
 and the rate the matrix products themselves reach against the probe: what keeps the whole
 below the machine's matrix speed.
 
+``--ceiling`` times the pass's own dense products alone (``torch.nn.functional.linear`` with
+bias, at the rows of one cache-sized pass: the four attention projections and the two
+feed-forward products of a layer), against the same probe: no pass that does these products
+in float32 can beat that ratio, so it is the ceiling of the one above.
+
 ``--backends torch onnxruntime`` adds the "after" path run by ONNX Runtime
 (``encoder.backend=onnxruntime``: exported once into the cache), interleaved with the same
 probe, and the largest difference of a real token's last hidden state between the backends on
@@ -144,6 +149,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backends", nargs="+", default=["torch"], help="torch onnxruntime")
     parser.add_argument("--profile", action="store_true", help="where the time goes")
+    parser.add_argument("--ceiling", action="store_true", help="the pass's products alone")
     args = parser.parse_args()
 
     texts = read_tweets(args.data_dir, args.n, args.seed)
@@ -203,6 +209,9 @@ def main() -> None:
                 )
         if args.profile:
             profile_pass(encoder, texts, layers * sum(lengths) * (8 * h * h + 4 * h * i), shapes)
+        if args.ceiling:
+            rows = encoder._token_budget(64)
+            print(f"{'':<12}{products_ceiling(rows, h, i, shapes, args.repeats)}")
         for backend, other in others.items():
             print(f"{'':<12}{backend} against torch: {largest_difference(encoder, other, texts)}")
         print(
@@ -261,6 +270,39 @@ def profile_pass(encoder: Encoder, texts: list[str], dense: float, shapes) -> No
             f"they did {dense_flops / dense:.2f} times the real tokens' dense FLOPs "
             "(above 1: padding)"
         )
+
+
+def products_ceiling(
+    rows: int, h: int, i: int, shapes: list[tuple[int, int, int]], repeats: int
+) -> str:
+    """The rate of one layer's dense products alone at ``rows`` tokens, against the probe.
+
+    Each repeat pairs its own probe with the products (best of 5 tries each), as
+    :func:`measure` does; the ratio is the median, with its range.
+    """
+    import torch.nn.functional as F
+
+    layer = [(h, h)] * 4 + [(h, i), (i, h)]  # q, k, v, attention output; feed-forward up, down
+    weights = [(torch.randn(n, k), torch.randn(n)) for k, n in layer]
+    inputs = [torch.randn(rows, k) for k, _ in layer]
+    flops = sum(2 * rows * k * n for k, n in layer)
+
+    def products() -> None:
+        for x, (w, b) in zip(inputs, weights, strict=True):
+            F.linear(x, w, b)
+
+    ratios, rates = [], []
+    with torch.inference_mode():
+        products()  # warm-up
+        for _ in range(repeats):
+            machine = matmul_gflops(shapes)
+            rate = flops / min(best_seconds(products) for _ in range(5)) / 1e9
+            ratios.append(rate / machine)
+            rates.append(rate)
+    return (
+        f"ceiling: one layer's dense products alone at {rows} rows, {max(rates):.0f} GFLOP/s = "
+        f"{statistics.median(ratios):.2f} of the probe [{min(ratios):.2f}-{max(ratios):.2f}]"
+    )
 
 
 def largest_difference(first: Encoder, second: Encoder, texts: list[str]) -> str:

@@ -56,6 +56,34 @@ def test_separation_is_scale_rotation_and_shift_free() -> None:
     assert np.allclose(separation_replicates(x, pairs, ones), separation_replicates(y, pairs, ones))
 
 
+def test_a_capped_reference_group_brings_each_regions_own_rest() -> None:
+    """Against a region, ``mixed`` (larger than the cap) is capped after the region's texts go.
+
+    Its side then holds texts outside its plain capped set: each must still find its vector.
+    """
+    rng = np.random.default_rng(4)
+    texts, latent = _study(rng, {"au": 40, "uk": 40})
+    texts["mixed"] = texts["au"][:30] + texts["uk"][:30]
+    capped_settings = packaged(PairTestSettings, "analysis.pair_test", relabellings=9, cap=25)
+    groups, pairs = contrast_pairs(texts, capped_settings, ["mixed"])
+    assert len(groups["mixed"]) > 25  # the plain cap's set and each region's rest
+    for pair in pairs:
+        for group, side in ((pair.group_a, pair.side_a), (pair.group_b, pair.side_b)):
+            assert len(side) == 25
+            if pair.group_b == "mixed" and group == "mixed":
+                own = set(texts[pair.group_a])
+                assert not own & {groups["mixed"][i] for i in side}
+    vectors = _encoder(latent, lambda v, t: v)
+    (contrast,) = contrast_encoders(
+        texts,
+        {"one": vectors, "two": vectors},
+        capped_settings,
+        references=["mixed"],
+        n_bootstrap=49,
+    )
+    assert len(contrast.table) == 3 and np.allclose(contrast.table["difference"], 0)
+
+
 def test_separation_does_not_grow_as_groups_shrink() -> None:
     """The U-statistic: at 30 texts a group the estimate's mean is the same as at 3,000."""
     rng = np.random.default_rng(1)

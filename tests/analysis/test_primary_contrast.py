@@ -163,3 +163,38 @@ def test_the_noise_corrected_difference_covers_a_planted_one_and_rarely_shows_a_
             shown += int(row["ci_low"] > 0 or row["ci_high"] < 0)
     assert shown <= 2  # of 15 null pairs (0.75 expected at 0.05)
     assert covered >= 13  # of 15 planted ones
+
+
+def test_a_rho_the_report_gives_no_interval_gets_none_here_either() -> None:
+    """An undefined rho (a constant gap) and one model on one repetition: no interval."""
+    from regbias.analysis.primary_contrast import NO_INTERVAL
+    from regbias.report.encoder_contrast import primary_lines, primary_sentence
+
+    rng = np.random.default_rng(3)
+    trained = _evidence(rng, 1.0)
+    flat = trained.pairs.assign(**{CORRELATION[1]: 0.0})
+    control = PrimaryEvidence(flat, trained.distance, trained.per_model)
+    one = trained.per_model[(trained.per_model["seed"] == 0) & (trained.per_model["fold"] == 0)]
+    single = DistanceMatrix.from_repetitions(
+        "sinkhorn_long", GROUPS, trained.distance.repetitions[:1]
+    )
+    lone = PrimaryEvidence(trained.pairs, single, one)
+    found = primary_contrasts(
+        {"trained": trained, "control": control, "lone": lone},
+        CORRELATION,
+        n_bootstrap=100,
+        confidence=0.95,
+        seed=0,
+        order=[("trained", "control"), ("trained", "lone")],
+    ).set_index("second")
+    for other, why in (("control", "undefined"), ("lone", "nothing to resample")):
+        row = found.loc[other]
+        assert row["method_first"] != NO_INTERVAL and not row["note"].startswith("trained")
+        assert row["method_second"] == NO_INTERVAL and why in row["note"]
+        assert np.isnan([row["rho_second_ci_low"], row["rho_second_ci_high"]]).all()
+        assert np.isnan([row["ci_low"], row["ci_high"], row["p"]]).all()
+        assert np.isfinite([row["rho_first_ci_low"], row["rho_first_ci_high"]]).all()
+        sentence = primary_sentence({**row.to_dict(), "second": other}, 0.95)
+        assert "no interval for the difference" in sentence and why in sentence
+    lines = primary_lines(found.reset_index(), "p", 0.95)
+    assert any("none: no interval" in line for line in lines)

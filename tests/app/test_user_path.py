@@ -96,6 +96,20 @@ def test_variants_are_labelled_by_what_sets_them_apart():
     assert comparison.variant_labels(records) == {"a": "encoder=minilm_l6", "b": "encoder=tiny"}
 
 
+def test_variants_the_overrides_do_not_tell_apart_are_warned_of():
+    """An edit under src/ mid-sweep: seeds 1-2 are another variant of the same encoder."""
+    records = [
+        {"variant": "3f714f4e00", "overrides": "encoder=minilm_l6 seed=0"},
+        {"variant": "9a0b1c2d00", "overrides": "encoder=minilm_l6 seed=1"},
+        {"variant": "9a0b1c2d00", "overrides": "encoder=minilm_l6 seed=2"},
+        {"variant": "e7e7e7e700", "overrides": "encoder=mpnet_base seed=0"},
+    ]
+    (note,) = comparison.same_override_notes(records)
+    assert "encoder=minilm_l6 (3f714f4e) and encoder=minilm_l6 (9a0b1c2d)" in note
+    assert "mpnet" not in note
+    assert comparison.same_override_notes(records[1:]) == []
+
+
 def test_comparison_table_and_metrics(tmp_path):
     headlines = {
         "encoder=minilm_l6": read_headline(report_folder(tmp_path / "a", -0.8)),

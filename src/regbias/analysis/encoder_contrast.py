@@ -37,7 +37,6 @@ from regbias.analysis.pair_test import (
     PRIMARY_FAMILY,
     SECONDARY_FAMILY,
     PairTestSettings,
-    cap_groups,
     plan_pairs,
 )
 from regbias.data.sampling import rng_for
@@ -55,13 +54,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ContrastPair:
-    """One pair as the contrast sees it: indices of its texts in each group's capped list.
+    """One pair as the contrast sees it: indices of its texts in each group's list.
 
     Attributes:
         group_a: the first group.
         group_b: the second group.
         family: ``regions`` or ``reference`` (as in the test of record).
-        side_a: indices into ``group_a``'s capped texts (those ``group_b`` does not hold).
+        side_a: indices into ``group_a``'s texts (:func:`contrast_pairs`) on its side.
         side_b: the same for ``group_b``.
     """
 
@@ -75,21 +74,34 @@ class ContrastPair:
 def contrast_pairs(
     groups: Mapping[str, Sequence[str]], settings: PairTestSettings, references: Sequence[str]
 ) -> tuple[dict[str, list[str]], list[ContrastPair]]:
-    """The test of record's capped groups and its pairs (shared texts left out), as indices.
+    """The test of record's pairs (:func:`plan_pairs`: caps, shared texts left out), as indices.
+
+    A group's texts are every text it brings to any of its pairs, in the group's order: its
+    capped set and, for a reference group larger than the cap, each region's own capped rest
+    (capped after the region's texts are dropped). So one bootstrap weight per text serves
+    every pair the text is in.
 
     Returns:
-        Each group's capped distinct texts, and every testable pair in the groups' order.
+        Each group's texts (groups in no testable pair left out), and every testable pair in
+        the groups' order.
     """
-    capped = cap_groups(groups, settings.cap, settings.seed)
-    where = {g: {t: i for i, t in enumerate(texts)} for g, texts in capped.items()}
+    plans = [plan for plan in plan_pairs(groups, settings, references) if plan.testable]
+    used: dict[str, set[str]] = {name: set() for name in groups}
+    for plan in plans:
+        used[plan.group_a].update(plan.side_a)
+        used[plan.group_b].update(plan.side_b)
+    texts = {
+        name: [t for t in dict.fromkeys(groups[name]) if t in used[name]]
+        for name in groups
+        if used[name]
+    }
+    where = {g: {t: i for i, t in enumerate(kept)} for g, kept in texts.items()}
     pairs = []
-    for plan in plan_pairs(groups, settings, references):
-        if not plan.testable:
-            continue
+    for plan in plans:
         side_a = np.array([where[plan.group_a][t] for t in plan.side_a], dtype=np.int64)
         side_b = np.array([where[plan.group_b][t] for t in plan.side_b], dtype=np.int64)
         pairs.append(ContrastPair(plan.group_a, plan.group_b, plan.family, side_a, side_b))
-    return capped, pairs
+    return texts, pairs
 
 
 def _side_moments(

@@ -26,14 +26,24 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.attenuation import TAIL_SCALE, tail_interval
-from regbias.analysis.bootstrap import NOISE_CORRECTED, RhoReplicates, rho_replicates, table_groups
+from regbias.analysis.bootstrap import (
+    NOISE_CORRECTED,
+    RhoReplicates,
+    no_interval_note,
+    resampling_units,
+    rho_replicates,
+    table_groups,
+)
 from regbias.analysis.encoder_contrast import bootstrap_p
 from regbias.analysis.pairs import DISTANCE_PREFIX
 from regbias.analysis.perf_texts import PerfTexts
 from regbias.analysis.rank_stats import spearman_rows
 from regbias.distances.matrix import DistanceMatrix
 
-__all__ = ["PrimaryEvidence", "PrimaryRho", "primary_contrasts", "primary_rho"]
+__all__ = ["NO_INTERVAL", "PrimaryEvidence", "PrimaryRho", "primary_contrasts", "primary_rho"]
+
+#: The interval kind of a rho that has none (undefined, or too little measured to resample).
+NO_INTERVAL = "none"
 
 
 @dataclass(frozen=True)
@@ -79,12 +89,25 @@ class PrimaryRho:
 def primary_rho(
     evidence: PrimaryEvidence, correlation: tuple[str, str], n_bootstrap: int, seed: int
 ) -> PrimaryRho:
-    """The rho of ``correlation`` over ``evidence.pairs`` and its replicates (seeded)."""
+    """The rho of ``correlation`` over ``evidence.pairs`` and its replicates (seeded).
+
+    As in the encoder's own report, there is no interval (NaN replicates, with the reason as
+    their note) where the rho is undefined or too little was measured to resample
+    (:func:`regbias.analysis.bootstrap.no_interval_note`).
+    """
     distance, performance = correlation
     table = evidence.pairs.reset_index(drop=True)
     matrices = {}
     if evidence.distance is not None:
         matrices[distance.removeprefix(DISTANCE_PREFIX)] = evidence.distance
+    observed = table[[distance, performance]].dropna().to_numpy(float)
+    rho = math.nan
+    if len(observed) >= 3:
+        rho = float(spearman_rows(observed[None, :, 0], observed[None, :, 1])[0])
+    note = no_interval_note(correlation, resampling_units(table, matrices, evidence.per_model))
+    if not math.isfinite(rho) or note:
+        empty = np.full(n_bootstrap, np.nan)
+        return PrimaryRho(rho, RhoReplicates(empty, NO_INTERVAL, note or "the rho is undefined"))
     replicates = rho_replicates(
         table,
         correlation,
@@ -95,10 +118,6 @@ def primary_rho(
         seed=seed,
         texts=evidence.texts,
     )
-    observed = table[[distance, performance]].dropna().to_numpy(float)
-    if len(observed) < 3:
-        return PrimaryRho(math.nan, replicates)
-    rho = float(spearman_rows(observed[None, :, 0], observed[None, :, 1])[0])
     return PrimaryRho(rho, replicates)
 
 
@@ -125,9 +144,10 @@ def primary_contrasts(
     Returns:
         One row per encoder pair: ``first, second, rho_first, rho_second`` with their
         intervals (``..._ci_low``, ``..._ci_high``) and how they were made (``method_first``,
-        ``method_second``: noise-corrected or percentile), ``difference`` (first minus
-        second), ``ci_low, ci_high, p`` (two-sided bootstrap) and ``paired`` (whether both were
-        resampled alike).
+        ``method_second``: noise-corrected, percentile or none), ``difference`` (first minus
+        second), ``ci_low, ci_high, p`` (two-sided bootstrap; NaN where a rho has no
+        interval), ``paired`` (whether both were resampled alike) and ``note`` (why a rho has
+        no interval, "" where both have one).
     """
     rhos = {k: primary_rho(v, correlation, n_bootstrap, seed) for k, v in evidence.items()}
     rows = []
@@ -146,8 +166,15 @@ def primary_contrasts(
             row[f"method_{name}"] = item.replicates.method
         row["difference"] = a.rho - b.rho
         corrected = a.replicates.method == b.replicates.method == NOISE_CORRECTED
-        row["ci_low"], row["ci_high"] = _difference_interval(difference, confidence, corrected)
-        row["p"] = _difference_p(difference, corrected)
+        row["ci_low"], row["ci_high"], row["p"] = math.nan, math.nan, math.nan
+        if not (a.replicates.note or apart.replicates.note):
+            row["ci_low"], row["ci_high"] = _difference_interval(difference, confidence, corrected)
+            row["p"] = _difference_p(difference, corrected)
+        row["note"] = "; ".join(
+            f"{label}: {item.replicates.note}"
+            for label, item in ((first, a), (second, b))
+            if item.replicates.note
+        )
         row["paired"] = paired
         rows.append(row)
     return pd.DataFrame(rows)

@@ -173,6 +173,9 @@ def _headlines(
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
     evidence = encoder_evidence(folder, folders, primary)
     compared = _compare(sweep, folder, folders, records, parent)
+    for note in comparison.same_override_notes([r for r in records if r.get("status") in DONE]):
+        log.warning(note)
+        compared.notes.insert(0, note)
     name = " ~ ".join(primary) if primary else "n/a"
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
     page = comparison.comparison_markdown(table, folders, sections, compared.findings())
@@ -209,7 +212,9 @@ def _compare(
         )
     except Exception as error:  # nothing here may fail the sweep
         log.exception("could not compare the variants on the same texts")
-        return EncoderComparison(notes=[f"the variants could not be compared: {error}"])
+        return EncoderComparison(
+            notes=[f"the variants could not be compared: {type(error).__name__}: {error}"]
+        )
 
 
 def _ensure(folder: Path) -> Path:

@@ -29,6 +29,7 @@ __all__ = [
     "comparison_table",
     "exploratory_lines",
     "metric_label",
+    "same_override_notes",
     "variant_labels",
 ]
 
@@ -38,6 +39,33 @@ HEADLINE_PERFORMANCE = ("gap_accuracy", "gap_roc_auc", "gap_micro_f1", "gap_subs
 
 def variant_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
     """Per variant, the overrides that set it apart (``encoder=tiny``), from the job records."""
+    labels = _override_labels(records)
+    repeated = {label for label in labels.values() if list(labels.values()).count(label) > 1}
+    # Variants that differ only in what overrides do not show (the code's commit): add the hash.
+    return {v: f"{label} ({v[:8]})" if label in repeated else label for v, label in labels.items()}
+
+
+def same_override_notes(records: list[Mapping[str, Any]]) -> list[str]:
+    """A warning per set of variants that the overrides do not tell apart.
+
+    They ran the same config on other code or data: a commit, or an edit under ``src/``,
+    between their jobs (the provenance tags ``git.commit``, ``git.diff_hash`` and
+    ``regbias.data_fingerprint`` say which), so comparing them compares no setting.
+    """
+    by_label: dict[str, list[str]] = {}
+    for variant, label in _override_labels(records).items():
+        by_label.setdefault(label, []).append(variant)
+    shown = variant_labels(records)
+    return [
+        f"warning: {' and '.join(shown[v] for v in variants)} have the same overrides: they ran "
+        "on other code or data (a commit or an edit under src/ during the sweep?); commit, "
+        "then run the sweep again to compare settings"
+        for variants in by_label.values()
+        if len(variants) > 1
+    ]
+
+
+def _override_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
     per_variant: dict[str, list[set[str]]] = {}
     for record in records:
         words = {w for w in shlex.split(str(record.get("overrides", ""))) if "=" in w}
@@ -45,10 +73,7 @@ def variant_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
         per_variant.setdefault(str(record.get("variant", "")), []).append(words)
     common = {v: set.intersection(*sets) for v, sets in per_variant.items()}
     everywhere = set.intersection(*common.values()) if common else set()
-    labels = {v: " ".join(sorted(w - everywhere)) or f"variant-{v}" for v, w in common.items()}
-    repeated = {label for label in labels.values() if list(labels.values()).count(label) > 1}
-    # Variants that differ only in what overrides do not show (the code's commit): add the hash.
-    return {v: f"{label} ({v[:8]})" if label in repeated else label for v, label in labels.items()}
+    return {v: " ".join(sorted(w - everywhere)) or f"variant-{v}" for v, w in common.items()}
 
 
 def metric_label(label: str) -> str:

@@ -19,6 +19,7 @@ import pandas as pd
 from regbias.analysis.bootstrap import NOISE_CORRECTED, PERCENTILE
 from regbias.analysis.encoder_contrast import EncoderContrast
 from regbias.analysis.pair_test import PairTests
+from regbias.analysis.primary_contrast import NO_INTERVAL
 from regbias.report.escape import markdown_text
 
 __all__ = [
@@ -167,7 +168,11 @@ def primary_sentence(row: Mapping[str, object], confidence: float) -> str:
     )
     low, high = float(row["ci_low"]), float(row["ci_high"])  # type: ignore[arg-type]
     if not (math.isfinite(low) and math.isfinite(high)):
-        return f"{first} against {second}: no interval for the difference ({numbers})"
+        why = str(row.get("note") or "") or "nothing could be resampled"
+        return (
+            f"{first} against {second}: no interval for the difference (rho "
+            f"{_f(row['rho_first'])} against {_f(row['rho_second'])}; {why})"
+        )
     if low > 0 or high < 0:
         higher = first if low > 0 else second
         return f"the primary rho is higher in {higher} ({numbers})"
@@ -222,7 +227,9 @@ def primary_lines(
         "interval kind": (
             f"{NOISE_CORRECTED}: for the noise-free rho, a bootstrap of models, evaluation "
             "texts and distance repetitions corrected for the gaps' noise (each encoder's "
-            f"report gives the same); {PERCENTILE}: models and repetitions only"
+            f"report gives the same); {PERCENTILE}: models and repetitions only; "
+            f"{NO_INTERVAL}: no interval (the rho is undefined, or too little was measured to "
+            "resample, as in the encoder's report)"
         ),
         "difference": "first minus second",
         "interval low": f"{level} joint bootstrap interval of the difference, lower end",

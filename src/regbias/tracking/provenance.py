@@ -37,21 +37,22 @@ PACKAGES = (
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 
-# Untracked files here change what runs; untracked files elsewhere (outputs, notes) do not.
-CODE_PATHS = ("src", "conf", "run.py")
+# Files here change what runs; files elsewhere (docs, tests, benchmarks, outputs, notes) do not,
+# so editing them during a sweep neither marks its runs dirty nor splits it into variants.
+CODE_PATHS = ("src", "conf", "run.py", "pyproject.toml")
 
 
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, str]:
     """Commit, dirty flag and a hash of the uncommitted changes ("unknown" outside git).
 
-    ``git.diff_hash`` covers ``git diff HEAD`` and the untracked files under
-    :data:`CODE_PATHS`; it is "none" for a clean tree. Two dirty trees with the same diff hash
-    run the same code.
+    ``git.diff_hash`` covers ``git diff HEAD`` and the untracked files, both under
+    :data:`CODE_PATHS`; it is "none" (and ``git.dirty`` false) where the code is the commit's.
+    Two dirty trees with the same diff hash run the same code.
     """
     commit = _git(root, "rev-parse", "HEAD")
     if commit is None:
         return {"git.commit": "unknown", "git.dirty": "unknown", "git.diff_hash": "unknown"}
-    diff = _git(root, "diff", "HEAD", "--binary", "--", ".") or b""
+    diff = _git(root, "diff", "HEAD", "--binary", "--", *CODE_PATHS) or b""
     untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", *CODE_PATHS)
     digest = hashlib.sha256(diff)
     for name in sorted(filter(None, (untracked or b"").split(b"\0"))):
