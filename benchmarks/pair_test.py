@@ -1,7 +1,7 @@
 """The test of record on real tweets: planted nulls, planted differences, cost (figures only).
 
-Runs regbias's own :func:`~regbias.analysis.pair_test.record_tests` and
-:func:`~regbias.analysis.pair_power.plant_power` on sentence vectors of the real Sentiment140
+Runs regbias's own :func:`~regbias.analysis.tests.embedding.record_tests` and
+:func:`~regbias.analysis.power.embedding.plant_power` on sentence vectors of the real Sentiment140
 tweets (the configured encoder, default all-MiniLM-L6-v2, through the embedding cache):
 
 1. **Planted nulls**: ``--splits`` random splits of the US tweets into six pseudo-regions of
@@ -35,8 +35,8 @@ import numpy as np
 from scipy import stats
 from shipped import shipped_analysis
 
-from regbias.analysis.pair_power import PowerSettings, plant_power
-from regbias.analysis.pair_test import (
+from regbias.analysis.power.embedding import PowerSettings, plant_power
+from regbias.analysis.tests.embedding import (
     PAIR_STATISTICS,
     PairTestSettings,
     pair_statistic_null,
@@ -45,10 +45,11 @@ from regbias.analysis.pair_test import (
     record_tests,
 )
 from regbias.app.cli import CONFIG_DIR
-from regbias.app.settings import StudySettings, read_settings
+from regbias.app.settings import read_settings
 from regbias.data.registry import packaged_dataset
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import load_encoder
+from regbias.study.settings import StudySettings
 
 SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
 
@@ -208,7 +209,7 @@ def cost(us: np.ndarray, cap: int, relabellings: int, skip_dcor: bool) -> None:
 
 def study(data_dir: str, cache_dir: str) -> None:
     """The test of record of the shipped default study, as a sweep's parent runs it."""
-    from regbias.app.record import run_record_tests
+    from regbias.study.record import run_record_tests
 
     print("\n## the default study's test of record (what a sweep's parent runs)")
     settings = _settings(f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}")

@@ -33,8 +33,7 @@ from typing import Any
 import numpy as np
 
 from regbias.app.cli import CONFIG_DIR
-from regbias.app.pipeline import prepare, study_encoder
-from regbias.app.settings import StudySettings, read_settings
+from regbias.app.settings import read_settings
 from regbias.data.draws import evaluation_draws
 from regbias.data.groups import BASELINE
 from regbias.distances.sinkhorn.exact import BYTES_PER_ENTRY, MEMORY_SHARE
@@ -43,6 +42,8 @@ from regbias.embeddings.cache import EmbeddingCache
 from regbias.performance.predict import predict_proba
 from regbias.performance.stage import evaluation_size
 from regbias.performance.trainer import EncoderParts, train_model
+from regbias.study.pipeline import prepare, study_encoder
+from regbias.study.settings import StudySettings
 
 HOST_CORES = 16
 HOST_MEMORY_GB = 128

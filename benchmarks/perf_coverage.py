@@ -6,7 +6,7 @@ finite set of texts that all its models share (a text is hard or easy for every 
 the gaps carry per-group evaluation noise that no model resampling sees. The true rho is that
 of the true distances and the true gaps. Prints the coverage of the 95% interval: the
 percentile interval resampling the models alone, and the primary's interval (models, texts and
-repetitions, corrected for the attenuation: regbias.analysis.attenuation).
+repetitions, corrected for the attenuation: regbias.analysis.robustness.attenuation).
 
     python benchmarks/perf_coverage.py --studies 300
     python benchmarks/perf_coverage.py --studies 200 --spread 0.03 --kappa 2 --models 10 \
@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta, spearmanr
 
-from regbias.analysis.bootstrap import interval_within
-from regbias.analysis.pairs import pairwise_table
-from regbias.analysis.perf_texts import PerfTexts
+from regbias.analysis.pair_table import pairwise_table
+from regbias.analysis.robustness.bootstrap import interval_within
+from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import performance_gaps, summarise
 

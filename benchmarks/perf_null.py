@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from regbias.analysis.pair_test import PairTestSettings
-from regbias.analysis.perf_test import PerfTestSettings, perf_record_tests
-from regbias.analysis.perf_texts import PerfTexts, pool_text_tables
+from regbias.analysis.tests.embedding import PairTestSettings
+from regbias.analysis.tests.performance import PerfTestSettings, perf_record_tests
+from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
 
 SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]

@@ -16,14 +16,15 @@ import os
 import time
 from pathlib import Path
 
-from regbias.analysis.perf_test import perf_record_tests
-from regbias.analysis.perf_texts import PerfTexts
+from regbias.analysis.tests.performance import perf_record_tests
+from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.app.cli import CONFIG_DIR
-from regbias.app.pipeline import read_study, scored_texts
-from regbias.app.settings import StudySettings, read_settings
-from regbias.app.study_parts import study_encoder
+from regbias.app.settings import read_settings
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.performance.stage import run_performance_stage
+from regbias.study.parts import study_encoder
+from regbias.study.pipeline import read_study, scored_texts
+from regbias.study.settings import StudySettings
 
 
 def settings_for(*overrides: str) -> StudySettings:

@@ -4,7 +4,7 @@ Each simulated pair is two encoders' studies of the same six groups on the same 
 texts (``perf_coverage.simulate``): each encoder has its own distances and its own models,
 and a text that is hard for one encoder is hard for the other (the texts' difficulty shares
 its quantile). The comparison page's joint bootstrap
-(:func:`regbias.analysis.primary_contrast.primary_contrasts`, every encoder's interval for
+(:func:`regbias.analysis.encoders.primary.primary_contrasts`, every encoder's interval for
 the noise-free rho) gives the difference of the two rhos an interval. Prints:
 
 - under the null (both encoders share the groups' true positions and accuracies, so the true
@@ -26,9 +26,9 @@ import pandas as pd
 from perf_coverage import GROUPS, draw_truth, simulate
 from scipy.stats import binomtest
 
-from regbias.analysis.pairs import pairwise_table
-from regbias.analysis.perf_texts import PerfTexts
-from regbias.analysis.primary_contrast import PrimaryEvidence, primary_contrasts
+from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
+from regbias.analysis.pair_table import pairwise_table
+from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.performance.evaluation import performance_gaps, summarise
 
 CORRELATION = ("dist_sinkhorn_long", "gap_accuracy")

@@ -16,5 +16,6 @@ def load_benchmark(name: str) -> ModuleType:
         sys.path.insert(0, str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module

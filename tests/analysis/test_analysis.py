@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.correlations import correlations, strongest
-from regbias.analysis.pairs import PairTable, pairwise_table, read_pairwise_csv
+from regbias.analysis.correlation.table import correlations, strongest
+from regbias.analysis.pair_table import PairTable, pairwise_table, read_pairwise_csv
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError, RegbiasError
 

@@ -1,4 +1,4 @@
-"""The primary's interval for the noise-free rho (regbias.analysis.attenuation)."""
+"""The primary's interval for the noise-free rho (regbias.analysis.robustness.attenuation)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from regbias.analysis.attenuation import corrected_interval, corrected_rho
-from regbias.analysis.bootstrap import NOISE_CORRECTED, interval_within
-from regbias.analysis.pairs import pairwise_table
-from regbias.analysis.perf_texts import PerfTexts
-from regbias.analysis.rank_stats import spearman_rows
+from regbias.analysis.pair_table import pairwise_table
+from regbias.analysis.ranks import spearman_rows
+from regbias.analysis.robustness.attenuation import corrected_interval, corrected_rho
+from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED, interval_within
+from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.performance.evaluation import performance_gaps, summarise
 from tests.benchmark_module import load_benchmark
 

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from regbias.analysis.encoder_contrast import (
+from regbias.analysis.encoders.separation import (
     bootstrap_p,
     contrast_encoders,
     contrast_pairs,
     separation_replicates,
 )
-from regbias.analysis.pair_test import PairTestSettings
+from regbias.analysis.tests.embedding import PairTestSettings
 from tests.conftest import packaged
 
 SETTINGS = packaged(PairTestSettings, "analysis.pair_test", relabellings=9, cap=10_000)

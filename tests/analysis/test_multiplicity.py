@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from regbias.analysis.correlations import correlations
+from regbias.analysis.correlation.table import correlations
 from regbias.analysis.multiplicity import ADJUSTMENTS, Adjustment, adjust_p, p_column
 from regbias.errors import ConfigError
 

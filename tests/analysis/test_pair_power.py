@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from regbias.analysis.pair_power import PowerResult, PowerSettings, plant_power
-from regbias.analysis.pair_test import PairTests, PairTestSettings, record_tests
+from regbias.analysis.power.embedding import PowerResult, PowerSettings, plant_power
+from regbias.analysis.tests.embedding import PairTests, PairTestSettings, record_tests
 from regbias.errors import ConfigError, SampleSizeError
 from tests.conftest import packaged
 

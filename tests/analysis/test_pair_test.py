@@ -10,8 +10,7 @@ import pytest
 from scipy import stats
 
 from regbias.analysis.multiplicity import adjust_p
-from regbias.analysis.pair_null import draw_sides, relabelled_values, tie_margin
-from regbias.analysis.pair_test import (
+from regbias.analysis.tests.embedding import (
     PRIMARY_FAMILY,
     SECONDARY_FAMILY,
     PairTests,
@@ -25,6 +24,7 @@ from regbias.analysis.pair_test import (
     size_class,
     size_classes,
 )
+from regbias.analysis.tests.embedding_null import draw_sides, relabelled_values, tie_margin
 from regbias.errors import ConfigError
 from tests.conftest import packaged
 

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.perf_power import PerfPower, perf_plant_power
-from regbias.analysis.perf_texts import PerfTexts
+from regbias.analysis.power.performance import PerfPower, perf_plant_power
+from regbias.analysis.tests.text_scores import PerfTexts
 
 
 def _texts(n: int, accuracy: float, seed: int = 0) -> PerfTexts:

@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.pair_test import PairTestSettings
-from regbias.analysis.perf_test import (
+from regbias.analysis.tests.embedding import PairTestSettings
+from regbias.analysis.tests.performance import (
     PerfTests,
     PerfTestSettings,
     StratifiedPair,
     perf_record_tests,
     stratified_test,
 )
-from regbias.analysis.perf_texts import PerfTexts, pool_text_tables
+from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
 from tests.conftest import packaged
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.correlations import correlations
+from regbias.analysis.correlation.table import correlations
 from regbias.analysis.multiplicity import adjust_p, maxt_family, p_column
 from regbias.analysis.permutations import (
     group_permutations,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from regbias.analysis.permutations import Alternative
-from regbias.analysis.power_rho import PrimaryPower, primary_power
+from regbias.analysis.power.primary import PrimaryPower, primary_power
 
 
 def test_at_coupling_zero_the_rejection_rate_is_the_level() -> None:
@@ -111,7 +111,7 @@ def test_80_percent_is_claimed_only_where_the_clopper_pearson_bound_reaches_it()
 def test_the_power_is_stated_over_position_models_not_as_one_law():
     # Six groups: the isotropic 2-D model reaches rho 0.61 at most (power 0.64); 1-D and an
     # anisotropic 2-D model reach far higher rho and power. The primary's sentence says so.
-    from regbias.analysis.power_rho import position_model_range
+    from regbias.analysis.power.primary import position_model_range
 
     models = position_model_range(
         6,

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.correlations import correlations
-from regbias.analysis.primary import expected_direction, primary_test, region_pairs
-from regbias.analysis.results import AnalysisSettings, analyse
+from regbias.analysis.correlation.primary import expected_direction, primary_test, region_pairs
+from regbias.analysis.correlation.table import correlations
+from regbias.analysis.study import AnalysisSettings, analyse
 from regbias.data.registry import packaged_dataset
 from regbias.errors import ConfigError
 from tests.analysis.test_robustness import study_on_a_line
@@ -148,7 +148,7 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
 
 def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
     """The primary's interval resamples the same 15 region pairs its rho is computed on."""
-    from regbias.analysis.bootstrap import interval_within
+    from regbias.analysis.robustness.bootstrap import interval_within
     from regbias.report.findings import primary_sentence
 
     groups = [*REGIONS, "mixed", "baseline"]

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from regbias.analysis.bootstrap import NOISE_CORRECTED, interval_within
-from regbias.analysis.pairs import pairwise_table
-from regbias.analysis.perf_texts import PerfTexts
-from regbias.analysis.primary_contrast import PrimaryEvidence, primary_contrasts
+from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
+from regbias.analysis.pair_table import pairwise_table
+from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED, interval_within
+from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import performance_gaps, summarise
 from tests.benchmark_module import load_benchmark
@@ -167,7 +167,7 @@ def test_the_noise_corrected_difference_covers_a_planted_one_and_rarely_shows_a_
 
 def test_a_rho_the_report_gives_no_interval_gets_none_here_either() -> None:
     """An undefined rho (a constant gap) and one model on one repetition: no interval."""
-    from regbias.analysis.primary_contrast import NO_INTERVAL
+    from regbias.analysis.encoders.primary import NO_INTERVAL
     from regbias.report.encoder_contrast import primary_lines, primary_sentence
 
     rng = np.random.default_rng(3)

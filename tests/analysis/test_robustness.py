@@ -10,12 +10,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.bootstrap import bootstrap_intervals, bootstrap_replicates, weighted_dcor
-from regbias.analysis.correlations import correlations
-from regbias.analysis.group_removal import leave_one_group_out, without_groups
-from regbias.analysis.partial_mantel import partial_mantel, size_covariate
-from regbias.analysis.results import AnalysisSettings, StudyResults, analyse
-from regbias.analysis.robustness import robustness
+from regbias.analysis.correlation.table import correlations
+from regbias.analysis.robustness.bootstrap import (
+    bootstrap_intervals,
+    bootstrap_replicates,
+    weighted_dcor,
+)
+from regbias.analysis.robustness.checks import robustness
+from regbias.analysis.robustness.leave_one_out import leave_one_group_out, without_groups
+from regbias.analysis.robustness.partial_mantel import partial_mantel, size_covariate
+from regbias.analysis.study import AnalysisSettings, StudyResults, analyse
 from regbias.distances.matrix import DistanceMatrix
 from tests.conftest import packaged
 

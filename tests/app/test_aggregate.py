@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from regbias.analysis.results import StudyResults
-from regbias.app.aggregate import aggregate_sweep, pool_results
+from regbias.analysis.study import StudyResults
 from regbias.app.settings import read_settings
 from regbias.app.sweep import SweepCallback
 from regbias.distances.matrix import DistanceMatrix
+from regbias.study.aggregate import aggregate_sweep, pool_results
 from regbias.tracking.ledger import JOB_FILE, PARENT_FILE
 from regbias.tracking.runs import connect, start_run
 from tests.conftest import ROOT, local_tracking

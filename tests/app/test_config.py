@@ -9,10 +9,11 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from regbias.analysis.pairs import PERFORMANCE_PREFIXES
-from regbias.app.settings import StudySettings, read_settings
+from regbias.analysis.pair_table import PERFORMANCE_PREFIXES
+from regbias.app.settings import read_settings
 from regbias.errors import ConfigError
 from regbias.performance.evaluation import BINARY_METRICS, MULTILABEL_METRICS
+from regbias.study.settings import StudySettings
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from regbias.app.settings import StudySettings
 from regbias.config_files import group_options
 from regbias.distances.plugin import Distance
 from regbias.distances.suite import DistanceSettings
 from regbias.settings_reader import TARGET, target_class
+from regbias.study.settings import StudySettings
 from tests.conftest import compose_config
 
 # The distance group's settings are being restructured (issue 29); it joins when that lands.

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from regbias.app import pipeline
-from regbias.app.pipeline import log_study, token_budget
 from regbias.data.corpus import TextSet
 from regbias.data.draws import DrawSizes, distance_draws
 from regbias.embeddings.encoder import load_encoder
 from regbias.embeddings.spec import EncoderSpec
+from regbias.study import pipeline
+from regbias.study.pipeline import log_study, token_budget
 from tests.conftest import packaged
 
 
@@ -67,7 +67,7 @@ def test_the_run_logs_how_many_texts_each_distance_embedded_in_full(
     monkeypatch.setattr(pipeline, "group_table", lambda *args: None)
     monkeypatch.setattr(pipeline, "log_dataset", lambda *args, **kwargs: None)
     run = RecordingRun()
-    with caplog.at_level(logging.INFO, logger="regbias.app.pipeline"):
+    with caplog.at_level(logging.INFO, logger="regbias.study.pipeline"):
         log_study(run, study, draws, "toy")  # type: ignore[arg-type]
     counts = draws.texts_in_full().set_index("kind")
     for kind in ("short", "long", "lda"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from omegaconf import OmegaConf
 
-from regbias.app.record import run_record_tests, variant_settings
-from regbias.app.settings import read_settings
+from regbias.app.settings import read_settings, variant_settings
+from regbias.study.record import run_record_tests
 from tests.conftest import compose_config
 
 

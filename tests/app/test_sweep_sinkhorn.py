@@ -6,10 +6,10 @@ no job of a sweep solves differently and all their matrices pool.
 
 from __future__ import annotations
 
-from regbias.app.pipeline import prepare, sweep_distances
 from regbias.app.settings import read_settings
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import load_encoder
+from regbias.study.pipeline import prepare, sweep_distances
 from tests.conftest import compose_config
 
 SMALL = ["experiment=smoke", "dataset.groups=[au,nz,za,baseline]", "finetune.enabled=false"]

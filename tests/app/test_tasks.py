@@ -18,7 +18,12 @@ def test_a_single_run_prints_the_summary_its_task_asks_for(
     monkeypatch, tmp_path, prints: bool
 ) -> None:
     toy = Task(
-        "toy", "a toy task", "regbias.app.analyze:run_analysis", False, True, prints_summary=prints
+        "toy",
+        "a toy task",
+        "regbias.study.analyze:run_analysis",
+        False,
+        True,
+        prints_summary=prints,
     )
     monkeypatch.setitem(tasks.TASKS, "toy", toy)
     monkeypatch.setattr(job, "job_context", lambda: job.JobContext(tmp_path, None, None, []))

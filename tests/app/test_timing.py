@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from regbias.app.timing import SweepTimes, process_started, timed
+from regbias.study.timing import SweepTimes, process_started, timed
 
 
 def test_timed_adds_up_a_step_run_twice() -> None:

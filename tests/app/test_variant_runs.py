@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from regbias.app.variant_runs import CONTROL_TAG, VARIANT_ROLE
+from regbias.study.variant_runs import CONTROL_TAG, VARIANT_ROLE
 from tests.cli import run_cli, runs
 
 SWEEP = [

@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 from types import SimpleNamespace
 
-from regbias.app import pipeline
-from regbias.app.pipeline import log_study
 from regbias.app.settings import read_settings
-from regbias.app.study_parts import record_study
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.data.study import group_table
+from regbias.study import pipeline
+from regbias.study.parts import record_study
+from regbias.study.pipeline import log_study
 from tests.faults.conftest import composed, write_csv
 
 
@@ -60,7 +60,7 @@ def test_the_run_warns_of_the_copies(tmp_path, monkeypatch, caplog):
         tags=lambda values: None,
     )
     draws = SimpleNamespace(records=[], pool_size=0)
-    with caplog.at_level(logging.WARNING, logger="regbias.app.pipeline"):
+    with caplog.at_level(logging.WARNING, logger="regbias.study.pipeline"):
         log_study(run, study, draws, str(path))
     assert "copies dropped: echo 135" in caplog.text
     groups = logged["data/groups.csv"].set_index("group")

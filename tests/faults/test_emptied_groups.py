@@ -14,12 +14,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from regbias.app import pipeline
-from regbias.app.pipeline import log_study
-from regbias.app.pipeline import prepare as prepare_settings
 from regbias.app.settings import read_settings
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import ConfigError, DataError
+from regbias.study import pipeline
+from regbias.study.pipeline import log_study
+from regbias.study.pipeline import prepare as prepare_settings
 from tests.faults.conftest import WORDS, composed
 
 EMPTIED = r"'urls' \(40 texts\), 'emoji' \(40 texts\) left the study: .*empty after cleaning"

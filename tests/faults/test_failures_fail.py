@@ -19,7 +19,7 @@ import sqlalchemy.exc
 from hydra._internal.callbacks import Callbacks
 from mlflow.tracking import MlflowClient
 
-from regbias.app import aggregate, job
+from regbias.app import job
 from regbias.app.job import JobContext
 from regbias.interrupt import (
     StopRequested,
@@ -29,6 +29,7 @@ from regbias.interrupt import (
     stop_requested,
 )
 from regbias.performance import trainer
+from regbias.study import aggregate
 from regbias.tracking.reaper import OWNER_HOST, OWNER_PID, OWNER_START, reap_dead_runs
 from regbias.tracking.runs import start_run, tracked_run
 from regbias.tracking.store import store_lock

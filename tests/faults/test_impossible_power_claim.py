@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from regbias.analysis.pair_power import PowerResult, fewest_plants
+from regbias.analysis.power.embedding import PowerResult, fewest_plants
 
 
 def result(plants: int) -> PowerResult:

@@ -15,7 +15,8 @@ import time
 import pytest
 from hydra._internal.callbacks import Callbacks
 
-from regbias.app import aggregate, sweep
+from regbias.app import sweep
+from regbias.study import aggregate
 from tests.faults.conftest import regbias_lines, runs_of
 
 

@@ -7,9 +7,9 @@ smoke run's 2 models gave degenerate "95% intervals" ("rho 0.65, interval -0.17 
 
 from __future__ import annotations
 
-from regbias.analysis.bootstrap import BARE_TABLE
-from regbias.analysis.pairs import read_pairwise_csv
-from regbias.analysis.results import AnalysisSettings, analyse, analyse_table
+from regbias.analysis.pair_table import read_pairwise_csv
+from regbias.analysis.robustness.bootstrap import BARE_TABLE
+from regbias.analysis.study import AnalysisSettings, analyse, analyse_table
 from regbias.report.findings import findings_markdown, primary_sentence
 from tests.analysis.test_robustness import study_on_a_line
 from tests.conftest import packaged

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from regbias.analysis.pairs import read_pairwise_csv
+from regbias.analysis.pair_table import read_pairwise_csv
 from regbias.app import job
-from regbias.app.aggregate import load_job_results
 from regbias.app.job import JobContext
 from regbias.app.settings import plain_config, read_settings
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.data.study import select_groups
 from regbias.errors import DataError
+from regbias.study.aggregate import load_job_results
 from regbias.tracking.runs import start_run
 from tests.faults.conftest import composed, write_csv
 

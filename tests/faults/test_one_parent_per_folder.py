@@ -18,7 +18,8 @@ import pytest
 from hydra._internal.callbacks import Callbacks
 from mlflow.tracking import MlflowClient
 
-from regbias.app import aggregate, sweep
+from regbias.app import sweep
+from regbias.study import aggregate
 from tests.faults.conftest import composed, regbias_lines, runs_of
 
 

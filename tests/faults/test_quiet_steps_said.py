@@ -14,12 +14,13 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from regbias.analysis import bootstrap, permutations
-from regbias.analysis.correlations import correlations
-from regbias.app import pipeline
-from regbias.app.pipeline import log_study
+from regbias.analysis import permutations
+from regbias.analysis.correlation.table import correlations
+from regbias.analysis.robustness import bootstrap
 from regbias.console import PlainProgress
 from regbias.data.csv_corpus import read_csv_corpus
+from regbias.study import pipeline
+from regbias.study.pipeline import log_study
 from tests.app.test_analyze_task import write_table
 from tests.cli import run_job
 

@@ -8,11 +8,12 @@ import pytest
 
 from regbias.app import job
 from regbias.app.job import JobContext
-from regbias.app.pipeline import prepare
-from regbias.app.preflight import check_primary, preflight_sweep, run_columns
+from regbias.app.preflight import preflight_sweep
 from regbias.app.settings import read_settings
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import ConfigError, DataError
+from regbias.study.checks import check_primary, run_columns
+from regbias.study.pipeline import prepare
 from tests.faults.conftest import composed, regbias_lines, runs_of
 
 OPTIMIZER = "finetune.optimizer"

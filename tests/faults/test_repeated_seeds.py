@@ -13,9 +13,10 @@ import pytest
 from hydra._internal.callbacks import Callbacks
 from omegaconf import OmegaConf
 
-from regbias.app import aggregate, summary
+from regbias.app import summary
 from regbias.app.preflight import refuse_repeated_values
 from regbias.errors import ConfigError
+from regbias.study import aggregate
 from tests.faults.conftest import regbias_lines, runs_of
 
 

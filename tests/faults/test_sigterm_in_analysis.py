@@ -12,9 +12,10 @@ import signal
 
 import pytest
 
-from regbias.analysis import bootstrap, permutations
-from regbias.app import analyze as analyze_task
+from regbias.analysis import permutations
+from regbias.analysis.robustness import bootstrap
 from regbias.interrupt import StopRequested, check_stop, request_stop
+from regbias.study import analyze as analyze_task
 from regbias.tracking.runs import start_run, tracked_run
 from tests.app.test_analyze_task import write_table
 from tests.cli import run_job, runs

@@ -6,14 +6,15 @@ import json
 
 import pytest
 
-from regbias.analysis.pairs import read_pairwise_csv
+from regbias.analysis.pair_table import read_pairwise_csv
 from regbias.app import job, preflight
 from regbias.app.job import JobContext
-from regbias.app.pipeline import prepare as prepare_settings
 from regbias.app.settings import plain_config, read_settings
 from regbias.data import fingerprint
 from regbias.data.fingerprint import content_fingerprint
 from regbias.errors import ConfigError, DataError
+from regbias.study.checks import preflight_job
+from regbias.study.pipeline import prepare as prepare_settings
 from regbias.tracking.runs import STUDY_FILE
 from tests.faults.conftest import composed, write_csv
 
@@ -100,7 +101,7 @@ def test_reused_job_keeps_its_variant_so_a_resumed_sweep_pools_as_one(
     _, finished = run_job(cfg, tmp_path, "job0")
     _, reused = run_job(cfg, tmp_path, "job1")
     assert reused["status"] == "REUSED" and reused["variant"] == finished["variant"]
-    from regbias.app import aggregate
+    from regbias.study import aggregate
 
     pooled = []
     monkeypatch.setattr(
@@ -128,9 +129,7 @@ def test_distance_sizes_are_validated_up_front(tmp_path, override, monkeypatch):
 
 
 def test_disabled_distances_accept_any_repetitions():
-    preflight.preflight_job(
-        read_settings(composed("distance.enabled=false", "distance.repetitions=0"))
-    )
+    preflight_job(read_settings(composed("distance.enabled=false", "distance.repetitions=0")))
 
 
 def pair_table(tmp_path, cell: str):

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from regbias.app import summary
-from regbias.app.timing import note_job_set_up
+from regbias.study.timing import note_job_set_up
 from tests.app.test_analyze_task import write_table
 from tests.cli import run_job
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.correlations import correlations
-from regbias.analysis.results import StudyResults, analyse
+from regbias.analysis.correlation.table import correlations
+from regbias.analysis.study import StudyResults, analyse
 from regbias.app.settings import read_settings
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import binary_metrics

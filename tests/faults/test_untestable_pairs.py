@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-from regbias.analysis.pair_test import PRIMARY_FAMILY, PairTestSettings, record_tests
+from regbias.analysis.tests.embedding import PRIMARY_FAMILY, PairTestSettings, record_tests
 from regbias.report.record import record_lines, record_part, record_section
 from tests.conftest import packaged
 

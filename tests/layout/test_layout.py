@@ -22,6 +22,7 @@ ENV_PREFIXES = ("REGBIAS_", "MLFLOW_TRACKING_URI")
 #: layers below its own (the modules of one layer import none of each other).
 LAYERS = (
     ("app",),
+    ("study",),
     ("report",),
     ("tracking",),
     ("analysis",),
@@ -80,6 +81,91 @@ def test_imports_go_down_the_layers() -> None:
         if layer[unit] <= layer[_unit(p)]
     ]
     assert not upward, f"import only from the layers below (docs/architecture.md): {upward}"
+
+
+#: analysis/ by question, top to bottom: the study's analysis (``study.py``) uses every
+#: question; a question imports only the questions below it and the shared modules (the
+#: bottom row: the pair table, ranks, the Mantel relabellings, multiplicity).
+ANALYSIS_LAYERS = (
+    ("study",),
+    ("encoders",),
+    ("robustness",),
+    ("correlation",),
+    ("power",),
+    ("tests",),
+    ("pair_table", "ranks", "permutations", "multiplicity"),
+)
+ANALYSIS = PACKAGE / "analysis"
+
+
+def _question(module: str) -> str | None:
+    """The question (subpackage or shared module) of ``regbias.analysis.<...>``, if any."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["regbias", "analysis"] else None
+
+
+def test_analysis_questions_import_down_only() -> None:
+    layer = {unit: depth for depth, units in enumerate(ANALYSIS_LAYERS) for unit in units}
+    shared = set(ANALYSIS_LAYERS[-1])
+    modules = [p for p in _modules(ANALYSIS) if p.name != "__init__.py"]
+    unplaced = sorted(
+        {p.relative_to(ANALYSIS).parts[0].removesuffix(".py") for p in modules} - set(layer)
+    )
+    assert not unplaced, (
+        f"give these a place in ANALYSIS_LAYERS and docs/architecture.md: {unplaced}"
+    )
+    upward = []
+    for path in modules:
+        own = path.relative_to(ANALYSIS).parts[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                other = _question(node.module)
+                if other is None or other == own or (own in shared and other in shared):
+                    continue
+                if layer[other] <= layer[own]:
+                    upward.append(f"{path.relative_to(PACKAGE)} imports {node.module}")
+    assert not upward, f"import only from the questions below (docs/architecture.md): {upward}"
+
+
+def test_app_imports_no_analysis_internals() -> None:
+    """``app/`` is Hydra, the CLI, printing and launching: the study floor wires the analysis."""
+    found = [
+        f"{p.relative_to(PACKAGE)} imports {node.module}"
+        for p in _modules(PACKAGE / "app")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and node.module
+        and node.module.startswith("regbias.analysis")
+    ]
+    assert not found, f"reach the analysis through regbias.study or regbias.report: {found}"
+
+
+#: Who may import a framework (docs/architecture.md): Hydra's config is read in app/ only
+#: (``config_files`` reads one packaged YAML with OmegaConf); MLflow is reached through
+#: tracking/ (app/ opens the runs).
+MAY_IMPORT = {
+    "hydra": {"app"},
+    "omegaconf": {"app", "config_files"},
+    "mlflow": {"app", "tracking"},
+}
+
+
+def test_only_their_floors_import_hydra_and_mlflow() -> None:
+    found = []
+    for path in _modules(PACKAGE):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                else []
+            )
+            for name in names:
+                top = name.split(".")[0]
+                if top in MAY_IMPORT and _unit(path) not in MAY_IMPORT[top]:
+                    found.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert not found, f"only {MAY_IMPORT} (docs/architecture.md): {found}"
 
 
 def test_no_module_is_over_500_lines() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from regbias.analysis.pair_test import (
+from regbias.analysis.tests.embedding import (
     PRIMARY_FAMILY,
     SECONDARY_FAMILY,
     PairTests,

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from regbias.analysis.encoder_contrast import contrast_encoders
-from regbias.analysis.pair_test import PairTests, PairTestSettings, record_tests
+from regbias.analysis.encoders.separation import contrast_encoders
+from regbias.analysis.tests.embedding import PairTests, PairTestSettings, record_tests
 from regbias.report.comparison import comparison_markdown
 from regbias.report.encoder_contrast import EncoderComparison, markdown_table
 from tests.conftest import packaged

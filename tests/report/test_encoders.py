@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.pair_test import PairTests, PairTestSettings
+from regbias.analysis.tests.embedding import PairTests, PairTestSettings
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from tests.conftest import packaged

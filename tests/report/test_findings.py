@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.power_rho import PrimaryPower
-from regbias.analysis.primary import PrimaryTest
-from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.correlation.primary import PrimaryTest
+from regbias.analysis.power.primary import PrimaryPower
+from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.report.findings import GLOSSARY, findings_markdown, primary_sentence
 from regbias.report.markdown import report_markdown
 from regbias.report.publish import log_analysis
@@ -247,8 +247,8 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
     import numpy as np
     import pandas as pd
 
-    from regbias.analysis.pair_power import PowerResult
-    from regbias.analysis.pair_test import PairTests, PairTestSettings
+    from regbias.analysis.power.embedding import PowerResult
+    from regbias.analysis.tests.embedding import PairTests, PairTestSettings
     from regbias.report.markdown import power_section
     from regbias.report.record import record_lines, record_section
 

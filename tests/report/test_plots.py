@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from regbias.analysis.correlations import correlations
+from regbias.analysis.correlation.table import correlations
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError
 from regbias.report.figures import (

@@ -3,7 +3,8 @@
 A sweep tests every distance against every performance column (3 x 14 in the laptop sweep),
 so an unadjusted 0.05 flags about two of 42 null correlations by chance. These are the
 secondary tests (the declared primary hypothesis is tested alone, see
-:mod:`regbias.analysis.primary`). Each statistic (Spearman, Kendall) is adjusted over all rows
+:mod:`regbias.analysis.correlation.primary`). Each statistic (Spearman, Kendall) is adjusted over
+all rows
 of its table: Westfall-Young maxT over the group relabellings the rows share (family-wise,
 and it keeps the rows' dependence: they share the groups), Holm (family-wise, from the
 p-values alone), Benjamini-Hochberg (false discovery rate). NaN p-values (a constant column,

@@ -6,9 +6,9 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from regbias.app.settings import StudySettings
 from regbias.data.groups import BASELINE
 from regbias.data.study import group_table, select_groups
+from regbias.study.settings import StudySettings
 
 __all__ = ["describe", "describe_job", "render"]
 

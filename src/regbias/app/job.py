@@ -21,16 +21,18 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from regbias.app.preflight import check_primary, preflight_groups, resume_inputs
+from regbias.app.preflight import preflight_groups, resume_inputs
 from regbias.app.quiet import ALWAYS_QUIET_LOGGERS, quiet_libraries
-from regbias.app.settings import StudySettings, plain_config, read_settings
+from regbias.app.settings import plain_config, read_settings
 from regbias.app.start import data_for_job
 from regbias.app.summary import finish_job
 from regbias.app.tasks import task_named
-from regbias.app.timing import note_job_set_up
 from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop
+from regbias.study.checks import check_primary
+from regbias.study.settings import StudySettings
+from regbias.study.timing import note_job_set_up
 from regbias.tracking.ledger import read_parent, write_job_record
 from regbias.tracking.provenance import config_hash, git_state, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped

@@ -8,69 +8,33 @@ before any work, with the key. A group that chooses code names its class (``data
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from regbias.analysis.results import AnalysisSettings
 from regbias.app.tasks import task_named
-from regbias.data.data_dir import PathSettings
-from regbias.data.dataset import DEFAULT_REFERENCE_GROUPS, TASK_PRIMARY_PERFORMANCE, Dataset
-from regbias.distances.suite import DistanceSettings
-from regbias.embeddings.spec import EncoderSpec
+from regbias.data.dataset import DEFAULT_REFERENCE_GROUPS, TASK_PRIMARY_PERFORMANCE
 from regbias.errors import ConfigError
-from regbias.performance.settings import FinetuneSettings, TrainerSettings
 from regbias.settings_reader import build
-from regbias.tracking.runs import TrackingSettings
+from regbias.study.settings import StudySettings
 
 __all__ = [
     "MAX_SEED",
     "REMOVED_KEYS",
-    "SamplingSettings",
-    "StudySettings",
     "plain_config",
     "read_settings",
     "removed_override",
     "removed_setting",
     "validate_seed",
+    "variant_settings",
 ]
 
+log = logging.getLogger(__name__)
+
 MAX_SEED = 2**32 - 1
-
-
-@dataclass(frozen=True)
-class SamplingSettings:
-    """The ``sampling`` config group.
-
-    Attributes:
-        policy: what a draw does when a group has fewer texts than asked: ``error`` or ``all``
-            (take the group whole, as the paper did for NZ; logged).
-    """
-
-    policy: Literal["error", "all"]
-
-
-@dataclass(frozen=True)
-class StudySettings:
-    """Everything one job reads from its config, typed and validated.
-
-    ``task`` is one of :data:`regbias.app.tasks.TASKS`; ``dataset`` is the class its
-    ``_target_`` names.
-    """
-
-    task: str
-    seed: int
-    resume: bool
-    paths: PathSettings
-    sampling: SamplingSettings
-    dataset: Dataset
-    finetune: FinetuneSettings
-    encoder: EncoderSpec
-    distance: DistanceSettings
-    trainer: TrainerSettings
-    tracking: TrackingSettings
-    analysis: AnalysisSettings
 
 
 def plain_config(cfg: DictConfig) -> dict[str, Any]:
@@ -196,3 +160,18 @@ def validate_seed(seed: object) -> int:
     if not 0 <= seed <= MAX_SEED:
         raise ConfigError(f"seed must be between 0 and {MAX_SEED} (0 is a real seed), not {seed}")
     return seed
+
+
+def variant_settings(settings: StudySettings, sweep_dir: Path, job_num: object) -> StudySettings:
+    """The settings of one variant of a sweep: its job's own composed config.
+
+    A sweep over other settings than the seed (``encoder=a,b``) has one variant per value; the
+    sweep's own config names only the defaults, so each variant reads a job's saved config
+    (``<sweep dir>/<job>/.hydra/config.yaml``); ``settings`` where there is none.
+    """
+    path = sweep_dir / str(job_num) / ".hydra" / "config.yaml"
+    if not path.is_file():
+        log.warning("no saved config at %s: the sweep's own settings stand in", path)
+        return settings
+    config = OmegaConf.load(path)
+    return read_settings(config)  # type: ignore[arg-type]

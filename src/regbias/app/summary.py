@@ -25,11 +25,9 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from regbias.app.encoder_compare import compare_variants, jobs_texts
 from regbias.app.parent import sweep_name
-from regbias.app.settings import read_settings
+from regbias.app.settings import read_settings, variant_settings
 from regbias.app.start import sweep_started
-from regbias.app.timing import SweepTimes, format_seconds, job_set_up_at, process_started
 from regbias.data.data_dir import resolve_data_dir
 from regbias.errors import RegbiasError
 from regbias.report import comparison
@@ -39,6 +37,8 @@ from regbias.report.figures import save_figure
 from regbias.report.headline import Headline, read_headline
 from regbias.report.html import HTML_REPORT, write_html_report
 from regbias.report.local_copy import REPORT_FOLDER, copy_report
+from regbias.study.encoder_compare import compare_variants, jobs_texts
+from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, process_started
 from regbias.tracking.datasets import log_dataset
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, connect
@@ -158,7 +158,7 @@ def _headlines(
     """One headline per variant; several variants also get the comparison page.
 
     The page answers which encoder separates the regions more, where their tests agree and
-    whether their primary rhos differ (:mod:`regbias.app.encoder_compare`, with ``sweep``:
+    whether their primary rhos differ (:mod:`regbias.study.encoder_compare`, with ``sweep``:
     the sweep's config and directory), then sets them side by side
     (:mod:`regbias.report.encoders`).
     """
@@ -207,8 +207,13 @@ def _compare(
     jobs = {f"variant-{r.get('variant')}": r.get("job_num") for r in done}
     variants = {label: (name, jobs.get(name)) for label, name in folders.items()}
     try:
+        settings = read_settings(config)
         return compare_variants(
-            read_settings(config), folder, variants, sweep_dir, texts_of=jobs_texts(parent)
+            settings,
+            folder,
+            variants,
+            lambda job: variant_settings(settings, sweep_dir, job),
+            texts_of=jobs_texts(parent),
         )
     except Exception as error:  # nothing here may fail the sweep
         log.exception("could not compare the variants on the same texts")

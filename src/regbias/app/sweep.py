@@ -18,8 +18,7 @@ from omegaconf import DictConfig
 from regbias.app.cluster_checks import presubmit
 from regbias.app.parent import open_parent, refuse_live_parent
 from regbias.app.preflight import preflight_sweep, refuse_repeated_values
-from regbias.app.record import record_and_power, variant_settings
-from regbias.app.settings import StudySettings, read_settings
+from regbias.app.settings import read_settings, variant_settings
 from regbias.app.start import check_output_folder, start_sweep
 from regbias.app.summary import finish_sweep
 from regbias.app.tasks import TRACKED_TASKS
@@ -30,6 +29,8 @@ from regbias.interrupt import (
     ctrl_c_at_safe_points,
     install_sigterm_flag,
 )
+from regbias.study.record import record_and_power
+from regbias.study.settings import StudySettings
 from regbias.tracking.ledger import (
     DONE,
     PARENT_FILE,
@@ -228,7 +229,7 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -
     Each variant's test of record (and, where enabled, its power plants) runs here, once, on
     the variant's own settings.
     """
-    from regbias.app.aggregate import aggregate_sweep
+    from regbias.study.aggregate import aggregate_sweep
 
     settings = read_settings(config)
     sweep_dir = Path(config.hydra.sweep.dir)

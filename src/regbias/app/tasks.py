@@ -57,7 +57,7 @@ TASKS: dict[str, Task] = {
         Task(
             "run",
             "the study's stages",
-            "regbias.app.pipeline:run_pipeline",
+            "regbias.study.pipeline:run_pipeline",
             reads_data=True,
             tracked=True,
             resumable=True,
@@ -74,7 +74,7 @@ TASKS: dict[str, Task] = {
         Task(
             "analyze",
             "re-analyse a pairwise table",
-            "regbias.app.analyze:run_analysis",
+            "regbias.study.analyze:run_analysis",
             reads_data=False,
             tracked=True,
             prints_summary=True,
@@ -82,7 +82,7 @@ TASKS: dict[str, Task] = {
         Task(
             "power",
             "what each pair test can detect",
-            "regbias.app.power:run_power",
+            "regbias.study.power:run_power",
             reads_data=True,
             tracked=True,
         ),

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.multiplicity import p_column
-from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
-from regbias.analysis.perf_test import PerfTests
-from regbias.analysis.primary import PrimaryTest
-from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
+from regbias.analysis.tests.performance import PerfTests
 from regbias.report.perf_record import perf_found, perf_numbers, perf_part
 from regbias.report.record import record_found, record_part
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from regbias.analysis.bootstrap import NOISE_CORRECTED, PERCENTILE
-from regbias.analysis.encoder_contrast import EncoderContrast
-from regbias.analysis.pair_test import PairTests
-from regbias.analysis.primary_contrast import NO_INTERVAL
+from regbias.analysis.encoders.primary import NO_INTERVAL
+from regbias.analysis.encoders.separation import EncoderContrast
+from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED, PERCENTILE
+from regbias.analysis.tests.embedding import PairTests
 from regbias.report.escape import markdown_text
 
 __all__ = [

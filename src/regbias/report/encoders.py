@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.family_verdict import DistanceVerdict
-from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY
+from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY
+from regbias.analysis.tests.verdict import DistanceVerdict
 from regbias.report.record import read_record
 from regbias.tables import read_table
 

@@ -13,7 +13,7 @@ from matplotlib import colormaps
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 
-from regbias.analysis.pairs import PairTable
+from regbias.analysis.pair_table import PairTable
 from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError
@@ -180,7 +180,7 @@ def correlation_heatmap(
     """Heatmap of correlations: distances by rows, performance columns by columns (Figs. 7/8).
 
     Args:
-        correlations_df: the output of :func:`regbias.analysis.correlations.correlations`.
+        correlations_df: the output of :func:`regbias.analysis.correlation.table.correlations`.
         statistic: ``spearman_rho`` or ``kendall_tau``.
         p_column: the p-value marking significance; defaults to the statistic's permutation
             p (``spearman_p_perm`` / ``kendall_p_perm``).
@@ -253,7 +253,7 @@ def pair_scatter(
         table: the pair table (rows with NaN in either column are left out).
         distance_column: the x axis.
         performance_column: the y axis.
-        stats: a row of :func:`regbias.analysis.correlations.correlations` (or any mapping with
+        stats: a row of :func:`regbias.analysis.correlation.table.correlations` (or any mapping with
             ``spearman_rho``, ``kendall_tau`` and their p-values) shown in the title.
         title: the figure title; defaults to the statistics or the column names.
         p_suffix: the p-value shown with each statistic: ``p_perm`` (unadjusted), ``p_holm``

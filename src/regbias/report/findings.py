@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from regbias.analysis.bootstrap import NOISE_CORRECTED
+from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.multiplicity import p_column
-from regbias.analysis.pair_power import TARGET_POWER
-from regbias.analysis.pairs import DISTANCE_PREFIX
-from regbias.analysis.power_rho import POWER_CONFIDENCE
-from regbias.analysis.primary import PrimaryTest
+from regbias.analysis.pair_table import DISTANCE_PREFIX
+from regbias.analysis.power.embedding import TARGET_POWER
+from regbias.analysis.power.primary import POWER_CONFIDENCE
+from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED
 from regbias.distances import distance_label
 from regbias.report.escape import markdown_code, markdown_text
 

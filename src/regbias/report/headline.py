@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.correlations import strongest
-from regbias.analysis.pair_test import PRIMARY_FAMILY
+from regbias.analysis.correlation.table import strongest
+from regbias.analysis.tests.embedding import PRIMARY_FAMILY
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text, plain_text
 from regbias.report.record import PAIR_TESTS_CSV

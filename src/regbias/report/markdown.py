@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from regbias.analysis.correlations import strongest
+from regbias.analysis.correlation.table import strongest
 from regbias.analysis.multiplicity import p_column
-from regbias.analysis.pair_power import PowerResult
-from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.power.embedding import PowerResult
+from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
 from regbias.report.bottom_line import Evidence, random_encoder_warning

@@ -1,7 +1,7 @@
 """The test of record for performance in words: the bottom line's clause, findings, section.
 
 Which pairs the classifiers treat differently is said from the performance test of record alone
-(:mod:`regbias.analysis.perf_test`): region pairs and pairs with a reference group are two
+(:mod:`regbias.analysis.tests.performance`): region pairs and pairs with a reference group are two
 families, each Holm-adjusted; an untestable pair is said to be so, with its reason, and counted
 in neither family.
 """
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY
-from regbias.analysis.perf_test import PerfTests
+from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY
+from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_text

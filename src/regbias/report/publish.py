@@ -11,10 +11,10 @@ import math
 import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
-from regbias.analysis.pair_power import PowerResult
-from regbias.analysis.pair_test import PairTests
-from regbias.analysis.perf_test import PerfTests
-from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.power.embedding import PowerResult
+from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import figures as plots

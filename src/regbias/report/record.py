@@ -1,6 +1,6 @@
 """The test of record in words: the bottom line's pairs, the findings' lines, its section.
 
-Which pairs differ is said from the test of record alone (:mod:`regbias.analysis.pair_test`):
+Which pairs differ is said from the test of record alone (:mod:`regbias.analysis.tests.embedding`):
 the region pairs are its primary family, the pairs with a reference group a secondary one,
 each Holm-adjusted. A pair not shown to differ is said with what the test could have
 detected at its size (the power plants), where that was measured.
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.pair_test import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
+from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text
 

@@ -1,0 +1,135 @@
+"""Do two runs (or sweeps) write the same numbers? A redesign's before-and-after check.
+
+    python benchmarks/compare_outputs.py BEFORE AFTER [--atol 0]
+
+BEFORE and AFTER are a run's or a sweep's output folders (``outputs/<date>/<time>`` or
+``multirun/<date>/<time>``), made on the same machine from the same config and seed. Every CSV
+under ``report/analysis/`` and ``report/performance/`` (``pairwise.csv``, ``pair_tests.csv``,
+the correlation table with its primary row, the performance tables, ...) is read in both and
+compared cell by cell: numbers exactly (or within ``--atol``), everything else as text. Columns
+may be added or reordered (wording and layout may change); a column, row or file that went
+missing, or any number that moved, is a difference. Prints one line per file and exits 1 when
+anything differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: The report's table folders whose numbers a redesign must keep.
+TABLE_FOLDERS = ("report/analysis", "report/performance")
+
+
+@dataclass
+class FileComparison:
+    """One table compared: what went missing and which cells moved."""
+
+    name: str
+    missing_columns: list[str] = field(default_factory=list)
+    added_columns: list[str] = field(default_factory=list)
+    rows: tuple[int, int] = (0, 0)
+    moved: list[str] = field(default_factory=list)
+
+    @property
+    def same(self) -> bool:
+        """Nothing missing, no row count changed, no cell moved."""
+        return not self.missing_columns and self.rows[0] == self.rows[1] and not self.moved
+
+    def line(self) -> str:
+        """One line for the console."""
+        if self.same:
+            extra = f" (+{len(self.added_columns)} new columns)" if self.added_columns else ""
+            return f"same       {self.name}: {self.rows[0]} rows{extra}"
+        parts = []
+        if self.missing_columns:
+            parts.append(f"columns gone: {', '.join(self.missing_columns)}")
+        if self.rows[0] != self.rows[1]:
+            parts.append(f"rows {self.rows[0]} -> {self.rows[1]}")
+        parts.extend(self.moved[:5])
+        more = len(self.moved) - 5
+        return (
+            f"DIFFERENT  {self.name}: "
+            + "; ".join(parts)
+            + (f" (+{more} more)" if more > 0 else "")
+        )
+
+
+def tables(folder: Path) -> dict[str, Path]:
+    """The report tables of a run or sweep folder, by their path under it."""
+    found: dict[str, Path] = {}
+    for sub in TABLE_FOLDERS:
+        for path in sorted((folder / sub).rglob("*.csv")):
+            found[str(path.relative_to(folder))] = path
+    return found
+
+
+def compare_table(
+    name: str, before: pd.DataFrame, after: pd.DataFrame, atol: float
+) -> FileComparison:
+    """Cell-by-cell comparison of one table, rows in file order."""
+    result = FileComparison(name, rows=(len(before), len(after)))
+    result.missing_columns = [c for c in before.columns if c not in after.columns]
+    result.added_columns = [c for c in after.columns if c not in before.columns]
+    if len(before) != len(after):
+        return result
+    for column in (c for c in before.columns if c in after.columns):
+        result.moved.extend(_moved(column, before[column], after[column], atol))
+    return result
+
+
+def _moved(column: str, before: pd.Series, after: pd.Series, atol: float) -> list[str]:
+    """Where one column's cells differ (NaN equals NaN)."""
+    numeric = pd.api.types.is_numeric_dtype(before) and pd.api.types.is_numeric_dtype(after)
+    if numeric:
+        a = before.to_numpy(dtype=np.float64)
+        b = after.to_numpy(dtype=np.float64)
+        same = (np.isnan(a) & np.isnan(b)) | (np.abs(a - b) <= atol)
+        return [f"{column}[{i}] {float(a[i])!r} -> {float(b[i])!r}" for i in np.flatnonzero(~same)]
+    a_text = before.fillna("").astype(str).to_numpy()
+    b_text = after.fillna("").astype(str).to_numpy()
+    return [
+        f"{column}[{i}] {a_text[i]!r} -> {b_text[i]!r}" for i in np.flatnonzero(a_text != b_text)
+    ]
+
+
+def compare(before: Path, after: Path, atol: float = 0.0) -> list[FileComparison]:
+    """Every report table of ``before`` against its namesake in ``after``."""
+    old, new = tables(before), tables(after)
+    results = []
+    for name, path in old.items():
+        if name not in new:
+            results.append(FileComparison(name, missing_columns=["(the whole file)"]))
+            continue
+        a = pd.read_csv(path, keep_default_na=True)
+        b = pd.read_csv(new[name], keep_default_na=True)
+        results.append(compare_table(name, a, b, atol))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Compare and print; 1 when anything differs, 2 when a folder has no report tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    parser.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (0: exact)")
+    args = parser.parse_args(argv)
+    for folder in (args.before, args.after):
+        if not tables(folder):
+            print(f"no report tables under {folder} ({', '.join(TABLE_FOLDERS)})", file=sys.stderr)
+            return 2
+    results = compare(args.before, args.after, args.atol)
+    for result in results:
+        print(result.line())
+    differing = sum(not r.same for r in results)
+    print(f"{len(results) - differing} of {len(results)} tables the same (atol {args.atol:g})")
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Do distances track performance gaps: rank correlations, Mantel nulls, the primary."""

@@ -1,0 +1,273 @@
+"""The declared primary hypothesis: one correlation among the regions, one-sided, at alpha.
+
+The protocol declares one hypothesis before the data are seen (long-text Sinkhorn distance
+against the accuracy gap) and tests it alone at the level, not inside the adjusted family of
+the other correlations. It is tested on the regions only: the corpus declares the groups that
+are no region (``dataset.reference_groups``: Sentiment140's ``mixed`` contains every region and
+``baseline`` is a sample of another kind, Reuters' ``multiple`` and ``test`` likewise), whose
+pairs are not exchangeable with the regions' and are reported separately (the robustness
+table's "without baseline/mixed" columns, the secondary correlation table). With
+Sentiment140's six regions that is 15 pairs and 6! = 720 relabellings, enumerated exactly.
+
+The test is one-sided in the direction the protocol expects: distances correlate positively
+with performance gaps (``gap_*``) and negatively with performance dependence (``dcor_*``).
+Its power in a group model of the same size (:mod:`regbias.analysis.power.primary`: gaps as
+differences of group scores) says how large a rho a null result can rule out, and how large a
+rho the model can reach at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, get_args
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.pair_table import MIN_GROUPS
+from regbias.analysis.permutations import (
+    EXACT_LIMIT,
+    PAIR_COLUMNS,
+    Alternative,
+    group_permutations,
+    groups_in_order,
+    permutation_p,
+    rank_correlation_null,
+)
+from regbias.analysis.power.primary import (
+    DEFAULT_COUPLINGS,
+    PrimaryPower,
+    position_model_range,
+    primary_power,
+)
+
+__all__ = [
+    "DIRECTIONS",
+    "Direction",
+    "PrimaryTest",
+    "expected_direction",
+    "primary_test",
+    "region_pairs",
+]
+
+#: The ``analysis.primary_direction`` choices; ``auto`` takes the performance column's prefix.
+Direction = Literal["auto", "greater", "less", "two-sided"]
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
+_EXPECTED: dict[str, Alternative] = {"gap_": "greater", "dcor_": "less"}
+
+
+def expected_direction(performance: str) -> Alternative:
+    """The protocol's expected sign: ``greater`` for ``gap_*``, ``less`` for ``dcor_*``.
+
+    Args:
+        performance: a performance column.
+
+    Returns:
+        ``two-sided`` for a column of neither kind (no expected sign).
+    """
+    for prefix, direction in _EXPECTED.items():
+        if performance.startswith(prefix):
+            return direction
+    return "two-sided"
+
+
+def region_pairs(table: pd.DataFrame, reference_groups: Sequence[str]) -> pd.DataFrame:
+    """The rows of a pair table whose two groups are both regions.
+
+    Args:
+        table: the pair table.
+        reference_groups: the groups that are no region (the corpus's).
+
+    Returns:
+        The rows involving none of ``reference_groups``.
+    """
+    involved = table["group_a"].isin(reference_groups) | table["group_b"].isin(reference_groups)
+    return table[~involved]
+
+
+@dataclass(frozen=True)
+class PrimaryTest:
+    """The primary hypothesis's test: Spearman's rho over the regions' pairs, Mantel p.
+
+    Attributes:
+        distance: the distance column.
+        performance: the performance column.
+        direction: the alternative tested (``greater``: rho > 0).
+        groups: the regions tested.
+        left_out: the reference groups of the table, left out of the test.
+        n_pairs: the pairs with both values.
+        rho: Spearman's rho over them.
+        p_value: the one-sided (or two-sided) Mantel permutation p.
+        exact: whether all ``K!`` relabellings were enumerated.
+        n_permutations: the relabellings of the null, the identity included.
+        significance: the level the test is held to, alone.
+        power: the test's power in a group model with as many groups; None when not computed.
+        power_models: the reachable rho, its power and the rho detected with 80% power under
+            each position model (1-D, isotropic 2-D, anisotropic 2-D); None with ``power``.
+        note: why the test did not run (then ``rho`` and ``p_value`` are NaN).
+        ci_low: the lower end of rho's bootstrap interval over the same region pairs
+            (resampling models, distance repetitions and, with per-text scores, the
+            evaluation texts); NaN when not computed.
+        ci_high: its upper end.
+        confidence: the interval's level (NaN when not computed).
+        ci_note: why there is no interval ("" where there is one, or none was asked for).
+        ci_method: ``noise-corrected`` (an interval for the noise-free rho, when the gaps'
+            texts were resampled: :mod:`regbias.analysis.robustness.attenuation`) or ``percentile``.
+    """
+
+    distance: str
+    performance: str
+    direction: Alternative
+    groups: tuple[str, ...]
+    left_out: tuple[str, ...]
+    n_pairs: int
+    rho: float
+    p_value: float
+    exact: bool
+    n_permutations: int
+    significance: float
+    power: PrimaryPower | None = None
+    power_models: pd.DataFrame | None = None
+    note: str = ""
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    confidence: float = math.nan
+    ci_note: str = ""
+    ci_method: str = ""
+
+    @property
+    def n_groups(self) -> int:
+        """The regions tested."""
+        return len(self.groups)
+
+    @property
+    def significant(self) -> bool:
+        """Whether ``p_value < significance``."""
+        return bool(math.isfinite(self.p_value) and self.p_value < self.significance)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row (for ``analysis/primary.csv``): the test and its power summary."""
+        detected = None if self.power is None else self.power.detected_rho
+        reachable = np.nan if self.power is None else self.power.reachable_rho
+        row = {
+            "distance": self.distance,
+            "performance": self.performance,
+            "direction": self.direction,
+            "n_groups": self.n_groups,
+            "n_pairs": self.n_pairs,
+            "groups": " ".join(self.groups),
+            "left_out": " ".join(self.left_out),
+            "spearman_rho": self.rho,
+            "spearman_ci_low": self.ci_low,
+            "spearman_ci_high": self.ci_high,
+            "confidence": self.confidence,
+            "interval_method": self.ci_method,
+            "p_value": self.p_value,
+            "exact": self.exact,
+            "n_permutations": self.n_permutations,
+            "significance": self.significance,
+            "significant": self.significant,
+            "rho_at_80_power": np.nan if detected is None else detected,
+            "reachable_rho": reachable,
+            "note": self.note,
+        }
+        return pd.DataFrame([row])
+
+
+def primary_test(
+    table: pd.DataFrame,
+    distance: str,
+    performance: str,
+    *,
+    reference_groups: Sequence[str],
+    direction: Direction = "auto",
+    significance: float = 0.05,
+    n_permutations: int = 9999,
+    seed: int = 0,
+    exact_limit: int = EXACT_LIMIT,
+    power_couplings: Sequence[float] = DEFAULT_COUPLINGS,
+    power_dimensions: int = 2,
+    power_simulations: int = 1000,
+    power_permutations: int = 999,
+    power_noise: Mapping[str, float] | None = None,
+) -> PrimaryTest:
+    """Test the primary hypothesis on the regions' pairs, in its expected direction.
+
+    Args:
+        table: the pair table (all groups; the reference groups are left out here).
+        distance: the distance column.
+        performance: the performance column.
+        reference_groups: the groups that are no region (the corpus's), left out.
+        direction: ``auto`` (:func:`expected_direction`), ``greater``, ``less`` or
+            ``two-sided``.
+        significance: the level.
+        n_permutations: random relabellings when ``K!`` exceeds ``exact_limit``.
+        seed: their seed, and the power simulation's.
+        exact_limit: the largest ``K!`` enumerated exactly.
+        power_couplings: the couplings of group scores to positions of the power table.
+        power_dimensions: the dimensions of the power model's group positions.
+        power_simulations: simulated studies per coupling; 0 = no power table.
+        power_permutations: relabellings per simulated test (all ``K!`` when fewer).
+        power_noise: by group, its measured evaluation noise over the spread of the groups'
+            true scores (the power model's gaps are measured that noisily); None: noise-free.
+
+    Returns:
+        The test; with a ``note`` and NaN statistics when the columns are missing or fewer than
+        4 regions have both values.
+    """
+    alternative = expected_direction(performance) if direction == "auto" else direction
+    present = set(groups_in_order(table))
+    left_out = tuple(g for g in reference_groups if g in present)
+    untested = PrimaryTest(
+        distance=distance,
+        performance=performance,
+        direction=alternative,
+        groups=(),
+        left_out=left_out,
+        n_pairs=0,
+        rho=math.nan,
+        p_value=math.nan,
+        exact=False,
+        n_permutations=0,
+        significance=significance,
+    )
+    missing = [c for c in (distance, performance) if c not in table.columns]
+    if missing:
+        return replace(untested, note=f"not measured in this run (no column {', '.join(missing)})")
+    data = region_pairs(table, reference_groups)[[*PAIR_COLUMNS, distance, performance]].dropna()
+    groups = tuple(groups_in_order(data))
+    if len(groups) < MIN_GROUPS:
+        note = f"not tested: {len(groups)} regions with both values, fewer than {MIN_GROUPS}"
+        return replace(untested, groups=groups, n_pairs=len(data), note=note)
+    rank = {g: i for i, g in enumerate(groups)}
+    index_a, index_b = (data[c].map(rank).to_numpy(dtype=np.int64) for c in PAIR_COLUMNS)
+    perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
+    x = data[distance].to_numpy(dtype=np.float64)
+    y = data[[performance]].to_numpy(dtype=np.float64)
+    null = rank_correlation_null(x, y, index_a, index_b, perms).spearman[:, 0]
+    power = models = None
+    if power_simulations > 0:
+        simulated = {
+            "significance": significance,
+            "direction": alternative,
+            "couplings": power_couplings,
+            "n_simulations": power_simulations,
+            "n_permutations": power_permutations,
+            "seed": seed,
+            "noise": tuple(power_noise.get(g, 0.0) for g in groups) if power_noise else (),
+        }
+        models = position_model_range(len(groups), **simulated)  # type: ignore[arg-type]
+        power = primary_power(len(groups), dimensions=power_dimensions, **simulated)  # type: ignore[arg-type]
+    return replace(
+        untested,
+        groups=groups,
+        n_pairs=len(data),
+        rho=float(null[0]),
+        p_value=permutation_p(null, alternative),
+        exact=math.factorial(len(groups)) <= exact_limit,
+        n_permutations=len(perms),
+        power=power,
+        power_models=models,
+    )

@@ -1,0 +1,231 @@
+"""Rank correlations of every distance column with every performance column of a pair table.
+
+The rows of a pair table are not independent (every group appears in K-1 pairs), so the
+correlations carry Mantel-style permutation p-values: the group labels of the performance
+matrix are permuted (rows and columns together) and the statistic is recomputed on the pairs.
+The asymptotic p-values of ``scipy.stats`` (``spearman_p``, ``kendall_p``) are kept beside
+them for comparison only: they assume independent pairs, which pairs sharing groups are not,
+and no finding, adjustment or report line uses them.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from regbias.analysis.multiplicity import add_adjusted_p, add_maxt_p
+from regbias.analysis.pair_table import PairTable
+from regbias.analysis.permutations import (
+    EXACT_LIMIT,
+    PAIR_COLUMNS,
+    column_batches,
+    group_permutations,
+    groups_in_order,
+    permutation_p,
+    rank_correlation_null,
+)
+from regbias.errors import ConfigError, DataError
+
+__all__ = ["CORRELATION_KEYS", "correlations", "strongest"]
+
+#: The columns that name a row of a correlation table: one distance, one performance column.
+CORRELATION_KEYS = ["distance", "performance"]
+
+
+def correlations(
+    table: pd.DataFrame | PairTable,
+    distance_columns: list[str] | None = None,
+    performance_columns: list[str] | None = None,
+    *,
+    n_permutations: int = 9999,
+    seed: int = 0,
+    exact_limit: int = EXACT_LIMIT,
+) -> pd.DataFrame:
+    """Spearman and Kendall correlations of every distance column with every performance column.
+
+    Rows with NaN in either column are dropped per column pair. Permutation p-values are
+    Mantel-style and two-sided: the groups of one matrix are relabelled (rows and columns
+    together) and the statistic recomputed on the pairs. When the K groups allow
+    ``K! <= exact_limit`` permutations all are enumerated (identity included) and
+    ``p = #{|s*| >= |s|} / K!``; otherwise ``n_permutations`` seeded random ones give
+    ``p = (1 + #{|s*| >= |s|}) / (1 + n_permutations)``. When pairs are missing, a pair whose
+    relabelled partner is missing is left out of that permutation's statistic; a relabelling
+    that leaves no correlation (a constant column) counts as at least as extreme.
+
+    Every row is a secondary test (the declared primary hypothesis is tested alone, on the
+    regions only: :mod:`regbias.analysis.correlation.primary`): the rows are adjusted together.
+
+    Args:
+        table: the pair table (a ``PairTable`` supplies its own column lists).
+        distance_columns: defaults to the ``PairTable``'s or to every ``dist_*`` column.
+        performance_columns: defaults to the ``PairTable``'s or every ``gap_*``/``dcor_*``.
+        n_permutations: random permutations when enumeration is too large.
+        seed: seed of the random permutations (the same for every column pair).
+        exact_limit: the largest ``K!`` enumerated exactly.
+
+    Returns:
+        One row per (distance, performance): ``distance, performance, n_pairs,
+        n_pairs_left_out`` (pairs whose distance or performance is undefined), ``spearman_rho,
+        spearman_p, spearman_p_perm, kendall_tau, kendall_p, kendall_p_perm, n_groups,
+        exact``, then the permutation p-values adjusted over all rows, per statistic:
+        ``spearman_p_holm, spearman_p_bh, kendall_p_holm, kendall_p_bh``, then the
+        Westfall-Young step-down maxT p-values over the relabellings the rows share,
+        ``spearman_p_maxt, kendall_p_maxt``, and ``maxt_method`` (``maxt``, or where missing
+        values give rows other pairs ``maxt_split``/``holm_fallback``: see
+        :data:`regbias.analysis.multiplicity.MAXT_METHODS`). Statistics are NaN where a
+        column is constant or fewer than 3 pairs remain; their p-values are left out of the
+        adjustment.
+
+    Raises:
+        DataError: a named column is missing from the table.
+        ConfigError: no columns to correlate, or ``n_permutations < 1``.
+    """
+    frame, distance_columns, performance_columns = _resolve_columns(
+        table, distance_columns, performance_columns
+    )
+    if n_permutations < 1:
+        raise ConfigError(f"n_permutations must be at least 1, got {n_permutations}.")
+    found: dict[tuple[str, str], _Correlation] = {}
+    for distance in distance_columns:
+        for data, columns in column_batches(frame, distance, performance_columns):
+            batch = _correlate_batch(data, distance, columns, n_permutations, seed, exact_limit)
+            for correlation in batch.values():  # pairs whose value is undefined (NaN)
+                correlation.row["n_pairs_left_out"] = len(frame) - len(data)
+            found.update(batch)
+    ordered = [found[(d, p)] for d in distance_columns for p in performance_columns]
+    adjusted = add_adjusted_p(pd.DataFrame([c.row for c in ordered], columns=_RESULT_COLUMNS))
+    nulls = {
+        "spearman": [c.spearman_null for c in ordered],
+        "kendall": [c.kendall_null for c in ordered],
+    }
+    return add_maxt_p(adjusted, nulls, [c.pairs for c in ordered])
+
+
+@dataclass(frozen=True)
+class _Correlation:
+    """One row of the table with its nulls (None: too few pairs) and the pairs it used."""
+
+    row: dict[str, object]
+    spearman_null: np.ndarray | None
+    kendall_null: np.ndarray | None
+    pairs: tuple[object, ...]
+
+
+_RESULT_COLUMNS = [
+    "distance",
+    "performance",
+    "n_pairs",
+    "n_pairs_left_out",
+    "spearman_rho",
+    "spearman_p",
+    "spearman_p_perm",
+    "kendall_tau",
+    "kendall_p",
+    "kendall_p_perm",
+    "n_groups",
+    "exact",
+]
+
+
+def _resolve_columns(
+    table: pd.DataFrame | PairTable,
+    distance_columns: list[str] | None,
+    performance_columns: list[str] | None,
+) -> tuple[pd.DataFrame, list[str], list[str]]:
+    pairs = table if isinstance(table, PairTable) else PairTable.of(table)
+    frame = pairs.frame
+    distance_columns = distance_columns or pairs.distance_columns
+    performance_columns = performance_columns or pairs.performance_columns
+    needed = [*PAIR_COLUMNS, *distance_columns, *performance_columns]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise DataError(f"the pair table lacks column(s) {missing}; it has {list(frame.columns)}.")
+    if not distance_columns or not performance_columns:
+        raise ConfigError(
+            "no distance or no performance columns to correlate; name them explicitly "
+            f"(the table has {list(frame.columns)})."
+        )
+    return frame, list(dict.fromkeys(distance_columns)), list(dict.fromkeys(performance_columns))
+
+
+def _correlate_batch(
+    data: pd.DataFrame,
+    distance: str,
+    columns: list[str],
+    n_permutations: int,
+    seed: int,
+    exact_limit: int,
+) -> dict[tuple[str, str], _Correlation]:
+    x = data[distance].to_numpy(dtype=np.float64)
+    ys = data[columns].to_numpy(dtype=np.float64)
+    groups = groups_in_order(data)
+    rho = tau = None
+    if len(data) >= 3:
+        rank = {g: i for i, g in enumerate(groups)}
+        index_a = data.group_a.map(rank).to_numpy(dtype=np.int64)
+        index_b = data.group_b.map(rank).to_numpy(dtype=np.int64)
+        perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
+        null = rank_correlation_null(x, ys, index_a, index_b, perms)
+        rho, tau = null.spearman, null.kendall
+    found = {}
+    for j, performance in enumerate(columns):
+        row = {
+            "distance": distance,
+            "performance": performance,
+            "n_pairs": len(data),
+            **_asymptotic(x, ys[:, j]),
+            "spearman_p_perm": np.nan if rho is None else permutation_p(rho[:, j]),
+            "kendall_p_perm": np.nan if tau is None else permutation_p(tau[:, j]),
+            "n_groups": len(groups),
+            "exact": math.factorial(len(groups)) <= exact_limit,
+        }
+        found[(distance, performance)] = _Correlation(
+            row,
+            None if rho is None else rho[:, j],
+            None if tau is None else tau[:, j],
+            tuple(data.index),
+        )
+    return found
+
+
+def _asymptotic(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """The rho, tau and asymptotic p of scipy, which assume independent pairs (see module)."""
+    if len(x) < 3:
+        return dict.fromkeys(["spearman_rho", "spearman_p", "kendall_tau", "kendall_p"], np.nan)
+    with warnings.catch_warnings():
+        # A constant column has no rank correlation; NaN in the result says so.
+        warnings.simplefilter("ignore")
+        spearman = scipy_stats.spearmanr(x, y)
+        kendall = scipy_stats.kendalltau(x, y)
+    return {
+        "spearman_rho": float(spearman.statistic),
+        "spearman_p": float(spearman.pvalue),
+        "kendall_tau": float(kendall.statistic),
+        "kendall_p": float(kendall.pvalue),
+    }
+
+
+def strongest(
+    correlations_df: pd.DataFrame, k: int = 5, statistic: str = "spearman_rho"
+) -> pd.DataFrame:
+    """The ``k`` distance-performance pairs with the largest absolute ``statistic``.
+
+    Args:
+        correlations_df: the output of :func:`correlations`.
+        k: how many rows to keep.
+        statistic: the column ranked by absolute value (``spearman_rho`` or ``kendall_tau``).
+
+    Returns:
+        The strongest rows, strongest first, NaN statistics last and dropped beyond ``k``.
+    """
+    if statistic not in correlations_df.columns:
+        raise ConfigError(
+            f"no column {statistic!r} to rank by; choose one of {list(correlations_df.columns)}."
+        )
+    order = correlations_df[statistic].abs().sort_values(ascending=False, na_position="last")
+    return correlations_df.loc[order.index[:k]].reset_index(drop=True)

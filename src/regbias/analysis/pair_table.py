@@ -1,0 +1,340 @@
+"""Pair tables: one row per unordered pair of groups, with their distances and performance.
+
+:func:`pairwise_table` joins a study's distance matrices and performance tables into one;
+:func:`read_pairwise_csv` reads and checks a user's table for re-analysis. Their rank
+correlations are :mod:`regbias.analysis.correlation.table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.permutations import PAIR_COLUMNS, groups_in_order
+from regbias.distances.matrix import DistanceMatrix
+from regbias.errors import ConfigError, DataError, RegbiasError
+from regbias.tables import read_table
+
+__all__ = [
+    "DISTANCE_PREFIX",
+    "GAP_PREFIX",
+    "MIN_GROUPS",
+    "PERFORMANCE_PREFIXES",
+    "PairTable",
+    "pairwise_table",
+    "read_pairwise_csv",
+]
+
+#: The prefix of a pair table's distance columns (``dist_<matrix name>``).
+DISTANCE_PREFIX = "dist_"
+#: The prefixes of its performance columns (``gap_<metric>``, ``dcor_<metric>``).
+#: A performance gap's column (``gap_accuracy``).
+GAP_PREFIX = "gap_"
+PERFORMANCE_PREFIXES = (GAP_PREFIX, "dcor_")
+#: Fewer groups than this allow no meaningful rank test over their pairs.
+MIN_GROUPS = 4
+
+
+@dataclass(frozen=True)
+class PairTable:
+    """One row per unordered pair of groups, with the columns to correlate.
+
+    Attributes:
+        frame: columns ``group_a``, ``group_b``, then numeric distance and performance columns.
+        distance_columns: the columns holding distances between groups (``dist_*``).
+        performance_columns: the columns holding performance gaps or dependence (``gap_*``,
+            ``dcor_*``).
+    """
+
+    frame: pd.DataFrame
+    distance_columns: list[str] = field(default_factory=list)
+    performance_columns: list[str] = field(default_factory=list)
+
+    @property
+    def groups(self) -> list[str]:
+        """The groups named in the table, in order of first appearance."""
+        return groups_in_order(self.frame)
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> PairTable:
+        """A pair table whose columns are classified by the study's prefixes.
+
+        ``dist_*`` columns are distances, ``gap_*`` and ``dcor_*`` performance; other columns
+        (excess, p above noise) ride along in the frame.
+        """
+        return cls(
+            frame,
+            [c for c in frame.columns if str(c).startswith(DISTANCE_PREFIX)],
+            [c for c in frame.columns if str(c).startswith(PERFORMANCE_PREFIXES)],
+        )
+
+
+def pairwise_table(
+    distances: dict[str, DistanceMatrix],
+    gaps: pd.DataFrame | None = None,
+    dcor: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Join distance matrices and long performance tables into one row per group pair.
+
+    Pairs are matched regardless of order. Groups present in only some inputs are kept: the
+    table is the union of all pairs, with NaN where an input has no value (the correlations
+    drop such rows per column pair).
+
+    Args:
+        distances: distance matrices by name; each gives a column ``dist_<name>`` (the mean).
+        gaps: long table with columns ``group_a, group_b, metric, gap``; each metric gives a
+            column ``gap_<metric>``.
+        dcor: long table with columns ``group_a, group_b, metric, dcor``; each metric gives a
+            column ``dcor_<metric>``.
+
+    Returns:
+        Columns ``group_a, group_b``, the ``dist_*`` columns, the ``gap_*`` columns, the
+        ``dcor_*`` columns; rows ordered by the groups' first appearance.
+
+    Raises:
+        DataError: a long table lacks a column, or holds the same pair and metric twice.
+    """
+    columns: dict[str, dict[tuple[str, str], float]] = {}
+    for name, matrix in distances.items():
+        columns[f"{DISTANCE_PREFIX}{name}"] = _matrix_pairs(matrix)
+    for long, value, prefix in ((gaps, "gap", "gap_"), (dcor, "dcor", "dcor_")):
+        if long is not None:
+            columns.update(_long_pairs(long, value, prefix))
+    order = _group_order(distances, [gaps, dcor])
+    rank = {group: i for i, group in enumerate(order)}
+    keys = sorted(
+        {_ordered(pair, rank) for values in columns.values() for pair in values},
+        key=lambda pair: (rank[pair[0]], rank[pair[1]]),
+    )
+    frame = pd.DataFrame(keys, columns=PAIR_COLUMNS, dtype=object)
+    columns.update(_noise_columns(distances))
+    for column, values in columns.items():
+        by_key = {_ordered(pair, rank): v for pair, v in values.items()}
+        frame[column] = np.array([by_key.get(key, np.nan) for key in keys], dtype=np.float64)
+    return frame
+
+
+def _noise_columns(
+    distances: dict[str, DistanceMatrix],
+) -> dict[str, dict[tuple[str, str], float]]:
+    """``excess_dist_<name>``: the distance above the mean floor."""
+    columns: dict[str, dict[tuple[str, str], float]] = {}
+    for name, matrix in distances.items():
+        for label, values in (("excess", matrix.excess()),):
+            if values is None:
+                continue
+            k = len(matrix.groups)
+            columns[f"{label}_{DISTANCE_PREFIX}{name}"] = {
+                (matrix.groups[i], matrix.groups[j]): float(values[i, j])
+                for i in range(k)
+                for j in range(i + 1, k)
+            }
+    return columns
+
+
+def _matrix_pairs(matrix: DistanceMatrix) -> dict[tuple[str, str], float]:
+    pairs = matrix.pairs()
+    return {
+        (a, b): float(v)
+        for a, b, v in zip(pairs.group_a, pairs.group_b, pairs["mean"], strict=True)
+    }
+
+
+def _long_pairs(
+    long: pd.DataFrame, value: str, prefix: str
+) -> dict[str, dict[tuple[str, str], float]]:
+    needed = [*PAIR_COLUMNS, "metric", value]
+    missing = [c for c in needed if c not in long.columns]
+    if missing:
+        raise DataError(
+            f"the {value} table lacks column(s) {missing}; it has {list(long.columns)}. "
+            f"Give a long table with columns {needed}."
+        )
+    out: dict[str, dict[tuple[str, str], float]] = {}
+    for a, b, metric, v in long[needed].itertuples(index=False):
+        column = out.setdefault(f"{prefix}{metric}", {})
+        first, second = sorted((str(a), str(b)))
+        key = (first, second)
+        if key in column:
+            raise DataError(
+                f"the {value} table holds the pair {a}-{b} twice for metric {metric!r}; "
+                "keep one row per pair and metric."
+            )
+        column[key] = float(v)
+    return out
+
+
+def _group_order(
+    distances: dict[str, DistanceMatrix], longs: list[pd.DataFrame | None]
+) -> list[str]:
+    names: list[str] = []
+    for matrix in distances.values():
+        names.extend(matrix.groups)
+    for long in longs:
+        if long is not None:
+            names.extend(long[PAIR_COLUMNS].astype(str).to_numpy().ravel().tolist())
+    return list(dict.fromkeys(names))
+
+
+def _ordered(pair: tuple[str, str], rank: dict[str, int]) -> tuple[str, str]:
+    a, b = pair
+    return (a, b) if rank[a] <= rank[b] else (b, a)
+
+
+def read_pairwise_csv(
+    path: Path | str,
+    distances: list[str] | None = None,
+    performance: list[str] | None = None,
+    exclude_groups: Iterable[str] = (),
+    exclude_pairs: Iterable[str | tuple[str, str]] = (),
+) -> PairTable:
+    """Read and validate a user's pair table for re-analysis.
+
+    Args:
+        path: CSV file with columns ``group_a``, ``group_b`` and numeric value columns.
+        distances: the distance columns; by default every ``dist_*`` column.
+        performance: the performance columns; by default every ``gap_*`` and ``dcor_*`` column.
+        exclude_groups: groups whose pairs are left out.
+        exclude_pairs: pairs left out, as ``"nz-za"`` (either order) or ``("nz", "za")``.
+
+    Returns:
+        The validated table, restricted to the pair columns and the named value columns.
+
+    Raises:
+        DataError: the file is missing or malformed (missing or non-numeric columns,
+            duplicate or self pairs).
+        ConfigError: an excluded group or pair is not in the table.
+        RegbiasError: fewer than 4 groups remain.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"pair table {path} not found; give the path of a CSV file.")
+    try:
+        frame = read_table(path, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise DataError(f"pair table {path} is not a readable CSV file: {error}") from None
+    frame = _stripped_names(frame)
+    _require_columns(frame, PAIR_COLUMNS, path)
+    distances = _default_columns(frame, distances, (DISTANCE_PREFIX,), "distance", path)
+    performance = _default_columns(frame, performance, PERFORMANCE_PREFIXES, "performance", path)
+    _require_columns(frame, [*distances, *performance], path)
+    frame = frame[[*PAIR_COLUMNS, *dict.fromkeys([*distances, *performance])]].copy()
+    for column in [*distances, *performance]:
+        frame[column] = _numeric_column(frame[column], column, path)
+    _check_pairs(frame, path)
+    frame = _exclude(frame, list(exclude_groups), list(exclude_pairs))
+    n_groups = len(groups_in_order(frame))
+    if n_groups < MIN_GROUPS:
+        raise RegbiasError(
+            f"{path}: fewer than {MIN_GROUPS} groups: no meaningful rank test "
+            f"({n_groups} left after exclusions); include more groups."
+        )
+    return PairTable(frame.reset_index(drop=True), list(distances), list(performance))
+
+
+def _stripped_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """Spaces around a column or group name are layout (``a, b``), not part of the name."""
+    frame = frame.rename(columns=lambda c: str(c).strip())
+    for column in PAIR_COLUMNS:
+        if column in frame:
+            frame[column] = frame[column].str.strip()
+    return frame
+
+
+def _require_columns(frame: pd.DataFrame, names: list[str], path: Path) -> None:
+    missing = [c for c in names if c not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: missing column(s) {missing}; the file has {list(frame.columns)}.")
+
+
+def _default_columns(
+    frame: pd.DataFrame,
+    names: list[str] | None,
+    prefixes: tuple[str, ...],
+    kind: str,
+    path: Path,
+) -> list[str]:
+    if names is not None:
+        return list(names)
+    found = [c for c in frame.columns if str(c).startswith(prefixes)]
+    if not found:
+        raise DataError(
+            f"{path}: no {kind} columns (names starting with {list(prefixes)}); the file has "
+            f"{list(frame.columns)}. Name the {kind} columns explicitly."
+        )
+    return found
+
+
+def _numeric_column(values: pd.Series, column: str, path: Path) -> pd.Series:
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = numbers.isna() & values.notna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(
+            f"{path}: column {column!r} is not numeric: row {row + 1} (file line {row + 2}) "
+            f"holds {values.iloc[row]!r}. Leave a cell empty for a missing value."
+        )
+    infinite = np.isinf(numbers.to_numpy(dtype=np.float64))
+    if infinite.any():
+        row = int(np.flatnonzero(infinite)[0])
+        raise DataError(
+            f"{path}: column {column!r} holds an infinite value in row {row + 1} (file line "
+            f"{row + 2}): {values.iloc[row]!r}. Rank tests need finite values; leave the cell "
+            "empty for a missing value."
+        )
+    return numbers.astype(np.float64)
+
+
+def _check_pairs(frame: pd.DataFrame, path: Path) -> None:
+    if frame[PAIR_COLUMNS].isna().any().any():
+        row = int(np.flatnonzero(frame[PAIR_COLUMNS].isna().any(axis=1).to_numpy())[0])
+        raise DataError(f"{path}: row {row + 1} has no group name; fill group_a and group_b.")
+    seen: set[frozenset[str]] = set()
+    for row, (a, b) in enumerate(frame[PAIR_COLUMNS].itertuples(index=False)):
+        if a == b:
+            raise DataError(f"{path}: row {row + 1} pairs group {a!r} with itself; remove it.")
+        key = frozenset((a, b))
+        if key in seen:
+            raise DataError(
+                f"{path}: the pair {a}-{b} appears twice (row {row + 1}); "
+                "pairs are unordered, keep one row per pair."
+            )
+        seen.add(key)
+
+
+def _exclude(
+    frame: pd.DataFrame, groups: list[str], pairs: list[str | tuple[str, str]]
+) -> pd.DataFrame:
+    known = groups_in_order(frame)
+    unknown = [g for g in groups if g not in known]
+    if unknown:
+        raise ConfigError(f"exclude_groups names {unknown}, not in the table; groups: {known}.")
+    keys = {frozenset(_parse_pair(pair, known)) for pair in pairs}
+    table_keys = [frozenset(p) for p in frame[PAIR_COLUMNS].itertuples(index=False)]
+    absent = [sorted(k) for k in keys if k not in table_keys]
+    if absent:
+        raise ConfigError(f"exclude_pairs names {absent}, not pairs of the table.")
+    keep = [
+        not (key & set(groups)) and key not in keys
+        for key in table_keys  # a pair is dropped when either group is excluded
+    ]
+    return frame[np.array(keep, dtype=bool)]
+
+
+def _parse_pair(pair: str | tuple[str, str], known: list[str]) -> tuple[str, str]:
+    if isinstance(pair, str):
+        # Split at the hyphen that yields two known groups, so names may contain hyphens.
+        for i, char in enumerate(pair):
+            if char == "-" and pair[:i] in known and pair[i + 1 :] in known:
+                return pair[:i], pair[i + 1 :]
+        raise ConfigError(
+            f"exclude_pairs entry {pair!r} is not 'groupA-groupB' with known groups {known}."
+        )
+    a, b = pair
+    if a not in known or b not in known:
+        raise ConfigError(f"exclude_pairs entry {pair!r} names a group not in {known}.")
+    return a, b

@@ -1,0 +1,1 @@
+"""What the tests could detect: planted differences at the study's own sizes."""

@@ -1,0 +1,348 @@
+"""What the test of record could detect: graded mixtures planted at the study's own sizes.
+
+A verdict "no difference" says nothing unless the test could have found one. For every size
+class of the tested pairs, two pseudo-groups of those sizes are drawn from one real group (the
+*source*, by default the largest region), so they are exchangeable; then a share ``pi`` of
+side ``b`` is replaced by texts of another group (the *donor*). Every plant draws fresh texts:
+new pseudo-groups and new donor texts (the same draw at every share of one plant, so a curve
+is smooth). The test of record runs on each plant exactly as on a real pair (the same
+statistic, whole texts relabelled), and a plant is *detected* when its p is at most
+``alpha / m``: Holm's first step over the ``m`` pairs of the pair's family, what a lone real
+difference must reach. At ``pi = 0`` that share is the false-positive rate.
+
+"Detected with 80% power" is said only where the 95% Clopper-Pearson lower bound of the
+detection rate is at least 0.8. Sizes are the tested pairs' size classes
+(:func:`regbias.analysis.tests.embedding.size_class`). For energy- and MMD-type statistics the
+distance scales with the square of the share: ``E(P, (1 - pi) P + pi Q) = pi^2 E(P, Q)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from regbias.analysis.tests.embedding import (
+    PairStatistic,
+    pair_statistic_null,
+    permutation_p,
+    pooled_form,
+)
+from regbias.console import progress_bar
+from regbias.data.sampling import rng_for
+from regbias.errors import ConfigError, SampleSizeError
+
+__all__ = [
+    "TARGET_POWER",
+    "PowerResult",
+    "PowerSettings",
+    "fewest_plants",
+    "plant_power",
+]
+
+#: The power a planted effect must reach (by its Clopper-Pearson lower bound) to count as
+#: detected: the share a verdict quotes, and the rho the primary test's power table names.
+TARGET_POWER = 0.8
+
+
+@dataclass(frozen=True)
+class PowerSettings:
+    """``analysis.power``: planted mixtures that measure what the test of record detects.
+
+    Attributes:
+        enabled: run the plants at the end of a sweep (its report gains a power section and
+            each "no difference" its smallest detectable share); ``task=power`` runs them
+            whatever this says.
+        shares: the mixture shares planted (0 is always added: the false-positive rate).
+        plants: plants per share and size class.
+        relabellings: relabellings of each plant's test (the smallest p must reach
+            ``alpha / m``).
+        source: the group cut into two pseudo-groups (None: the largest region).
+        donor: the group mixed in (None: the largest other region).
+        refine_step: where the detectable share falls between two planted shares, plant
+            the shares between them on a grid of this step too (a 10%-step grid by default;
+            null: no refinement), so "40%" does not stand for anywhere in (20%, 40%].
+        seed: seed of the plants.
+        performance_gaps: the accuracy gaps planted for the performance test of record (a
+            share of one pseudo-group's correctness flipped; 0 is always added).
+    """
+
+    enabled: bool
+    shares: list[float]
+    plants: int
+    relabellings: int
+    source: str | None
+    donor: str | None
+    refine_step: float | None
+    seed: int
+    performance_gaps: list[float]
+
+    def __post_init__(self) -> None:
+        if self.plants < 1 or self.relabellings < 1:
+            raise ConfigError(
+                "analysis.power.plants and analysis.power.relabellings must be >= 1, not "
+                f"{self.plants} and {self.relabellings}"
+            )
+        if any(not 0 < g < 1 for g in self.performance_gaps):
+            raise ConfigError(
+                "analysis.power.performance_gaps are accuracy gaps in (0, 1), e.g. [0.02, 0.05]; "
+                f"got {self.performance_gaps}"
+            )
+        if not self.shares or any(not 0 < s <= 1 for s in self.shares):
+            raise ConfigError(
+                "analysis.power.shares must be shares in (0, 1], e.g. [0.1, 0.4]; got "
+                f"{self.shares}"
+            )
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    """Detection rates of the test of record per size class and planted share.
+
+    Attributes:
+        plants: one row per plant: ``n_a, n_b, family_pairs, share, plant, planted_a,
+            planted_b, p`` (``planted_*``: the sizes planted, below the class's where the
+            source or the donor cannot give it).
+        alpha: the level.
+        statistic: the test's statistic.
+        relabellings: relabellings per plant.
+        source: the group cut into pseudo-groups; ``donor``: the group mixed in.
+    """
+
+    plants: pd.DataFrame
+    alpha: float
+    statistic: str
+    relabellings: int
+    source: str
+    donor: str
+
+    @property
+    def plants_per_share(self) -> int:
+        """The fewest plants behind one size class and share (0: none)."""
+        rates = self.rates()
+        return int(rates["plants"].min()) if len(rates) else 0
+
+    @property
+    def resolvable(self) -> bool:
+        """Whether each plant's smallest p can reach its level ``alpha / m``."""
+        m = int(self.plants["family_pairs"].max()) if len(self.plants) else 1
+        return 1.0 / (1 + self.relabellings) <= self.alpha / m
+
+    def rates(self) -> pd.DataFrame:
+        """One row per size class and share: ``power`` (p <= alpha / m), its 95% interval.
+
+        Columns: ``n_a, n_b, share, plants, power, power_low, power_high, power_unadjusted``
+        (at ``alpha``).
+        """
+        rows = []
+        keys = ["n_a", "n_b", "family_pairs", "share"]
+        for (n_a, n_b, m, share), part in self.plants.groupby(keys, sort=True):
+            p = part["p"].to_numpy(dtype=np.float64)
+            hits = int(np.sum(p <= self.alpha / m))
+            low, high = scipy_stats.binomtest(hits, len(p)).proportion_ci(0.95)
+            rows.append(
+                {
+                    "n_a": int(n_a),
+                    "n_b": int(n_b),
+                    "share": float(share),
+                    "plants": len(p),
+                    "power": hits / len(p),
+                    "power_low": float(low),
+                    "power_high": float(high),
+                    "power_unadjusted": float(np.mean(p <= self.alpha)),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def detectable(self) -> dict[tuple[int, int], float]:
+        """Per size class ``(n_a, n_b)``: the smallest share detected, every larger one too.
+
+        Detected: the power's Clopper-Pearson lower bound is >= 0.8. A share that passes while
+        a larger one fails is not detectable: the curve must hold from there up. NaN where
+        the largest planted share does not reach it (or the plants could not resolve the
+        level).
+        """
+        out: dict[tuple[int, int], float] = {}
+        for (n_a, n_b), part in self.rates().groupby(["n_a", "n_b"], sort=True):
+            part = part[part["share"] > 0].sort_values("share", ascending=False)
+            found = math.nan
+            for share, low in zip(part["share"], part["power_low"], strict=True):
+                if low < TARGET_POWER:
+                    break
+                found = float(share)
+            out[(int(n_a), int(n_b))] = found if self.resolvable else math.nan
+        return out
+
+    def sentence(self, n_a: int, n_b: int) -> str:
+        """What the test detects at one size class, in words for a verdict."""
+        if not self.resolvable:
+            return (
+                "no power statement possible: with "
+                f"{self.relabellings} relabellings a plant's smallest p is "
+                f"{1 / (1 + self.relabellings):.2g}, above its level (raise "
+                "analysis.power.relabellings)"
+            )
+        if self.plants_per_share < fewest_plants():
+            return (
+                f"no power statement possible: with {self.plants_per_share} plant(s) a share "
+                f"the {TARGET_POWER:.0%} power bound needs at least {fewest_plants()} even "
+                "if every plant is detected (raise analysis.power.plants)"
+            )
+        share = self.detectable().get((n_a, n_b), math.nan)
+        if math.isfinite(share):
+            return (
+                f"would detect a mixture of >= {share:.0%} of {self.donor}-like texts with "
+                f"{TARGET_POWER:.0%} power"
+            )
+        top = max(self.plants["share"]) if len(self.plants) else 0
+        return (
+            f"would detect no planted mixture of {self.donor}-like texts up to {top:.0%} "
+            f"with {TARGET_POWER:.0%} power"
+        )
+
+
+def fewest_plants() -> int:
+    """The fewest plants whose 95% Clopper-Pearson lower bound can reach :data:`TARGET_POWER`.
+
+    With ``n`` plants all detected the bound is ``0.025 ** (1 / n)``: 17 plants reach 0.8.
+    """
+    n = 1
+    while scipy_stats.binomtest(n, n).proportion_ci(0.95).low < TARGET_POWER:
+        n += 1
+    return n
+
+
+def _plant_sides(
+    n_source: int, n_donor: int, n_a: int, n_b: int, seed: int, plant: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of one plant: side ``a``, side ``b`` (source), donor texts, replacement order."""
+    rng = rng_for(seed, "plant", n_a, n_b, plant)
+    order = rng.permutation(n_source)
+    return (
+        order[:n_a],
+        order[n_a : n_a + n_b],
+        rng.permutation(n_donor)[:n_b],
+        rng.permutation(n_b),
+    )
+
+
+def _between(shares: Sequence[float], found: float, step: float) -> list[float]:
+    """The ``step`` grid strictly between the planted share below ``found`` and ``found``."""
+    if not math.isfinite(found):
+        return []
+    below = max([s for s in shares if s < found - 1e-9], default=0.0)
+    count = round((found - below) / step)
+    return [round(below + step * i, 10) for i in range(1, count) if below + step * i < found - 1e-9]
+
+
+@dataclass(frozen=True)
+class _Plants:
+    """The plants of one size class: the same draws at every share a plant is given."""
+
+    source: np.ndarray
+    donor: np.ndarray
+    size: tuple[int, int, int]
+    planted: tuple[int, int]
+    settings: PowerSettings
+    statistic: PairStatistic
+
+    def rows(self, shares: Sequence[float], tick: Callable[[], object]) -> list[dict[str, float]]:
+        """One row per plant and share: its test's p."""
+        n_a, n_b, m = self.size
+        planted_a, planted_b = self.planted
+        out = []
+        for plant in range(self.settings.plants):
+            a, b, mixed_in, replaced = _plant_sides(
+                len(self.source), len(self.donor), planted_a, planted_b, self.settings.seed, plant
+            )
+            for share in shares:
+                k = round(share * planted_b)
+                side_b = self.source[b].copy()
+                side_b[replaced[:k]] = self.donor[mixed_in[:k]]
+                matrix = pooled_form(np.vstack([self.source[a], side_b]), self.statistic)
+                rng = rng_for(self.settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
+                relabellings = self.settings.relabellings
+                observed, null = pair_statistic_null(matrix, planted_a, relabellings, rng)
+                out.append(
+                    {
+                        "n_a": n_a,
+                        "n_b": n_b,
+                        "family_pairs": m,
+                        "share": k / planted_b,
+                        "plant": plant,
+                        "planted_a": planted_a,
+                        "planted_b": planted_b,
+                        "p": permutation_p(observed, null),
+                    }
+                )
+                tick()
+        return out
+
+
+def plant_power(
+    source: np.ndarray,
+    donor: np.ndarray,
+    classes: Sequence[tuple[int, int, int]],
+    settings: PowerSettings,
+    *,
+    statistic: PairStatistic,
+    alpha: float,
+    names: tuple[str, str] = ("source", "donor"),
+    progress: bool = True,
+) -> PowerResult:
+    """The test of record on every plant of every size class.
+
+    Args:
+        source: ``(n, d)`` sentence vectors of the source group's distinct texts.
+        donor: ``(n', d)`` the donor group's.
+        classes: ``(n_a, n_b, m)`` per size class: the pseudo-groups' sizes and the number of
+            pairs of the family (the level is ``alpha / m``).
+        settings: the plant settings.
+        statistic: the test's statistic.
+        alpha: the level.
+        names: the source's and the donor's names, for the report.
+        progress: show a progress bar.
+
+    A class larger than the source can give (two disjoint pseudo-groups) or the donor can fill
+    is planted at the largest sizes that fit, in the same ratio (``planted_a``, ``planted_b``):
+    a smaller pair has less power, so what is detected there is detected at the class too.
+
+    Raises:
+        SampleSizeError: the source cannot give two pseudo-groups of two texts at some class.
+    """
+    shares = [0.0, *settings.shares]
+    rows = []
+    fitted = {}
+    for n_a, n_b, _ in classes:
+        scale = min(1.0, len(source) / (n_a + n_b), len(donor) / n_b)
+        fitted[(n_a, n_b)] = (int(n_a * scale), int(n_b * scale))
+        if min(fitted[(n_a, n_b)]) < 2:
+            raise SampleSizeError(
+                f"power plants of {n_a} + {n_b} texts need source and donor texts; "
+                f"{names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
+                "groups in analysis.power.source and analysis.power.donor"
+            )
+    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
+    total = len(classes) * settings.plants * len(shares)
+    with progress_bar(total=total, desc="power plants", disable=not progress) as bar:
+        for n_a, n_b, m in classes:
+            run = _Plants(source, donor, (n_a, n_b, m), fitted[(n_a, n_b)], settings, statistic)
+            done = run.rows(shares, bar.update)
+            if settings.refine_step is not None:
+                coarse = PowerResult(
+                    pd.DataFrame(done, columns=columns),
+                    alpha,
+                    statistic,
+                    settings.relabellings,
+                    *names,
+                )
+                finer = _between(shares, coarse.detectable()[(n_a, n_b)], settings.refine_step)
+                done += run.rows(finer, lambda: None)
+            rows += done
+    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
+    frame = pd.DataFrame(rows, columns=columns)
+    return PowerResult(frame, alpha, statistic, settings.relabellings, names[0], names[1])

@@ -1,0 +1,185 @@
+"""What the performance test of record could detect: planted accuracy gaps at the tested sizes.
+
+A plant cuts two disjoint pseudo-groups of the tested sizes out of one region's scored texts
+(their real per-text scores and labels: the real mix of easy and hard texts) and flips a share
+``pi`` of the second group's correctness (a text the models got right becomes one they got
+wrong, and back), which lowers its expected accuracy by ``pi (2 acc - 1)``: the planted gap.
+Each plant is tested as the test of record tests a pair (stratified relabellings, level
+``alpha / m`` for a family of ``m`` pairs). A gap is detected with 80% power where the 95%
+Clopper-Pearson lower bound of its detection rate says so, and every larger planted gap is too
+(the power curve must not fall back below the target).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from regbias.analysis.power.embedding import TARGET_POWER
+from regbias.analysis.tests.embedding import size_class
+from regbias.analysis.tests.performance import PerfTests, StratifiedPair, stratified_test
+from regbias.analysis.tests.text_scores import PerfTexts, Side
+from regbias.data.sampling import rng_for
+from regbias.errors import SampleSizeError
+
+__all__ = ["PerfPower", "perf_classes", "perf_plant_power"]
+
+#: The level of the Clopper-Pearson bound a power claim rests on.
+_BOUND = 0.95
+
+
+@dataclass(frozen=True)
+class PerfPower:
+    """Detection rates of the performance test per size class and planted gap.
+
+    Attributes:
+        source: the region whose texts were cut into pseudo-groups.
+        accuracy: its accuracy (the flips' effect is ``pi (2 acc - 1)``).
+        relabellings: relabellings of each plant's test.
+        plants: plants per gap and size class.
+        rates: one row per size class and gap: ``n_a, n_b, m, gap, share, detected, power,
+            power_low`` (``gap`` 0: the false-positive rate).
+        note: why asked-for gaps were not planted ("" when all were).
+    """
+
+    source: str
+    accuracy: float
+    relabellings: int
+    plants: int
+    rates: pd.DataFrame
+    note: str = ""
+
+    def detectable(self) -> dict[tuple[int, int], float]:
+        """Per size class, the smallest planted gap detected with 80% power (NaN: none).
+
+        Detected means the lower bound reaches the target at that gap and at every larger
+        planted gap.
+        """
+        out: dict[tuple[int, int], float] = {}
+        for (n_a, n_b), part in self.rates.groupby(["n_a", "n_b"], sort=True):
+            part = part[part["gap"] > 0].sort_values("gap")
+            passing = (part["power_low"] >= TARGET_POWER).to_numpy()
+            # The smallest gap from which every larger one passes too.
+            tail = np.flatnonzero(~passing)
+            first = 0 if not len(tail) else int(tail[-1]) + 1
+            found = float(part["gap"].iloc[first]) if first < len(part) else math.nan
+            out[(int(n_a), int(n_b))] = found
+        return out
+
+    def detectable_for(self, n_a: int, n_b: int) -> float:
+        """The detectable gap of the size class of a pair of ``n_a`` and ``n_b`` texts."""
+        key = (size_class(min(n_a, n_b)), size_class(max(n_a, n_b)))
+        return self.detectable().get(key, math.nan)
+
+
+def perf_classes(tests: PerfTests) -> list[tuple[int, int, int]]:
+    """``(n_small, n_large, m)`` of every testable pair's size class (``m``: its family's size).
+
+    A class shared by both families takes the larger family (the stricter level).
+    """
+    classes: dict[tuple[int, int], int] = {}
+    for family in tests.table["family"].unique():
+        rows = tests.family(str(family))
+        for n_a, n_b in zip(rows["n_a"], rows["n_b"], strict=True):
+            key = (size_class(min(n_a, n_b)), size_class(max(n_a, n_b)))
+            classes[key] = max(classes.get(key, 0), len(rows))
+    return [(a, b, m) for (a, b), m in sorted(classes.items())]
+
+
+def _side(rows: np.ndarray, strata: np.ndarray) -> Side:
+    names = sorted(set(strata[rows].tolist()))
+    return Side(tuple(rows[strata[rows] == s] for s in names), tuple(names))
+
+
+def perf_plant_power(
+    texts: PerfTexts,
+    source: str,
+    classes: Sequence[tuple[int, int, int]],
+    gaps: Sequence[float],
+    *,
+    plants: int,
+    relabellings: int,
+    alpha: float,
+    seed: int,
+) -> PerfPower:
+    """The performance test on planted accuracy gaps at every size class (the module).
+
+    Args:
+        texts: the pooled per-text scores (binary: correctness).
+        source: the region cut into pseudo-groups.
+        classes: ``(n_a, n_b, m)`` per size class (:func:`perf_classes`).
+        gaps: the accuracy gaps planted (0 is added: the false-positive rate).
+        plants: plants per gap and class.
+        relabellings: relabellings of each plant's test.
+        alpha: the level (a plant is detected at ``p <= alpha / m``).
+        seed: seed of the plants and their tests.
+
+    Raises:
+        SampleSizeError: the source has too few texts for a class.
+    """
+    side = texts.group_side(source)
+    rows = np.concatenate(side.rows)
+    scores = texts.scores()[:, :1]
+    accuracy = float(scores[rows, 0].mean())
+    leverage = 2 * accuracy - 1
+    # Flipping every text moves accuracy by 2 acc - 1 at most: larger gaps cannot be planted.
+    fitting = [g for g in gaps if g <= leverage]
+    note = ""
+    if len(fitting) < len(gaps):
+        note = (
+            f"{source}'s accuracy {accuracy:.3f} leaves room for planted gaps up to "
+            f"{max(leverage, 0):.3f} only: {len(gaps) - len(fitting)} larger gaps not planted"
+        )
+    gaps = fitting
+    out = []
+    for n_a, n_b, m in classes:
+        if n_a + n_b > len(rows):
+            raise SampleSizeError(
+                f"performance plants of {n_a} + {n_b} texts need {n_a + n_b} of {source}'s "
+                f"texts; it has {len(rows)}: name a larger analysis.power.source"
+            )
+        for gap in (0.0, *gaps):
+            rng = rng_for(seed, "perf-power", n_a, n_b, f"{gap:g}")
+            share = gap / leverage if gap > 0 else 0.0
+            plan = _Plan((n_a, n_b), share, relabellings, alpha / m, plants)
+            hits = _plants(scores, texts.strata, rows, plan, rng) if plants else 0
+            low = stats.binomtest(hits, plants).proportion_ci(_BOUND).low if plants else 0.0
+            out.append((n_a, n_b, m, gap, share, hits, hits / plants, low))
+    columns = ["n_a", "n_b", "m", "gap", "share", "detected", "power", "power_low"]
+    rates = pd.DataFrame(out, columns=columns)
+    return PerfPower(source, accuracy, relabellings, plants, rates, note)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One size class and gap: the pseudo-groups' sizes, the flipped share, the test."""
+
+    sizes: tuple[int, int]
+    share: float
+    relabellings: int
+    level: float
+    plants: int
+
+
+def _plants(
+    scores: np.ndarray, strata: np.ndarray, rows: np.ndarray, plan: _Plan, rng: np.random.Generator
+) -> int:
+    """How many of the plan's plants the stratified test detects at its level."""
+    (n_a, n_b), share, relabellings = plan.sizes, plan.share, plan.relabellings
+    hits = 0
+    for _ in range(plan.plants):
+        chosen = rng.permutation(rows)[: n_a + n_b]
+        planted = scores.copy()
+        flipped = rng.choice(chosen[n_a:], round(share * n_b), replace=False)
+        planted[flipped] = 1.0 - planted[flipped]
+        pair = StratifiedPair.of(_side(chosen[:n_a], strata), _side(chosen[n_a:], strata))
+        if not pair.common:
+            continue
+        _, p = stratified_test(planted, pair, "accuracy", relabellings, rng)
+        hits += p <= plan.level
+    return hits

@@ -1,0 +1,1 @@
+"""Does a correlation survive its own evidence: bootstrap, attenuation, leave-one-out."""

@@ -1,0 +1,473 @@
+"""Bootstrap intervals of a correlation's rho and tau, from every source of measurement noise.
+
+Every replicate resamples the models (with replacement, the same models for every metric;
+gaps and dcor recomputed) and each distance matrix's repetitions (their mean recomputed). Where
+every text's score is known (the ``texts`` design), the gaps of the metrics the texts give
+(accuracy; micro-F1, precision and recall) are resampled in two stages, the models and then
+the evaluation texts within group and label stratum (:mod:`regbias.analysis.tests.text_scores`): the
+texts a group happened to be scored on are noise its every model shares. Groups are fixed:
+leaving one group out (:mod:`regbias.analysis.robustness.leave_one_out`) speaks for the choice of
+groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.correlation.table import CORRELATION_KEYS
+from regbias.analysis.pair_table import DISTANCE_PREFIX, GAP_PREFIX
+from regbias.analysis.ranks import kendall_rows, spearman_rows
+from regbias.analysis.robustness.attenuation import corrected_replicates, tail_interval
+from regbias.analysis.tests.text_scores import PerfTexts, group_metric_replicates
+from regbias.console import progress_bar
+from regbias.distances.matrix import DistanceMatrix
+from regbias.interrupt import check_stop
+
+__all__ = [
+    "BARE_TABLE",
+    "MIN_RESAMPLED",
+    "NOISE_CORRECTED",
+    "PERCENTILE",
+    "RhoReplicates",
+    "bootstrap_intervals",
+    "bootstrap_replicates",
+    "interval_within",
+    "no_interval_note",
+    "resampling_units",
+    "rho_replicates",
+    "table_groups",
+    "text_gap_replicates",
+    "text_resampled",
+    "weighted_dcor",
+]
+
+_SOURCE = {True: "repetitions", False: "models"}
+#: The source of a gap column whose texts were resampled too.
+_TEXTS_SOURCE = "models+evaluation texts"
+#: The units (models, or a distance's repetitions) that at least one of a correlation's two
+#: columns must have for a percentile interval: 2 models have 3 distinct resamples, one of
+#: them the data itself, and 3 or 4 too few for a 95% interval; 5 have 126.
+MIN_RESAMPLED = 5
+#: How :func:`interval_within` made its interval: for the noise-free rho, or the percentile one.
+NOISE_CORRECTED = "noise-corrected"
+PERCENTILE = "percentile"
+#: Why a bare pair table (``task=analyze``) has no interval.
+BARE_TABLE = "a bare pair table: task=analyze resamples no models or repetitions"
+
+
+def resampling_units(
+    table: pd.DataFrame,
+    distances: Mapping[str, DistanceMatrix],
+    per_model: pd.DataFrame | None,
+    texts: PerfTexts | None = None,
+) -> dict[str, int]:
+    """The resampling units of each column of ``table`` that has measurements behind it.
+
+    Returns:
+        ``dist_<name>``: the matrix's repetitions; ``gap_<metric>``, ``dcor_<metric>``: the
+        models (``seed, fold``) of ``per_model``, and for a gap whose evaluation texts are
+        resampled too (``texts``), the texts.
+    """
+    units = {
+        f"{DISTANCE_PREFIX}{name}": 1 if m.repetitions is None else len(m.repetitions)
+        for name, m in distances.items()
+    }
+    if per_model is not None and len(per_model):
+        models = len(per_model[["seed", "fold"]].drop_duplicates())
+        for metric in pd.unique(per_model["metric"]):
+            units |= {f"gap_{metric}": models, f"dcor_{metric}": models}
+    for column in table.columns:
+        if text_resampled(texts, str(column)):
+            units[str(column)] = max(units.get(str(column), 1), len(texts.keys))  # type: ignore[union-attr]
+    return {c: n for c, n in units.items() if c in table}
+
+
+def no_interval_note(columns: Sequence[str], units: Mapping[str, int] | None) -> str:
+    """Why a correlation of ``columns`` cannot have a bootstrap interval ("" where it can).
+
+    Args:
+        columns: its distance and performance columns.
+        units: :func:`resampling_units` of the table (None: a bare table, nothing measured).
+    """
+    if units is None:
+        return BARE_TABLE
+    counts = [units.get(c, 1) for c in columns]
+    if max(counts) >= MIN_RESAMPLED:
+        return ""
+    if max(counts) <= 1:
+        return "one model and one repetition: nothing to resample"
+    said = ", ".join(
+        f"{n} {'repetition' if c.startswith(DISTANCE_PREFIX) else 'model'}{'s' * (n != 1)}"
+        for c, n in zip(columns, counts, strict=True)
+    )
+    return f"too few models for an interval ({said}; an interval needs {MIN_RESAMPLED} of one)"
+
+
+def bootstrap_replicates(
+    table: pd.DataFrame,
+    distances: Mapping[str, DistanceMatrix],
+    per_model: pd.DataFrame | None,
+    n_bootstrap: int,
+    seed: int,
+    texts: PerfTexts | None = None,
+    metrics: dict[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """Bootstrap replicates ``(B, n_rows)`` of the pair table's columns that have a noise source.
+
+    Args:
+        table: the pair table (its rows give the pairs, in order).
+        distances: matrices by name; one with at least 2 per-repetition matrices gives the
+            column ``dist_<name>``, each replicate the mean of R repetitions drawn with
+            replacement (NaN entries, repetitions left out of a pair's mean, are skipped).
+        per_model: the long performance table (``seed, fold, group, metric, value``); each
+            replicate draws the models (``seed, fold``) with replacement, the same for every
+            metric, and recomputes ``gap_<metric>`` and ``dcor_<metric>``.
+        n_bootstrap: replicates B.
+        seed: the generator's seed.
+        texts: every text's per-model scores; the gaps of their metrics are then resampled
+            over the models and the texts (two stages), replacing the models-only replicates.
+        metrics: a dict that receives, with ``texts``, the groups' metric replicates the
+            gaps were folded from, ``(B, G)`` per metric, the groups in order of appearance in
+            the table (:func:`table_groups`).
+
+    Returns:
+        Replicates by column; columns without a noise source (one repetition, one model, a
+        metric with an undefined value) are absent and stay fixed at their value.
+    """
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray] = {}
+    for name, matrix in distances.items():
+        column = f"{DISTANCE_PREFIX}{name}"
+        stack = matrix.repetitions
+        if column in table and stack is not None and len(stack) > 1:
+            counts = rng.multinomial(len(stack), np.full(len(stack), 1 / len(stack)), n_bootstrap)
+            flat = stack.reshape(len(stack), -1)
+            finite = np.isfinite(flat)  # NaN: a repetition left out of that pair's mean
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = (counts @ np.where(finite, flat, 0.0)) / (counts @ finite)
+            means = means.reshape(-1, *stack.shape[1:])
+            out[column] = _pair_values(means, matrix.groups, table)
+    if per_model is not None and len(per_model):
+        out.update(_performance_replicates(per_model, table, n_bootstrap, rng))
+    if texts is not None:
+        out.update(text_gap_replicates(texts, table, n_bootstrap, rng, metrics))
+    return out
+
+
+def table_groups(table: pd.DataFrame) -> list[str]:
+    """The pair table's groups in order of appearance (``group_a`` first)."""
+    return list(dict.fromkeys([*table["group_a"], *table["group_b"]]))
+
+
+def text_gap_replicates(
+    texts: PerfTexts,
+    table: pd.DataFrame,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+    keep: dict[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """``(B, n_rows)`` replicates of ``gap_<metric>`` for the metrics the texts give.
+
+    Each replicate draws the models, then every group's texts within its label strata, and
+    recomputes each group's metric and so each pair's gap ``|m_a - m_b|``; ``keep`` receives
+    the groups' metric replicates ``(B, G)`` (groups as :func:`table_groups` orders them).
+    """
+    columns = [m for m in texts.metrics if f"{GAP_PREFIX}{m}" in table]
+    if not columns or len(texts.models) < 2:
+        return {}
+    groups = table_groups(table)
+    metrics = group_metric_replicates(texts, groups, n_bootstrap, rng)
+    if keep is not None:
+        keep.update(metrics)
+    return {
+        f"{GAP_PREFIX}{m}": _pair_values(
+            np.abs(metrics[m][:, :, None] - metrics[m][:, None, :]), groups, table
+        )
+        for m in columns
+    }
+
+
+def text_resampled(texts: PerfTexts | None, column: str) -> bool:
+    """Whether :func:`bootstrap_replicates` resamples ``column``'s texts too."""
+    return texts is not None and column in {f"{GAP_PREFIX}{m}" for m in texts.metrics}
+
+
+def _pair_values(matrices: np.ndarray, groups: list[str], table: pd.DataFrame) -> np.ndarray:
+    """``(B, n_rows)`` entries of ``(B, K, K)`` matrices at the table's pairs; NaN if unknown."""
+    index = {g: i for i, g in enumerate(groups)}
+    a = table["group_a"].map(index).to_numpy(dtype=np.float64)
+    b = table["group_b"].map(index).to_numpy(dtype=np.float64)
+    known = np.isfinite(a) & np.isfinite(b)
+    out = np.full((len(matrices), len(table)), np.nan)
+    ia, ib = a[known].astype(np.int64), b[known].astype(np.int64)
+    out[:, known] = matrices[:, ia, ib]
+    return out
+
+
+def _performance_replicates(
+    per_model: pd.DataFrame, table: pd.DataFrame, n_bootstrap: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    # One row per model (seed, fold), one column per (metric, group): the mean over draws.
+    wide = per_model.pivot_table(
+        index=["seed", "fold"], columns=["metric", "group"], values="value", aggfunc="mean"
+    )
+    n = len(wide)
+    if n < 2:
+        return {}
+    weights = rng.multinomial(n, np.full(n, 1 / n), n_bootstrap).astype(np.float64)
+    out = {}
+    for metric in pd.unique(per_model["metric"]):
+        values = wide[metric]
+        groups = [str(g) for g in values.columns]
+        matrix = values.to_numpy(dtype=np.float64)
+        finite = np.isfinite(matrix)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (weights @ np.where(finite, matrix, 0.0)) / (weights @ finite)
+        gaps = np.abs(means[:, :, None] - means[:, None, :])
+        for prefix, replicates in (("gap_", gaps), ("dcor_", None)):
+            column = f"{prefix}{metric}"
+            if column not in table:
+                continue
+            if replicates is None:
+                if not finite.all():
+                    continue  # dcor drops models per pair there: not resampled, held fixed
+                replicates = weighted_dcor(matrix, weights)
+            out[column] = _pair_values(replicates, groups, table)
+    return out
+
+
+def weighted_dcor(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Distance correlation of every pair of columns, for each row of model weights.
+
+    Integer weights (bootstrap counts) give the V-statistic dcor of the resampled models (a
+    model drawn twice counts twice), as ``dcor.distance_correlation`` computes it.
+
+    Args:
+        values: ``(n_models, G)`` one metric's value per model and group.
+        weights: ``(B, n_models)`` non-negative model weights.
+
+    Returns:
+        ``(B, G, G)`` dcor (not squared); NaN where a group's weighted values are constant.
+    """
+    n, g = values.shape
+    a = np.abs(values.T[:, :, None] - values.T[:, None, :]).reshape(g, n * n)  # (G, n*n)
+    total = weights.sum(axis=1)  # W
+    # Double-centring is linear, so sum_ij w_i w_j A^g_ij a^h_ij expands to S - 2 W T + W^2 m m.
+    row = np.einsum("bj,gij->bgi", weights, a.reshape(g, n, n)) / total[:, None, None]
+    grand = np.einsum("bgi,bi->bg", row, weights) / total[:, None]
+    pair_weights = (weights[:, :, None] * weights[:, None, :]).reshape(len(weights), n * n)
+    products = (a[:, None, :] * a[None, :, :]).reshape(g * g, n * n)
+    s = (pair_weights @ products.T).reshape(-1, g, g)
+    t = np.einsum("bi,bgi,bhi->bgh", weights, row, row)
+    w = total[:, None, None]
+    dcov2 = (s - 2 * w * t) / w**2 + grand[:, :, None] * grand[:, None, :]
+    dcov2 = np.maximum(dcov2, 0.0)  # rounding below zero where the true value is 0
+    variance = np.diagonal(dcov2, axis1=1, axis2=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.sqrt(variance[:, :, None] * variance[:, None, :])
+        return np.where(scale > 0, np.sqrt(dcov2 / scale), np.nan)
+
+
+def bootstrap_intervals(
+    table: pd.DataFrame,
+    found: pd.DataFrame,
+    replicates: Mapping[str, np.ndarray],
+    confidence: float,
+    units: Mapping[str, int] | None = None,
+    texts: PerfTexts | None = None,
+) -> pd.DataFrame:
+    """Percentile intervals of Spearman's rho and Kendall's tau-b over bootstrap replicates.
+
+    Args:
+        table: the pair table the replicates were drawn for.
+        found: the :func:`regbias.analysis.correlation.table.correlations` table (its
+            ``distance, performance`` rows).
+        replicates: :func:`bootstrap_replicates`; a column absent there is held at its value.
+        confidence: the interval's level (0.95: the 2.5% and 97.5% quantiles).
+        units: :func:`resampling_units` (None: not known, every resampled column counts);
+            a correlation whose columns both have fewer than :data:`MIN_RESAMPLED` gets none.
+        texts: the per-text scores the replicates used (they name the gaps' source).
+
+    Returns:
+        One row per correlation: ``spearman_ci_low, spearman_ci_high, kendall_ci_low,
+        kendall_ci_high``, ``bootstrap_sources`` (the resampled columns' kinds) and
+        ``bootstrap_note`` (why there is no interval, "" where there is one); NaN intervals
+        where neither column was resampled.
+    """
+    quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
+    rows = []
+    pairs = found[CORRELATION_KEYS].itertuples(index=False)
+    for distance, performance in progress_bar(pairs, total=len(found), desc="bootstrap intervals"):
+        check_stop()  # a safe point between correlations
+        kept = table[[distance, performance]].notna().all(axis=1).to_numpy()
+        sources = [_source(c, texts) for c in (distance, performance)]
+        sources = [
+            k for k, c in zip(sources, (distance, performance), strict=True) if c in replicates
+        ]
+        row = {"distance": distance, "performance": performance}
+        row["bootstrap_sources"] = "+".join(sources)
+        note = "" if units is None else no_interval_note((distance, performance), units)
+        if not note and not sources:
+            note = "one model and one repetition: nothing to resample"
+        elif not note and kept.sum() < 3:
+            note = "fewer than 3 pairs with both values"
+        row["bootstrap_note"] = note
+        x, y = (_replicates_of(table, c, replicates, kept) for c in (distance, performance))
+        for name, statistic in (("spearman", spearman_rows), ("kendall", kendall_rows)):
+            low = high = np.nan
+            if not note:
+                values = statistic(x, y)
+                if np.isfinite(values).any():
+                    low, high = np.nanquantile(values, quantiles)
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = low, high
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _source(column: str, texts: PerfTexts | None) -> str:
+    if text_resampled(texts, column):
+        return _TEXTS_SOURCE
+    return _SOURCE[column.startswith(DISTANCE_PREFIX)]
+
+
+def _replicates_of(
+    table: pd.DataFrame, column: str, replicates: Mapping[str, np.ndarray], kept: np.ndarray
+) -> np.ndarray:
+    if column in replicates:
+        return replicates[column][:, kept]
+    return table[column].to_numpy(dtype=np.float64)[kept][None, :]
+
+
+@dataclass(frozen=True)
+class RhoReplicates:
+    """One correlation's rho over a set of pairs, bootstrapped.
+
+    Attributes:
+        values: ``(B,)`` the replicates' rho; for :data:`NOISE_CORRECTED` each one corrected
+            for the gaps' noise
+            (:func:`regbias.analysis.robustness.attenuation.corrected_replicates`).
+        method: :data:`NOISE_CORRECTED` or :data:`PERCENTILE`.
+        note: why there is no interval ("" where there is one; ``values`` are NaN then).
+    """
+
+    values: np.ndarray
+    method: str
+    note: str = ""
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The interval at ``confidence``: calibrated tails for the noise-free rho."""
+        if self.note:
+            return np.nan, np.nan
+        if self.method == NOISE_CORRECTED:
+            low, high = tail_interval(self.values, confidence)
+            return _clipped(low), _clipped(high)
+        if not np.isfinite(self.values).any():
+            return np.nan, np.nan
+        low, high = np.nanquantile(self.values, [(1 - confidence) / 2, (1 + confidence) / 2])
+        return float(low), float(high)
+
+
+def _clipped(value: float) -> float:
+    return value if not np.isfinite(value) else float(np.clip(value, -1.0, 1.0))
+
+
+def rho_replicates(
+    table: pd.DataFrame,
+    correlation: tuple[str, str],
+    groups: Sequence[str],
+    distances: Mapping[str, DistanceMatrix],
+    per_model: pd.DataFrame | None,
+    *,
+    n_bootstrap: int,
+    seed: int,
+    texts: PerfTexts | None = None,
+) -> RhoReplicates:
+    """Rho's bootstrap replicates for one correlation over the pairs within ``groups`` only.
+
+    Where the gap's texts are resampled and the distance's repetitions too, each replicate is
+    corrected for the gaps' noise (:mod:`regbias.analysis.robustness.attenuation`); otherwise it
+    is the replicate's plain rho. The arguments are :func:`interval_within`'s. Two calls with the
+    same seed on evidence of the same shapes (models, repetitions, texts per group) draw the
+    same resamples and the same noise rows: their replicates pair up row by row.
+    """
+    distance, performance = correlation
+    within = table["group_a"].isin(groups) & table["group_b"].isin(groups)
+    pairs = table.loc[within, ["group_a", "group_b", distance, performance]]
+    pairs = pairs.reset_index(drop=True)
+    name = distance.removeprefix(DISTANCE_PREFIX)
+    matrices = {name: distances[name]} if name in distances else {}
+    metrics: dict[str, np.ndarray] = {}
+    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts, metrics)
+    units = resampling_units(pairs, matrices, per_model, texts)
+    note = no_interval_note(correlation, units)
+    resampled = [c for c in correlation if c in replicates]
+    if not note and not resampled:
+        note = "one model and one repetition: nothing to resample"
+    kept = pairs[[distance, performance]].notna().all(axis=1).to_numpy()
+    if not note and kept.sum() < 3:
+        note = "fewer than 3 pairs with both values"
+    if note:
+        return RhoReplicates(np.full(n_bootstrap, np.nan), PERCENTILE, note)
+    metric = performance.removeprefix(GAP_PREFIX)
+    if texts is None or metric not in metrics or distance not in replicates:
+        x, y = (_replicates_of(pairs, c, replicates, kept) for c in correlation)
+        return RhoReplicates(spearman_rows(x, y), PERCENTILE)
+    order = table_groups(pairs)
+    index = {g: i for i, g in enumerate(order)}
+    ia = pairs["group_a"].map(index).to_numpy(dtype=np.int64)
+    ib = pairs["group_b"].map(index).to_numpy(dtype=np.int64)
+    rng = np.random.default_rng([seed, 1])
+    values = corrected_replicates((replicates[distance], metrics[metric]), (ia, ib), rng)
+    return RhoReplicates(values, NOISE_CORRECTED)
+
+
+def interval_within(
+    table: pd.DataFrame,
+    correlation: tuple[str, str],
+    groups: Sequence[str],
+    distances: Mapping[str, DistanceMatrix],
+    per_model: pd.DataFrame | None,
+    *,
+    n_bootstrap: int,
+    confidence: float,
+    seed: int,
+    texts: PerfTexts | None = None,
+) -> tuple[float, float, str]:
+    """Rho's interval for one correlation over the pairs within ``groups`` only.
+
+    The primary test's interval: the same pairs as its rho (the regions'), not the all-groups
+    row of the correlation table. Where the gap's texts are resampled and the distance's
+    repetitions too, it is the interval for the noise-free rho
+    (:mod:`regbias.analysis.robustness.attenuation`); otherwise the percentile interval of the
+    replicates' rho (:func:`rho_replicates`).
+
+    Args:
+        table: the pair table (all groups).
+        correlation: its ``(distance, performance)`` columns.
+        groups: the groups whose pairs count.
+        distances: the distance matrices (the distance column's repetitions are resampled).
+        per_model: the long performance table (its models are resampled).
+        texts: every text's per-model scores (the gap's texts are resampled too).
+        n_bootstrap: replicates B.
+        confidence: the interval's level.
+        seed: the generator's seed.
+
+    Returns:
+        ``(low, high, method)``, the method :data:`NOISE_CORRECTED` or :data:`PERCENTILE`;
+        NaN ends when nothing could be resampled or fewer than 3 pairs remain.
+    """
+    found = rho_replicates(
+        table,
+        correlation,
+        groups,
+        distances,
+        per_model,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        texts=texts,
+    )
+    return (*found.interval(confidence), found.method)

@@ -1,0 +1,116 @@
+"""Does a distance-performance correlation survive its own evidence? One row per correlation.
+
+Four checks, each answering one objection to a rank correlation over group pairs:
+
+- **Leave one group out** (LOGO): is the correlation carried by one far-away group?
+- **Without** ``baseline`` and ``mixed`` (groups of another kind than the regions), and
+  without both: does it hold among comparable groups only? Both in
+  :mod:`regbias.analysis.robustness.leave_one_out`.
+- **Bootstrap interval** of rho and tau, resampling the models and each distance matrix's
+  repetitions: how far does measurement noise move it?
+  (:mod:`regbias.analysis.robustness.bootstrap`)
+- **Partial Mantel test** controlling for group size (the covariate ``1/n_a + 1/n_b``, the
+  shape of a two-sample distance's finite-sample bias): is it an artefact of small groups?
+  (:mod:`regbias.analysis.robustness.partial_mantel`)
+
+:func:`robustness` runs them all and joins their columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.correlation.table import CORRELATION_KEYS
+from regbias.analysis.permutations import EXACT_LIMIT
+from regbias.analysis.robustness.bootstrap import (
+    BARE_TABLE,
+    bootstrap_intervals,
+    bootstrap_replicates,
+    resampling_units,
+)
+from regbias.analysis.robustness.leave_one_out import (
+    leave_one_group_out,
+    logo_summary,
+    special_group_columns,
+)
+from regbias.analysis.robustness.partial_mantel import partial_mantel
+from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.distances.matrix import DistanceMatrix
+
+__all__ = ["robustness"]
+
+
+def robustness(
+    table: pd.DataFrame,
+    found: pd.DataFrame,
+    *,
+    distances: Mapping[str, DistanceMatrix] | None = None,
+    per_model: pd.DataFrame | None = None,
+    group_sizes: Mapping[str, int] | None = None,
+    n_bootstrap: int = 999,
+    confidence: float = 0.95,
+    significance: float = 0.05,
+    n_permutations: int = 9999,
+    seed: int = 0,
+    exact_limit: int = EXACT_LIMIT,
+    texts: PerfTexts | None = None,
+) -> pd.DataFrame:
+    """Every check of the module docstring for each row of a correlation table.
+
+    Args:
+        table: the pair table the correlations were computed on.
+        found: the :func:`regbias.analysis.correlation.table.correlations` table.
+        distances: the distance matrices (their repetitions feed the bootstrap).
+        per_model: the long performance table (its models feed the bootstrap).
+        group_sizes: texts per group (the partial Mantel covariate); None skips that test.
+        n_bootstrap: bootstrap replicates; 0 gives no intervals.
+        confidence: the interval level.
+        significance: the level ``survives_loo`` asks of every leave-one-group-out p.
+        n_permutations: random relabellings when enumeration is too large.
+        seed: seed of the permutations and the bootstrap.
+        exact_limit: the largest ``K!`` enumerated exactly.
+        texts: every text's per-model scores (the bootstrap resamples the gaps' texts too).
+
+    Returns:
+        One row per correlation, in the order of ``found``: ``distance, performance,
+        spearman_rho, kendall_tau``, the LOGO summary (``loo_rho_min, loo_rho_max,
+        loo_most_influential, loo_rho_without_most_influential, loo_p_max, survives_loo``),
+        ``rho_without_*``/``p_without_*`` for baseline, mixed and both, the bootstrap
+        intervals, ``bootstrap_sources`` and ``bootstrap_note`` (why there is none), and
+        ``partial_rho, partial_p, size_rho``.
+    """
+    distance_columns = list(dict.fromkeys(found["distance"]))
+    performance_columns = list(dict.fromkeys(found["performance"]))
+    permutation = {"n_permutations": n_permutations, "seed": seed, "exact_limit": exact_limit}
+    out = found[[*CORRELATION_KEYS, "spearman_rho", "kendall_tau"]].copy()
+    logo = leave_one_group_out(table, distance_columns, performance_columns, **permutation)
+    parts = [
+        logo_summary(found, logo, significance),
+        special_group_columns(table, distance_columns, performance_columns, **permutation),
+    ]
+    replicates: dict[str, np.ndarray] = {}
+    if n_bootstrap > 0:
+        replicates = bootstrap_replicates(
+            table, distances or {}, per_model, n_bootstrap, seed, texts
+        )
+    bare = distances is None and per_model is None
+    units = None if bare else resampling_units(table, distances or {}, per_model, texts)
+    intervals = bootstrap_intervals(table, found, replicates, confidence, units, texts)
+    if bare:
+        intervals["bootstrap_note"] = BARE_TABLE
+    elif n_bootstrap <= 0:
+        intervals["bootstrap_note"] = "analysis.bootstrap=0"
+    parts.append(intervals)
+    if group_sizes:
+        parts.append(
+            partial_mantel(table, distance_columns, performance_columns, group_sizes, **permutation)
+        )
+    for part in parts:
+        out = out.merge(part, on=CORRELATION_KEYS, how="left")
+    for column in ("partial_rho", "partial_p", "size_rho"):
+        if column not in out:
+            out[column] = np.nan
+    return out

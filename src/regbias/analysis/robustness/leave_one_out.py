@@ -1,0 +1,224 @@
+"""Correlations without some groups: leave one group out, and without baseline and mixed.
+
+- **Leave one group out** (LOGO): with K groups, K analyses on the pairs that do not involve
+  the left-out group. A correlation carried by one far-away group moves a lot.
+- **Without** ``baseline`` (a different kind of sample), ``mixed`` (contains every region)
+  and without both: the correlation among comparable groups only.
+
+Each analysis is Spearman's rho with its Mantel permutation p, over the same relabellings as
+:func:`regbias.analysis.correlation.table.correlations`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from regbias.analysis.correlation.table import CORRELATION_KEYS, correlations
+from regbias.analysis.permutations import (
+    EXACT_LIMIT,
+    PAIR_COLUMNS,
+    column_batches,
+    groups_in_order,
+    permutation_p,
+    relabelled_pairs,
+)
+from regbias.analysis.ranks import unit_ranks
+from regbias.data.groups import BASELINE, MIXED
+
+__all__ = [
+    "SPECIAL_GROUPS",
+    "leave_one_group_out",
+    "logo_summary",
+    "special_group_columns",
+    "without_groups",
+]
+
+#: Groups of another kind than the regions: the training sample and the all-region mix.
+SPECIAL_GROUPS = (BASELINE, MIXED)
+
+
+def without_groups(
+    table: pd.DataFrame,
+    groups: Sequence[str],
+    distance_columns: list[str],
+    performance_columns: list[str],
+    *,
+    n_permutations: int = 9999,
+    seed: int = 0,
+    exact_limit: int = EXACT_LIMIT,
+) -> pd.DataFrame:
+    """Spearman's rho and its Mantel p on the pairs that involve none of ``groups``.
+
+    The p-value is that of :func:`regbias.analysis.correlation.table.correlations` (the same
+    relabellings); when every pair of the remaining groups is present it is computed as one
+    matrix product per distance.
+
+    Args:
+        table: the pair table.
+        groups: the groups left out.
+        distance_columns: the distance columns.
+        performance_columns: the performance columns.
+        n_permutations: random relabellings when enumeration is too large.
+        seed: their seed.
+        exact_limit: the largest ``K!`` enumerated exactly.
+
+    Returns:
+        One row per (distance, performance): ``distance, performance, n_pairs, spearman_rho,
+        spearman_p_perm``.
+    """
+    kept = table[~(table["group_a"].isin(groups) | table["group_b"].isin(groups))]
+    rows = {}
+    for distance in distance_columns:
+        for data, columns in column_batches(kept, distance, performance_columns):
+            permutation = (n_permutations, seed, exact_limit)
+            rows.update(_spearman_mantel(data, distance, columns, permutation))
+    keys = [(d, p) for d in distance_columns for p in performance_columns]
+    return pd.DataFrame([{"distance": d, "performance": p, **rows[(d, p)]} for d, p in keys])
+
+
+def _spearman_mantel(
+    data: pd.DataFrame, distance: str, columns: list[str], permutation: tuple[int, int, int]
+) -> dict[tuple[str, str], dict[str, float]]:
+    groups = groups_in_order(data)
+    if len(data) < 3 or len(data) != len(groups) * (len(groups) - 1) // 2:
+        n_permutations, seed, exact_limit = permutation  # too few pairs, or some missing
+        found = correlations(
+            data,
+            [distance],
+            columns,
+            n_permutations=n_permutations,
+            seed=seed,
+            exact_limit=exact_limit,
+        )
+    else:
+        rank = {g: i for i, g in enumerate(groups)}
+        a, b = (tuple(data[c].map(rank)) for c in PAIR_COLUMNS)
+        # The distance relabelled, as correlations() does: the same null, value for value.
+        moved = relabelled_pairs(a, b, *permutation, inverse=False)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rx = unit_ranks(scipy_stats.rankdata(data[distance].to_numpy(dtype=np.float64)))
+            ry = unit_ranks(scipy_stats.rankdata(data[columns].to_numpy(dtype=np.float64), axis=0))
+            null = rx[moved] @ ry
+        found = pd.DataFrame(
+            {
+                "performance": columns,
+                "spearman_rho": null[0],
+                "spearman_p_perm": [permutation_p(null[:, j]) for j in range(len(columns))],
+            }
+        )
+    return {
+        (distance, row.performance): {
+            "n_pairs": len(data),
+            "spearman_rho": row.spearman_rho,
+            "spearman_p_perm": row.spearman_p_perm,
+        }
+        for row in found.itertuples()
+    }
+
+
+def leave_one_group_out(
+    table: pd.DataFrame,
+    distance_columns: list[str],
+    performance_columns: list[str],
+    **permutation: int,
+) -> pd.DataFrame:
+    """One analysis per group, on the pairs that do not involve it.
+
+    Args:
+        table: the pair table.
+        distance_columns: the distance columns.
+        performance_columns: the performance columns.
+        **permutation: ``n_permutations``, ``seed`` and ``exact_limit`` of
+            :func:`without_groups`.
+
+    Returns:
+        The stacked :func:`without_groups` tables, with the group in a first column
+        ``left_out`` (K groups give K analyses).
+    """
+    found = []
+    for group in groups_in_order(table):
+        one = without_groups(table, [group], distance_columns, performance_columns, **permutation)
+        found.append(one.assign(left_out=group))
+    frame = pd.concat(found, ignore_index=True)
+    return frame[["left_out", *frame.columns[:-1]]]
+
+
+def logo_summary(found: pd.DataFrame, logo: pd.DataFrame, significance: float) -> pd.DataFrame:
+    """Per correlation: LOGO rho range, the group that moves rho most, and whether it holds.
+
+    Args:
+        found: the correlation table (its ``distance, performance, spearman_rho``).
+        logo: the :func:`leave_one_group_out` table of the same pair table.
+        significance: the level every leave-one-group-out p must be below.
+
+    Returns:
+        One row per correlation: ``loo_rho_min, loo_rho_max, loo_most_influential`` (the
+        group whose removal moves rho most), ``loo_rho_without_most_influential, loo_p_max``
+        and ``survives_loo`` (rho keeps its sign and p stays below ``significance`` whichever
+        group is left out).
+    """
+    keyed = found[[*CORRELATION_KEYS, "spearman_rho"]]
+    merged = logo.merge(keyed, on=CORRELATION_KEYS, suffixes=("", "_all"))
+    merged["shift"] = (merged["spearman_rho"] - merged["spearman_rho_all"]).abs()
+    rows = []
+    for (distance, performance), part in merged.groupby(CORRELATION_KEYS, sort=False):
+        full = part["spearman_rho_all"].iloc[0]
+        finite = part.dropna(subset=["shift"])
+        most = finite.loc[finite["shift"].idxmax()] if len(finite) else None
+        kept_sign = bool(len(part) and (np.sign(part["spearman_rho"]) == np.sign(full)).all())
+        p_max = part["spearman_p_perm"].max(skipna=False)
+        rows.append(
+            {
+                "distance": distance,
+                "performance": performance,
+                "loo_rho_min": part["spearman_rho"].min(skipna=False),
+                "loo_rho_max": part["spearman_rho"].max(skipna=False),
+                "loo_most_influential": None if most is None else most["left_out"],
+                "loo_rho_without_most_influential": np.nan
+                if most is None
+                else most["spearman_rho"],
+                "loo_p_max": p_max,
+                "survives_loo": kept_sign and bool(p_max < significance),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def special_group_columns(
+    table: pd.DataFrame,
+    distance_columns: list[str],
+    performance_columns: list[str],
+    **permutation: int,
+) -> pd.DataFrame:
+    """Spearman's rho and its p without baseline, without mixed and without both.
+
+    Args:
+        table: the pair table.
+        distance_columns: the distance columns.
+        performance_columns: the performance columns.
+        **permutation: ``n_permutations``, ``seed`` and ``exact_limit`` of
+            :func:`without_groups`.
+
+    Returns:
+        One row per (distance, performance) with ``rho_without_<g>`` and ``p_without_<g>``
+        for each of :data:`SPECIAL_GROUPS` and for both (``<g>`` joined by ``_``); NaN where
+        a left-out group is not in the table.
+    """
+    present = set(groups_in_order(table))
+    out = pd.DataFrame(
+        [(d, p) for d in distance_columns for p in performance_columns], columns=CORRELATION_KEYS
+    )
+    variants = [[g] for g in SPECIAL_GROUPS] + [list(SPECIAL_GROUPS)]
+    for dropped in variants:
+        name = "_".join(dropped)
+        out[f"rho_without_{name}"] = out[f"p_without_{name}"] = np.nan
+        if not set(dropped) <= present:
+            continue
+        found = without_groups(table, dropped, distance_columns, performance_columns, **permutation)
+        out[f"rho_without_{name}"] = found["spearman_rho"].to_numpy()
+        out[f"p_without_{name}"] = found["spearman_p_perm"].to_numpy()
+    return out

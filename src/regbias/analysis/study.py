@@ -1,0 +1,461 @@
+"""From a job's (or a sweep's) measurements to the study's analysis: gaps, dcor, correlations."""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from regbias.analysis.correlation.primary import Direction, PrimaryTest, primary_test
+from regbias.analysis.correlation.table import correlations
+from regbias.analysis.multiplicity import Adjustment
+from regbias.analysis.pair_table import GAP_PREFIX, MIN_GROUPS, PairTable, pairwise_table
+from regbias.analysis.power.embedding import PowerSettings
+from regbias.analysis.power.performance import PerfPower, perf_classes, perf_plant_power
+from regbias.analysis.robustness.bootstrap import (
+    interval_within,
+    no_interval_note,
+    resampling_units,
+)
+from regbias.analysis.robustness.checks import robustness
+from regbias.analysis.tests.embedding import PairTests, PairTestSettings
+from regbias.analysis.tests.performance import PerfTests, PerfTestSettings, perf_record_tests
+from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.distances.matrix import DistanceMatrix
+from regbias.errors import ConfigError, RegbiasError
+from regbias.settings_reader import check_choices
+
+__all__ = [
+    "StudyResults",
+    "Analysis",
+    "AnalysisSettings",
+    "add_robustness",
+    "analyse",
+    "analyse_table",
+    "performance_power",
+    "performance_record",
+    "primary_noise",
+    "primary_of",
+    "text_scores",
+]
+
+log = logging.getLogger(__name__)
+#: The robustness columns ``correlations.csv`` carries too.
+ROBUSTNESS_HEADLINE = ["spearman_ci_low", "spearman_ci_high", "loo_rho_min", "loo_rho_max"]
+
+
+@dataclass
+class StudyResults:
+    """What the stages measured.
+
+    Attributes:
+        groups: the studied groups, in display order.
+        distances: distance matrices by name (``sinkhorn_short``, ``sinkhorn_long``, ``lda``).
+        per_model: the long performance table (``model, seed, fold, group, repetition, metric,
+            value``), or None when the performance stage did not run.
+        group_sizes: texts per group (the data share of the representation figure).
+        meta: encoder name and revision, dataset, sizes: what the report states.
+        record: the test of record of every pair (all distinct texts, once per sweep), or
+            None where it did not run (``task=analyze``, ``analysis.pair_test.enabled=false``).
+        texts: what every model said of every text (``performance/texts.csv``, the ``texts``
+            design; a sweep's jobs' tables joined), or None (the ``draws`` design).
+    """
+
+    groups: list[str]
+    distances: dict[str, DistanceMatrix] = field(default_factory=dict)
+    per_model: pd.DataFrame | None = None
+    group_sizes: dict[str, int] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    record: PairTests | None = None
+    texts: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """The ``analysis`` config group.
+
+    Values live in ``conf/analysis/default.yaml`` (none are repeated here); build the settings
+    from the composed config.
+
+    Attributes:
+        n_permutations: random group relabellings when enumeration is too large.
+        exact_limit: the largest ``K!`` enumerated exactly.
+        significance: the level marked significant: the primary test's, alone, and that of
+            the secondary tests' adjusted p-values.
+        seed: seed of the random permutations, of the bootstrap and of the power simulation.
+        adjust: the multiplicity adjustment marking significance of the secondary tests (every
+            row of the correlation table): ``maxt`` (Westfall-Young maxT over the shared group
+            relabellings), ``holm``, ``bh`` or ``none``.
+        primary: the declared hypothesis ``(distance column, performance column)``, tested
+            alone on the regions' pairs and reported first; None when none is declared.
+        reference_groups: the groups that are no region, the corpus's by default
+            (``dataset.reference_groups``): left out of the primary test, their pairs the test
+            of record's reference family, no power plant's source or donor unless named.
+        primary_direction: the primary test's alternative: ``auto`` (``greater`` for a
+            ``gap_*`` column, ``less`` for ``dcor_*``), ``greater``, ``less``, ``two-sided``.
+        primary_power_couplings: couplings c in [0, 1] of the group scores to the group
+            positions at which the primary test's power is simulated (a group model: a gap is
+            ``|s_a - s_b|``; :mod:`regbias.analysis.power.primary`).
+        primary_power_dimensions: the dimensions of the model's group positions.
+        primary_power_simulations: simulated studies per coupling (0 = no power table).
+        primary_power_permutations: relabellings per simulated test (all ``K!`` when fewer).
+        pair_test: the test of record of every pair (which groups differ).
+        perf_test: the test of record for performance (which pairs the classifiers treat
+            differently), on the per-text scores of the ``texts`` design.
+        power: the planted mixtures that measure what the test of record can detect
+            (``task=power``, and the report's power section of a sweep where ``power.enabled``).
+        bootstrap: bootstrap resamples of models and distance repetitions (0 = no intervals).
+        confidence: the level of the bootstrap intervals.
+        input: ``task=analyze``: the pairwise CSV to re-analyse.
+        distances: ``task=analyze``: the distance columns (None: every ``dist_*``).
+        performance: ``task=analyze``: the performance columns (None: ``gap_*``, ``dcor_*``).
+        exclude_groups: ``task=analyze``: groups whose pairs are left out.
+        exclude_pairs: ``task=analyze``: pairs left out, like ``nz-za`` (either order).
+    """
+
+    n_permutations: int
+    exact_limit: int
+    significance: float
+    seed: int
+    adjust: Adjustment
+    primary: tuple[str, str] | None
+    reference_groups: list[str]
+    primary_direction: Direction
+    primary_power_couplings: list[float]
+    primary_power_dimensions: int
+    primary_power_simulations: int
+    primary_power_permutations: int
+    pair_test: PairTestSettings
+    perf_test: PerfTestSettings
+    power: PowerSettings
+    bootstrap: int
+    confidence: float
+    input: str | None
+    distances: list[str] | None
+    performance: list[str] | None
+    exclude_groups: list[str]
+    exclude_pairs: list[str]
+
+    def __post_init__(self) -> None:
+        check_choices(self, "analysis")  # adjust and primary_direction, also made in Python
+        if self.primary is not None and len(self.primary) != 2:
+            raise ConfigError(
+                "analysis.primary names one distance and one performance column, e.g. "
+                f"[dist_sinkhorn_long, gap_accuracy]; got {list(self.primary)}."
+            )
+        if not 0 < self.significance < 1:
+            raise ConfigError(
+                "analysis.significance is a test level in (0, 1), e.g. 0.05; got "
+                f"{self.significance}."
+            )
+        if self.bootstrap < 0 or not 0 < self.confidence < 1:
+            raise ConfigError(
+                "analysis.bootstrap must be >= 0 and analysis.confidence in (0, 1); got "
+                f"{self.bootstrap} and {self.confidence}."
+            )
+        self._check_primary_test()
+
+    def _check_primary_test(self) -> None:
+        if not all(0 <= c <= 1 for c in self.primary_power_couplings):
+            raise ConfigError(
+                "analysis.primary_power_couplings are couplings in [0, 1]; got "
+                f"{list(self.primary_power_couplings)}."
+            )
+        if self.primary_power_dimensions < 1:
+            raise ConfigError(
+                "analysis.primary_power_dimensions must be >= 1 (the dimensions of the power "
+                f"model's group positions); got {self.primary_power_dimensions}."
+            )
+        if self.primary_power_simulations < 0 or self.primary_power_permutations < 1:
+            raise ConfigError(
+                "analysis.primary_power_simulations must be >= 0 (0 = off) and "
+                "analysis.primary_power_permutations >= 1; got "
+                f"{self.primary_power_simulations} and {self.primary_power_permutations}."
+            )
+
+
+@dataclass
+class Analysis:
+    """The analysis of one job or one sweep.
+
+    ``correlations`` is None (with ``note`` saying why) when the pairs allow no rank test;
+    ``robustness`` (one row per correlation, see :mod:`regbias.analysis.robustness.checks`) is None
+    with it. ``correlations`` holds the secondary tests (all groups, adjusted together);
+    ``primary`` the declared hypothesis tested alone on the regions (None when none is
+    declared or there are no correlations).
+    """
+
+    summary: pd.DataFrame | None
+    gaps: pd.DataFrame | None
+    dcor: pd.DataFrame | None
+    pairwise: pd.DataFrame
+    correlations: pd.DataFrame | None
+    note: str = ""
+    robustness: pd.DataFrame | None = None
+    primary: PrimaryTest | None = None
+    performance_record: PerfTests | None = None
+    performance_power: PerfPower | None = None
+
+
+def performance_power(
+    texts: PerfTexts | None, record: PerfTests | None, settings: AnalysisSettings
+) -> tuple[PerfTests | None, PerfPower | None]:
+    """Planted accuracy gaps at the performance test's sizes, where ``analysis.power.enabled``.
+
+    Returns the test with each pair's ``detectable_gap`` (the smallest planted gap its size
+    class detects with 80% power), and the plants; unchanged and None where not planted (off,
+    no test, a multilabel corpus).
+    """
+    power = settings.power
+    if texts is None or record is None or not power.enabled or texts.task != "binary":
+        return record, None
+    regions = [g for g in texts.members if g not in settings.reference_groups]
+    source = power.source or max(regions, key=lambda g: len(texts.members[g]), default=None)
+    if source is None or source not in texts.members:
+        return record, None
+    log.info("performance power: planted gaps in %s at %d size classes", source, len(regions))
+    planted = perf_plant_power(
+        texts,
+        source,
+        perf_classes(record),
+        power.performance_gaps,
+        plants=power.plants,
+        relabellings=power.relabellings,
+        alpha=settings.significance,
+        seed=power.seed,
+    )
+    table = record.table.copy()
+    table["detectable_gap"] = [
+        planted.detectable_for(int(a), int(b))
+        for a, b in zip(table["n_a"], table["n_b"], strict=True)
+    ]
+    return replace(record, table=table), planted
+
+
+def text_scores(results: StudyResults | None) -> PerfTexts | None:
+    """The results' per-text scores as arrays (None: the ``draws`` design, or none)."""
+    if results is None or results.texts is None or not len(results.texts):
+        return None
+    return PerfTexts.of(results.texts)
+
+
+def performance_record(
+    texts: PerfTexts | None, groups: list[str], settings: AnalysisSettings
+) -> PerfTests | None:
+    """The performance test of record on per-text scores (None without them)."""
+    if texts is None or not settings.perf_test.enabled:
+        return None
+    log.info("performance test of record: %d texts", len(texts.keys))
+    return perf_record_tests(
+        texts,
+        groups,
+        settings.perf_test,
+        settings.pair_test,
+        references=settings.reference_groups,
+        alpha=settings.significance,
+        n_bootstrap=settings.bootstrap,
+        confidence=settings.confidence,
+    )
+
+
+#: A noise ratio standing for "the groups' true values do not spread beyond their noise".
+_NO_SIGNAL = 1e3
+
+
+def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[str, float] | None:
+    """By region, its metric's standard error over the spread of the regions' true values.
+
+    From the performance test of record's two-stage intervals (standard error = interval
+    width / (2 z)); the true spread is the regions' observed variance less their mean squared
+    standard error. None where there is no such interval or the primary is another metric.
+    """
+    if record is None or settings.primary is None or not math.isfinite(record.confidence):
+        return None
+    if settings.primary[1] != f"{GAP_PREFIX}{record.metric}":
+        return None
+    rows = record.groups[
+        (record.groups["metric"] == record.metric)
+        & ~record.groups["group"].isin(settings.reference_groups)
+    ]
+    z = float(scipy_stats.norm.ppf((1 + record.confidence) / 2))
+    se = ((rows["ci_high"] - rows["ci_low"]) / (2 * z)).to_numpy(dtype=float)
+    if len(rows) < MIN_GROUPS or not np.isfinite(se).all():
+        return None
+    spread = float(np.var(rows["value"].to_numpy(dtype=float), ddof=1) - np.mean(se**2))
+    ratio = se / math.sqrt(spread) if spread > 0 else np.full(len(se), _NO_SIGNAL)
+    return dict(zip(rows["group"].astype(str), np.minimum(ratio, _NO_SIGNAL).tolist(), strict=True))
+
+
+def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
+    """Gaps and dcor per pair and metric, the pairwise table, the primary test, correlations."""
+    from regbias.performance.evaluation import performance_dcor, performance_gaps, summarise
+
+    summary = gaps = dependence = None
+    if results.per_model is not None and len(results.per_model):
+        summary = summarise(results.per_model)
+        groups = [g for g in results.groups if g in set(summary["group"])]
+        gaps = performance_gaps(summary, groups)
+        with warnings.catch_warnings():
+            # One job has few models; an undefined dcor is expected there and NaN says so.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            dependence = performance_dcor(summary, groups)
+    pairs = PairTable.of(pairwise_table(results.distances, gaps, dependence))
+    table = pairs.frame
+    texts = text_scores(results)
+    record, planted = performance_power(
+        texts, performance_record(texts, results.groups, settings), settings
+    )
+    if len(results.groups) < MIN_GROUPS:
+        note = f"no correlations: {len(results.groups)} groups, fewer than {MIN_GROUPS}"
+        analysis = Analysis(summary, gaps, dependence, table, None, note)
+    elif not pairs.distance_columns or not pairs.performance_columns:
+        note = "no correlations: the run measured no distances or no performance"
+        analysis = Analysis(summary, gaps, dependence, table, None, note)
+    else:
+        try:
+            noise = primary_noise(record, settings)
+            analysis = analyse_table(pairs, settings, results, texts, noise)
+            analysis.summary, analysis.gaps, analysis.dcor = summary, gaps, dependence
+        except RegbiasError as error:
+            log.warning("no correlations: %s", error)
+            note = f"no correlations: {error}"
+            analysis = Analysis(summary, gaps, dependence, table, None, note)
+    analysis.performance_record, analysis.performance_power = record, planted
+    return analysis
+
+
+def analyse_table(
+    pairs: PairTable,
+    settings: AnalysisSettings,
+    results: StudyResults | None = None,
+    texts: PerfTexts | None = None,
+    noise: Mapping[str, float] | None = None,
+) -> Analysis:
+    """The primary test, the correlations and their robustness for one pair table.
+
+    Args:
+        pairs: the pair table (its column lists say what to correlate).
+        settings: the analysis settings.
+        results: the measurements behind the table (bootstrap and group sizes), or None
+            for a bare table (``task=analyze``).
+        texts: the results' per-text scores (:func:`text_scores`; the bootstrap resamples
+            the gaps' evaluation texts too).
+        noise: by group, the measured evaluation noise of the primary's metric over the
+            spread of the groups' true values (:func:`primary_noise`): the primary's power
+            model measures its gaps that noisily.
+
+    Returns:
+        The analysis, without performance tables (``summary``, ``gaps``, ``dcor`` None).
+
+    Raises:
+        RegbiasError: the table allows no correlation (see :func:`correlations`).
+    """
+    found = correlations(
+        pairs,
+        n_permutations=settings.n_permutations,
+        seed=settings.seed,
+        exact_limit=settings.exact_limit,
+    )
+    found, checks = add_robustness(pairs.frame, found, settings, results, texts)
+    primary = primary_of(pairs.frame, settings, results, texts, noise)
+    return Analysis(None, None, None, pairs.frame, found, robustness=checks, primary=primary)
+
+
+def primary_of(
+    table: pd.DataFrame,
+    settings: AnalysisSettings,
+    results: StudyResults | None = None,
+    texts: PerfTexts | None = None,
+    noise: Mapping[str, float] | None = None,
+) -> PrimaryTest | None:
+    """The declared hypothesis's test on ``table``'s regions; None when none is declared.
+
+    With ``results`` (their models and distance repetitions, and ``texts``, every text's
+    scores) and ``analysis.bootstrap`` > 0, the test carries rho's bootstrap interval over the
+    same region pairs.
+    """
+    if settings.primary is None:
+        return None
+    distance, performance = settings.primary
+    test = primary_test(
+        table,
+        distance,
+        performance,
+        reference_groups=settings.reference_groups,
+        direction=settings.primary_direction,
+        significance=settings.significance,
+        n_permutations=settings.n_permutations,
+        seed=settings.seed,
+        exact_limit=settings.exact_limit,
+        power_couplings=settings.primary_power_couplings,
+        power_dimensions=settings.primary_power_dimensions,
+        power_simulations=settings.primary_power_simulations,
+        power_permutations=settings.primary_power_permutations,
+        power_noise=noise,
+    )
+    if settings.bootstrap <= 0 or test.note or not math.isfinite(test.rho):
+        return test
+    units = (
+        None if results is None else resampling_units(table, results.distances, results.per_model)
+    )
+    note = no_interval_note(settings.primary, units)
+    if results is None or note:
+        return replace(test, ci_note=note)
+    low, high, method = interval_within(
+        table,
+        settings.primary,
+        test.groups,
+        results.distances,
+        results.per_model,
+        n_bootstrap=settings.bootstrap,
+        confidence=settings.confidence,
+        seed=settings.seed,
+        texts=texts,
+    )
+    return replace(test, ci_low=low, ci_high=high, confidence=settings.confidence, ci_method=method)
+
+
+def add_robustness(
+    table: pd.DataFrame,
+    found: pd.DataFrame,
+    settings: AnalysisSettings,
+    results: StudyResults | None = None,
+    texts: PerfTexts | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The robustness table of ``found``, and ``found`` with its headline columns.
+
+    Args:
+        table: the pair table the correlations were computed on.
+        found: the :func:`correlations` table.
+        settings: the analysis settings (permutations, bootstrap, seed).
+        results: the measurements behind ``table``: their distance repetitions and models feed
+            the bootstrap, their group sizes the partial Mantel test; None for a bare table.
+        texts: the results' per-text scores (the bootstrap resamples the gaps' texts too).
+
+    Returns:
+        ``found`` with ``spearman_ci_low, spearman_ci_high, loo_rho_min, loo_rho_max``
+        appended, and the full robustness table.
+    """
+    checks = robustness(
+        table,
+        found,
+        distances=results.distances if results is not None else None,
+        per_model=results.per_model if results is not None else None,
+        group_sizes=results.group_sizes if results is not None else None,
+        n_bootstrap=settings.bootstrap,
+        confidence=settings.confidence,
+        significance=settings.significance,
+        n_permutations=settings.n_permutations,
+        seed=settings.seed,
+        exact_limit=settings.exact_limit,
+        texts=texts,
+    )
+    headline = checks[["distance", "performance", *ROBUSTNESS_HEADLINE]]
+    return found.merge(headline, on=["distance", "performance"], how="left"), checks

@@ -1,0 +1,1 @@
+"""Which pairs of groups differ: the tests of record (embedding space, performance)."""

@@ -1,0 +1,427 @@
+"""The test of record per pair: one permutation test on all distinct texts of both groups.
+
+Which regions differ is asked once per sweep, on all the data (docs/method.md, "Which pairs
+differ: the test of record"):
+for groups ``a`` and ``b`` the units are their distinct texts, one vector per text (the
+encoder's pooled sentence vector), and a relabelling splits the pooled texts uniformly at
+random into sides of the groups' sizes. There are no repetitions and no passages, so every
+text moves the same way everywhere it is used and the test is exact under exchangeability.
+
+The statistics and their permutation null: :mod:`regbias.analysis.tests.embedding_null`.
+
+Texts held by both groups (``mixed`` and a region, a corpus's shared rows) belong to neither
+side of that pair's test: a unit must sit on one side. A group larger than ``cap`` is
+subsampled once, seeded, before any pair is formed, so it is the same set in all its pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.tests.effect import pair_effect
+from regbias.analysis.tests.embedding_null import (
+    PAIR_STATISTICS,
+    PairStatistic,
+    PooledForm,
+    pair_statistic_null,
+    permutation_p,
+    pooled_form,
+)
+from regbias.data.sampling import rng_for
+from regbias.errors import ConfigError
+from regbias.settings_reader import check_choices
+
+__all__ = [
+    "PAIR_STATISTICS",
+    "PRIMARY_FAMILY",
+    "SECONDARY_FAMILY",
+    "PairStatistic",
+    "PairTestSettings",
+    "PairTests",
+    "PlannedPair",
+    "cap_groups",
+    "pair_family",
+    "pair_statistic_null",
+    "permutation_p",
+    "plan_pairs",
+    "PooledForm",
+    "pooled_form",
+    "record_tests",
+    "size_class",
+    "size_classes",
+]
+
+#: The declared families: pairs of two regions (the study's question), and pairs with a
+#: reference group (``mixed``, ``baseline``, ...), adjusted apart.
+PRIMARY_FAMILY = "regions"
+SECONDARY_FAMILY = "reference"
+_WORDS = {
+    "energy": "energy distance",
+    "mmd": "MMD (Gaussian kernel, median width)",
+    "mean": "squared mean difference",
+}
+
+
+@dataclass(frozen=True)
+class PairTestSettings:
+    """``analysis.pair_test``: the test of record of every pair of groups.
+
+    Attributes:
+        enabled: run it (at the end of a sweep, or in a single run).
+        statistic: ``energy``, ``mmd`` or ``mean`` (see the module).
+        relabellings: relabellings per pair (the smallest p is ``1 / (1 + relabellings)``).
+        cap: the most texts a group brings (a larger group is subsampled once, seeded);
+            None: all its distinct texts.
+        quadratic_cap: the most texts a group brings to ``energy`` and ``mmd``, whose cost is
+            quadratic in the pooled texts (the smaller of the two caps where both are set);
+            ``mean`` is linear and ignores it.
+        effect_resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
+        seed: seed of the subsamples and the relabellings (also the training sample whose
+            texts form ``baseline``).
+    """
+
+    enabled: bool
+    statistic: PairStatistic
+    relabellings: int
+    cap: int | None
+    quadratic_cap: int | None
+    effect_resamples: int
+    seed: int
+
+    def __post_init__(self) -> None:
+        check_choices(self, "analysis.pair_test")
+        caps = [c for c in (self.cap, self.quadratic_cap) if c is not None]
+        if self.relabellings < 1 or any(c < 2 for c in caps):
+            raise ConfigError(
+                "analysis.pair_test.relabellings must be >= 1 and analysis.pair_test.cap and "
+                f"quadratic_cap >= 2 (or null); got {self.relabellings}, {self.cap} and "
+                f"{self.quadratic_cap}"
+            )
+
+    @property
+    def group_cap(self) -> int | None:
+        """The most texts a group brings to this statistic (None: all)."""
+        caps = [self.cap] + ([self.quadratic_cap] if self.statistic != "mean" else [])
+        given = [c for c in caps if c is not None]
+        return min(given) if given else None
+
+    def words(self) -> str:
+        """The statistic in words, for the report."""
+        return _WORDS[self.statistic]
+
+
+@dataclass(frozen=True)
+class PairTests:
+    """The tests of record of every pair, with their families' adjusted verdicts.
+
+    Attributes:
+        settings: what was run.
+        alpha: the level.
+        table: one row per pair: ``group_a, group_b, family, n_a, n_b, shared`` (texts left
+            out as held by both), ``statistic`` (the test's value, which grows with the
+            sizes), ``z`` (the test's standardised statistic: the value in standard deviations
+            of its null), ``effect`` with ``effect_ci_low`` and ``effect_ci_high`` (the
+            size-free effect, :mod:`regbias.analysis.tests.effect`, and its bootstrap interval
+            at ``1 - alpha``), ``p``, ``p_adjusted`` (Holm within the family), ``differs``,
+            ``detectable_share`` (NaN until power is measured) and ``untestable`` (why a pair
+            is not tested, "" where it is: such a pair has no p, does not differ and is kept
+            out of its family's count).
+        group_sizes: distinct texts per group before the cap.
+    """
+
+    settings: PairTestSettings
+    alpha: float
+    table: pd.DataFrame
+    group_sizes: dict[str, int] = field(default_factory=dict)
+
+    def family(self, name: str) -> pd.DataFrame:
+        """The rows of one family, in pair order."""
+        return self.table[self.table["family"] == name]
+
+    def tested(self, name: str) -> pd.DataFrame:
+        """The rows of one family that were tested (a p), in pair order: Holm's family."""
+        rows = self.family(name)
+        return rows[np.isfinite(rows["p"].astype(float))]
+
+    def untested(self, name: str) -> pd.DataFrame:
+        """The rows of one family that could not be tested (no p), in pair order."""
+        rows = self.family(name)
+        return rows[~np.isfinite(rows["p"].astype(float))]
+
+    @property
+    def smallest_p(self) -> float:
+        """The smallest p a pair can have: ``1 / (1 + relabellings)``."""
+        return 1.0 / (1 + self.settings.relabellings)
+
+    def can_reject(self, family: str = PRIMARY_FAMILY) -> bool:
+        """Whether Holm over the family can reach the level at this resolution."""
+        m = len(self.tested(family))
+        return m > 0 and m * self.smallest_p <= self.alpha
+
+    def differing(self, family: str = PRIMARY_FAMILY) -> pd.DataFrame:
+        """The pairs of a family that differ, smallest adjusted p first."""
+        rows = self.family(family)
+        return rows[rows["differs"]].sort_values(["p_adjusted", "p"], kind="stable")
+
+    def with_power(self, detectable: Mapping[tuple[int, int], float], donor: str = "") -> PairTests:
+        """A copy whose ``detectable_share`` holds the smallest share detected with power.
+
+        Args:
+            detectable: by size class ``(n_small, n_large)`` (:func:`size_classes`), the
+                smallest planted share detected with 80% power (NaN: none planted was).
+            donor: the group whose texts were mixed in (``power_donor``, for the words).
+        """
+        table = self.table.copy()
+        table["power_donor"] = donor
+        shares = []
+        for a, b in zip(table["n_a"], table["n_b"], strict=True):
+            key = (size_class(min(a, b)), size_class(max(a, b)))
+            shares.append(detectable.get(key, math.nan))
+        table["detectable_share"] = shares
+        return PairTests(self.settings, self.alpha, table, self.group_sizes)
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form (:meth:`from_dict` reads it back)."""
+        return {
+            "settings": {
+                "enabled": self.settings.enabled,
+                "statistic": self.settings.statistic,
+                "relabellings": self.settings.relabellings,
+                "cap": self.settings.cap,
+                "quadratic_cap": self.settings.quadratic_cap,
+                "effect_resamples": self.settings.effect_resamples,
+                "seed": self.settings.seed,
+            },
+            "alpha": self.alpha,
+            "group_sizes": self.group_sizes,
+            "table": self.table.to_dict(orient="records"),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PairTests:
+        """The tests written by :meth:`to_dict`."""
+        settings = PairTestSettings(
+            **{"quadratic_cap": None, "effect_resamples": 0, **data["settings"]}
+        )
+        sizes = {str(k): int(v) for k, v in data.get("group_sizes", {}).items()}
+        return cls(settings, float(data["alpha"]), pd.DataFrame(data["table"]), sizes)
+
+
+def size_class(n: int) -> int:
+    """``n`` rounded down to two significant digits (1,840 -> 1,800; 329 -> 320).
+
+    Power is planted at these sizes: a smaller size has less power, so a statement made at
+    the class holds for every pair in it.
+    """
+    if n < 100:
+        return int(n)
+    step = 10 ** (len(str(int(n))) - 2)
+    return int(n) // step * step
+
+
+def size_classes(plans: Sequence[PlannedPair]) -> list[tuple[int, int, int]]:
+    """``(n_small, n_large, m)`` of every testable pair's size class, ``m`` its family's size.
+
+    A class shared by both families takes the larger family (the stricter level).
+    """
+    families = Counter(plan.family for plan in plans)
+    classes: dict[tuple[int, int], int] = {}
+    for plan in plans:
+        if not plan.testable:
+            continue
+        n_a, n_b = len(plan.side_a), len(plan.side_b)
+        key = (size_class(min(n_a, n_b)), size_class(max(n_a, n_b)))
+        classes[key] = max(classes.get(key, 0), families[plan.family])
+    return [(a, b, m) for (a, b), m in sorted(classes.items())]
+
+
+def pair_family(a: str, b: str, references: Sequence[str]) -> str:
+    """``regions`` for a pair of two regions, ``reference`` where either is a reference group."""
+    return SECONDARY_FAMILY if a in references or b in references else PRIMARY_FAMILY
+
+
+def cap_groups(
+    groups: Mapping[str, Sequence[str]], cap: int | None, seed: int
+) -> dict[str, list[str]]:
+    """Each group's distinct texts, a group larger than ``cap`` subsampled once (seeded).
+
+    The subsample depends on the group's name and ``seed`` only, so it is the same in every
+    pair the group is in and in every run of the same corpus. ``cap=None``: every text.
+    """
+    return {
+        name: _capped(list(dict.fromkeys(texts)), cap, seed, name) for name, texts in groups.items()
+    }
+
+
+def _capped(
+    distinct: list[str], cap: int | None, seed: int, name: str, drop: frozenset[str] = frozenset()
+) -> list[str]:
+    """The first ``cap`` of the group's seeded order that are not in ``drop``, in text order."""
+    if cap is None or len(distinct) - len(drop) <= cap:
+        return [t for t in distinct if t not in drop]
+    order = rng_for(seed, "pair-test-cap", name).permutation(len(distinct))
+    keep = np.sort([i for i in order if distinct[i] not in drop][:cap])
+    return [distinct[i] for i in keep]
+
+
+def _z(observed: float, null: np.ndarray) -> float:
+    sd = float(np.std(null))
+    return (observed - float(np.mean(null))) / sd if sd > 0 else math.nan
+
+
+@dataclass(frozen=True)
+class PlannedPair:
+    """One pair as its test sees it: the texts of each side, none held by both."""
+
+    group_a: str
+    group_b: str
+    family: str
+    side_a: list[str]
+    side_b: list[str]
+    shared: int
+
+    def row(self) -> dict[str, object]:
+        """The pair's first columns of :attr:`PairTests.table`."""
+        return {
+            "group_a": self.group_a,
+            "group_b": self.group_b,
+            "family": self.family,
+            "n_a": len(self.side_a),
+            "n_b": len(self.side_b),
+            "shared": self.shared,
+        }
+
+    @property
+    def testable(self) -> bool:
+        """Whether each side has at least two texts."""
+        return min(len(self.side_a), len(self.side_b)) >= 2
+
+    @property
+    def untestable(self) -> str:
+        """Why the pair is not tested, in words ("" where it is)."""
+        if self.testable:
+            return ""
+        sides = f"{len(self.side_a)} and {len(self.side_b)} texts"
+        if self.shared:
+            sides += f" once the {self.shared} both hold are left out"
+        return f"fewer than 2 texts a side ({sides})"
+
+
+def plan_pairs(
+    groups: Mapping[str, Sequence[str]], settings: PairTestSettings, references: Sequence[str]
+) -> list[PlannedPair]:
+    """Every pair of ``groups`` in order, with the texts both groups hold left out.
+
+    Which texts both hold is asked of the whole groups, before any cap. Against a region, a
+    reference group (``mixed``) loses every text of the region, and is capped after that, so
+    its side is the other regions' texts; the region's side is its capped set as in every
+    pair. In a pair of two regions (or two references) a text both hold leaves both sides.
+    ``shared`` counts the texts so removed.
+    """
+    distinct = {name: list(dict.fromkeys(texts)) for name, texts in groups.items()}
+    cap = settings.group_cap
+    capped = cap_groups(distinct, cap, settings.seed)
+    names = list(capped)
+    plans = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            shared = frozenset(distinct[a]) & frozenset(distinct[b])
+            side_a, side_b = capped[a], capped[b]
+            if (a in references) != (b in references):
+                if a in references:
+                    side_a = _capped(distinct[a], cap, settings.seed, a, shared)
+                else:
+                    side_b = _capped(distinct[b], cap, settings.seed, b, shared)
+                removed = len(shared)
+            else:
+                removed = len(shared & frozenset([*side_a, *side_b]))
+                side_a = [t for t in side_a if t not in shared]
+                side_b = [t for t in side_b if t not in shared]
+            plans.append(PlannedPair(a, b, pair_family(a, b, references), side_a, side_b, removed))
+    return plans
+
+
+def record_tests(
+    groups: Mapping[str, Sequence[str]],
+    vectors: Callable[[list[str]], np.ndarray],
+    settings: PairTestSettings,
+    *,
+    references: Sequence[str] = (),
+    alpha: float = 0.05,
+    progress: Callable[[str], None] | None = None,
+) -> PairTests:
+    """The test of record of every pair of ``groups``, Holm-adjusted within each family.
+
+    Args:
+        groups: every group's texts (duplicates are counted once).
+        vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
+        settings: the test's settings.
+        references: the reference groups (``mixed``, ``baseline``, ...): their pairs form the
+            secondary family.
+        alpha: the level.
+        progress: called with each pair's name once it is tested.
+
+    Returns:
+        The tests, one row per pair in the groups' order.
+    """
+    plans = plan_pairs(groups, settings, references)
+    texts = list(dict.fromkeys(t for plan in plans for t in (*plan.side_a, *plan.side_b)))
+    every = np.asarray(vectors(texts))
+    where = {t: i for i, t in enumerate(texts)}
+    rows = []
+    for plan in plans:
+        rows.append({**plan.row(), **_test(plan, every, where, settings, 1 - alpha)})
+        if progress is not None:
+            progress(f"{plan.group_a}-{plan.group_b}")
+    table = pd.DataFrame(rows)
+    table["p_adjusted"] = np.nan
+    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
+        members = table["family"] == family
+        if members.any():
+            table.loc[members, "p_adjusted"] = adjust_p(table.loc[members, "p"].to_numpy(), "holm")
+    table["differs"] = table["p_adjusted"].to_numpy() <= alpha
+    table["detectable_share"] = np.nan
+    table["untestable"] = [plan.untestable for plan in plans]
+    sizes = {g: len(dict.fromkeys(ts)) for g, ts in groups.items()}
+    return PairTests(settings, alpha, table, sizes)
+
+
+def _test(
+    plan: PlannedPair,
+    every: np.ndarray,
+    where: Mapping[str, int],
+    settings: PairTestSettings,
+    confidence: float,
+) -> dict[str, float]:
+    if not plan.testable:
+        keys = ("statistic", "z", "effect", "effect_ci_low", "effect_ci_high", "p")
+        return dict.fromkeys(keys, math.nan)
+    rows = [where[t] for t in plan.side_a] + [where[t] for t in plan.side_b]
+    form = pooled_form(every[rows], settings.statistic)
+    rng = rng_for(settings.seed, "pair-test", plan.group_a, plan.group_b)
+    observed, null = pair_statistic_null(form, len(plan.side_a), settings.relabellings, rng)
+    n_a = len(plan.side_a)
+    effect, low, high = pair_effect(
+        every[rows[:n_a]],
+        every[rows[n_a:]],
+        settings.statistic,
+        resamples=settings.effect_resamples,
+        confidence=confidence,
+        rng=rng_for(settings.seed, "pair-effect", plan.group_a, plan.group_b),
+    )
+    return {
+        "statistic": observed,
+        "z": _z(observed, null),
+        "effect": effect,
+        "effect_ci_low": low,
+        "effect_ci_high": high,
+        "p": permutation_p(observed, null),
+    }

@@ -1,0 +1,414 @@
+"""The test of record for performance: do the sweep's classifiers treat two groups differently?
+
+Once per sweep (in its parent; a single run for itself), on every text every model scored
+(docs/method.md, "Performance gaps"). The unit is the text, its score what the models said of it
+(:mod:`regbias.analysis.tests.text_scores`); the models are fixed, so the question is whether
+*these*
+classifiers do better on one group's texts than on the other's.
+
+- **Strata.** Groups differ in their mix of labels (NZ: 136 negative, 193 positive tweets), and
+  a classifier is rarely equally good on both labels. Texts are relabelled only within their
+  label stratum (binary: the true label; multilabel: the exact topic set, a rule stated in
+  docs/method.md), so a different mix is never called a performance difference.
+- **Statistic.** The stratum-standardised gap: each side's metric of its strata's mean
+  components, weighted alike on both sides with the Cochran-Mantel-Haenszel weights
+  ``n_as n_bs / N_s`` (a stratum only one side has weighs nothing). For accuracy it is a
+  weighted difference of per-label accuracies, zero in expectation under the null. The plain
+  (unstratified) gap is reported beside it.
+- **Relabellings.** Within a stratum a relabelling only decides how many texts of each distinct
+  score go to side ``a``: a multivariate hypergeometric draw, ``K`` of them at once, and each
+  side's sums are the matrix product of those counts with the scores (exact, float64).
+  ``p = (1 + #{|T*| >= |T|}) / (1 + K)``, two-sided; a relabelled value within ``1e-9`` (of a
+  metric in [0, 1]) of ``|T|`` is a tie.
+- **Families.** Region pairs and pairs with a reference group are adjusted apart (Holm), as
+  for the distance test; an untestable pair (a side without texts, no stratum in common) is
+  said to be so and counts in no family.
+- **Intervals.** Each group's metric and each pair's gap get a two-stage bootstrap interval:
+  the models, then the texts within group and stratum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.tests.embedding import (
+    PRIMARY_FAMILY,
+    SECONDARY_FAMILY,
+    PairTestSettings,
+    PlannedPair,
+    plan_pairs,
+)
+from regbias.analysis.tests.text_scores import (
+    PerfTexts,
+    Side,
+    group_metric_replicates,
+    group_metrics,
+    metric_of,
+    resampled_sums,
+)
+from regbias.data.sampling import rng_for
+from regbias.errors import ConfigError
+from regbias.interrupt import check_stop
+
+__all__ = [
+    "PerfTestSettings",
+    "PerfTests",
+    "StratifiedPair",
+    "perf_record_tests",
+    "stratified_test",
+]
+
+#: A relabelled gap this close to the observed one (metric units) is a tie.
+_TIE = 1e-9
+
+
+@dataclass(frozen=True)
+class PerfTestSettings:
+    """``analysis.perf_test``: the test of record for performance.
+
+    Attributes:
+        enabled: run it wherever per-text scores exist (``finetune.evaluation.design=texts``).
+        relabellings: stratified relabellings per pair (the smallest p is ``1 / (1 + K)``).
+        seed: seed of the relabellings and of the bootstrap.
+    """
+
+    enabled: bool
+    relabellings: int
+    seed: int
+
+    def __post_init__(self) -> None:
+        if self.relabellings < 1:
+            raise ConfigError(
+                f"analysis.perf_test.relabellings must be >= 1; got {self.relabellings}"
+            )
+
+
+@dataclass(frozen=True)
+class PerfTests:
+    """The performance tests of record of every pair, and each group's metric.
+
+    Attributes:
+        settings: what was run.
+        alpha: the level of the Holm-adjusted verdicts (per family).
+        metric: the compared metric (``accuracy``; ``micro_f1`` for a multilabel corpus).
+        confidence: the level of the intervals (NaN: no interval was made).
+        table: one row per pair: ``group_a, group_b, family, n_a, n_b, shared`` (texts held
+            by both, on neither side), ``gap`` (stratum-standardised ``a - b``), ``ci_low``,
+            ``ci_high``, ``raw_gap`` (unstratified), ``p``, ``p_adjusted`` (Holm within the
+            family), ``differs``, ``testable`` and ``note`` (why a pair is untestable).
+        groups: one row per group and metric: ``group, metric, value, ci_low, ci_high,
+            n_texts``.
+        models: the models whose scores were pooled.
+    """
+
+    settings: PerfTestSettings
+    alpha: float
+    metric: str
+    confidence: float
+    table: pd.DataFrame
+    groups: pd.DataFrame
+    models: int
+
+    def family(self, name: str) -> pd.DataFrame:
+        """The testable rows of one family, in pair order."""
+        rows = self.table[self.table["family"] == name]
+        return rows[rows["testable"].astype(bool)]
+
+    def untestable(self) -> pd.DataFrame:
+        """The pairs no test could be run on, with their reasons."""
+        return self.table[~self.table["testable"].astype(bool)]
+
+    def differing(self, family: str = PRIMARY_FAMILY) -> pd.DataFrame:
+        """The pairs of a family that differ, smallest adjusted p first."""
+        rows = self.family(family)
+        return rows[rows["differs"].astype(bool)].sort_values(["p_adjusted", "p"], kind="stable")
+
+    @property
+    def smallest_p(self) -> float:
+        """The smallest p a pair can have: ``1 / (1 + relabellings)``."""
+        return 1.0 / (1 + self.settings.relabellings)
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form (:meth:`from_dict` reads it back)."""
+        return {
+            "settings": {
+                "enabled": self.settings.enabled,
+                "relabellings": self.settings.relabellings,
+                "seed": self.settings.seed,
+            },
+            "alpha": self.alpha,
+            "metric": self.metric,
+            "confidence": self.confidence,
+            "models": self.models,
+            "table": self.table.to_dict(orient="records"),
+            "groups": self.groups.to_dict(orient="records"),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PerfTests:
+        """The tests written by :meth:`to_dict`."""
+        return cls(
+            PerfTestSettings(**data["settings"]),
+            float(data["alpha"]),
+            str(data["metric"]),
+            float(data["confidence"]),
+            pd.DataFrame(data["table"]),
+            pd.DataFrame(data["groups"]),
+            int(data["models"]),
+        )
+
+
+@dataclass(frozen=True)
+class StratifiedPair:
+    """One pair's sides, their common strata and the strata's CMH weights.
+
+    Attributes:
+        a: side ``a``'s texts by stratum.
+        b: side ``b``'s.
+        common: the strata both sides hold (the others weigh nothing).
+        weights: their Cochran-Mantel-Haenszel weights ``n_as n_bs / N_s``, summing to 1.
+    """
+
+    a: Side
+    b: Side
+    common: tuple[str, ...]
+    weights: np.ndarray
+
+    @classmethod
+    def of(cls, a: Side, b: Side) -> StratifiedPair:
+        """The pair of two sides."""
+        common = tuple(s for s in a.strata if s in b.strata)
+        n_a = {s: len(r) for s, r in zip(a.strata, a.rows, strict=True)}
+        n_b = {s: len(r) for s, r in zip(b.strata, b.rows, strict=True)}
+        raw = np.array([n_a[s] * n_b[s] / (n_a[s] + n_b[s]) for s in common], dtype=np.float64)
+        weights = raw / raw.sum() if raw.sum() > 0 else raw
+        return cls(a, b, common, weights)
+
+    def rows(self, side: Side) -> list[np.ndarray]:
+        """The side's rows of each common stratum, in :attr:`common` order."""
+        index = {s: r for s, r in zip(side.strata, side.rows, strict=True)}
+        return [index[s] for s in self.common]
+
+
+def _standardised(metric: str, sums: np.ndarray, counts: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A side's metric of its strata's mean components ``sums / counts`` weighted by ``w``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts[..., None]
+    return metric_of(metric, np.einsum("...sd,s->...d", means, w), 1.0)
+
+
+def stratified_test(
+    scores: np.ndarray,
+    pair: StratifiedPair,
+    metric: str,
+    relabellings: int,
+    rng: np.random.Generator,
+) -> tuple[float, float]:
+    """The pair's standardised gap ``T`` and its two-sided stratified permutation p.
+
+    Args:
+        scores: ``(N, d)`` every text's components (:meth:`PerfTexts.scores`).
+        pair: the pair's sides and strata.
+        metric: the compared metric.
+        relabellings: relabellings ``K``.
+        rng: the relabellings' generator.
+    """
+    k = relabellings
+    d = scores.shape[1]
+    observed_a = np.zeros((len(pair.common), d))
+    observed_b = np.zeros_like(observed_a)
+    drawn_a = np.zeros((k, len(pair.common), d))
+    drawn_b = np.zeros_like(drawn_a)
+    n_a = np.zeros(len(pair.common))
+    n_b = np.zeros_like(n_a)
+    for s, (rows_a, rows_b) in enumerate(zip(pair.rows(pair.a), pair.rows(pair.b), strict=True)):
+        pooled = scores[np.concatenate([rows_a, rows_b])]
+        colours, inverse, sizes = np.unique(pooled, axis=0, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+        total = pooled.sum(axis=0)
+        observed_a[s] = np.bincount(inverse[: len(rows_a)], minlength=len(colours)) @ colours
+        observed_b[s] = total - observed_a[s]
+        counts = rng.multivariate_hypergeometric(sizes, len(rows_a), size=k, method="marginals")
+        drawn_a[:, s] = counts @ colours
+        drawn_b[:, s] = total - drawn_a[:, s]
+        n_a[s], n_b[s] = len(rows_a), len(rows_b)
+    t = float(
+        _standardised(metric, observed_a, n_a, pair.weights)
+        - _standardised(metric, observed_b, n_b, pair.weights)
+    )
+    null = _standardised(metric, drawn_a, n_a, pair.weights) - _standardised(
+        metric, drawn_b, n_b, pair.weights
+    )
+    extreme = int(np.sum(np.abs(null) >= abs(t) - _TIE))
+    return t, (1 + extreme) / (1 + k)
+
+
+def _raw_gap(scores: np.ndarray, pair: StratifiedPair, metric: str) -> float:
+    """The plain gap ``metric(a) - metric(b)`` over all texts of both sides."""
+    values = []
+    for side in (pair.a, pair.b):
+        rows = np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
+        values.append(float(metric_of(metric, scores[rows].sum(axis=0), len(rows))))
+    return values[0] - values[1]
+
+
+def _untestable_reason(pair: StratifiedPair) -> str:
+    if min(pair.a.n, pair.b.n) < 1:
+        return "a side has no scored text left (every text held by both groups)"
+    if not pair.common:
+        return "no label stratum holds texts of both groups"
+    return ""
+
+
+def perf_record_tests(
+    texts: PerfTexts,
+    groups: Sequence[str],
+    settings: PerfTestSettings,
+    plans_with: PairTestSettings,
+    *,
+    references: Sequence[str] = (),
+    alpha: float = 0.05,
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+) -> PerfTests:
+    """The performance test of record of every pair of ``groups`` (the module).
+
+    Args:
+        texts: the sweep's pooled per-text scores.
+        groups: the groups, in display order (a group without scored texts is left out).
+        settings: the test's settings.
+        plans_with: the distance test of record's settings: its rule for texts two groups
+            share gives each pair's sides (no cap: the texts scored are those it tests).
+        references: the reference groups (their pairs form the reference family).
+        alpha: the level of the adjusted verdicts.
+        n_bootstrap: two-stage bootstrap replicates of the intervals (0: none).
+        confidence: the intervals' level.
+    """
+    present = [g for g in groups if g in texts.members]
+    keys = {g: [str(k) for k in texts.keys[texts.members[g]]] for g in present}
+    uncapped = replace(plans_with, cap=None, quadratic_cap=None)  # the scored texts are capped
+    plans = plan_pairs(keys, uncapped, references)
+    where = {str(k): i for i, k in enumerate(texts.keys)}
+    scores = texts.scores()
+    metric = texts.primary_metric
+    rng = rng_for(settings.seed, "perf-test-bootstrap")
+    replicates = texts.model_replicates(n_bootstrap, rng) if n_bootstrap > 0 else None
+    cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+    rows = []
+    for plan in plans:
+        check_stop()
+        pair = _pair_of(texts, plan, where)
+        found = _pair_row(scores, pair, plan, metric, settings, replicates, cache, rng, confidence)
+        rows.append({**plan.row(), **found})
+    table = _with_families(pd.DataFrame(rows), alpha)
+    summary = _group_table(texts, present, n_bootstrap, confidence, settings.seed)
+    level = confidence if n_bootstrap > 0 else math.nan
+    return PerfTests(settings, alpha, metric, level, table, summary, len(texts.models))
+
+
+def _pair_of(texts: PerfTexts, plan: PlannedPair, where: Mapping[str, int]) -> StratifiedPair:
+    side_a = texts.side(np.array([where[k] for k in plan.side_a], dtype=np.int64))
+    side_b = texts.side(np.array([where[k] for k in plan.side_b], dtype=np.int64))
+    return StratifiedPair.of(side_a, side_b)
+
+
+def _pair_row(
+    scores: np.ndarray,
+    pair: StratifiedPair,
+    plan: PlannedPair,
+    metric: str,
+    settings: PerfTestSettings,
+    replicates: np.ndarray | None,
+    cache: dict[bytes, tuple[np.ndarray, np.ndarray]],
+    rng: np.random.Generator,
+    confidence: float,
+) -> dict[str, object]:
+    reason = _untestable_reason(pair)
+    row: dict[str, object] = {"n_a": pair.a.n, "n_b": pair.b.n, "raw_gap": math.nan}
+    if min(pair.a.n, pair.b.n) >= 1:
+        row["raw_gap"] = _raw_gap(scores, pair, metric)
+    if reason:
+        nan = math.nan
+        undefined = {"gap": nan, "ci_low": nan, "ci_high": nan, "p": nan}
+        return {**row, **undefined, "testable": False, "note": reason}
+    test_rng = rng_for(settings.seed, "perf-test", plan.group_a, plan.group_b)
+    gap, p = stratified_test(scores, pair, metric, settings.relabellings, test_rng)
+    low = high = math.nan
+    if replicates is not None:
+        low, high = _gap_interval(replicates, pair, metric, cache, rng, confidence)
+    found = {"gap": gap, "ci_low": low, "ci_high": high, "p": p}
+    return {**row, **found, "testable": True, "note": ""}
+
+
+def _gap_interval(
+    replicates: np.ndarray,
+    pair: StratifiedPair,
+    metric: str,
+    cache: dict[bytes, tuple[np.ndarray, np.ndarray]],
+    rng: np.random.Generator,
+    confidence: float,
+) -> tuple[float, float]:
+    """The standardised gap's two-stage percentile interval (models, then texts in strata)."""
+    values = []
+    for side in (pair.a, pair.b):
+        rows = pair.rows(side)
+        key = b"".join(r.tobytes() + b"|" for r in rows)
+        if key not in cache:
+            cache[key] = resampled_sums(replicates, Side(tuple(rows), pair.common), rng)
+        sums, counts = cache[key]
+        values.append(_standardised(metric, sums, counts, pair.weights))
+    gaps = values[0] - values[1]
+    if not np.isfinite(gaps).any():
+        return math.nan, math.nan
+    low, high = np.nanquantile(gaps, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
+
+
+_ORDER = ["group_a", "group_b", "family", "n_a", "n_b", "shared", "gap", "ci_low", "ci_high"]
+_ORDER += ["raw_gap", "p", "p_adjusted", "differs", "testable", "note"]
+
+
+def _with_families(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    if not len(table):
+        return pd.DataFrame(columns=_ORDER)
+    table = table.copy()
+    table["p_adjusted"] = np.nan
+    testable = table["testable"].astype(bool)
+    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
+        members = (table["family"] == family) & testable
+        if members.any():
+            table.loc[members, "p_adjusted"] = adjust_p(table.loc[members, "p"].to_numpy(), "holm")
+    table["differs"] = testable & (table["p_adjusted"].to_numpy() <= alpha)
+    return table[_ORDER]
+
+
+def _group_table(
+    texts: PerfTexts, groups: Sequence[str], n_bootstrap: int, confidence: float, seed: int
+) -> pd.DataFrame:
+    values = group_metrics(texts, groups)
+    replicates = {}
+    if n_bootstrap > 0:
+        replicates = group_metric_replicates(
+            texts, groups, n_bootstrap, rng_for(seed, "perf-test-groups")
+        )
+    quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
+    rows = []
+    for g, group in enumerate(groups):
+        n = texts.group_side(group).n
+        for metric in texts.metrics:
+            low = high = math.nan
+            if metric in replicates and np.isfinite(replicates[metric][:, g]).any():
+                low, high = np.nanquantile(replicates[metric][:, g], quantiles)
+            value = float(values[metric][g])
+            interval = {"ci_low": float(low), "ci_high": float(high)}
+            rows.append(
+                {"group": group, "metric": metric, "value": value, **interval, "n_texts": n}
+            )
+    return pd.DataFrame(rows)

@@ -1,0 +1,1 @@
+"""One job's and one sweep's wiring, without Hydra: pipeline, aggregation, the parent's tests."""

@@ -1,0 +1,183 @@
+"""The end of a sweep: pool every finished job's measurements into the parent run."""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from regbias.analysis.power.embedding import PowerResult
+from regbias.analysis.study import AnalysisSettings, StudyResults, analyse
+from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.tests.text_scores import pool_text_tables
+from regbias.distances.matrix import DistanceMatrix
+from regbias.errors import ConfigError
+from regbias.interrupt import check_stop
+from regbias.performance.text_scores import TEXTS_FILE, read_text_table
+from regbias.report.publish import log_analysis, log_distances
+from regbias.study.timing import timed
+from regbias.study.variant_runs import variant_run
+from regbias.tables import read_table
+from regbias.tracking.ledger import DONE
+from regbias.tracking.runs import STUDY_FILE, RunLog
+
+__all__ = ["aggregate_sweep", "load_job_results", "pool_results", "unique_runs"]
+
+log = logging.getLogger(__name__)
+#: A variant's test of record and power plants, from its jobs' records.
+TestsOf = Callable[[list[dict[str, Any]]], tuple[PairTests | None, PowerResult | None]]
+
+
+def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
+    """A finished job's measurements, read back from its run's artifacts."""
+    study = run.download(STUDY_FILE, workdir)
+    if study is None:
+        log.warning("run %s has no results/study.json: left out of the aggregation", run.run_id)
+        return None
+    meta = json.loads(study.read_text())
+    distances = {}
+    folder = run.download("distances", workdir)
+    if folder is not None:
+        for path in sorted(folder.glob("*.json")):
+            matrix = DistanceMatrix.from_dict(json.loads(path.read_text()))
+            distances[matrix.name] = matrix
+    per_model_path = run.download("performance/per_model.csv", workdir)
+    per_model = read_table(per_model_path) if per_model_path is not None else None
+    texts_path = run.download(TEXTS_FILE, workdir)
+    texts = read_text_table(texts_path) if texts_path is not None else None
+    results = StudyResults(meta["groups"], distances, per_model, meta["group_sizes"], meta["meta"])
+    results.texts = texts
+    return results
+
+
+def pool_results(jobs: list[StudyResults]) -> StudyResults:
+    """All jobs together: matrices pooled over repetitions, per-model tables concatenated."""
+    first = jobs[0]
+    names = [n for n in first.distances if all(n in j.distances for j in jobs)]
+    try:
+        distances = {n: DistanceMatrix.pooled([j.distances[n] for j in jobs]) for n in names}
+    except ValueError as error:
+        raise ConfigError(
+            f"{error}: the jobs of one variant must share their distance settings (set "
+            "distance.sinkhorn.epsilon, or keep distance.calibration_seed the same for all)"
+        ) from None
+    tables = [j.per_model for j in jobs if j.per_model is not None]
+    per_model = pd.concat(tables, ignore_index=True) if tables else None
+    meta = {**first.meta, "jobs": len(jobs)}
+    meta.pop("seed", None)
+    meta["distance_repetitions"] = sum(int(j.meta.get("distance_repetitions", 0)) for j in jobs)
+    pooled = StudyResults(first.groups, distances, per_model, first.group_sizes, meta)
+    texts = [j.texts for j in jobs if j.texts is not None]
+    if texts and len(texts) == len(jobs):  # a job without per-text scores: no test
+        pooled.texts = pool_text_tables(texts)
+    return pooled
+
+
+def unique_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records with one per MLflow run: a job that reused another's run is not pooled twice.
+
+    Two jobs of one sweep with the same config (a value listed twice) share a run; its results
+    count once, and a warning names the jobs.
+    """
+    first: dict[str, dict[str, Any]] = {}
+    for record in records:
+        kept = first.setdefault(str(record["run_id"]), record)
+        if kept is not record:
+            log.warning(
+                "jobs %s and %s are one run (%s, the same config): its results count once",
+                kept.get("job_num"),
+                record.get("job_num"),
+                record["run_id"],
+            )
+    return list(first.values())
+
+
+def aggregate_sweep(
+    settings: AnalysisSettings,
+    parent: RunLog,
+    records: list[dict[str, Any]],
+    *,
+    tests_of: TestsOf | None = None,
+) -> dict[str, float]:
+    """Analyse the finished jobs of ``records`` together and log it all to ``parent``.
+
+    ``tests_of`` gives each variant's test of record and power plants (from its jobs'
+    records); their verdicts lead the report, and the power adds what each test could detect.
+
+    Jobs are pooled only with jobs of the same variant (the same config but for the seed). A
+    sweep over other settings too (``encoder=a,b``) gets one analysis per variant, in the
+    variant's own run (:mod:`regbias.study.variant_runs`: a parent per encoder, comparable
+    columns) and copied under ``variant-<hash>/``, listed in ``sweep/variants.csv``.
+
+    Returns:
+        Seconds per step, summed over the variants: ``load`` (the jobs' artifacts),
+        ``analysis`` (pooling, correlations, permutations and bootstraps) and ``report``
+        (tables, figures and the report written to the parent).
+    """
+    done = unique_runs([r for r in records if r.get("status") in DONE and r.get("run_id")])
+    if not done:
+        log.warning("no finished job to aggregate")
+        return {}
+    variants: dict[str, list[dict[str, Any]]] = {}
+    for record in done:
+        variants.setdefault(str(record.get("variant", "")), []).append(record)
+    if len(variants) == 1:
+        return _aggregate_variant(parent, done, settings, tests_of)
+    rows, times = [], Counter[str]()
+    for variant, members in variants.items():
+        with variant_run(parent, variant, members, records) as own:
+            times.update(_aggregate_variant(own, members, settings, tests_of))
+        jobs = ",".join(str(m.get("job_num")) for m in members)
+        overrides = " | ".join(str(m.get("overrides", "")) for m in members)
+        rows.append({"variant": variant, "jobs": jobs, "overrides": overrides})
+    parent.table(pd.DataFrame(rows), "sweep/variants.csv")
+    return dict(times)
+
+
+def _aggregate_variant(
+    parent: RunLog,
+    records: list[dict[str, Any]],
+    settings: AnalysisSettings,
+    tests_of: TestsOf | None = None,
+) -> dict[str, float]:
+    times: dict[str, float] = {}
+    with timed(times, "load"), tempfile.TemporaryDirectory() as tmp:
+        jobs = []
+        for i, record in enumerate(records):
+            check_stop()  # safe points of the sweep's end: Ctrl-C and SIGTERM stop here
+            results = load_job_results(RunLog(parent.client, record["run_id"]), Path(tmp) / str(i))
+            if results is not None:
+                jobs.append(results)
+    if not jobs:
+        return times
+    tests, power = tests_of(records) if tests_of is not None else (None, None)
+    check_stop()
+    with timed(times, "analysis"):
+        pooled = pool_results(jobs)
+        pooled.record = tests
+        analysis = analyse(pooled, settings)
+    check_stop()
+    with timed(times, "report"):
+        if pooled.per_model is not None:
+            parent.table(pooled.per_model, "performance/per_model.csv")
+        # The analysis first: its headline metrics lead the parent's metrics list.
+        log_analysis(parent, pooled, analysis, settings, power=power)
+        check_stop()
+        log_distances(parent, pooled.distances)
+        check_stop()
+        parent.json(
+            {
+                "groups": pooled.groups,
+                "group_sizes": pooled.group_sizes,
+                "meta": pooled.meta,
+                "runs": [r["run_id"] for r in records],
+            },
+            STUDY_FILE,
+        )
+    return times

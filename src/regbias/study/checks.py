@@ -1,0 +1,102 @@
+"""What a job checks before any heavy work, beyond the settings' own checks.
+
+The sizes that cannot work for the corpus, the declared primary's columns, and what needs the
+number of groups (LDA components): each a one-line :class:`~regbias.errors.ConfigError`.
+"""
+
+from __future__ import annotations
+
+from regbias.analysis.pair_table import DISTANCE_PREFIX, PERFORMANCE_PREFIXES
+from regbias.distances.suite import DistanceSettings
+from regbias.errors import ConfigError
+from regbias.performance.evaluation import BINARY_METRICS, MULTILABEL_METRICS
+from regbias.study.settings import StudySettings
+
+__all__ = ["check_primary", "preflight_job", "preflight_study", "run_columns"]
+
+
+def preflight_job(settings: StudySettings) -> None:
+    """What one ``task=run`` job checks before reading data, beyond the settings' own checks.
+
+    Raises:
+        ConfigError: a size that cannot work for this corpus (``k_folds=1`` for a binary task),
+            or an ``analysis.primary`` column the run does not produce.
+    """
+    finetune = settings.finetune
+    if finetune.enabled and settings.dataset.task == "binary" and finetune.k_folds < 2:
+        raise ConfigError(
+            f"finetune.k_folds must be at least 2 for a binary task (the held-out fold is the "
+            f"baseline), not {finetune.k_folds}"
+        )
+    check_primary(settings)
+
+
+def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") -> None:
+    """What needs the number of groups, checked before any embedding (LDA components).
+
+    Args:
+        distance: the distance settings.
+        n_groups: the groups studied.
+        why: why the study has fewer groups than the data (groups emptied by cleaning), said
+            in the error.
+
+    Raises:
+        ConfigError: a distance cannot measure that many groups (``distance.lda.n_components``
+            too large).
+    """
+    for method in distance.enabled_methods():
+        try:
+            method.check_groups(n_groups)
+        except ConfigError as error:
+            if not why:
+                raise
+            raise ConfigError(f"{error}; {why}") from None
+
+
+def check_primary(settings: StudySettings) -> None:
+    """In ``task=run``, ``analysis.primary`` names columns the run's pair table will have.
+
+    Checked before any stage (a typo would otherwise cost the whole run and end in "not
+    measured"), against what the configured run produces (:func:`run_columns`); a stage that
+    is off (``distance.enabled``, ``finetune.enabled``) leaves its half unchecked: the primary
+    test then says it was not measured.
+
+    Raises:
+        ConfigError: a name that is not one of the known columns, with the known names listed.
+    """
+    primary = settings.analysis.primary
+    if primary is None or settings.task != "run":  # task=analyze reads a table of any columns
+        return
+    known = run_columns(settings)
+    for name, kind, names in zip(primary, ("distance", "performance"), known, strict=True):
+        if names is not None and name not in names:
+            raise ConfigError(
+                f"analysis.primary names the {kind} column {name!r}, which this run does not "
+                f"produce; its {kind} columns are {', '.join(names) or 'none'}: fix the name "
+                "(analysis.primary=[DISTANCE,PERFORMANCE]) or set analysis.primary=null"
+            )
+
+
+def run_columns(settings: StudySettings) -> tuple[list[str] | None, list[str] | None]:
+    """The distance and the performance columns of the pair table a ``task=run`` produces.
+
+    None for a stage that is off; a distance is listed with its excess over the noise floors
+    (``excess_dist_*``) where floors are measured.
+    """
+    distance, dataset = settings.distance, settings.dataset
+    distances = None
+    if distance.enabled:
+        names = _matrix_names(distance, short=dataset.unit == "tweet")
+        distances = [f"{DISTANCE_PREFIX}{n}" for n in names]
+        if distance.floors:
+            distances += [f"excess_{column}" for column in distances]
+    performance = None
+    if settings.finetune.enabled:
+        metrics = BINARY_METRICS if dataset.task == "binary" else MULTILABEL_METRICS
+        performance = [f"{prefix}{m}" for prefix in PERFORMANCE_PREFIXES for m in metrics]
+    return distances, performance
+
+
+def _matrix_names(distance: DistanceSettings, *, short: bool) -> list[str]:
+    """The matrices the distance suite computes with these settings (documents: no short)."""
+    return distance.matrix_names([k for k in distance.drawn_kinds() if short or k != "short"])

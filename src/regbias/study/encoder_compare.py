@@ -1,0 +1,184 @@
+"""A sweep's encoders compared on the same texts, for its comparison page.
+
+For a sweep over several variants (``encoder=minilm_l6,mpnet_base``) this reads each
+variant's saved config, embeds the test of record's texts with each variant's encoder
+(through the embedding cache: the tests of record embedded them already) and contrasts
+their separations pair by pair (:mod:`regbias.analysis.encoders.separation`); it reads each
+variant's tests of record for their agreement and its pooled measurements (with its jobs'
+per-text scores, read back from their runs) for the joint bootstrap of the primary rhos
+(:mod:`regbias.analysis.encoders.primary`). A comparison that
+cannot be made (other texts, no test of record, no bootstrap) gives a note instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
+from regbias.analysis.encoders.separation import EncoderContrast, contrast_encoders
+from regbias.analysis.pair_table import DISTANCE_PREFIX
+from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
+from regbias.distances.matrix import DistanceMatrix
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.performance.text_scores import TEXTS_FILE, read_text_table
+from regbias.report.encoder_contrast import EncoderComparison
+from regbias.report.record import read_record
+from regbias.study.parts import record_study, study_encoder
+from regbias.study.settings import StudySettings
+from regbias.tables import read_table
+from regbias.tracking.runs import STUDY_FILE, RunLog
+
+__all__ = ["SettingsOf", "TextsOf", "compare_variants", "jobs_texts"]
+#: A variant's settings from one of its jobs' numbers.
+SettingsOf = Callable[[object], StudySettings]
+#: A variant's pooled per-text scores from its jobs' run IDs (None: a job has none).
+TextsOf = Callable[[Sequence[str]], PerfTexts | None]
+
+log = logging.getLogger(__name__)
+
+
+def compare_variants(
+    settings: StudySettings,
+    folder: Path,
+    variants: Mapping[str, tuple[str, object]],
+    settings_of: SettingsOf,
+    texts_of: TextsOf | None = None,
+) -> EncoderComparison:
+    """The variants compared.
+
+    Args:
+        settings: the sweep's settings.
+        folder: the sweep's report folder (``variant-<hash>/`` under it).
+        variants: per label, its folder under ``folder`` and one of its jobs' number.
+        settings_of: a variant's own settings from one of its jobs' numbers (the app reads the
+            job's saved config).
+        texts_of: reads a variant's per-text scores back (:func:`jobs_texts`); None: the
+            primary rhos' bootstrap resamples models and repetitions only (percentile).
+    """
+    analysis = settings.analysis
+    found = EncoderComparison(confidence=analysis.confidence)
+    unknown = [label for label, (_, job) in variants.items() if job is None]
+    if unknown:  # a variant of an earlier sweep of the same parent: no job, no saved config
+        found.notes.append(f"not compared (no job of this sweep): {', '.join(unknown)}")
+        variants = {k: v for k, v in variants.items() if v[1] is not None}
+    if len(variants) < 2:
+        return found
+    own = {label: settings_of(job) for label, (_, job) in variants.items()}
+    for label, (name, _) in variants.items():
+        record = read_record(folder / name)
+        if record is not None:
+            found.records[label] = record
+    if analysis.bootstrap <= 0:
+        found.notes.append("analysis.bootstrap is 0: no intervals, no comparison")
+        return found
+    found.separation = _separation(own, found.notes)
+    folders = {k: v[0] for k, v in variants.items()}
+    found.primary = _primary(own, folder, folders, found.notes, texts_of)
+    return found
+
+
+def _same_texts(own: Mapping[str, StudySettings]) -> bool:
+    """Whether every variant's test of record draws the same texts."""
+
+    def key(s: StudySettings) -> tuple[object, ...]:
+        pair = s.analysis.pair_test
+        return (repr(s.dataset), pair.cap, pair.seed, s.finetune.sample_size, s.sampling.policy)
+
+    return len({key(s) for s in own.values()}) == 1
+
+
+def _separation(own: Mapping[str, StudySettings], notes: list[str]) -> list[EncoderContrast]:
+    first = next(iter(own.values()))
+    if not all(s.analysis.pair_test.enabled for s in own.values()):
+        notes.append("separation not compared: analysis.pair_test is off in a variant")
+        return []
+    if not _same_texts(own):
+        notes.append("separation not compared: the variants' tests of record use other texts")
+        return []
+    study = record_study(first)
+    groups = {name: list(texts.texts) for name, texts in study.groups.items()}
+    vectors = {}
+    for label, settings in own.items():
+        encoder = study_encoder(settings)
+        cache = EmbeddingCache(Path(settings.paths.cache_dir))
+        vectors[label] = lambda texts, e=encoder, c=cache: embed_pooled(e, c, texts)
+    analysis = first.analysis
+    log.info("encoders compared on the same texts: %s", ", ".join(own))
+    return contrast_encoders(
+        groups,
+        vectors,
+        analysis.pair_test,
+        references=analysis.reference_groups,
+        n_bootstrap=analysis.bootstrap,
+        confidence=analysis.confidence,
+        alpha=analysis.significance,
+        seed=analysis.seed,
+    )
+
+
+def jobs_texts(parent: RunLog) -> TextsOf:
+    """Reads the jobs' ``performance/texts.csv`` back and pools them as the variant's report did."""
+
+    def read(run_ids: Sequence[str]) -> PerfTexts | None:
+        tables = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, run_id in enumerate(run_ids):
+                path = RunLog(parent.client, run_id).download(TEXTS_FILE, Path(tmp) / str(i))
+                if path is None:
+                    return None
+                tables.append(read_text_table(path))
+        return PerfTexts.of(pool_text_tables(tables)) if tables else None
+
+    return read
+
+
+def _primary(
+    own: Mapping[str, StudySettings],
+    folder: Path,
+    folders: Mapping[str, str],
+    notes: list[str],
+    texts_of: TextsOf | None = None,
+) -> pd.DataFrame | None:
+    analysis = next(iter(own.values())).analysis
+    if analysis.primary is None:
+        return None
+    distance, performance = analysis.primary
+    evidence = {}
+    for label, name in folders.items():
+        item = _primary_evidence(folder / name, distance, analysis.reference_groups, texts_of)
+        if item is None:
+            notes.append(f"primary rhos not compared: {label} has no pooled {distance}")
+            return None
+        evidence[label] = item
+    return primary_contrasts(
+        evidence,
+        (distance, performance),
+        n_bootstrap=analysis.bootstrap,
+        confidence=analysis.confidence,
+        seed=analysis.seed,
+    )
+
+
+def _primary_evidence(
+    path: Path, distance: str, references: list[str], texts_of: TextsOf | None = None
+) -> PrimaryEvidence | None:
+    pairs_path = path / "analysis" / "pairwise.csv"
+    matrix_path = path / "distances" / f"{distance.removeprefix(DISTANCE_PREFIX)}.json"
+    if not pairs_path.is_file() or not matrix_path.is_file():
+        return None
+    pairs = read_table(pairs_path)
+    regions = ~(pairs["group_a"].isin(references) | pairs["group_b"].isin(references))
+    matrix = DistanceMatrix.from_dict(json.loads(matrix_path.read_text()))
+    per_model_path = path / "performance" / "per_model.csv"
+    per_model = read_table(per_model_path) if per_model_path.is_file() else None
+    texts = None
+    study_path = path / STUDY_FILE
+    if texts_of is not None and study_path.is_file():
+        texts = texts_of(list(json.loads(study_path.read_text()).get("runs", [])))
+    return PrimaryEvidence(pairs[regions].reset_index(drop=True), matrix, per_model, texts)

@@ -1,0 +1,38 @@
+"""The parent's study: the encoder and groups that a job, the test of record and power share.
+
+One owner below :mod:`regbias.study.pipeline`, :mod:`regbias.study.record` and
+:mod:`regbias.study.power`, so none of them imports another for them (the layout test holds
+that no two modules import each other).
+"""
+
+from __future__ import annotations
+
+from regbias.data.study import StudyData, build_study
+from regbias.embeddings.encoder import Encoder, load_encoder
+from regbias.study.settings import StudySettings
+
+__all__ = ["record_study", "study_encoder"]
+
+
+def study_encoder(settings: StudySettings) -> Encoder:
+    """The configured encoder on the trainer's device (cpu, cuda or auto)."""
+    accelerator = settings.trainer.accelerator
+    device = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(accelerator, "auto")
+    return load_encoder(settings.encoder, device=device, cache_dir=settings.paths.cache_dir)
+
+
+def record_study(settings: StudySettings) -> StudyData:
+    """The study's groups as the test of record sees them.
+
+    ``baseline`` is the training sample of seed ``analysis.pair_test.seed``.
+    """
+    dataset = settings.dataset
+    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
+    binary = corpus.task == "binary"
+    return build_study(
+        corpus,
+        dataset.groups,
+        settings.finetune.sample_size if binary else None,
+        settings.analysis.pair_test.seed,
+        settings.sampling.policy,
+    )

@@ -1,0 +1,382 @@
+"""One job of the study: data and draws, then the distance suite and the performance stage."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from regbias.analysis.study import StudyResults, analyse
+from regbias.analysis.tests.embedding import cap_groups, plan_pairs
+from regbias.data.draws import DistanceDraws, distance_draws
+from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
+from regbias.data.sampling import TokenBudget
+from regbias.data.study import StudyData, build_study, group_table, require_training
+from regbias.distances.plugin import TOKEN_KINDS
+from regbias.distances.suite import (
+    DistanceSettings,
+    DistanceSuiteResult,
+    calibrate_distances,
+    run_distance_suite,
+)
+from regbias.embeddings.cache import EmbeddingCache
+from regbias.embeddings.encoder import Encoder
+from regbias.performance.stage import run_performance_stage
+from regbias.performance.table import PerformanceTable
+from regbias.performance.text_scores import PROBABILITY_FORMAT, TEXTS_FILE
+from regbias.report import figures as plots
+from regbias.report.publish import log_analysis, log_distances
+from regbias.study.checks import preflight_job, preflight_study
+from regbias.study.parts import study_encoder
+from regbias.study.record import record_and_power
+from regbias.study.settings import StudySettings
+from regbias.study.timing import timed
+from regbias.tracking.datasets import log_dataset
+from regbias.tracking.lightning import RunPerformanceSink
+from regbias.tracking.runs import STUDY_FILE, RunLog
+from regbias.tracking.ui import log_derived
+
+__all__ = [
+    "data_source",
+    "draw_texts",
+    "passage_budget",
+    "prepare",
+    "read_study",
+    "run_pipeline",
+    "study_encoder",
+    "sweep_distances",
+    "token_budget",
+]
+
+log = logging.getLogger(__name__)
+
+
+def prepare(
+    settings: StudySettings, budget: TokenBudget | None = None
+) -> tuple[StudyData, DistanceDraws]:
+    """Check the settings, read the corpus, build the groups and sample, draw the texts.
+
+    Args:
+        settings: the job's settings.
+        budget: the encoder's window (:func:`token_budget`); None joins passages of
+            ``distance.long.texts_per_passage`` tweets whatever their length.
+    """
+    study = read_study(settings)
+    return study, draw_texts(settings, study, budget)
+
+
+def read_study(settings: StudySettings) -> StudyData:
+    """Check the settings, read the corpus, build the groups and the training sample."""
+    preflight_job(settings)
+    dataset = settings.dataset
+    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
+    binary = corpus.task == "binary"
+    study = build_study(
+        corpus,
+        dataset.groups,
+        settings.finetune.sample_size if binary else None,
+        settings.seed,
+        settings.sampling.policy,
+    )
+    if settings.finetune.enabled:
+        require_training(study)
+    preflight_study(settings.distance, len(study.groups), corpus.emptied_note())
+    return study
+
+
+def draw_texts(
+    settings: StudySettings, study: StudyData, budget: TokenBudget | None
+) -> DistanceDraws:
+    """The distance suite's draws of the job (passages fit ``budget`` when one is given)."""
+    sizes = settings.distance.draw_sizes()
+    unit, policy = settings.dataset.unit, settings.sampling.policy
+    return distance_draws(study.groups, sizes, unit, settings.seed, policy, budget)
+
+
+def passage_budget(settings: StudySettings, encoder: Encoder) -> TokenBudget | None:
+    """The window passages fit (``distance.long.fit_window``), or None: fixed-size passages."""
+    return token_budget(encoder) if settings.distance.long.fit_window else None
+
+
+def token_budget(encoder: Encoder) -> TokenBudget:
+    """The encoder's window and its tokenizer's count (special tokens in, not truncated)."""
+    tokenizer = encoder.tokenizer
+
+    @lru_cache(maxsize=1 << 16)
+    def count(text: str) -> int:
+        encoded = tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)
+        return len(encoded["input_ids"])
+
+    return TokenBudget(encoder.spec.max_length, count)
+
+
+def sweep_distances(
+    settings: StudySettings,
+    study: StudyData,
+    draws: DistanceDraws,
+    encoder: Encoder,
+    cache: EmbeddingCache,
+) -> DistanceSettings:
+    """The distance settings shared by every job of a sweep, calibrated where a distance asks.
+
+    What a distance fixes once (Sinkhorn: epsilon, the annealing start, the solver, the
+    updates) is resolved from one calibration draw of the study's groups (without the job's
+    own baseline sample) seeded by ``distance.calibration_seed``, not by the job's seed; with
+    that seed null each job fixes it from its own draws (the first version).
+    """
+    distance = settings.distance
+    if distance.calibration_seed is None or not any(k in draws.texts for k in TOKEN_KINDS):
+        return distance
+    if not any(m.needs_calibration() for m in distance.enabled_methods()):
+        return distance
+    groups = {g: t for g, t in study.groups.items() if g != BASELINE}
+    sizes = replace(
+        distance.draw_sizes(), repetitions=1, floors=False, lda_passages=None, sentences=False
+    )
+    calibration = distance_draws(
+        groups,
+        sizes,
+        settings.dataset.unit,
+        distance.calibration_seed,
+        settings.sampling.policy,
+        passage_budget(settings, encoder),
+    )
+    return calibrate_distances(calibration, encoder, cache, distance)
+
+
+def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) -> None:
+    """Log group sizes, the training sample and every draw's size, as metrics and tables.
+
+    The group table is also logged as the run's input dataset (read from ``source``).
+    """
+    table = group_table(
+        study.corpus, {TRAIN_POOL: study.corpus.train, TRAIN_SAMPLE: study.training}
+    )
+    run.table(table, "data/groups.csv")
+    log_dataset(run, table, study.corpus.name, source, "groups")
+    emptied = {f"empty_after_cleaning/{g}": n for g, n in study.corpus.emptied.items()}
+    run.json({**study.corpus.dropped, **emptied}, "data/dropped.json")
+    _warn_shared(study.corpus.dropped)
+    if study.corpus.emptied:
+        log.warning("%s", study.corpus.emptied_note())
+    if study.corpus.duplicates:
+        log.warning("%s", study.corpus.duplicates_note())
+    metrics: dict[str, float] = {f"data/size/{g}": len(t) for g, t in study.groups.items()}
+    metrics[f"data/size/{TRAIN_SAMPLE}"] = len(study.training)
+    metrics.update({f"data/dropped/{k}": v for k, v in study.corpus.dropped.items()})
+    if draws.pool_size:
+        metrics["draws/pool_size"] = draws.pool_size
+    if draws.records:
+        frame = draws.table()
+        run.table(frame, "data/draws.csv")
+        sizes = frame.groupby(["kind", "group"])["size"].min()
+        metrics.update({f"draws/{k}/{g}/size": int(v) for (k, g), v in sizes.items()})
+        whole = frame[frame["whole_group"]]
+        if len(whole):
+            run.tags({"sampling.whole_groups": ",".join(sorted(set(whole["group"])))})
+            log.warning("groups taken whole (sampling.policy=all): %s", sorted(set(whole["group"])))
+        metrics.update(_texts_in_full(draws))
+    run.metrics(metrics)
+
+
+def _texts_in_full(draws: DistanceDraws) -> dict[str, float]:
+    """``draws/<kind>/texts_in_full`` and its share, and one log line saying them."""
+    counts = draws.texts_in_full()
+    if not len(counts):
+        return {}
+    parts = [
+        f"{row.kind} {row.texts_in_full:,} of {row.texts:,} ({row.share:.1%})"
+        for row in counts.itertuples()
+    ]
+    log.info("texts embedded in full (within the encoder's window): %s", "; ".join(parts))
+    metrics: dict[str, float] = {}
+    for row in counts.itertuples():
+        metrics[f"draws/{row.kind}/texts_in_full"] = int(row.texts_in_full)
+        metrics[f"draws/{row.kind}/texts_in_full_share"] = float(row.share)
+    return metrics
+
+
+def _warn_shared(dropped: dict[str, int]) -> None:
+    """Texts a CSV file keeps in two places (``shared/...`` in ``data/dropped.json``)."""
+    shared = {k: v for k, v in dropped.items() if k.startswith("shared/")}
+    if shared:
+        counts = ", ".join(f"{k.removeprefix('shared/')} {v}" for k, v in shared.items())
+        log.warning(
+            "texts kept in two places (%s; counted in data/dropped.json): remove the copies "
+            "from the data if they are not meant to be shared",
+            counts,
+        )
+
+
+def data_source(settings: StudySettings) -> str:
+    """Where the job's corpus is read from: its data directory, or (none needed) its files."""
+    folder = settings.dataset.data_dir(settings.paths.data_dir)
+    if folder is None:
+        return "; ".join(str(path.resolve()) for path in settings.dataset.files(None))
+    return str(folder.resolve())
+
+
+def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool = True) -> None:
+    """Log the matrices, per-pair metrics and the Sinkhorn diagnostics per repetition.
+
+    Also the LDA projection (the job's own passages) and, with ``figures``, the heatmaps and
+    floor plots.
+    """
+    log_distances(run, suite.matrices, figures=figures)
+    if suite.lda_projection is not None:
+        figure = plots.lda_scatter(suite.lda_projection, "LDA projection (repetition 0)")
+        run.figure(figure, "figures/lda_projection.png")
+    metrics: dict[str, float] = {}
+    if suite.epsilon is not None:
+        metrics["sinkhorn/epsilon"] = suite.epsilon
+    for name, table in suite.sensitivity.items():
+        run.table(table, f"distances/sensitivity_{name}.csv")
+    for name, table in suite.diagnostics.items():
+        run.table(table, f"distances/{name}_diagnostics.csv")
+        flags = table[["xy_converged", "xx_converged", "yy_converged"]].to_numpy()
+        failed = int((~flags.astype(bool)).sum())
+        metrics[f"sinkhorn/{name}/not_converged"] = failed
+        if failed:
+            log.warning("%s: %d Sinkhorn solves did not converge (see diagnostics)", name, failed)
+    run.metrics(metrics)
+
+
+def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) -> StudyResults:
+    """The job: prepare and log the data, run the enabled stages, analyse and log it all.
+
+    Each step's wall time is logged as ``time/<step>_s`` (data, encoder, distance_suite,
+    distance_logging, performance, pair_tests, power, analysis). With ``pooled`` (a job of a
+    sweep whose parent run pools every job) the job logs its measurements and its LDA
+    projection only: the heatmaps, the test of record, the correlations and the report are
+    the parent's, drawn once from all jobs; a single run tests its own groups.
+
+    Args:
+        settings: the job's settings.
+        run: the job's MLflow run.
+        pooled: skip the job's own figures, analysis and report.
+    """
+    from lightning import seed_everything
+
+    seed_everything(settings.seed, workers=True, verbose=False)
+    timings: dict[str, float] = {}
+    with timed(timings, "data"):
+        study = read_study(settings)
+    with timed(timings, "encoder"):
+        encoder = study_encoder(settings)
+    with timed(timings, "data"):  # passages fit the encoder's window: drawn once it is known
+        draws = draw_texts(settings, study, passage_budget(settings, encoder))
+        log_study(run, study, draws, data_source(settings))
+    cache = EmbeddingCache(Path(settings.paths.cache_dir))
+    run.tags(
+        {
+            "encoder.identity": encoder.spec.identity,
+            "encoder.revision": str(encoder.spec.revision),
+            "device": str(encoder.device),
+        }
+    )
+    results = StudyResults(
+        list(study.groups),
+        group_sizes={g: len(t) for g, t in study.groups.items()},
+        meta=_meta(settings, encoder),
+    )
+    if draws.texts:
+        with timed(timings, "distance_suite"):
+            suite = _distance_suite(settings, study, draws, encoder, cache)
+        with timed(timings, "distance_logging"):
+            log_distance_suite(run, suite, figures=not pooled)
+            log_derived(run, {"distance.sinkhorn.epsilon": suite.epsilon})
+        results.distances = suite.matrices
+    if settings.finetune.enabled:
+        with timed(timings, "performance"):
+            performance = _performance(settings, study, encoder, cache, run)
+            results.per_model, results.texts = performance.frame, performance.texts
+            run.table(results.per_model, "performance/per_model.csv")
+            if results.texts is not None:
+                run.table(results.texts, TEXTS_FILE, float_format=PROBABILITY_FORMAT)
+    if not pooled:
+        results.record, power = record_and_power(settings, timings, study=study, encoder=encoder)
+        with timed(timings, "analysis"):  # minutes with many groups: say when it is done
+            log.info("analysing %d groups (correlations, robustness)", len(results.groups))
+            analysis = analyse(results, settings.analysis)
+            log_analysis(run, results, analysis, settings.analysis, power=power)
+    run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
+    run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
+    run.json(
+        {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},
+        STUDY_FILE,
+    )
+    return results
+
+
+def _distance_suite(
+    settings: StudySettings,
+    study: StudyData,
+    draws: DistanceDraws,
+    encoder: Encoder,
+    cache: EmbeddingCache,
+) -> DistanceSuiteResult:
+    distance = sweep_distances(settings, study, draws, encoder, cache)
+    return run_distance_suite(draws, encoder, cache, distance, seed=settings.seed)
+
+
+def _performance(
+    settings: StudySettings,
+    study: StudyData,
+    encoder: Encoder,
+    cache: EmbeddingCache,
+    run: RunLog,
+) -> PerformanceTable:
+    return run_performance_stage(
+        settings.finetune,
+        settings.trainer,
+        study,
+        encoder,
+        cache,
+        seed=settings.seed,
+        policy=settings.sampling.policy,
+        log_models=settings.tracking.log_models,
+        sink=RunPerformanceSink(run),
+        scored=scored_texts(settings, study),
+    )
+
+
+def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[str]]:
+    """The texts each model scores per group: those of the group in the test of record.
+
+    Every side a group takes in the test of record's pairs (its distinct texts, capped as the
+    test caps them), so the performance test of record has a score for every text it tests;
+    ``baseline`` is each model's held-out fold and is not listed.
+    """
+    analysis = settings.analysis
+    groups = {g: list(t.texts) for g, t in study.groups.items() if g != BASELINE}
+    scored: dict[str, dict[str, None]] = {g: {} for g in groups}
+    for plan in plan_pairs(groups, analysis.pair_test, analysis.reference_groups):
+        scored[plan.group_a].update(dict.fromkeys(plan.side_a))
+        scored[plan.group_b].update(dict.fromkeys(plan.side_b))
+    capped = cap_groups(groups, analysis.pair_test.group_cap, analysis.pair_test.seed)
+    return {g: list(texts) if texts else capped[g] for g, texts in scored.items()}
+
+
+def _control_of(settings: StudySettings) -> int | None:
+    """A random-weights control's seed (``encoder.random_weights_seed``), else None."""
+    return getattr(settings.encoder, "random_weights_seed", None)
+
+
+def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
+    return {
+        "dataset": settings.dataset.name,
+        "encoder": encoder.spec.name,
+        "encoder_revision": str(encoder.spec.revision),
+        "encoder_identity": encoder.spec.identity,
+        "encoder_control": _control_of(settings),
+        "seed": settings.seed,
+        "finetune_mode": settings.finetune.mode,
+        "distance_repetitions": settings.distance.repetitions,
+        "matched_pool": settings.distance.matched_pool,
+        "floors": settings.distance.floors,
+        **{k: v for m in settings.distance.methods.values() for k, v in m.meta().items()},
+        "evaluation_seed": settings.finetune.evaluation.seed,
+        "evaluation_design": settings.finetune.evaluation.design,
+    }

@@ -1,0 +1,96 @@
+"""The test of record of every pair, wired to the configured study (once per sweep).
+
+Reads the corpus, builds its groups (``baseline`` is the training sample of
+``analysis.pair_test.seed``), embeds every tested text's sentence vector through the
+embedding cache (most are there already from the jobs) and runs
+:func:`regbias.analysis.tests.embedding.record_tests`. A sweep's parent runs it once per variant,
+a single run once for itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from regbias.analysis.power.embedding import PowerResult
+from regbias.analysis.tests.embedding import PairTests, record_tests
+from regbias.console import progress_bar
+from regbias.data.study import StudyData
+from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.embeddings.encoder import Encoder
+from regbias.study.parts import record_study, study_encoder
+from regbias.study.power import sweep_power
+from regbias.study.settings import StudySettings
+from regbias.study.timing import timed
+
+__all__ = [
+    "record_and_power",
+    "record_study",
+    "run_record_tests",
+]
+
+log = logging.getLogger(__name__)
+
+
+def run_record_tests(
+    settings: StudySettings,
+    *,
+    study: StudyData | None = None,
+    encoder: Encoder | None = None,
+) -> PairTests | None:
+    """The tests of record of the configured study (None where ``pair_test.enabled`` is off).
+
+    Args:
+        settings: the study's settings.
+        study: the groups (None: read as :func:`record_study` does).
+        encoder: the encoder (None: the configured one).
+    """
+    pair = settings.analysis.pair_test
+    if not pair.enabled:
+        return None
+    started = time.perf_counter()
+    study = study if study is not None else record_study(settings)
+    encoder = encoder if encoder is not None else study_encoder(settings)
+    cache = EmbeddingCache(Path(settings.paths.cache_dir))
+    groups = {name: list(texts.texts) for name, texts in study.groups.items()}
+    n = len(groups)
+    log.info(
+        "test of record: %s, %d pairs, all distinct texts (at most %s a group), %d relabellings",
+        pair.words(),
+        n * (n - 1) // 2,
+        pair.group_cap or "every text",
+        pair.relabellings,
+    )
+    with progress_bar(total=n * (n - 1) // 2, desc="pair tests") as bar:
+        tests = record_tests(
+            groups,
+            lambda texts: embed_pooled(encoder, cache, texts),
+            pair,
+            references=settings.analysis.reference_groups,
+            alpha=settings.analysis.significance,
+            progress=lambda _: bar.update(),
+        )
+    log.info("test of record: %.1f s", time.perf_counter() - started)
+    return tests
+
+
+def record_and_power(
+    settings: StudySettings,
+    times: dict[str, float],
+    *,
+    study: StudyData | None = None,
+    encoder: Encoder | None = None,
+) -> tuple[PairTests | None, PowerResult | None]:
+    """The tests of record and, where ``analysis.power.enabled``, their power plants.
+
+    Each pair's smallest detectable share is added to its row. Seconds are added to ``times``
+    as ``pair_tests`` and ``power``.
+    """
+    with timed(times, "pair_tests"):
+        record = run_record_tests(settings, study=study, encoder=encoder)
+    with timed(times, "power"):
+        power = sweep_power(settings, record, study=study, encoder=encoder)
+    if record is not None and power is not None:
+        record = record.with_power(power.detectable(), power.donor)
+    return record, power
