@@ -17,10 +17,12 @@ from regbias.analysis.pair_power import PowerResult
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
+from regbias.report.answers import study_findings
 from regbias.report.bottom_line import Evidence, random_encoder_warning
 from regbias.report.escape import markdown_code, markdown_text
-from regbias.report.findings import findings_markdown
-from regbias.report.noise import noise_section, unusable_lines
+from regbias.report.findings import details_markdown, finding_lines
+from regbias.report.findings_model import Findings
+from regbias.report.noise import noise_section, unusable_lines, unusable_warnings
 from regbias.report.perf_record import perf_section
 from regbias.report.record import record_section
 
@@ -30,6 +32,7 @@ __all__ = [
     "artifact_name",
     "power_section",
     "region_shares",
+    "report_findings",
     "report_markdown",
     "representation_names",
     "scatter_path",
@@ -42,11 +45,47 @@ DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
 MAX_SCATTERS = 12
 
 
+def report_findings(
+    results: StudyResults,
+    analysis: Analysis,
+    settings: AnalysisSettings,
+    extra_findings: Sequence[str] = (),
+) -> Findings:
+    """The study's findings: the bottom line, the questions' answers, caveats, then details.
+
+    Args:
+        results: the measurements.
+        analysis: their analysis.
+        settings: the analysis settings (adjustment, level, primary hypothesis).
+        extra_findings: further detail lines (which pairs differ, with their numbers).
+    """
+    evidence = Evidence.of(results, analysis, settings)
+    warning = random_encoder_warning(results.meta)
+    warnings = [warning] if warning else []
+    caveats = [*warnings, *unusable_warnings(results.distances)]
+    full = evidence.sentence().replace("**Bottom line.**", "**Bottom line in full.**", 1)
+    details = finding_lines(
+        analysis.correlations,
+        analysis.robustness,
+        primary=settings.primary,
+        adjust=settings.adjust,
+        significance=settings.significance,
+        confidence=settings.confidence,
+        note=analysis.note,
+        primary_test=analysis.primary,
+    )
+    opening = [*unusable_lines(results.distances), full]
+    return study_findings(
+        evidence, settings.primary, caveats, [*opening, *details, *extra_findings]
+    )
+
+
 def report_markdown(
     results: StudyResults,
     analysis: Analysis,
     settings: AnalysisSettings,
     extra_findings: Sequence[str] = (),
+    findings: Findings | None = None,
 ) -> str:
     """One page: findings, groups, encoder and revision, matrices, correlations, figures.
 
@@ -54,24 +93,14 @@ def report_markdown(
         results: the measurements.
         analysis: their analysis.
         settings: the analysis settings (adjustment, level, primary hypothesis).
-        extra_findings: further lines for the Findings section (e.g. pairs above noise).
+        extra_findings: further lines for the findings' details (e.g. pairs above noise).
+        findings: the findings already built (:func:`report_findings`), else built here.
     """
     meta = results.meta
+    if findings is None:
+        findings = report_findings(results, analysis, settings, extra_findings)
     lines = [f"# regbias report: {markdown_text(meta.get('dataset', ''))}", ""]
-    lines += [
-        findings_markdown(
-            analysis.correlations,
-            analysis.robustness,
-            primary=settings.primary,
-            adjust=settings.adjust,
-            significance=settings.significance,
-            confidence=settings.confidence,
-            extra_lines=extra_findings,
-            note=analysis.note,
-            primary_test=analysis.primary,
-            opening=_opening(results, analysis, settings),
-        )
-    ]
+    lines += [findings.markdown(), details_markdown(findings.details)]
     lines += ["## Settings that ran", ""]
     lines += [f"- {markdown_text(k)}: {markdown_text(v)}" for k, v in meta.items()]
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
@@ -207,17 +236,6 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         "correlation: analysis/robustness.csv.",
         *(["", *images] if images else []),
     ]
-
-
-def _opening(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> list[str]:
-    """The lines before every finding.
-
-    A random encoder's warning, each distance with no usable value (with the settings that
-    fix it), then the bottom line.
-    """
-    line = Evidence.of(results, analysis, settings).sentence()
-    warning = random_encoder_warning(results.meta)
-    return [*([warning] if warning else []), *unusable_lines(results.distances), line]
 
 
 def _representation_section(results: StudyResults) -> list[str]:

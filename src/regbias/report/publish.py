@@ -19,11 +19,13 @@ from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence
+from regbias.report.findings_model import FINDINGS_JSON
 from regbias.report.headline import HEADLINE_FILE
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
     region_shares,
+    report_findings,
     report_markdown,
     representation_names,
     scatter_path,
@@ -132,7 +134,9 @@ def log_analysis(
         *verdict_lines(results.distances),
     ]
     run.json(evidence.numbers(), HEADLINE_FILE)
-    report = report_markdown(results, analysis, settings, extra_findings=lines)
+    findings = report_findings(results, analysis, settings, extra_findings=lines)
+    run.json(findings.to_dict(), FINDINGS_JSON)
+    report = report_markdown(results, analysis, settings, findings=findings)
     if power is not None:
         report += "\n" + power_section(power)
     run.text(report, "report.md")
