@@ -11,8 +11,13 @@ import pandas as pd
 from regbias.analysis.pair_test import PairTests, PairTestSettings
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.report.answers import QUESTIONS
-from regbias.report.findings_model import FINDINGS_JSON, METHOD_DOC, Answer, Findings
-from regbias.report.findings_model import heading_anchor
+from regbias.report.findings_model import (
+    FINDINGS_JSON,
+    METHOD_DOC,
+    Answer,
+    Findings,
+    heading_anchor,
+)
 from regbias.report.headline import Headline
 from regbias.report.html import report_html
 from regbias.report.publish import log_analysis
@@ -107,6 +112,18 @@ def test_the_findings_table_answers_every_question_with_a_method_link() -> None:
     assert "uk-us (effect 0.0099 [0.009, 0.011], Holm p 0.0002)" in report
     assert "**Bottom line in full.**" in report
     assert report.index("## Findings in detail") < report.index("## Terms")
+
+
+def test_the_primary_has_its_own_row_and_scatter_plot() -> None:
+    run = _report()
+    report = run.texts["report.md"]
+    table = report.split("## Strongest correlations\n\n", 1)[1]
+    first = table.splitlines()[2]
+    assert first.startswith("| dist_sinkhorn_long (primary: regions only) | gap_accuracy | 15 |")
+    assert "| 0.31 | 0.12 |" in first
+    assert table.splitlines()[3].startswith("| dist_sinkhorn_long | gap_accuracy | 28 |")
+    path = "figures/scatter/primary__dist_sinkhorn_long__gap_accuracy.png"
+    assert path in run.figures and f"]({path})" in report
 
 
 def test_findings_json_is_the_report_s_findings() -> None:

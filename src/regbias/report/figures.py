@@ -7,6 +7,8 @@ Each function returns the ``Figure``; :func:`save_figure` writes it as PNG.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
@@ -282,7 +284,9 @@ def pair_scatter(
     ax.set_xlabel(distance_column)
     ax.set_ylabel(performance_column)
     ax.grid(alpha=0.3)
-    ax.set_title(title if title is not None else _stats_title(stats, data, p_suffix))
+    text = title if title is not None else _stats_title(stats, data, p_suffix)
+    ax.set_title(textwrap.fill(text, 60), fontsize=10)  # wrapped: never clipped at the edge
+    fig.tight_layout()
     return fig
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 from regbias.analysis.correlations import strongest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_power import PowerResult
+from regbias.analysis.primary import PrimaryTest
 from regbias.analysis.results import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
@@ -31,6 +32,8 @@ __all__ = [
     "MAX_SCATTERS",
     "artifact_name",
     "power_section",
+    "primary_row",
+    "primary_scatter_path",
     "region_shares",
     "report_findings",
     "report_markdown",
@@ -190,7 +193,8 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         distance, performance = settings.primary
         is_primary = (found["distance"] == distance) & (found["performance"] == performance)
         others = (top["distance"] != distance) | (top["performance"] != performance)
-        top = pd.concat([found[is_primary], top[others]], ignore_index=True)
+        first = [primary_row(analysis.primary), found[is_primary]]
+        top = pd.concat([f for f in first if len(f)] + [top[others]], ignore_index=True)
     spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
     wanted = [
         "distance",
@@ -209,6 +213,13 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     ]
     columns = [c for c in dict.fromkeys(wanted) if c in top.columns]
     primary = "" if settings.primary is None else " The declared primary hypothesis comes first."
+    test = analysis.primary
+    if settings.primary is not None and len(primary_row(test)):
+        primary = (
+            " The declared primary hypothesis comes first: its regions-only test (its "
+            "spearman_p_perm is its Mantel p, held alone to the level), then its pair on all "
+            "groups, a secondary row."
+        )
     scatters = scatter_rows(analysis, settings)
     if len(scatters):
         drawn = (
@@ -222,6 +233,11 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         f"({scatter_path(row.distance, row.performance)})"
         for row in scatters.itertuples()
     ]
+    if test is not None and len(primary_row(test)):
+        shown = f"{markdown_text(test.distance)} vs {markdown_text(test.performance)}"
+        images.insert(
+            0, f"![primary hypothesis: {shown}, regions only]({primary_scatter_path(test)})"
+        )
     return [
         _markdown_table(top[columns].set_index("distance")),
         "",
@@ -289,6 +305,31 @@ def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame
     significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]
     order = significant["spearman_rho"].abs().sort_values(ascending=False).index
     return significant.reindex(order).head(MAX_SCATTERS)
+
+
+def primary_scatter_path(test: PrimaryTest) -> str:
+    """The artifact path of the primary hypothesis's regions-only scatter plot."""
+    return scatter_path(test.distance, test.performance).replace("/scatter/", "/scatter/primary__")
+
+
+def primary_row(test: PrimaryTest | None) -> pd.DataFrame:
+    """The primary test as a row of the correlation table (empty: no rank correlation).
+
+    Its ``distance`` says it is the regions-only test; ``spearman_p_perm`` is its Mantel p,
+    held alone to the level.
+    """
+    if test is None or not math.isfinite(test.rho):
+        return pd.DataFrame()
+    row = {
+        "distance": f"{test.distance} (primary: regions only)",
+        "performance": test.performance,
+        "n_pairs": test.n_pairs,
+        "spearman_rho": test.rho,
+        "spearman_p_perm": test.p_value,
+        "spearman_ci_low": test.ci_low,
+        "spearman_ci_high": test.ci_high,
+    }
+    return pd.DataFrame([row])
 
 
 def scatter_path(distance: str, performance: str) -> str:

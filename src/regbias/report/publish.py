@@ -24,6 +24,8 @@ from regbias.report.headline import HEADLINE_FILE
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
+    primary_row,
+    primary_scatter_path,
     region_shares,
     report_findings,
     report_markdown,
@@ -197,11 +199,28 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
         figure = plots.correlation_heatmap(found, statistic, marking, alpha=settings.significance)
         run.figure(figure, f"figures/correlations_{statistic}.png")
     suffix = spearman_p.removeprefix("spearman_")
+    _primary_figure(run, analysis)
     for row in scatter_rows(analysis, settings).itertuples():
         figure = plots.pair_scatter(
             analysis.pairwise, row.distance, row.performance, row._asdict(), p_suffix=suffix
         )
         run.figure(figure, scatter_path(row.distance, row.performance))
+
+
+def _primary_figure(run: RunLog, analysis: Analysis) -> None:
+    """The primary hypothesis's own scatter plot: its regions' pairs, its test in the title."""
+    test = analysis.primary
+    if test is None or not len(primary_row(test)):
+        return
+    pairs = analysis.pairwise
+    regions = pairs[pairs["group_a"].isin(test.groups) & pairs["group_b"].isin(test.groups)]
+    kind = "exact Mantel p" if test.exact else "Mantel p"
+    title = (
+        f"primary hypothesis, regions only ({test.n_pairs} pairs): rho = {test.rho:.2f}, "
+        f"{kind} = {test.p_value:.2g} (level {test.significance:g})"
+    )
+    figure = plots.pair_scatter(regions, test.distance, test.performance, title=title)
+    run.figure(figure, primary_scatter_path(test))
 
 
 def _representation_figures(run: RunLog, results: StudyResults) -> None:
