@@ -149,8 +149,11 @@ def log_record(run: RunLog, tests: PairTests) -> None:
     run.table(tests.table, PAIR_TESTS_CSV)
     run.json(tests.to_dict(), PAIR_TESTS_JSON)
     run.metrics(record_metrics(tests))
-    title = f"test of record: size-free effect ({tests.settings.words()})"
-    run.figure(plots.distance_heatmap(record_matrix(tests), title), "figures/pair_test_effect.png")
+    title = f"test of record: size-free effect ({tests.settings.words()}); outlined: differs"
+    differs = tests.table[tests.table["differs"].astype(bool)]
+    marked = set(zip(differs["group_a"], differs["group_b"], strict=True))
+    figure = plots.distance_heatmap(record_matrix(tests), title, marked=marked)
+    run.figure(figure, "figures/pair_test_effect.png")
 
 
 def log_perf_record(run: RunLog, tests: PerfTests) -> None:
