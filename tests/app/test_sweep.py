@@ -165,8 +165,12 @@ def test_parent_says_first_what_a_reader_needs(sweep):
     parents, _ = split(runs(workdir))
     parent = parents[0]
     note = parent.data.tags["mlflow.note.content"]
-    assert note.startswith("- Warning: random encoder. tiny is a randomly initialised encoder")
-    assert note.splitlines()[1].startswith("- Bottom line. Nothing here is beyond noise")
+    # The findings' order: the bottom line, the questions' table, then the caveats.
+    assert note.startswith("**Bottom line.** Nothing here is beyond noise")
+    assert note.index("| question | answer | how |") < note.index(
+        "- **Warning: random encoder.** `tiny` is a randomly initialised encoder"
+    )
+    assert "\\<" not in note and "\\>" not in note
     assert {"headline/primary_rho", "headline/primary_p", "headline/correlations"} <= set(
         parent.data.metrics
     )

@@ -19,15 +19,16 @@ def test_analyze_prints_findings_and_where_the_report_is(tmp_path):
     done = run_cli(tmp_path, "task=analyze", f"analysis.input={table}")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "regbias: results" in done.stdout
-    # The report's Findings, first the primary hypothesis (accuracy gap ~ long-text Sinkhorn).
-    assert "Primary hypothesis. The accuracy gap against the long-text Sinkhorn" in done.stdout
+    # The report's Findings: the bottom line, then the questions (the primary's answer).
+    assert "Bottom line. " in done.stdout
+    assert "Is the primary hypothesis supported? " in done.stdout
     assert "rho = " in done.stdout
     assert "mlflow ui --backend-store-uri sqlite:///" in done.stdout
     assert "workflowType=machine_learning" in done.stdout
     (report,) = tmp_path.glob("outputs/*/*/report/report.md")
     assert (report.parent / "analysis" / "correlations.csv").is_file()
     (run,) = runs(tmp_path)
-    assert "Primary hypothesis" in run.data.tags["mlflow.note.content"]
+    assert "Is the primary hypothesis supported?" in run.data.tags["mlflow.note.content"]
     assert "corr/dist_sinkhorn_long/gap_accuracy/rho" in run.data.metrics
 
 

@@ -12,6 +12,7 @@ from regbias.app.parent import sweep_name
 from regbias.app.summary import format_seconds
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import comparison
+from regbias.report.findings_model import FINDINGS_JSON, Answer, Findings
 from regbias.report.headline import read_headline
 from regbias.tracking.ui import shared_and_swept, ui_command, without_derived
 from tests.conftest import compose_config
@@ -57,7 +58,8 @@ def report_folder(root, rho, scale=1.0):
 
 def test_headline_from_tables(tmp_path):
     headline = read_headline(report_folder(tmp_path, -0.83))
-    assert headline.findings[0].startswith(
+    assert headline.findings is None  # no findings.json: the strongest correlations instead
+    assert headline.lines()[0].startswith(
         "gap_accuracy vs dist_sinkhorn_long: Spearman rho = -0.83"
     )
     assert list(headline.pairs) == ["farthest differing"]  # no closest pair: not a finding
@@ -78,13 +80,24 @@ def test_the_farthest_differing_pair_is_the_largest_effect_not_the_largest_z(tmp
     assert pairs["farthest differing"] == ("nz", "uk", 0.04, "test of record effect")
 
 
-def test_headline_prefers_the_reports_findings(tmp_path):
+def test_headline_reads_the_findings_not_the_markdown(tmp_path):
     folder = report_folder(tmp_path, 0.5)
-    (folder / "report.md").write_text(
-        "# r\n\n## Findings\n\n- **Primary hypothesis.** The `gap` is large.\n- Second.\n\n"
-        "Terms:\n\n- *epsilon*: a term\n\n## Groups\n"
+    findings = Findings(
+        ("**Bottom line.** Nothing here is beyond noise.",),
+        (Answer("Which region pairs differ?", "None of the `15` pairs", "a test", "Method"),),
+        ("**Warning.** a \\<b\\> caveat",),
     )
-    assert read_headline(folder).findings == ["Primary hypothesis. The gap is large.", "Second."]
+    (folder / FINDINGS_JSON).write_text(json.dumps(findings.to_dict()))
+    (folder / "report.md").write_text("# r\n\n## Findings\n\n- **Not this.** Markdown.\n")
+    headline = read_headline(folder)
+    assert headline.findings == findings
+    assert headline.lines() == [
+        "Bottom line. Nothing here is beyond noise.",
+        "Which region pairs differ? None of the 15 pairs",
+        "Warning. a <b> caveat",
+    ]
+    assert "Not this" not in headline.markdown() and "\\<" not in headline.markdown()
+    assert "a &lt;b&gt; caveat" in headline.markdown()
 
 
 def test_variants_are_labelled_by_what_sets_them_apart():

@@ -76,7 +76,8 @@ def test_the_encoders_runs_have_the_same_columns_and_the_control_says_so(swept):
     assert "encoder=tiny" in toy.info.run_name and "encoder=minilm_l6" in trained.info.run_name
     client = MlflowClient(f"sqlite:///{workdir}/mlruns.db")
     assert {"report.md", "report.html"} <= {a.path for a in client.list_artifacts(toy.info.run_id)}
-    assert toy.data.tags["mlflow.note.content"].startswith("- Warning: random encoder.")
+    note = toy.data.tags["mlflow.note.content"]
+    assert note.startswith("**Bottom line.**") and "- **Warning: random encoder.**" in note
     (sweep,) = by_role(all_runs, "sweep")  # the comparison page still reads the copies
     folders = {a.path for a in client.list_artifacts(sweep.info.run_id)}
     assert {f"variant-{v.data.tags['regbias.variant']}" for v in variants.values()} <= folders

@@ -76,7 +76,13 @@ def test_a_distance_with_no_usable_value_is_said_first_with_its_fix():
     settings = read_settings(composed()).analysis
     results = nan_study()
     report = report_markdown(results, analyse(results, settings), settings)
-    findings = re.search(r"## Findings\n\n(.*?)\n", report).group(1)
-    assert findings.startswith("- **sinkhorn_long has no usable value**: 10 of its solves did")
-    assert "distance.sinkhorn.max_iterations (now 10)" in findings
-    assert "lda" not in findings
+    # The Findings warn of it right after the bottom line and the table; the details open
+    # with why and the fix.
+    findings = re.search(r"## Findings\n\n(.*?)\n## ", report, re.S).group(1)
+    (warning,) = [line for line in findings.splitlines() if "no usable value" in line]
+    assert warning.startswith("- **sinkhorn_long has no usable value**: its correlations")
+    assert "lda" not in warning
+    details = re.search(r"## Findings in detail\n\n(.*?)\n", report).group(1)
+    assert details.startswith("- **sinkhorn_long has no usable value**: 10 of its solves did")
+    assert "distance.sinkhorn.max_iterations (now 10)" in details
+    assert "lda" not in details

@@ -76,7 +76,7 @@ def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -
     assert "`dist_lda`, `dcor_accuracy`" in bullets[2]
     assert "`dist_sinkhorn_short`" in bullets[3]
     assert bullets[4] == "- 3 of 28 pairs are above the noise floor."
-    assert text.index("## Findings") < text.index("Terms:")
+    assert text.index("## Findings in detail") < text.index("## Terms")
     assert all(line in text for line in GLOSSARY) and len(GLOSSARY) == 12
 
     missing = findings_markdown(
@@ -213,10 +213,14 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
         "figures/scatter/dist_lda__gap_f1.png",
     ]
     report = run.texts["report.md"]
-    assert report.index("## Findings") < report.index("## Groups") < report.index("|---")
+    assert report.index("## Findings") < report.index("## Findings in detail")
+    assert report.index("## Findings in detail") < report.index("## Groups")
     # The bottom line comes first; the scatter plots drawn are linked, no other is claimed.
     first = report.split("## Findings\n\n", 1)[1].splitlines()[0]
-    assert first.startswith("- **Bottom line.** 2 of 4 secondary correlations are significant")
+    assert first.startswith("**Bottom line.** Some differences are beyond noise")
+    assert "2 of 4 secondary correlations survive adjustment" in report
+    assert "**Bottom line in full.** 2 of 4 secondary correlations are significant" in report
+    assert "findings.json" in run.texts
     assert "![dist_lda vs gap_f1](figures/scatter/dist_lda__gap_f1.png)" in report
     assert "Scatter plots of the 2 strongest correlations" in report
     assert "analysis/headline.json" in run.texts

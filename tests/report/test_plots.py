@@ -180,3 +180,17 @@ def test_lda_scatter_draws_every_passage_and_labels_centroids(tmp_path):
     assert sum(len(o) for o in offsets) == 36 + 3  # passages + centroids
     assert {t.get_text() for t in ax.texts} == {"AU", "UK", "US"}
     assert save_figure(fig, tmp_path / "lda").stat().st_size > 0
+
+
+def test_the_effect_heatmap_outlines_the_pairs_that_differ():
+    from matplotlib.patches import Rectangle
+
+    from regbias.report.figures import distance_heatmap
+
+    groups = ["au", "nz", "uk"]
+    matrix = DistanceMatrix("effect", groups, np.ones((3, 3)) - np.eye(3), np.zeros((3, 3)), 1)
+    plain = distance_heatmap(matrix)
+    marked = distance_heatmap(matrix, marked={("uk", "au")})  # either order
+    outlined = [p for p in marked.axes[0].patches if isinstance(p, Rectangle)]
+    assert len(outlined) == 1 and outlined[0].get_xy() == (-0.5, 0.5)
+    assert not [p for p in plain.axes[0].patches if isinstance(p, Rectangle)]

@@ -285,9 +285,7 @@ def _render(run: RunLog, headlines: Mapping[str, Headline], folder: Path, times:
     lines = ["", "regbias: results"]
     for label, headline in headlines.items():
         lines.append(f"  findings{f' ({label})' if label else ''}:")
-        lines += [f"    - {line}" for line in headline.findings] or [
-            "    - no correlations computed"
-        ]
+        lines += [f"    - {line}" for line in headline.lines()]
         lines += [
             f"    {name} pair: {p[0]}-{p[1]} ({p[3]} {p[2]:.4g})"
             for name, p in headline.pairs.items()

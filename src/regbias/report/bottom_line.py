@@ -30,9 +30,8 @@ RANDOM_ENCODER_WARNING = (
 )
 CONTROL_WARNING = (
     "**Warning: random-weights control.** `{name}` has a pre-trained encoder's architecture "
-    "and tokenizer with weights drawn from seed {seed}: what it finds comes from the "
-    "vocabulary and the architecture, not from pre-training. Compare it with its pre-trained "
-    "twin; it is no finding about regional bias on its own."
+    "and tokenizer but weights drawn from seed {seed}: what it finds is not from "
+    "pre-training. Compare it with its pre-trained twin."
 )
 _ADJUSTED = {"maxt": "maxT", "holm": "Holm", "bh": "Benjamini-Hochberg"}
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["html_text", "markdown_code", "markdown_text", "plain_text"]
+__all__ = ["description_text", "html_text", "markdown_code", "markdown_text", "plain_text"]
 
 # Backslash-escaped: what could start markup (emphasis, code, links, HTML, entities,
 # strike-through) or end a table cell; CommonMark allows a backslash before any of them. An
@@ -21,6 +21,9 @@ _MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|&~!]|(?<![^\W_])_|_(?![^\W_])")
 # A line break would end a table row or a list item.
 _LINE_BREAKS = re.compile(r"[\r\n\v\f\x85\u2028\u2029]")
 _BACKTICKS = re.compile(r"`+")
+# The escapes MLflow's description renderer shows as written (a backslash before the sign).
+_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+_SHOWN_ESCAPES = re.compile(r"\\([<>&])")
 # A backslash escape (its character kept), bold markers and backticks (dropped).
 _MARKUP = re.compile(r"\\([!-/:-@\[-`{-~])|\*\*|`")
 
@@ -81,3 +84,19 @@ def plain_text(markdown: str) -> str:
         The line as a terminal shows it: ``\<b\>`` is ``<b>``, ``**x**`` is ``x``.
     """
     return _MARKUP.sub(lambda m: m.group(1) or "", markdown)
+
+
+def description_text(markdown: str) -> str:
+    r"""The report's Markdown as an MLflow run description: no escaping artefacts.
+
+    MLflow's UI renders a description with a Markdown converter that keeps the backslash of
+    ``\<``, ``\>`` and ``\&`` (``p \<= 0.05``); as HTML entities the signs read as written
+    and still open no markup.
+
+    Args:
+        markdown: Markdown as the report writes it (names escaped by :func:`markdown_text`).
+
+    Returns:
+        The same Markdown with those three escapes written as entities.
+    """
+    return _SHOWN_ESCAPES.sub(lambda m: _ENTITIES[m.group(1)], markdown)

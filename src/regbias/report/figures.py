@@ -7,11 +7,15 @@ Each function returns the ``Figure``; :func:`save_figure` writes it as PNG.
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Collection
+
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from regbias.analysis.pair_table import PairTable
 from regbias.distances.lda import LdaProjection
@@ -53,7 +57,11 @@ def _text_colour(rgba: tuple[float, ...]) -> str:
 
 
 def distance_heatmap(
-    matrix: DistanceMatrix, title: str | None = None, *, triangle: bool = True
+    matrix: DistanceMatrix,
+    title: str | None = None,
+    *,
+    triangle: bool = True,
+    marked: Collection[tuple[str, str]] = (),
 ) -> Figure:
     """Heatmap of a group distance matrix with annotated cells (the paper's Fig. 6).
 
@@ -62,6 +70,8 @@ def distance_heatmap(
             is added in smaller text when there are several repetitions and room.
         title: the figure title; defaults to the matrix name.
         triangle: show each pair once (strict lower triangle) instead of the full matrix.
+        marked: pairs (either order) whose cells are outlined in red (those a test calls
+            different).
 
     Returns:
         The figure; one mean annotation per shown cell, an extra ``±sd`` text per cell when
@@ -90,6 +100,9 @@ def distance_heatmap(
             if not shown[i, j]:
                 continue
             colour = _text_colour(cmap(norm(values[i, j])))
+            pair = (matrix.groups[r], matrix.groups[c])
+            if pair in marked or pair[::-1] in marked:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="red", lw=2))
             offset = -0.12 if with_sd else 0.0
             ax.text(j, i + offset, _format(values[i, j]), ha="center", va="center", color=colour)
             if with_sd:
@@ -282,7 +295,9 @@ def pair_scatter(
     ax.set_xlabel(distance_column)
     ax.set_ylabel(performance_column)
     ax.grid(alpha=0.3)
-    ax.set_title(title if title is not None else _stats_title(stats, data, p_suffix))
+    text = title if title is not None else _stats_title(stats, data, p_suffix)
+    ax.set_title(textwrap.fill(text, 60), fontsize=10)  # wrapped: never clipped at the edge
+    fig.tight_layout()
     return fig
 
 

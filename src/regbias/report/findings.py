@@ -1,4 +1,4 @@
-"""The report's opening "Findings" section: each headline correlation with its own evidence.
+"""The findings in detail: each headline correlation with its own evidence, then the terms.
 
 The declared primary hypothesis comes first, as one sentence: its regions-only test, held
 alone to the level, and how large a correlation that test could detect. Every other sentence
@@ -21,8 +21,16 @@ from regbias.analysis.power.primary import POWER_CONFIDENCE
 from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED
 from regbias.distances import distance_label
 from regbias.report.escape import markdown_code, markdown_text
+from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
 
-__all__ = ["GLOSSARY", "describe_column", "findings_markdown", "primary_sentence"]
+__all__ = [
+    "GLOSSARY",
+    "describe_column",
+    "details_markdown",
+    "finding_lines",
+    "findings_markdown",
+    "primary_sentence",
+]
 
 #: One line per term the findings use.
 GLOSSARY = [
@@ -92,7 +100,7 @@ def findings_markdown(
     primary_test: PrimaryTest | None = None,
     opening: Sequence[str] = (),
 ) -> str:
-    """The "Findings" section: one plain sentence per headline correlation, then a glossary.
+    """The findings in detail: one plain sentence per headline correlation, then a glossary.
 
     Args:
         found: the correlation table (the secondary tests, with their adjusted p-values), or
@@ -110,35 +118,85 @@ def findings_markdown(
             stated first as one sentence; its pair's row of ``found`` (all groups) then
             follows as a secondary correlation. None: the row of ``found`` is stated as the
             primary hypothesis (the form of reports without a regions-only test).
-        opening: lines stated before every finding (a warning, the bottom line).
+        opening: lines stated before every finding (a warning, the bottom line in full).
 
     Returns:
-        Markdown starting with ``## Findings``.
+        Markdown starting with ``## Findings in detail`` (:func:`details_markdown`).
     """
-    lines = ["## Findings", "", *[f"- {line}" for line in opening]]
-    if primary_test is not None:
-        lines.append(f"- {primary_sentence(primary_test)}")
+    lines = finding_lines(
+        found,
+        checks,
+        primary=primary,
+        adjust=adjust,
+        significance=significance,
+        confidence=confidence,
+        n_strongest=n_strongest,
+        note=note,
+        primary_test=primary_test,
+    )
+    return details_markdown([*opening, *lines, *extra_lines])
+
+
+def details_markdown(lines: Sequence[str]) -> str:
+    """The details section (one bullet per line), then the glossary's section.
+
+    Args:
+        lines: Markdown lines: the full bottom line, each test's sentence.
+
+    Returns:
+        Markdown starting with ``## Findings in detail`` and ending with the terms.
+    """
+    bullets = [f"- {line}" for line in lines]
+    terms = [f"## {TERMS_HEADING}", "", *GLOSSARY]
+    return "\n".join([f"## {DETAILS_HEADING}", "", *bullets, "", *terms]) + "\n"
+
+
+def finding_lines(
+    found: pd.DataFrame | None,
+    checks: pd.DataFrame | None,
+    *,
+    primary: tuple[str, str] | None,
+    adjust: str,
+    significance: float,
+    confidence: float,
+    n_strongest: int = 3,
+    note: str = "",
+    primary_test: PrimaryTest | None = None,
+) -> list[str]:
+    """The primary test's sentence, then one sentence per headline correlation (Markdown).
+
+    Args:
+        found: the correlation table, or None.
+        checks: the robustness table, or None.
+        primary: the declared ``(distance, performance)`` hypothesis.
+        adjust: the adjustment whose p-values mark the secondary tests' significance.
+        significance: the level.
+        confidence: the level of the bootstrap intervals.
+        n_strongest: how many of the strongest other correlations follow.
+        note: said instead of the sentences when there are no correlations.
+        primary_test: the primary hypothesis's regions-only test, or None.
+
+    Returns:
+        The lines, without list markers.
+    """
+    lines = [primary_sentence(primary_test)] if primary_test is not None else []
     if found is None or not len(found):
-        lines.append(f"- {note or 'No correlations were computed.'}")
-    else:
-        table = found
-        if checks is not None:
-            keys = ["distance", "performance"]
-            extra = [c for c in checks.columns if c not in found.columns]
-            table = found.merge(checks[[*keys, *extra]], on=keys, how="left")
-        label = _PRIMARY_ROW
-        if primary_test is not None:
-            # With no group left out the row is the same pairs, tested two-sided.
-            label = _PRIMARY_PAIR_ALL_GROUPS if primary_test.left_out else _PRIMARY_PAIR_TWO_SIDED
-        stated = _selected(table, primary, n_strongest, label)
-        if primary_test is None and primary is not None and not _has(table, primary):
-            named = f"{markdown_text(primary[0])} vs {markdown_text(primary[1])}"
-            lines.append(f"- Primary hypothesis ({named}): not measured in this run.")
-        for label, row in stated:
-            lines.append(f"- {label}{_sentence(row, adjust, significance, confidence)}")
-    lines += [f"- {line}" for line in extra_lines]
-    lines += ["", "Terms:", "", *GLOSSARY]
-    return "\n".join(lines) + "\n"
+        return [*lines, note or "No correlations were computed."]
+    table = found
+    if checks is not None:
+        keys = ["distance", "performance"]
+        extra = [c for c in checks.columns if c not in found.columns]
+        table = found.merge(checks[[*keys, *extra]], on=keys, how="left")
+    label = _PRIMARY_ROW
+    if primary_test is not None:
+        # With no group left out the row is the same pairs, tested two-sided.
+        label = _PRIMARY_PAIR_ALL_GROUPS if primary_test.left_out else _PRIMARY_PAIR_TWO_SIDED
+    stated = _selected(table, primary, n_strongest, label)
+    if primary_test is None and primary is not None and not _has(table, primary):
+        named = f"{markdown_text(primary[0])} vs {markdown_text(primary[1])}"
+        lines.append(f"Primary hypothesis ({named}): not measured in this run.")
+    lines += [f"{label}{_sentence(row, adjust, significance, confidence)}" for label, row in stated]
+    return lines
 
 
 _PRIMARY_ROW = "**Primary hypothesis.** "

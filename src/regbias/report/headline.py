@@ -1,6 +1,6 @@
 """The headline of a report folder: findings in a few lines, extreme pairs, stable metrics.
 
-Read from what a run logged (``report.md``, ``analysis/correlations.csv``,
+Read from what a run logged (``findings.json``, ``analysis/correlations.csv``,
 ``distances/*.json``), so the end-of-run summary, the run's description in the MLflow UI and
 the parent's headline metrics all say the same thing.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +17,8 @@ import pandas as pd
 from regbias.analysis.correlation.table import strongest
 from regbias.analysis.tests.embedding import PRIMARY_FAMILY
 from regbias.distances.matrix import DistanceMatrix
-from regbias.report.escape import markdown_text, plain_text
+from regbias.report.escape import description_text, markdown_text
+from regbias.report.findings_model import Findings
 from regbias.report.record import PAIR_TESTS_CSV
 from regbias.tables import read_table
 
@@ -48,8 +48,8 @@ class Headline:
     """What a report says first.
 
     Attributes:
-        findings: one plain line per finding (the report's Findings, else the strongest
-            correlations).
+        findings: the report's findings (``findings.json``), or None (a folder without them).
+        strongest: one plain line per strongest correlation, said where there are no findings.
         pairs: ``farthest differing`` as ``(group_a, group_b, effect, name)``: the region
             pair (else any pair) with the largest size-free effect among those the test of
             record calls different
@@ -61,24 +61,37 @@ class Headline:
             distance (``dist_mean/sinkhorn_long``).
     """
 
-    findings: list[str] = field(default_factory=list)
+    findings: Findings | None = None
+    strongest: list[str] = field(default_factory=list)
     pairs: dict[str, tuple[str, str, float, str]] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
 
+    def lines(self) -> list[str]:
+        """The headline as plain lines: bottom line, the answers, caveats (else correlations)."""
+        if self.findings is not None:
+            return self.findings.plain_lines()
+        return self.strongest or ["no correlations computed"]
+
     def markdown(self) -> str:
-        """The headline as a run description."""
-        lines = [f"- {markdown_text(line)}" for line in self.findings]
-        lines = lines or ["- no correlations computed"]
+        """The headline as a run description: the findings' summary, then the farthest pair.
+
+        In the form MLflow's UI renders (:func:`~regbias.report.escape.description_text`).
+        """
+        if self.findings is not None:
+            lines = [self.findings.summary(), ""]
+        else:
+            lines = [f"- {markdown_text(line)}" for line in self.lines()]
         lines += [f"- {label} pair: {_pair(p)}" for label, p in self.pairs.items()]
-        return "\n".join(lines)
+        return description_text("\n".join(lines))
 
 
 def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
     """The headline of a report folder (a local copy of a run's artifacts)."""
     correlations = _read_csv(folder / "analysis" / "correlations.csv")
-    findings = _report_findings(folder / "report.md")
-    if not findings and correlations is not None:
-        findings = [
+    findings = Findings.read(folder)
+    lines = []
+    if findings is None and correlations is not None:
+        lines = [
             _correlation_line(row) for _, row in strongest(correlations, n_strongest).iterrows()
         ]
     matrices = read_matrices(folder / "distances")
@@ -88,7 +101,7 @@ def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
         values = matrix.pairs()["mean"]
         if len(values) and values.notna().any():
             metrics[f"dist_mean/{name}"] = float(values.mean())
-    return Headline(findings, _extreme_pairs(folder), metrics)
+    return Headline(findings, lines, _extreme_pairs(folder), metrics)
 
 
 def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
@@ -111,18 +124,6 @@ def _headline_metrics(path: Path) -> dict[str, float]:
 
 def _read_csv(path: Path) -> pd.DataFrame | None:
     return read_table(path) if path.is_file() else None
-
-
-def _report_findings(report: Path) -> list[str]:
-    """The bullet lines of the report's ``## Findings`` section, without Markdown emphasis."""
-    if not report.is_file():
-        return []
-    text = report.read_text()
-    match = re.search(r"^## Findings\s*$(.*?)(?=^## |^Terms:|\Z)", text, re.M | re.S)
-    if not match:
-        return []
-    bullets = [line[2:].strip() for line in match.group(1).splitlines() if line.startswith("- ")]
-    return [plain_text(line) for line in bullets]
 
 
 def _correlation_line(row: pd.Series) -> str:

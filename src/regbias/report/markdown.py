@@ -11,16 +11,19 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.correlation.table import strongest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
+from regbias.report.answers import study_findings
 from regbias.report.bottom_line import Evidence, random_encoder_warning
 from regbias.report.escape import markdown_code, markdown_text
-from regbias.report.findings import findings_markdown
-from regbias.report.noise import noise_section, unusable_lines
+from regbias.report.findings import details_markdown, finding_lines
+from regbias.report.findings_model import Findings
+from regbias.report.noise import noise_section, unusable_lines, unusable_warnings
 from regbias.report.perf_record import perf_section
 from regbias.report.record import record_section
 
@@ -29,7 +32,10 @@ __all__ = [
     "MAX_SCATTERS",
     "artifact_name",
     "power_section",
+    "primary_row",
+    "primary_scatter_path",
     "region_shares",
+    "report_findings",
     "report_markdown",
     "representation_names",
     "scatter_path",
@@ -42,11 +48,47 @@ DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
 MAX_SCATTERS = 12
 
 
+def report_findings(
+    results: StudyResults,
+    analysis: Analysis,
+    settings: AnalysisSettings,
+    extra_findings: Sequence[str] = (),
+) -> Findings:
+    """The study's findings: the bottom line, the questions' answers, caveats, then details.
+
+    Args:
+        results: the measurements.
+        analysis: their analysis.
+        settings: the analysis settings (adjustment, level, primary hypothesis).
+        extra_findings: further detail lines (which pairs differ, with their numbers).
+    """
+    evidence = Evidence.of(results, analysis, settings)
+    warning = random_encoder_warning(results.meta)
+    warnings = [warning] if warning else []
+    caveats = [*warnings, *unusable_warnings(results.distances)]
+    full = evidence.sentence().replace("**Bottom line.**", "**Bottom line in full.**", 1)
+    details = finding_lines(
+        analysis.correlations,
+        analysis.robustness,
+        primary=settings.primary,
+        adjust=settings.adjust,
+        significance=settings.significance,
+        confidence=settings.confidence,
+        note=analysis.note,
+        primary_test=analysis.primary,
+    )
+    opening = [*unusable_lines(results.distances), full]
+    return study_findings(
+        evidence, settings.primary, caveats, [*opening, *details, *extra_findings]
+    )
+
+
 def report_markdown(
     results: StudyResults,
     analysis: Analysis,
     settings: AnalysisSettings,
     extra_findings: Sequence[str] = (),
+    findings: Findings | None = None,
 ) -> str:
     """One page: findings, groups, encoder and revision, matrices, correlations, figures.
 
@@ -54,24 +96,14 @@ def report_markdown(
         results: the measurements.
         analysis: their analysis.
         settings: the analysis settings (adjustment, level, primary hypothesis).
-        extra_findings: further lines for the Findings section (e.g. pairs above noise).
+        extra_findings: further lines for the findings' details (e.g. pairs above noise).
+        findings: the findings already built (:func:`report_findings`), else built here.
     """
     meta = results.meta
+    if findings is None:
+        findings = report_findings(results, analysis, settings, extra_findings)
     lines = [f"# regbias report: {markdown_text(meta.get('dataset', ''))}", ""]
-    lines += [
-        findings_markdown(
-            analysis.correlations,
-            analysis.robustness,
-            primary=settings.primary,
-            adjust=settings.adjust,
-            significance=settings.significance,
-            confidence=settings.confidence,
-            extra_lines=extra_findings,
-            note=analysis.note,
-            primary_test=analysis.primary,
-            opening=_opening(results, analysis, settings),
-        )
-    ]
+    lines += [findings.markdown(), details_markdown(findings.details)]
     lines += ["## Settings that ran", ""]
     lines += [f"- {markdown_text(k)}: {markdown_text(v)}" for k, v in meta.items()]
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
@@ -161,7 +193,8 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         distance, performance = settings.primary
         is_primary = (found["distance"] == distance) & (found["performance"] == performance)
         others = (top["distance"] != distance) | (top["performance"] != performance)
-        top = pd.concat([found[is_primary], top[others]], ignore_index=True)
+        first = [primary_row(analysis.primary), found[is_primary]]
+        top = pd.concat([f for f in first if len(f)] + [top[others]], ignore_index=True)
     spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
     wanted = [
         "distance",
@@ -180,6 +213,13 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     ]
     columns = [c for c in dict.fromkeys(wanted) if c in top.columns]
     primary = "" if settings.primary is None else " The declared primary hypothesis comes first."
+    test = analysis.primary
+    if settings.primary is not None and len(primary_row(test)):
+        primary = (
+            " The declared primary hypothesis comes first: its regions-only test (its "
+            "spearman_p_perm is its Mantel p, held alone to the level), then its pair on all "
+            "groups, a secondary row."
+        )
     scatters = scatter_rows(analysis, settings)
     if len(scatters):
         drawn = (
@@ -193,6 +233,11 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         f"({scatter_path(row.distance, row.performance)})"
         for row in scatters.itertuples()
     ]
+    if test is not None and len(primary_row(test)):
+        shown = f"{markdown_text(test.distance)} vs {markdown_text(test.performance)}"
+        images.insert(
+            0, f"![primary hypothesis: {shown}, regions only]({primary_scatter_path(test)})"
+        )
     return [
         _markdown_table(top[columns].set_index("distance")),
         "",
@@ -207,17 +252,6 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         "correlation: analysis/robustness.csv.",
         *(["", *images] if images else []),
     ]
-
-
-def _opening(results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> list[str]:
-    """The lines before every finding.
-
-    A random encoder's warning, each distance with no usable value (with the settings that
-    fix it), then the bottom line.
-    """
-    line = Evidence.of(results, analysis, settings).sentence()
-    warning = random_encoder_warning(results.meta)
-    return [*([warning] if warning else []), *unusable_lines(results.distances), line]
 
 
 def _representation_section(results: StudyResults) -> list[str]:
@@ -271,6 +305,31 @@ def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame
     significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]
     order = significant["spearman_rho"].abs().sort_values(ascending=False).index
     return significant.reindex(order).head(MAX_SCATTERS)
+
+
+def primary_scatter_path(test: PrimaryTest) -> str:
+    """The artifact path of the primary hypothesis's regions-only scatter plot."""
+    return scatter_path(test.distance, test.performance).replace("/scatter/", "/scatter/primary__")
+
+
+def primary_row(test: PrimaryTest | None) -> pd.DataFrame:
+    """The primary test as a row of the correlation table (empty: no rank correlation).
+
+    Its ``distance`` says it is the regions-only test; ``spearman_p_perm`` is its Mantel p,
+    held alone to the level.
+    """
+    if test is None or not math.isfinite(test.rho):
+        return pd.DataFrame()
+    row = {
+        "distance": f"{test.distance} (primary: regions only)",
+        "performance": test.performance,
+        "n_pairs": test.n_pairs,
+        "spearman_rho": test.rho,
+        "spearman_p_perm": test.p_value,
+        "spearman_ci_low": test.ci_low,
+        "spearman_ci_high": test.ci_high,
+    }
+    return pd.DataFrame([row])
 
 
 def scatter_path(distance: str, performance: str) -> str:

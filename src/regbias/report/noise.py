@@ -8,7 +8,7 @@ from regbias.distances import distance_label
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text
 
-__all__ = ["noise_section", "unusable_lines", "verdict_lines"]
+__all__ = ["noise_section", "unusable_lines", "unusable_warnings", "verdict_lines"]
 
 
 def _pairs(matrix: DistanceMatrix) -> list[tuple[int, int]]:
@@ -16,20 +16,34 @@ def _pairs(matrix: DistanceMatrix) -> list[tuple[int, int]]:
     return [(i, j) for i in range(k) for j in range(i + 1, k)]
 
 
+def _unusable(matrices: dict[str, DistanceMatrix]) -> dict[str, list[tuple[int, int]]]:
+    """The distances without a single finite pair value, with their pairs."""
+    found = {}
+    for name, matrix in matrices.items():
+        pairs = _pairs(matrix)
+        if pairs and not any(np.isfinite(matrix.mean[i, j]) for i, j in pairs):
+            found[name] = pairs
+    return found
+
+
 def unusable_lines(matrices: dict[str, DistanceMatrix]) -> list[str]:
     """One sentence per distance without a single finite pair value, saying how to get one.
 
     Such a distance's correlations and pair tests say nothing; the report says so first.
     """
-    lines = []
-    for name, matrix in matrices.items():
-        pairs = _pairs(matrix)
-        if not pairs or any(np.isfinite(matrix.mean[i, j]) for i, j in pairs):
-            continue
-        lines.append(
-            f"**{markdown_text(name)} has no usable value**: {_why_unusable(matrix, pairs)}"
-        )
-    return lines
+    return [
+        f"**{markdown_text(name)} has no usable value**: {_why_unusable(matrices[name], pairs)}"
+        for name, pairs in _unusable(matrices).items()
+    ]
+
+
+def unusable_warnings(matrices: dict[str, DistanceMatrix]) -> list[str]:
+    """One short warning per distance without a usable value (why and the fix: the details)."""
+    return [
+        f"**{markdown_text(name)} has no usable value**: its correlations and pair tests say "
+        "nothing (why, and the settings that fix it: the details below)."
+        for name in _unusable(matrices)
+    ]
 
 
 def _why_unusable(matrix: DistanceMatrix, pairs: list[tuple[int, int]]) -> str:

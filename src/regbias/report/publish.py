@@ -19,11 +19,15 @@ from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence
+from regbias.report.findings_model import FINDINGS_JSON
 from regbias.report.headline import HEADLINE_FILE
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
+    primary_row,
+    primary_scatter_path,
     region_shares,
+    report_findings,
     report_markdown,
     representation_names,
     scatter_path,
@@ -132,7 +136,9 @@ def log_analysis(
         *verdict_lines(results.distances),
     ]
     run.json(evidence.numbers(), HEADLINE_FILE)
-    report = report_markdown(results, analysis, settings, extra_findings=lines)
+    findings = report_findings(results, analysis, settings, extra_findings=lines)
+    run.json(findings.to_dict(), FINDINGS_JSON)
+    report = report_markdown(results, analysis, settings, findings=findings)
     if power is not None:
         report += "\n" + power_section(power)
     run.text(report, "report.md")
@@ -143,8 +149,11 @@ def log_record(run: RunLog, tests: PairTests) -> None:
     run.table(tests.table, PAIR_TESTS_CSV)
     run.json(tests.to_dict(), PAIR_TESTS_JSON)
     run.metrics(record_metrics(tests))
-    title = f"test of record: size-free effect ({tests.settings.words()})"
-    run.figure(plots.distance_heatmap(record_matrix(tests), title), "figures/pair_test_effect.png")
+    title = f"test of record: size-free effect ({tests.settings.words()}); outlined: differs"
+    differs = tests.table[tests.table["differs"].astype(bool)]
+    marked = set(zip(differs["group_a"], differs["group_b"], strict=True))
+    figure = plots.distance_heatmap(record_matrix(tests), title, marked=marked)
+    run.figure(figure, "figures/pair_test_effect.png")
 
 
 def log_perf_record(run: RunLog, tests: PerfTests) -> None:
@@ -193,11 +202,28 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
         figure = plots.correlation_heatmap(found, statistic, marking, alpha=settings.significance)
         run.figure(figure, f"figures/correlations_{statistic}.png")
     suffix = spearman_p.removeprefix("spearman_")
+    _primary_figure(run, analysis)
     for row in scatter_rows(analysis, settings).itertuples():
         figure = plots.pair_scatter(
             analysis.pairwise, row.distance, row.performance, row._asdict(), p_suffix=suffix
         )
         run.figure(figure, scatter_path(row.distance, row.performance))
+
+
+def _primary_figure(run: RunLog, analysis: Analysis) -> None:
+    """The primary hypothesis's own scatter plot: its regions' pairs, its test in the title."""
+    test = analysis.primary
+    if test is None or not len(primary_row(test)):
+        return
+    pairs = analysis.pairwise
+    regions = pairs[pairs["group_a"].isin(test.groups) & pairs["group_b"].isin(test.groups)]
+    kind = "exact Mantel p" if test.exact else "Mantel p"
+    title = (
+        f"primary hypothesis, regions only ({test.n_pairs} pairs): rho = {test.rho:.2f}, "
+        f"{kind} = {test.p_value:.2g} (level {test.significance:g})"
+    )
+    figure = plots.pair_scatter(regions, test.distance, test.performance, title=title)
+    run.figure(figure, primary_scatter_path(test))
 
 
 def _representation_figures(run: RunLog, results: StudyResults) -> None:

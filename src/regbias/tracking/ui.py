@@ -25,8 +25,10 @@ __all__ = [
     "DERIVED_KEYS",
     "EXPERIMENT_KIND",
     "EXPERIMENT_KIND_TAG",
+    "NOTE_LIMIT",
     "NOTE_TAG",
     "describe_run",
+    "fitted_description",
     "log_derived",
     "mark_model_training",
     "rename_run",
@@ -41,6 +43,10 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 #: The kind MLflow 3's UI opens on the runs table (its "custom model development").
 EXPERIMENT_KIND = "custom_model_development"
 NOTE_TAG = "mlflow.note.content"
+#: The most characters a run's description keeps (longer ones are cut with a note).
+NOTE_LIMIT = 5000
+#: The run's full report, as one page (the artifact a cut description links).
+REPORT_PAGE = "report.html"
 #: The UI's view for training runs (its "Model training" switch).
 WORKFLOW_TYPE = "machine_learning"
 #: Where ``mlflow ui`` serves by default.
@@ -57,8 +63,35 @@ def mark_model_training(client: MlflowClient, experiment_id: str) -> None:
 
 
 def describe_run(run: RunLog, markdown: str) -> None:
-    """The run's description on its UI page (Markdown)."""
-    run.client.set_tag(run.run_id, NOTE_TAG, markdown[:5000])
+    """The run's description on its UI page (Markdown), cut only with a word that says so."""
+    experiment_id = run.client.get_run(run.run_id).info.experiment_id
+    link = f"#/experiments/{quote(experiment_id)}/runs/{quote(run.run_id)}/artifacts/{REPORT_PAGE}"
+    run.client.set_tag(run.run_id, NOTE_TAG, fitted_description(markdown, link))
+
+
+def fitted_description(markdown: str, report_link: str, limit: int = NOTE_LIMIT) -> str:
+    """The description as it is, or cut at a line's end with a note linking the full report.
+
+    Args:
+        markdown: the description.
+        report_link: where the full report is (the run's ``report.html`` artifact).
+        limit: the most characters the description may have.
+
+    Returns:
+        ``markdown`` when it fits; else its first whole lines and a closing note that says it
+        was cut, at how many of how many characters, and links the full report.
+    """
+    if len(markdown) <= limit:
+        return markdown
+    note = (
+        "\n\n*This description is cut at {kept:,} of {total:,} characters (the most a "
+        f"description keeps here is {limit:,}): the full findings are in the run's artifact "
+        f"[{REPORT_PAGE}]({report_link}).*"
+    )
+    room = limit - len(note.format(kept=limit, total=len(markdown)))
+    cut = markdown.rfind("\n", 0, room)
+    kept = markdown[: cut if cut > 0 else max(room, 0)].rstrip()
+    return kept + note.format(kept=len(kept), total=len(markdown))
 
 
 def rename_run(run: RunLog, name: str) -> None:

@@ -1,0 +1,332 @@
+"""The study's questions answered from its tests: the bottom line and the Findings table.
+
+Built from the same tests as the full bottom line (:class:`~regbias.report.bottom_line.Evidence`):
+the test of record of every pair, the performance test of record, the primary hypothesis held
+alone to the level and the secondary correlations by their adjusted p-values. Each answer is
+short (counts and names); every number behind it is in the report's details.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from regbias.analysis.correlation.primary import PrimaryTest
+from regbias.analysis.multiplicity import p_column
+from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED
+from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
+from regbias.analysis.tests.performance import PerfTests
+from regbias.report.bottom_line import Evidence
+from regbias.report.escape import markdown_code, markdown_text
+from regbias.report.findings_model import Answer, Findings
+from regbias.report.perf_record import can_reject
+
+__all__ = ["QUESTIONS", "bottom_lines", "study_findings"]
+
+#: The study's questions, in the order every reader shows them.
+QUESTIONS = (
+    "Which region pairs differ in the encoder's space?",
+    "Which does the classifier treat differently?",
+    "Is the primary hypothesis supported?",
+    "Which correlations survive adjustment?",
+)
+_RECORD = "Which pairs differ: the test of record"
+_PERFORMANCE = "Performance gaps: the test of record for performance"
+_CORRELATIONS = "Correlations, with a clear family"
+_ADJUSTED = {"maxt": "maxT", "holm": "Holm", "bh": "Benjamini-Hochberg"}
+_SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
+#: At most this many pairs or correlations are named in an answer (the rest are counted).
+_NAMED = 6
+
+
+@dataclass(frozen=True)
+class _Family:
+    """One family of a pairwise test, as the answers count it."""
+
+    tested: int
+    decidable: bool
+    differing: pd.DataFrame
+    untestable: int
+
+    def answer(self, words: str, verb: str) -> str:
+        """``3 of 15 region pairs differ: a-b, ...``; ``no verdict ...``; ``none of 15 ...``."""
+        untestable = f" ({self.untestable} untestable)" if self.untestable else ""
+        if not self.tested:
+            return f"no {words} testable{untestable}"
+        if not self.decidable:
+            return f"no verdict on the {self.tested} {words} (too few relabellings){untestable}"
+        if not len(self.differing):
+            return f"none of the {self.tested} {words} {verb}{untestable}"
+        return f"{len(self.differing)} of {self.tested} {words} {verb}{untestable}: " + _names(
+            self.differing
+        )
+
+
+def _names(rows: pd.DataFrame) -> str:
+    names = [
+        f"{markdown_text(r['group_a'])}-{markdown_text(r['group_b'])}" for _, r in rows.iterrows()
+    ]
+    more = len(names) - _NAMED
+    return ", ".join(names[:_NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
+def _record_family(tests: PairTests, family: str) -> _Family:
+    return _Family(
+        len(tests.tested(family)),
+        tests.can_reject(family),
+        tests.differing(family),
+        len(tests.untested(family)),
+    )
+
+
+def _perf_family(tests: PerfTests, family: str) -> _Family:
+    untestable = tests.untestable()
+    return _Family(
+        len(tests.family(family)),
+        can_reject(tests, family),
+        tests.differing(family),
+        int((untestable["family"] == family).sum()),
+    )
+
+
+def _pairs_answer(regions: _Family, reference: _Family, verb: str) -> str:
+    text = regions.answer("region pairs", verb)
+    if reference.tested or reference.untestable:
+        text += f"; {reference.answer('pairs with a reference group', verb)}"
+    return text[0].upper() + text[1:]
+
+
+def record_answer(tests: PairTests | None, enabled: bool = True) -> Answer:
+    """Which region pairs differ in the encoder's space (the test of record)."""
+    question = QUESTIONS[0]
+    if tests is None:
+        why = "not tested (analysis.pair_test.enabled=false)" if not enabled else "not tested"
+        return Answer(question, why.capitalize(), "pair test of record", _RECORD)
+    regions = _record_family(tests, PRIMARY_FAMILY)
+    reference = _record_family(tests, SECONDARY_FAMILY)
+    how = (
+        f"permutation test of the {tests.settings.words()} of sentence vectors; Holm within "
+        f"each family, p <= {tests.alpha:g}"
+    )
+    return Answer(question, _pairs_answer(regions, reference, "differ"), how, _RECORD)
+
+
+def performance_answer(tests: PerfTests | None) -> Answer:
+    """Which pairs the classifiers treat differently (the performance test of record)."""
+    question = QUESTIONS[1]
+    if tests is None:
+        return Answer(question, "Not tested", "performance test of record", _PERFORMANCE)
+    regions = _perf_family(tests, PRIMARY_FAMILY)
+    reference = _perf_family(tests, SECONDARY_FAMILY)
+    models = f"{tests.models} model" + ("s" if tests.models != 1 else "")
+    how = (
+        f"{markdown_code(tests.metric)} of {models} per text, relabelled within label strata; "
+        f"Holm within each family, p <= {tests.alpha:g}"
+    )
+    answer = _pairs_answer(regions, reference, "are treated differently")
+    return Answer(question, answer, how, _PERFORMANCE)
+
+
+def primary_answer(
+    test: PrimaryTest | None,
+    primary: tuple[str, str] | None,
+    correlations: pd.DataFrame | None = None,
+    adjust: str = "none",
+    level: float = 0.05,
+) -> Answer:
+    """Whether the declared primary hypothesis is supported, with its interval.
+
+    Without a regions-only test (a report of the first version) the declared pair's row of
+    the correlation table answers, as the details state it.
+    """
+    question = QUESTIONS[2]
+    if test is None:
+        return _primary_row_answer(primary, correlations, adjust, level)
+    how = (
+        f"Mantel test of {markdown_code(test.performance)} against "
+        f"{markdown_code(test.distance)}, regions only ({test.n_pairs} pairs), "
+        f"{_SIDES[test.direction]}, alone at level {test.significance:g}"
+    )
+    if test.note:
+        return Answer(question, f"Not tested: {test.note}", how, _CORRELATIONS)
+    if not math.isfinite(test.rho):
+        answer = "Not tested: no rank correlation (a constant column)"
+        return Answer(question, answer, how, _CORRELATIONS)
+    verdict = "Yes" if test.significant else "No"
+    kind = "exact Mantel p" if test.exact else "Mantel p"
+    answer = f"{verdict}: rho = {test.rho:.2f}, {_interval(test)}, {kind} = {test.p_value:.2g}"
+    return Answer(question, answer, how, _CORRELATIONS)
+
+
+def _primary_row_answer(
+    primary: tuple[str, str] | None,
+    correlations: pd.DataFrame | None,
+    adjust: str,
+    level: float,
+) -> Answer:
+    question = QUESTIONS[2]
+    how = "Mantel test of the declared pair"
+    if primary is None:
+        return Answer(question, "None declared", how, _CORRELATIONS)
+    rows = pd.DataFrame() if correlations is None else correlations
+    if len(rows):
+        rows = rows[(rows["distance"] == primary[0]) & (rows["performance"] == primary[1])]
+    if not len(rows) or not math.isfinite(float(rows.iloc[0]["spearman_rho"])):
+        return Answer(question, "Not tested in this run", how, _CORRELATIONS)
+    row = rows.iloc[0]
+    words = _ADJUSTED.get(adjust)
+    how = (
+        f"Spearman rho of {markdown_code(primary[1])} against {markdown_code(primary[0])} "
+        f"over {int(row['n_pairs'])} pairs, {f'{words}-adjusted' if words else 'unadjusted'} p"
+    )
+    p = float(row.get(p_column("spearman", adjust), math.nan))
+    low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
+    interval = "no interval computed"
+    if math.isfinite(low) and math.isfinite(high):
+        interval = f"bootstrap interval {low:.2f} to {high:.2f}"
+    verdict = "No finding (unadjusted)"
+    if words:
+        verdict = "Yes" if math.isfinite(p) and p < level else "No"
+    answer = f"{verdict}: rho = {row['spearman_rho']:.2f}, {interval}, p = {p:.2g}"
+    return Answer(question, answer, how, _CORRELATIONS)
+
+
+def _interval(test: PrimaryTest) -> str:
+    if not (math.isfinite(test.ci_low) and math.isfinite(test.ci_high)):
+        return f"no interval ({test.ci_note})" if test.ci_note else "no interval computed"
+    of = " for the noise-free rho" if test.ci_method == NOISE_CORRECTED else ""
+    return f"{test.confidence:.0%} interval{of} {test.ci_low:.2f} to {test.ci_high:.2f}"
+
+
+def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: float) -> Answer:
+    """Which secondary correlations are below the level after adjustment."""
+    question = QUESTIONS[3]
+    if correlations is None or not len(correlations):
+        return Answer(
+            question, "None computed", "Spearman rho, Mantel permutation p", _CORRELATIONS
+        )
+    total = len(correlations)
+    if adjust not in _ADJUSTED:
+        how = f"Spearman rho over {total} rows, unadjusted p (analysis.adjust={adjust})"
+        return Answer(
+            question, "None is a finding: the p-values are unadjusted", how, _CORRELATIONS
+        )
+    how = (
+        f"Spearman rho, Mantel permutation p, {_ADJUSTED[adjust]}-adjusted over the {total} "
+        f"secondary rows, p < {level:g}"
+    )
+    p = correlations[p_column("spearman", adjust)].to_numpy(dtype=float)
+    found = correlations[p < level]
+    if not len(found):
+        return Answer(question, f"None of the {total}", how, _CORRELATIONS)
+    order = found["spearman_rho"].abs().sort_values(ascending=False, kind="stable").index
+    named = [
+        f"{markdown_text(r['performance'])} ~ {markdown_text(r['distance'])} "
+        f"(rho = {r['spearman_rho']:.2f})"
+        for _, r in found.loc[order].head(_NAMED).iterrows()
+    ]
+    more = len(found) - _NAMED
+    listed = ", ".join(named) + (f" and {more} more" if more > 0 else "")
+    return Answer(question, f"{len(found)} of {total}: {listed}", how, _CORRELATIONS)
+
+
+def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
+    """The bottom line in at most three short lines: the verdict, the primary, the counts.
+
+    Args:
+        evidence: the tests the bottom line is made of.
+
+    Returns:
+        Markdown lines, the first starting ``**Bottom line.**``.
+    """
+    if evidence.found:
+        first = "Some differences are beyond noise: the table below says which."
+    else:
+        first = "Nothing here is beyond noise: the table below says what was tested."
+    lines = [f"**Bottom line.** {first}"]
+    primary = evidence.primary
+    if primary is not None:
+        lines.append(_primary_line(primary))
+    counts = [
+        _count(evidence.record, evidence.record_enabled),
+        _perf_count(evidence.performance),
+        _correlation_count(evidence),
+    ]
+    said = [c for c in counts if c]
+    if said:
+        lines.append("; ".join(said)[0].upper() + "; ".join(said)[1:] + ".")
+    return tuple(lines)
+
+
+def _primary_line(test: PrimaryTest) -> str:
+    if test.note or not math.isfinite(test.rho):
+        return "The primary hypothesis could not be tested."
+    verdict = "supported" if test.significant else "not supported"
+    kind = "exact Mantel p" if test.exact else "Mantel p"
+    return (
+        f"The primary hypothesis is {verdict} (rho = {test.rho:.2f}, {kind} = "
+        f"{test.p_value:.2g}, level {test.significance:g})."
+    )
+
+
+def _count(tests: PairTests | None, enabled: bool) -> str:
+    if tests is None:
+        return "" if enabled else "which pairs differ was not tested"
+    family = _record_family(tests, PRIMARY_FAMILY)
+    if not family.tested or not family.decidable:
+        return "no verdict on which region pairs differ in the encoder's space"
+    return f"{len(family.differing)} of {family.tested} region pairs differ in the encoder's space"
+
+
+def _perf_count(tests: PerfTests | None) -> str:
+    if tests is None:
+        return ""
+    family = _perf_family(tests, PRIMARY_FAMILY)
+    if not family.tested or not family.decidable:
+        return "no performance verdict on the region pairs"
+    return f"the classifiers treat {len(family.differing)} of {family.tested} differently"
+
+
+def _correlation_count(evidence: Evidence) -> str:
+    found = evidence.significant_correlations
+    if evidence.correlations is None or not len(evidence.correlations):
+        return ""
+    total = len(evidence.correlations)
+    if found is None:
+        return f"the {total} secondary correlations are unadjusted: none is a finding"
+    return f"{found} of {total} secondary correlations survive adjustment"
+
+
+def study_findings(
+    evidence: Evidence,
+    primary: tuple[str, str] | None,
+    caveats: Sequence[str] = (),
+    details: Sequence[str] = (),
+) -> Findings:
+    """The findings of a study: the bottom line, the four answers, caveats and details.
+
+    Args:
+        evidence: the tests (primary, correlations, test of record, performance test).
+        primary: the declared ``(distance, performance)`` hypothesis, or None.
+        caveats: short warnings for every answer (a random encoder, unusable distances).
+        details: the long lines (the full bottom line, each test's sentence).
+
+    Returns:
+        The typed findings the report, ``findings.json`` and the summaries share.
+    """
+    answers = (
+        record_answer(evidence.record, evidence.record_enabled),
+        performance_answer(evidence.performance),
+        primary_answer(
+            evidence.primary,
+            primary,
+            evidence.correlations,
+            evidence.adjust,
+            evidence.significance,
+        ),
+        correlations_answer(evidence.correlations, evidence.adjust, evidence.significance),
+    )
+    return Findings(bottom_lines(evidence), answers, tuple(caveats), tuple(details))

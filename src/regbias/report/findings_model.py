@@ -1,0 +1,158 @@
+"""The findings as a typed object: the bottom line, one answer per question, then the details.
+
+A report's Findings are built once (:mod:`regbias.report.answers`) and written twice: as the
+Findings section of ``report.md`` (and so ``report.html``) and as ``findings.json`` beside it.
+The end-of-run summary, the run's description in the MLflow UI and a sweep's comparison read
+``findings.json`` back (:meth:`Findings.read`); nothing parses the Markdown.
+
+Every text field is Markdown as the report writes it (names from the data escaped);
+:meth:`Findings.plain_lines` gives the terminal's form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from regbias.report.escape import markdown_text, plain_text
+
+__all__ = [
+    "DETAILS_HEADING",
+    "FINDINGS_JSON",
+    "METHOD_DOC",
+    "TERMS_HEADING",
+    "Answer",
+    "Findings",
+    "heading_anchor",
+]
+
+#: The findings' file, beside ``report.md`` in a run's report folder.
+FINDINGS_JSON = "findings.json"
+#: Where each answer's method is described (the "how" column links its headings).
+METHOD_DOC = "docs/method.md"
+#: The sections that follow the Findings: every long line, then the glossary.
+DETAILS_HEADING = "Findings in detail"
+TERMS_HEADING = "Terms"
+_NOT_SLUG = re.compile(r"[^\w\- ]")
+
+
+def heading_anchor(heading: str) -> str:
+    """A Markdown heading's anchor as GitHub and markdown-it write it.
+
+    Args:
+        heading: the heading's text without its ``#`` marks.
+
+    Returns:
+        Lower case, punctuation dropped, spaces as hyphens: ``Which pairs differ: the test of
+        record`` is ``which-pairs-differ-the-test-of-record``.
+    """
+    return _NOT_SLUG.sub("", heading.strip().lower()).replace(" ", "-")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One of the study's questions answered.
+
+    Attributes:
+        question: the question, plain text.
+        answer: the answer, Markdown (short: counts and names, the numbers in the details).
+        how: the method and family in a few words, Markdown.
+        section: the heading of :data:`METHOD_DOC` that describes the method.
+    """
+
+    question: str
+    answer: str
+    how: str
+    section: str
+
+    @property
+    def link(self) -> str:
+        """The link to the method's heading in :data:`METHOD_DOC`."""
+        return f"{METHOD_DOC}#{heading_anchor(self.section)}"
+
+    def row(self) -> str:
+        """The answer as one row of the Findings table (Markdown)."""
+        how = f"{self.how} ([method]({self.link}))"
+        cells = [markdown_text(self.question), _cell(self.answer), _cell(how)]
+        return "| " + " | ".join(cells) + " |"
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What a report found, in the order every reader shows it.
+
+    Attributes:
+        bottom_line: at most three short lines, the first starting ``**Bottom line.**``.
+        answers: one :class:`Answer` per question of the study.
+        caveats: short warnings that hold for every answer (a random encoder, a distance
+            without a usable value).
+        details: the long lines (each test's numbers, intervals and caveats) that follow.
+    """
+
+    bottom_line: tuple[str, ...]
+    answers: tuple[Answer, ...]
+    caveats: tuple[str, ...] = ()
+    details: tuple[str, ...] = ()
+
+    def table(self) -> str:
+        """The questions' table (Markdown)."""
+        rows = [answer.row() for answer in self.answers]
+        return "\n".join(["| question | answer | how |", "|---|---|---|", *rows])
+
+    def summary(self) -> str:
+        """The bottom line, the table and the caveats (Markdown): what a reader needs first."""
+        parts = ["\n\n".join(self.bottom_line)] if self.bottom_line else []
+        if self.answers:
+            parts.append(self.table())
+        if self.caveats:
+            parts.append("\n".join(f"- {line}" for line in self.caveats))
+        return "\n\n".join(parts)
+
+    def markdown(self) -> str:
+        """The Findings section: the summary, a pointer to the details and the terms.
+
+        Returns:
+            Markdown starting with ``## Findings``; the details follow as their own section
+            (:data:`DETAILS_HEADING`), written by the report.
+        """
+        pointer = (
+            f"Every test's numbers, intervals and caveats: [{DETAILS_HEADING}]"
+            f"(#{heading_anchor(DETAILS_HEADING)}); the terms: [{TERMS_HEADING}]"
+            f"(#{heading_anchor(TERMS_HEADING)})."
+        )
+        return f"## Findings\n\n{self.summary()}\n\n{pointer}\n"
+
+    def plain_lines(self) -> list[str]:
+        """The findings as a terminal shows them: bottom line, one line per answer, caveats."""
+        lines = [plain_text(line) for line in self.bottom_line]
+        lines += [f"{a.question} {plain_text(a.answer)}" for a in self.answers]
+        return lines + [plain_text(line) for line in self.caveats]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The findings as JSON-ready data."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Findings:
+        """The findings :meth:`to_dict` wrote."""
+        return cls(
+            tuple(data.get("bottom_line", ())),
+            tuple(Answer(**a) for a in data.get("answers", ())),
+            tuple(data.get("caveats", ())),
+            tuple(data.get("details", ())),
+        )
+
+    @classmethod
+    def read(cls, folder: Path) -> Findings | None:
+        """The findings of a report folder (None: it has no :data:`FINDINGS_JSON`)."""
+        path = folder / FINDINGS_JSON
+        return cls.from_dict(json.loads(path.read_text())) if path.is_file() else None
+
+
+def _cell(markdown: str) -> str:
+    """Markdown made one table cell: line breaks as spaces, bare pipes escaped."""
+    text = " ".join(markdown.split())
+    return re.sub(r"(?<!\\)\|", r"\\|", text)
