@@ -14,7 +14,7 @@ from regbias.report.publish import log_analysis
 from tests.conftest import packaged
 
 
-def _tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+def findings_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     found = pd.DataFrame(
         {
             "distance": ["dist_sinkhorn_long", "dist_lda", "dist_lda", "dist_sinkhorn_short"],
@@ -47,7 +47,7 @@ def _tables() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -> None:
-    found, checks = _tables()
+    found, checks = findings_tables()
     text = findings_markdown(
         found,
         checks,
@@ -108,7 +108,7 @@ def primary_result(p_value: float, power: list[float] | None = None) -> PrimaryT
 
 
 def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_adjusted() -> None:
-    found, checks = _tables()
+    found, checks = findings_tables()
     found["spearman_p_maxt"] = [0.07, 0.001, 0.03, 0.7]
     found["maxt_method"] = ["maxt", "maxt", "holm_fallback", "maxt"]
     checks.loc[2, "partial_p"] = 0.039
@@ -161,7 +161,7 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
 
 
 def test_with_no_adjustment_nothing_is_called_significant() -> None:
-    found, checks = _tables()
+    found, checks = findings_tables()
     text = findings_markdown(
         found, checks, primary=None, adjust="none", significance=0.05, confidence=0.95
     )
@@ -195,7 +195,7 @@ class FakeRun:
 
 
 def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -> None:
-    found, checks = _tables()
+    found, checks = findings_tables()
     pairwise = pd.DataFrame(
         {"group_a": list("aaab"), "group_b": list("bcdc")}
         | {c: np.arange(4.0) for c in set(found["distance"]) | set(found["performance"])}

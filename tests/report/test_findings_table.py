@@ -23,7 +23,7 @@ from regbias.report.html import report_html
 from regbias.report.publish import log_analysis
 from regbias.tracking.ui import NOTE_LIMIT, fitted_description
 from tests.conftest import ROOT, packaged
-from tests.report.test_findings import FakeRun, _tables, primary_result
+from tests.report.test_findings import FakeRun, findings_tables, primary_result
 
 _LINK = re.compile(r"\]\(([^)]+)\)")
 
@@ -53,7 +53,7 @@ def _record() -> PairTests:
 
 
 def _report() -> FakeRun:
-    found, checks = _tables()
+    found, checks = findings_tables()
     found["spearman_p_maxt"] = [0.07, 0.001, 0.03, 0.7]
     found["kendall_p_maxt"] = [0.07, 0.001, 0.03, 0.7]
     groups = ["uk", "us", "nz", "za<b>", "au", "mixed"]
