@@ -1,0 +1,137 @@
+"""Every number and word the two pairwise tests write, on fixed synthetic data, as one file.
+
+Run before and after a change to the pairwise tests or their renderer and ``diff`` the files:
+the tables (``pair_tests.csv``, ``perf_tests.csv``), their JSON forms, the pairwise columns,
+the MLflow metrics, the headline counts and the report's lines and sections.
+
+    PYTHONPATH=src python benchmarks/pairwise_snapshot.py OUT_FILE
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.pair_test import PairTestSettings, record_tests
+from regbias.analysis.perf_test import PerfTestSettings, perf_record_tests
+from regbias.analysis.perf_texts import PerfTexts
+
+
+def _vectors(texts: list[str]) -> np.ndarray:
+    rows = []
+    for text in texts:
+        seed = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+        shift = 1.0 if text.startswith("c") else 0.0
+        rows.append(np.random.default_rng(seed).normal(size=4) + shift)
+    return np.asarray(rows)
+
+
+def _pair_tests(relabellings: int) -> object:
+    same = [f"t{i}" for i in range(20)]
+    groups = {
+        "g_a": same,
+        "g_b": list(same),
+        "c": [f"c{i}" for i in range(20)],
+        "d": [f"d{i}" for i in range(25)],
+        "mixed": [*same[:5], "c1", "d2", *[f"m{i}" for i in range(15)]],
+    }
+    settings = PairTestSettings(True, "energy", relabellings, None, None, 20, 3)
+    return record_tests(groups, _vectors, settings, references=["mixed"])
+
+
+def _perf_tests(relabellings: int) -> object:
+    rng = np.random.default_rng(0)
+    frames = []
+    for name, right in (("au", 0.8), ("ca", 0.6), ("nz", 0.7), ("mixed", 0.7)):
+        labels = (rng.random(60) < 0.5).astype(int)
+        frame = pd.DataFrame(
+            {"group": name, "key": [f"{name}-{i}" for i in range(60)], "label": labels}
+        )
+        for m in range(4):
+            correct = rng.random(60) < right
+            frame[f"prob:seed{m}/fold0"] = np.where(correct == (labels == 1), 0.8, 0.2)
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True)
+    frame.loc[frame["group"] == "nz", "key"] = frame.loc[frame["group"] == "ca", "key"].to_numpy()
+    pair = PairTestSettings(True, "energy", 99, None, None, 0, 3)
+    return perf_record_tests(
+        PerfTexts.of(frame),
+        ["au", "ca", "nz", "mixed"],
+        PerfTestSettings(True, relabellings, 3),
+        pair,
+        references=["mixed"],
+        n_bootstrap=30,
+    )
+
+
+def _functions() -> dict[str, object]:
+    """The renderer's functions, wherever this version of the code keeps them."""
+    record = importlib.import_module("regbias.report.record")
+    names = ("part", "found", "lines", "metrics", "numbers", "columns", "section")
+    if hasattr(record, "tests_lines"):
+        return {n: getattr(record, f"tests_{n}") for n in names}
+    perf = importlib.import_module("regbias.report.perf_record")
+    publish = importlib.import_module("regbias.report.publish")
+    bottom = importlib.import_module("regbias.report.bottom_line")
+
+    def numbers(tests: object) -> dict[str, float]:
+        if type(tests).__name__ == "PerfTests":
+            return perf.perf_numbers(tests)
+        evidence = bottom.Evidence(None, None, tests, "maxt", 0.05)
+        return evidence.numbers()
+
+    def pick(pair: object, perf_one: object) -> object:
+        return lambda t: (perf_one if type(t).__name__ == "PerfTests" else pair)(t)
+
+    return {
+        "part": pick(record.record_part, perf.perf_part),
+        "found": pick(record.record_found, perf.perf_found),
+        "lines": pick(record.record_lines, perf.perf_lines),
+        "metrics": pick(record.record_metrics, perf.perf_metrics),
+        "numbers": numbers,
+        "columns": lambda t: (
+            perf.with_perf_columns(_pairwise(), t)
+            if type(t).__name__ == "PerfTests"
+            else publish.with_record_columns(_pairwise(), t)
+        ),
+        "section": pick(record.record_section, perf.perf_section),
+    }
+
+
+def _pairwise() -> pd.DataFrame:
+    groups = ["g_a", "g_b", "c", "d", "mixed", "au", "ca", "nz"]
+    pairs = [(a, b) for i, a in enumerate(groups) for b in groups[i + 1 :]]
+    return pd.DataFrame(pairs, columns=["group_a", "group_b"])
+
+
+def main(out: Path) -> None:
+    """Write the snapshot to ``out``."""
+    functions = _functions()
+    parts = []
+    for tests in (_pair_tests(19), _pair_tests(199), _perf_tests(9), _perf_tests(199)):
+        kind = type(tests).__name__
+        parts.append(f"== {kind} table\n{tests.table.to_csv(index=False)}")  # type: ignore[attr-defined]
+        data = tests.to_dict()  # type: ignore[attr-defined]
+        parts.append(f"== {kind} json\n{json.dumps(data, sort_keys=True, default=str)}")
+        back = type(tests).from_dict(json.loads(json.dumps(data)))  # type: ignore[attr-defined]
+        parts.append(f"== {kind} read back\n{back.table.to_csv(index=False)}")
+        for name, function in functions.items():
+            value = function(tests)  # type: ignore[operator]
+            if isinstance(value, pd.DataFrame):
+                value = value.to_csv(index=False)
+            elif isinstance(value, dict):
+                value = json.dumps(value, sort_keys=True)
+            elif isinstance(value, list):
+                value = "\n".join(value)
+            parts.append(f"== {kind} {name}\n{value}")
+    out.write_text("\n".join(parts) + "\n")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
