@@ -10,7 +10,6 @@ the MLflow metrics, the headline counts and the report's lines and sections.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -19,8 +18,19 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.pair_test import PairTestSettings, record_tests
-from regbias.analysis.perf_test import PerfTestSettings, perf_record_tests
+from regbias.analysis.pairwise import PairwiseTests
+from regbias.analysis.perf_test import PerfTests, PerfTestSettings, perf_record_tests
 from regbias.analysis.perf_texts import PerfTexts
+from regbias.report.perf_record import perf_section
+from regbias.report.record import (
+    pairs_columns,
+    pairs_found,
+    pairs_lines,
+    pairs_metrics,
+    pairs_numbers,
+    pairs_part,
+    record_section,
+)
 
 
 def _vectors(texts: list[str]) -> np.ndarray:
@@ -32,7 +42,7 @@ def _vectors(texts: list[str]) -> np.ndarray:
     return np.asarray(rows)
 
 
-def _pair_tests(relabellings: int) -> object:
+def _pair_tests(relabellings: int) -> PairwiseTests:
     same = [f"t{i}" for i in range(20)]
     groups = {
         "g_a": same,
@@ -45,7 +55,7 @@ def _pair_tests(relabellings: int) -> object:
     return record_tests(groups, _vectors, settings, references=["mixed"])
 
 
-def _perf_tests(relabellings: int) -> object:
+def _perf_tests(relabellings: int) -> PairwiseTests:
     rng = np.random.default_rng(0)
     frames = []
     for name, right in (("au", 0.8), ("ca", 0.6), ("nz", 0.7), ("mixed", 0.7)):
@@ -71,36 +81,19 @@ def _perf_tests(relabellings: int) -> object:
 
 
 def _functions() -> dict[str, object]:
-    """The renderer's functions, wherever this version of the code keeps them."""
-    record = importlib.import_module("regbias.report.record")
-    names = ("part", "found", "lines", "metrics", "numbers", "columns", "section")
-    if hasattr(record, "tests_lines"):
-        return {n: getattr(record, f"tests_{n}") for n in names}
-    perf = importlib.import_module("regbias.report.perf_record")
-    publish = importlib.import_module("regbias.report.publish")
-    bottom = importlib.import_module("regbias.report.bottom_line")
+    """The renderer's functions, each taking a test."""
 
-    def numbers(tests: object) -> dict[str, float]:
-        if type(tests).__name__ == "PerfTests":
-            return perf.perf_numbers(tests)
-        evidence = bottom.Evidence(None, None, tests, "maxt", 0.05)
-        return evidence.numbers()
-
-    def pick(pair: object, perf_one: object) -> object:
-        return lambda t: (perf_one if type(t).__name__ == "PerfTests" else pair)(t)
+    def section(tests: PairwiseTests) -> str:
+        return perf_section(tests) if isinstance(tests, PerfTests) else record_section(tests)  # type: ignore[arg-type]
 
     return {
-        "part": pick(record.record_part, perf.perf_part),
-        "found": pick(record.record_found, perf.perf_found),
-        "lines": pick(record.record_lines, perf.perf_lines),
-        "metrics": pick(record.record_metrics, perf.perf_metrics),
-        "numbers": numbers,
-        "columns": lambda t: (
-            perf.with_perf_columns(_pairwise(), t)
-            if type(t).__name__ == "PerfTests"
-            else publish.with_record_columns(_pairwise(), t)
-        ),
-        "section": pick(record.record_section, perf.perf_section),
+        "part": pairs_part,
+        "found": pairs_found,
+        "lines": pairs_lines,
+        "metrics": pairs_metrics,
+        "numbers": pairs_numbers,
+        "columns": lambda tests: pairs_columns(_pairwise(), tests),
+        "section": section,
     }
 
 
@@ -116,10 +109,10 @@ def main(out: Path) -> None:
     parts = []
     for tests in (_pair_tests(19), _pair_tests(199), _perf_tests(9), _perf_tests(199)):
         kind = type(tests).__name__
-        parts.append(f"== {kind} table\n{tests.table.to_csv(index=False)}")  # type: ignore[attr-defined]
-        data = tests.to_dict()  # type: ignore[attr-defined]
+        parts.append(f"== {kind} table\n{tests.table.to_csv(index=False)}")
+        data = tests.to_dict()
         parts.append(f"== {kind} json\n{json.dumps(data, sort_keys=True, default=str)}")
-        back = type(tests).from_dict(json.loads(json.dumps(data)))  # type: ignore[attr-defined]
+        back = type(tests).from_dict(json.loads(json.dumps(data)))
         parts.append(f"== {kind} read back\n{back.table.to_csv(index=False)}")
         for name, function in functions.items():
             value = function(tests)  # type: ignore[operator]
