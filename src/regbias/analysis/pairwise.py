@@ -20,7 +20,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Protocol, Self, get_args, get_origin, get_type_hints
 
 import numpy as np
 import pandas as pd
@@ -232,7 +232,7 @@ class PairwiseTests(ABC):
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Any:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The tests written by :meth:`to_dict` (a field an older file lacks takes its default)."""
         hints = get_type_hints(cls)
         values = {}
@@ -246,7 +246,7 @@ def _read(hint: Any, value: Any, tests: type[PairwiseTests]) -> object:
     """A field's value read back from its JSON form, as its annotation says."""
     if hint is pd.DataFrame:
         return pd.DataFrame(value)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return hint(**{**tests.settings_defaults, **value})
     if get_origin(hint) is dict:
         key, item = get_args(hint)
