@@ -13,7 +13,7 @@ import hashlib
 import numpy as np
 
 from regbias.analysis.tests.embedding import PRIMARY_FAMILY, PairTestSettings, record_tests
-from regbias.report.record import record_lines, record_part, record_section
+from regbias.report.record import pairs_lines, pairs_part, record_section
 from tests.conftest import packaged
 
 
@@ -42,23 +42,23 @@ def test_a_pair_with_no_texts_left_is_untestable_with_its_reason():
         "fewer than 2 texts a side (0 and 0 texts once the 20 both hold are left out)"
         in (row["untestable"])
     )
-    assert len(tests.tested(PRIMARY_FAMILY)) == 2
-    assert list(tests.untested(PRIMARY_FAMILY)["group_b"]) == ["g_b"]
+    assert len(tests.family(PRIMARY_FAMILY)) == 2
+    assert list(tests.untestable(PRIMARY_FAMILY)["group_b"]) == ["g_b"]
 
 
 def test_the_findings_count_only_the_tested_pairs_and_name_the_untestable_one():
     tests = record_of()
-    line = record_lines(tests)[0]
+    line = pairs_lines(tests)[0]
     assert line.startswith("Test of record, 2 region pairs: 2 differ")
     assert "no difference: g_a-g_b" not in line
     assert "untestable, kept out of the count: g_a-g_b (fewer than 2 texts a side" in line
-    part = record_part(tests)
+    part = pairs_part(tests)
     assert "2 of 2 region pairs differ" in part and "1 untestable" in part
     assert "| untestable |" in record_section(tests)
 
 
 def test_the_smallest_holm_p_is_never_printed_above_one():
     tests = record_of(relabellings=1)
-    line = record_lines(tests)[0]
+    line = pairs_lines(tests)[0]
     assert "the smallest Holm p over 2 pairs is 1 > 0.05" in line
     assert "untestable, kept out of the count" in line

@@ -254,7 +254,7 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
     from regbias.analysis.power.embedding import PowerResult
     from regbias.analysis.tests.embedding import PairTests, PairTestSettings
     from regbias.report.markdown import power_section
-    from regbias.report.record import record_lines, record_section
+    from regbias.report.record import pairs_lines, record_section
 
     table = pd.DataFrame(
         {
@@ -276,7 +276,7 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
         }
     )
     tests = PairTests(packaged(PairTestSettings, "analysis.pair_test"), 0.05, table)
-    lines = record_lines(tests)
+    lines = pairs_lines(tests)
     assert lines[0].startswith("Test of record, 2 region pairs: 1 differ")
     assert "uk-us (effect 0.0099 [0.009, 0.011], Holm p 0.0002)" in lines[0]
     assert "not shown to differ: nz-za." in lines[0] and "no difference" not in lines[0]
@@ -293,7 +293,7 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
     power = PowerResult(plants, 0.05, "energy", 999, "us", "uk")
     detectable = power.detectable()
     assert np.isnan(detectable[(250, 320)]) and detectable[(2000, 2000)] == 0.4
-    with_power = record_lines(tests.with_power(power.detectable(), power.donor))
+    with_power = pairs_lines(tests.with_power(power.detectable(), power.donor))
     assert (
         "nz-za (at these sizes no planted mixture of uk-like texts is detected with 80% power)"
         in with_power[0]

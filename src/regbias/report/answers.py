@@ -17,12 +17,12 @@ import pandas as pd
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED
-from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
+from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.tests.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
 from regbias.analysis.tests.performance import PerfTests
 from regbias.report.bottom_line import Evidence
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import Answer, Findings
-from regbias.report.perf_record import can_reject
 
 __all__ = ["QUESTIONS", "bottom_lines", "study_findings"]
 
@@ -73,22 +73,13 @@ def _names(rows: pd.DataFrame) -> str:
     return ", ".join(names[:_NAMED]) + (f" and {more} more" if more > 0 else "")
 
 
-def _record_family(tests: PairTests, family: str) -> _Family:
-    return _Family(
-        len(tests.tested(family)),
-        tests.can_reject(family),
-        tests.differing(family),
-        len(tests.untested(family)),
-    )
-
-
-def _perf_family(tests: PerfTests, family: str) -> _Family:
-    untestable = tests.untestable()
+def _family(tests: PairwiseTests, family: str) -> _Family:
+    """One family of either test of record: tested pairs, verdict possible, differing, untested."""
     return _Family(
         len(tests.family(family)),
-        can_reject(tests, family),
+        tests.can_reject(family),
         tests.differing(family),
-        int((untestable["family"] == family).sum()),
+        len(tests.untestable(family)),
     )
 
 
@@ -105,8 +96,8 @@ def record_answer(tests: PairTests | None, enabled: bool = True) -> Answer:
     if tests is None:
         why = "not tested (analysis.pair_test.enabled=false)" if not enabled else "not tested"
         return Answer(question, why.capitalize(), "pair test of record", _RECORD)
-    regions = _record_family(tests, PRIMARY_FAMILY)
-    reference = _record_family(tests, SECONDARY_FAMILY)
+    regions = _family(tests, PRIMARY_FAMILY)
+    reference = _family(tests, SECONDARY_FAMILY)
     how = (
         f"permutation test of the {tests.settings.words()} of sentence vectors; Holm within "
         f"each family, p <= {tests.alpha:g}"
@@ -119,8 +110,8 @@ def performance_answer(tests: PerfTests | None) -> Answer:
     question = QUESTIONS[1]
     if tests is None:
         return Answer(question, "Not tested", "performance test of record", _PERFORMANCE)
-    regions = _perf_family(tests, PRIMARY_FAMILY)
-    reference = _perf_family(tests, SECONDARY_FAMILY)
+    regions = _family(tests, PRIMARY_FAMILY)
+    reference = _family(tests, SECONDARY_FAMILY)
     models = f"{tests.models} model" + ("s" if tests.models != 1 else "")
     how = (
         f"{markdown_code(tests.metric)} of {models} per text, relabelled within label strata; "
@@ -275,7 +266,7 @@ def _primary_line(test: PrimaryTest) -> str:
 def _count(tests: PairTests | None, enabled: bool) -> str:
     if tests is None:
         return "" if enabled else "which pairs differ was not tested"
-    family = _record_family(tests, PRIMARY_FAMILY)
+    family = _family(tests, PRIMARY_FAMILY)
     if not family.tested or not family.decidable:
         return "no verdict on which region pairs differ in the encoder's space"
     return f"{len(family.differing)} of {family.tested} region pairs differ in the encoder's space"
@@ -284,7 +275,7 @@ def _count(tests: PairTests | None, enabled: bool) -> str:
 def _perf_count(tests: PerfTests | None) -> str:
     if tests is None:
         return ""
-    family = _perf_family(tests, PRIMARY_FAMILY)
+    family = _family(tests, PRIMARY_FAMILY)
     if not family.tested or not family.decidable:
         return "no performance verdict on the region pairs"
     return f"the classifiers treat {len(family.differing)} of {family.tested} differently"

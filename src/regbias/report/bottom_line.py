@@ -17,10 +17,9 @@ import pandas as pd
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
-from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
+from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.performance import PerfTests
-from regbias.report.perf_record import perf_found, perf_numbers, perf_part
-from regbias.report.record import record_found, record_part
+from regbias.report.record import pairs_found, pairs_numbers, pairs_part
 
 __all__ = ["CONTROL_WARNING", "RANDOM_ENCODER_WARNING", "Evidence", "random_encoder_warning"]
 
@@ -99,7 +98,7 @@ class Evidence:
             return True
         if self.significant_correlations:
             return True
-        return record_found(self.record) or perf_found(self.performance)
+        return pairs_found(self.record) or pairs_found(self.performance)
 
     def sentence(self) -> str:
         """One sentence: the primary test, the secondary correlations, the pairs that differ.
@@ -107,11 +106,11 @@ class Evidence:
         Returns:
             Markdown starting with ``**Bottom line.**``.
         """
-        pairs = record_part(self.record)
+        pairs = pairs_part(self.record)
         if self.record is None and not self.record_enabled:
             pairs = "which pairs differ was not tested (analysis.pair_test.enabled=false)"
         parts = [_primary_part(self.primary), self._secondary_part(), pairs]
-        parts.append(perf_part(self.performance))
+        parts.append(pairs_part(self.performance))
         text = "; ".join(p for p in parts if p) or "no test ran"
         if not self.found:
             return f"**Bottom line.** Nothing here is beyond noise: {text}."
@@ -139,11 +138,8 @@ class Evidence:
             numbers["correlations"] = float(len(self.correlations))
         if self.significant_correlations is not None:
             numbers["significant_correlations"] = float(self.significant_correlations)
-        record = self.record
-        for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
-            if record is not None and record.can_reject(family):
-                numbers[f"differing_pairs/{family}"] = float(len(record.differing(family)))
-        numbers.update(perf_numbers(self.performance))
+        numbers.update(pairs_numbers(self.record))
+        numbers.update(pairs_numbers(self.performance))
         return numbers
 
     def _secondary_part(self) -> str:

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY
-from regbias.analysis.tests.verdict import DistanceVerdict
+from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.tests.pairwise import FAMILIES
 from regbias.report.record import read_record
 from regbias.tables import read_table
 
-__all__ = ["EncoderEvidence", "encoder_evidence", "encoders_markdown", "variant_verdicts"]
+__all__ = ["EncoderEvidence", "encoder_evidence", "encoders_markdown", "verdict_count"]
 
 #: Correlation p-value columns, the first present one decides (adjusted across the family).
 _ADJUSTED_P = ("spearman_p_maxt", "spearman_p_holm", "spearman_p_bh")
@@ -43,7 +43,7 @@ class EncoderEvidence:
         primary: ``rho``, ``p``, ``ci_low``, ``ci_high`` and ``significant`` (1/0 at the
             run's level) of the primary hypothesis (NaN: none).
         primary_name: ``distance ~ performance`` of the primary hypothesis.
-        verdicts: each distance's pair verdicts (:func:`variant_verdicts`).
+        record: its test of record (None: the variant has none).
         correlations: ``distance ~ performance`` -> (rho, adjusted p) of every correlation.
         distances: the names of its distance matrices.
     """
@@ -55,7 +55,7 @@ class EncoderEvidence:
     control: bool
     primary: dict[str, float]
     primary_name: str
-    verdicts: dict[str, DistanceVerdict]
+    record: PairTests | None
     correlations: dict[str, tuple[float, float]]
     distances: list[str]
 
@@ -65,36 +65,28 @@ class EncoderEvidence:
         return _CONTROL_SUFFIX.sub("", self.identity.removeprefix("random:"))
 
     def differing_pairs(self) -> set[tuple[str, str]]:
-        """``(distance, "a-b")`` of every pair its distance's adjusted test calls different."""
+        """``(test of record, family, "a-b")`` of every pair its test of record finds different."""
+        if self.record is None:
+            return set()
         return {
-            (name, f"{row.group_a}-{row.group_b}")
-            for name, verdict in self.verdicts.items()
-            for row in verdict.differing.itertuples()
+            (f"test of record, {family}", f"{row.group_a}-{row.group_b}")
+            for family in FAMILIES
+            for row in self.record.differing(family).itertuples()
         }
+
+    def verdicts(self) -> str:
+        """Per family of its test of record, ``k of n`` differing pairs ("" without one)."""
+        if self.record is None:
+            return ""
+        return "; ".join(
+            f"test of record, {family} {verdict_count(self.record, family)}"
+            for family in FAMILIES
+            if len(self.record.family(family)) or len(self.record.untestable(family))
+        )
 
     def significant_correlations(self, alpha: float) -> set[str]:
         """The correlations whose adjusted p is at most ``alpha``."""
         return {name for name, (_, p) in self.correlations.items() if p <= alpha}
-
-
-def variant_verdicts(folder: Path) -> dict[str, DistanceVerdict]:
-    """The pair verdicts of one variant's report folder: the one place this page reads them.
-
-    The test of record's, one verdict per family (``test of record, regions`` and ``...,
-    reference``), Holm within it; empty where the variant has no test of record.
-    """
-    tests = read_record(folder)
-    if tests is None:
-        return {}
-    out = {}
-    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
-        rows = tests.family(family)
-        if len(rows):
-            name = f"test of record, {family}"
-            out[name] = DistanceVerdict(
-                name, tests.settings.relabellings, "holm", tests.alpha, rows
-            )
-    return out
 
 
 def encoder_evidence(
@@ -124,7 +116,7 @@ def encoder_evidence(
                 primary_name=f"{' ~ '.join(primary)} ({_primary_pairs(path)})"
                 if primary
                 else "n/a",
-                verdicts=variant_verdicts(path),
+                record=read_record(path),
                 correlations=_correlation_cells(correlations),
                 distances=_heatmap_names(path),
             )
@@ -150,9 +142,7 @@ def encoders_markdown(
             item.primary.get(k, math.nan) for k in ("rho", "ci_low", "ci_high", "p")
         )
         label = f"{item.label} (random-weights control)" if item.control else item.label
-        pairs = "; ".join(
-            f"{name} {verdict_count(v)}" for name, v in item.verdicts.items() if v.tested
-        )
+        pairs = item.verdicts()
         lines.append(
             f"| {label} | {item.primary_name} | {_num(rho)} | {_num(low)} to {_num(high)} "
             f"| {_num(p)} | {pairs or 'not tested'} |"
@@ -161,11 +151,16 @@ def encoders_markdown(
     return "\n".join(lines) + "\n"
 
 
-def verdict_count(verdict: DistanceVerdict) -> str:
-    """``k of n`` differing pairs, and which."""
-    differing = verdict.differing
+def verdict_count(tests: PairTests, family: str) -> str:
+    """``k of n`` differing pairs of a family, which, and how many were untestable."""
+    differing = tests.differing(family)
     names = ", ".join(f"{r.group_a}-{r.group_b}" for r in differing.itertuples())
-    return f"{len(differing)} of {verdict.n_pairs}" + (f" ({names})" if names else "")
+    untestable = len(tests.untestable(family))
+    return (
+        f"{len(differing)} of {len(tests.family(family))}"
+        + (f" ({names})" if names else "")
+        + (f", {untestable} untestable" if untestable else "")
+    )
 
 
 def _controls(

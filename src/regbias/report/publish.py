@@ -14,6 +14,7 @@ from regbias.analysis.multiplicity import p_column
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.tests.pairwise import DIFFERS, GROUP_A, GROUP_B, PairwiseTests
 from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
@@ -40,16 +41,14 @@ from regbias.report.perf_record import (
     PERF_TESTS_CSV,
     PERF_TESTS_JSON,
     perf_figure,
-    perf_lines,
-    perf_metrics,
-    with_perf_columns,
 )
 from regbias.report.record import (
     PAIR_TESTS_CSV,
     PAIR_TESTS_JSON,
-    record_lines,
+    pairs_columns,
+    pairs_lines,
+    pairs_metrics,
     record_matrix,
-    record_metrics,
 )
 from regbias.tracking.runs import RunLog
 
@@ -58,7 +57,7 @@ __all__ = [
     "log_distances",
     "log_perf_record",
     "log_record",
-    "with_record_columns",
+    "log_tests",
 ]
 
 
@@ -111,8 +110,8 @@ def log_analysis(
             run.table(analysis.dcor, "performance/dcor.csv")
         _log_group_means(run, analysis.summary)
         _distribution_figures(run, analysis.summary, results.groups)
-    pairwise = with_record_columns(analysis.pairwise, results.record)
-    pairwise = with_perf_columns(pairwise, analysis.performance_record)
+    pairwise = pairs_columns(analysis.pairwise, results.record)
+    pairwise = pairs_columns(pairwise, analysis.performance_record)
     run.table(pairwise, "analysis/pairwise.csv")
     if results.record is not None:
         log_record(run, results.record)
@@ -131,8 +130,8 @@ def log_analysis(
             run.table(analysis.primary.power.table, "analysis/primary_power.csv")
     _representation_figures(run, results)
     lines = [
-        *record_lines(results.record),
-        *perf_lines(analysis.performance_record),
+        *pairs_lines(results.record),
+        *pairs_lines(analysis.performance_record),
         *verdict_lines(results.distances),
     ]
     run.json(evidence.numbers(), HEADLINE_FILE)
@@ -144,40 +143,28 @@ def log_analysis(
     run.text(report, "report.md")
 
 
+def log_tests(run: RunLog, tests: PairwiseTests, table: str, form: str) -> None:
+    """A pairwise test of record: its table (at ``table``), JSON form (``form``) and metrics."""
+    run.table(tests.table, table)
+    run.json(tests.to_dict(), form)
+    run.metrics(pairs_metrics(tests))
+
+
 def log_record(run: RunLog, tests: PairTests) -> None:
     """The test of record: ``analysis/pair_tests.csv|json``, its metrics and effect heatmap."""
-    run.table(tests.table, PAIR_TESTS_CSV)
-    run.json(tests.to_dict(), PAIR_TESTS_JSON)
-    run.metrics(record_metrics(tests))
+    log_tests(run, tests, PAIR_TESTS_CSV, PAIR_TESTS_JSON)
     title = f"test of record: size-free effect ({tests.settings.words()}); outlined: differs"
-    differs = tests.table[tests.table["differs"].astype(bool)]
-    marked = set(zip(differs["group_a"], differs["group_b"], strict=True))
+    differs = tests.table[tests.table[DIFFERS].astype(bool)]
+    marked = set(zip(differs[GROUP_A], differs[GROUP_B], strict=True))
     figure = plots.distance_heatmap(record_matrix(tests), title, marked=marked)
     run.figure(figure, "figures/pair_test_effect.png")
 
 
 def log_perf_record(run: RunLog, tests: PerfTests) -> None:
     """The performance test of record: its tables, JSON form, metrics and figure."""
-    run.table(tests.table, PERF_TESTS_CSV)
+    log_tests(run, tests, PERF_TESTS_CSV, PERF_TESTS_JSON)
     run.table(tests.groups, PERF_GROUPS_CSV)
-    run.json(tests.to_dict(), PERF_TESTS_JSON)
-    run.metrics(perf_metrics(tests))
     run.figure(perf_figure(tests), PERF_FIGURE)
-
-
-def with_record_columns(pairwise: pd.DataFrame, tests: PairTests | None) -> pd.DataFrame:
-    """The pair table with the test of record's columns (``pair_test_*``), pairs either order."""
-    if tests is None:
-        return pairwise
-    keyed = {frozenset((r["group_a"], r["group_b"])): r for _, r in tests.table.iterrows()}
-    out = pairwise.copy()
-    columns = ("family", "effect", "effect_ci_low", "effect_ci_high", "z", "p", "p_adjusted")
-    for column in (*columns, "differs", "detectable_share"):
-        out[f"pair_test_{column}"] = [
-            keyed[frozenset((a, b))][column] if frozenset((a, b)) in keyed else None
-            for a, b in zip(out["group_a"], out["group_b"], strict=True)
-        ]
-    return out
 
 
 def _log_group_means(run: RunLog, summary: pd.DataFrame) -> None:

@@ -1,9 +1,14 @@
-"""The test of record in words: the bottom line's pairs, the findings' lines, its section.
+"""Which pairs differ, in words: one renderer for every pairwise test of record.
 
-Which pairs differ is said from the test of record alone (:mod:`regbias.analysis.tests.embedding`):
-the region pairs are its primary family, the pairs with a reference group a secondary one,
-each Holm-adjusted. A pair not shown to differ is said with what the test could have
-detected at its size (the power plants), where that was measured.
+Which pairs differ is said from the tests of record alone (:mod:`regbias.analysis.tests.pairwise`):
+the embedding-space test (:mod:`regbias.analysis.tests.embedding`) and the performance test
+(:mod:`regbias.analysis.tests.performance`). For each, the region pairs are its primary family, the
+pairs with a reference group a secondary one, each Holm-adjusted; an untestable pair is said
+to be so, with its reason, and kept out of the count. A pair not shown to differ is said with
+what the test could have detected at its size (the power plants), where that was measured.
+This module writes each test's bottom-line clause, findings, metrics, headline counts and
+pairwise columns; the embedding test's own section and figure data are here too (the
+performance test's: :mod:`regbias.report.perf_record`).
 """
 
 from __future__ import annotations
@@ -15,20 +20,34 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.tests.embedding import PRIMARY_FAMILY, SECONDARY_FAMILY, PairTests
+from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.tests.pairwise import (
+    DIFFERS,
+    FAMILIES,
+    GROUP_A,
+    GROUP_B,
+    P_ADJUSTED,
+    PRIMARY_FAMILY,
+    SECONDARY_FAMILY,
+    P,
+    PairwiseTests,
+)
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text
 
 __all__ = [
     "PAIR_TESTS_CSV",
     "PAIR_TESTS_JSON",
+    "pair_name",
     "read_record",
-    "record_found",
-    "record_lines",
     "record_matrix",
-    "record_metrics",
-    "record_part",
     "record_section",
+    "pairs_columns",
+    "pairs_found",
+    "pairs_lines",
+    "pairs_metrics",
+    "pairs_numbers",
+    "pairs_part",
 ]
 
 #: The test of record's table, and its JSON form (read back by the headline and comparison).
@@ -47,156 +66,176 @@ def _p(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{value:.2g}" if value < 0.01 else f"{value:.3f}"
 
 
-def _name(row: pd.Series) -> str:
+def pair_name(row: pd.Series) -> str:
     """The pair as Markdown text (a group's name comes from the data: escaped)."""
-    return f"{markdown_text(row['group_a'])}-{markdown_text(row['group_b'])}"
+    return f"{markdown_text(row[GROUP_A])}-{markdown_text(row[GROUP_B])}"
 
 
-def _method(tests: PairTests) -> str:
-    s = tests.settings
-    return (
-        f"{s.words()} of sentence vectors, all distinct texts"
-        + (f" (at most {s.group_cap} a group), " if s.group_cap is not None else ", ")
-        + f"{s.relabellings} relabellings, Holm per family p <= {tests.alpha:g}"
-    )
-
-
-def _how(tests: PairTests) -> str:
-    return f"test of record: {_method(tests)}"
-
-
-def record_part(tests: PairTests | None) -> str:
-    """The bottom line's clause on pairs (empty without a test of record)."""
+def pairs_part(tests: PairwiseTests | None) -> str:
+    """The bottom line's clause on a test's pairs (empty without the test)."""
     if tests is None:
         return ""
     parts = []
-    for family, words in _FAMILIES.items():
-        rows = tests.tested(family)
+    for family, pairs in _FAMILIES.items():
+        rows = tests.family(family)
         untested = _untested_count(tests, family)
         if not len(rows):
             if untested:
-                parts.append(f"no {words} testable{untested}")
+                parts.append(f"no {pairs} testable{untested}")
             continue
         if not tests.can_reject(family):
-            parts.append(f"no verdict on the {len(rows)} {words} (too few relabellings){untested}")
+            verdictless = tests.words.verdictless
+            parts.append(
+                f"{verdictless} on the {len(rows)} {pairs} (too few relabellings){untested}"
+            )
             continue
         found = tests.differing(family)
-        listed = ", ".join(_name(r) for _, r in found.iterrows())
+        listed = ", ".join(pair_name(r) for _, r in found.iterrows())
         parts.append(
-            f"{len(found)} of {len(rows)} {words} differ"
+            tests.words.claim.format(found=len(found), n=len(rows), pairs=pairs)
             + (f" ({listed})" if listed else "")
             + untested
         )
-    return "; ".join(parts) + (f" ({_how(tests)})" if parts else "")
+    if not parts:
+        return ""
+    return "; ".join(parts) + f" ({tests.words.title.lower()}: {tests.method()})"
 
 
-def _untested_count(tests: PairTests, family: str) -> str:
-    n = len(tests.untested(family))
+def _untested_count(tests: PairwiseTests, family: str) -> str:
+    n = len(tests.untestable(family))
     return f", {n} untestable" if n else ""
 
 
-def _untested_names(tests: PairTests, family: str) -> str:
+def _untested_names(tests: PairwiseTests, family: str) -> str:
     """The family's untestable pairs with why ("" where there is none)."""
-    rows = tests.untested(family)
+    rows = tests.untestable(family)
     if not len(rows):
         return ""
-    listed = ", ".join(f"{_name(r)} ({r.get('untestable') or 'no p'})" for _, r in rows.iterrows())
+    listed = ", ".join(f"{pair_name(r)} ({r[tests.reason]})" for _, r in rows.iterrows())
     return f"; untestable, kept out of the count: {listed}"
 
 
-def record_found(tests: PairTests | None) -> bool:
-    """Whether the test of record finds any pair that differs (in either family)."""
-    if tests is None:
-        return False
-    return any(
-        tests.can_reject(f) and len(tests.differing(f)) for f in (PRIMARY_FAMILY, SECONDARY_FAMILY)
-    )
+def pairs_found(tests: PairwiseTests | None) -> bool:
+    """Whether the test finds any pair that differs (in either family)."""
+    return tests is not None and tests.differs
 
 
-def _within(row: pd.Series, measured: bool) -> str:
-    share = float(row["detectable_share"])
-    donor = markdown_text(row.get("power_donor", "") or "donor")
-    if math.isfinite(share):
-        return (
-            f"{_name(row)} (at these sizes the test would detect a mixture of >= {share:.0%} "
-            f"of {donor}-like texts with 80% power)"
-        )
-    if measured:
-        return (
-            f"{_name(row)} (at these sizes no planted mixture of {donor}-like texts is "
-            "detected with 80% power)"
-        )
-    return _name(row)
+def _within(tests: PairwiseTests, row: pd.Series) -> str:
+    detectable = tests.detectable(row, markdown_text)
+    return f"{pair_name(row)} ({detectable})" if detectable else pair_name(row)
 
 
-def record_lines(tests: PairTests | None) -> list[str]:
+def pairs_lines(tests: PairwiseTests | None) -> list[str]:
     """The findings' lines: per family, the pairs that differ and those not shown to differ."""
     if tests is None:
         return []
-    measured = bool(np.isfinite(tests.table["detectable_share"].astype(float)).any())
+    words = tests.words
     lines = []
-    for family, words in _FAMILIES.items():
-        rows = tests.tested(family)
+    for family, pairs in _FAMILIES.items():
+        rows = tests.family(family)
         untested = _untested_names(tests, family)
         if not len(rows):
             if untested:
-                lines.append(f"Test of record, no {words} tested{untested}.")
+                lines.append(f"{words.title}, no {pairs} tested{untested}.")
             continue
-        head = f"Test of record, {len(rows)} {words}"
+        head = f"{words.title}, {len(rows)} {pairs}"
         if not tests.can_reject(family):
             lines.append(
                 f"{head}: no verdict possible: with {tests.settings.relabellings} relabellings "
                 f"the smallest Holm p over {len(rows)} pairs is "
-                f"{min(1.0, len(rows) * tests.smallest_p):.2g} > {tests.alpha:g} (raise "
-                f"analysis.pair_test.relabellings){untested}."
+                f"{tests.smallest_holm_p(family):.2g} > {tests.alpha:g} (raise "
+                f"{words.setting}){untested}."
             )
             continue
         found = tests.differing(family)
         listed = ", ".join(
-            f"{_name(r)} (effect {r['effect']:.3g} [{r['effect_ci_low']:.3g}, "
-            f"{r['effect_ci_high']:.3g}], Holm p {_p(float(r['p_adjusted']))})"
+            f"{pair_name(r)} ({tests.estimate(r)}, Holm p {_p(float(r[P_ADJUSTED]))})"
             for _, r in found.iterrows()
         )
-        within = rows[~rows["differs"]]
-        text = f"{head}: {len(found)} differ ({_method(tests)})"
+        within = rows[~rows[DIFFERS].astype(bool)]
+        text = f"{head}: {len(found)} {words.differ} ({tests.method()})"
         text += f": {listed}" if listed else " (none)"
         if len(within):
             text += "; not shown to differ: " + ", ".join(
-                _within(r, measured) for _, r in within.iterrows()
+                _within(tests, r) for _, r in within.iterrows()
             )
         lines.append(text + untested + ".")
-    if not measured:
-        lines.append(
-            "What the test of record could have detected is not measured in this run: "
-            "`regbias task=power` (or `analysis.power.enabled=true`) plants graded mixtures "
-            "at these sizes and reports it."
-        )
+    if not tests.power_measured():
+        lines.append(words.not_measured)
     return lines
+
+
+def pairs_metrics(tests: PairwiseTests) -> dict[str, float]:
+    """Per pair ``<metric>/<a>__<b>/<column>``, per family ``<metric>/differing/<family>``.
+
+    With the test's own metrics
+    (:meth:`~regbias.analysis.tests.pairwise.PairwiseTests.own_metrics`); a NaN value (an
+    untestable pair's) is left out.
+    """
+    prefix = tests.words.metric
+    out: dict[str, float] = {}
+    for _, row in tests.table.iterrows():
+        key = f"{prefix}/{row[GROUP_A]}__{row[GROUP_B]}"
+        for column in tests.metric_columns:
+            out[f"{key}/{column}"] = float(row[column])
+    for family in FAMILIES:
+        if len(tests.family(family)) or len(tests.untestable(family)):
+            out[f"{prefix}/differing/{family}"] = float(len(tests.differing(family)))
+    out.update(tests.own_metrics())
+    return {k: v for k, v in out.items() if math.isfinite(v)}
+
+
+def pairs_numbers(tests: PairwiseTests | None) -> dict[str, float]:
+    """The headline counts ``<headline><family>`` of the families that can give a verdict."""
+    if tests is None:
+        return {}
+    return {
+        f"{tests.words.headline}{family}": float(len(tests.differing(family)))
+        for family in FAMILIES
+        if tests.can_reject(family)
+    }
+
+
+def pairs_columns(pairwise: pd.DataFrame, tests: PairwiseTests | None) -> pd.DataFrame:
+    """The pair table with the test's columns (``<metric>_<column>``), pairs either order.
+
+    A signed column (a gap ``a - b``) flips its sign, and its interval its ends, where the
+    pairwise row names the pair in the other order.
+    """
+    if tests is None:
+        return pairwise
+    keyed = {(r[GROUP_A], r[GROUP_B]): r for _, r in tests.table.iterrows()}
+    out = pairwise.copy()
+    for column in tests.pairwise_columns:
+        values = []
+        for a, b in zip(out[GROUP_A], out[GROUP_B], strict=True):
+            if (a, b) in keyed:
+                values.append(keyed[(a, b)][column])
+            elif (b, a) in keyed:
+                values.append(_reversed(tests, keyed[(b, a)], column))
+            else:
+                values.append(None)
+        out[f"{tests.words.metric}_{column}"] = values
+    return out
+
+
+def _reversed(tests: PairwiseTests, row: pd.Series, column: str) -> object:
+    """A row's value for the pair named in the other order."""
+    interval = tests.signed_interval
+    if interval is not None and column in interval:
+        return -float(row[interval[1] if column == interval[0] else interval[0]])
+    return -float(row[column]) if column in tests.signed_columns else row[column]
 
 
 def record_matrix(tests: PairTests) -> DistanceMatrix:
     """The pairs' size-free effects as a labelled matrix (for the heatmap)."""
-    groups = list(dict.fromkeys([*tests.table["group_a"], *tests.table["group_b"]]))
+    groups = list(dict.fromkeys([*tests.table[GROUP_A], *tests.table[GROUP_B]]))
     where = {g: i for i, g in enumerate(groups)}
     z = np.zeros((len(groups), len(groups)))
     for _, row in tests.table.iterrows():
-        i, j = where[row["group_a"]], where[row["group_b"]]
+        i, j = where[row[GROUP_A]], where[row[GROUP_B]]
         z[i, j] = z[j, i] = float(row["effect"])
     return DistanceMatrix("pair_test_effect", groups, z, np.zeros_like(z), 1)
-
-
-def record_metrics(tests: PairTests) -> dict[str, float]:
-    """Per pair ``pair_test/<a>__<b>/z``, ``.../effect``, ``.../p_adjusted``; family counts."""
-    out: dict[str, float] = {}
-    for _, row in tests.table.iterrows():
-        key = f"pair_test/{row['group_a']}__{row['group_b']}"
-        out[f"{key}/z"] = float(row["z"])
-        out[f"{key}/effect"] = float(row["effect"])
-        out[f"{key}/p_adjusted"] = float(row["p_adjusted"])
-    for family in _FAMILIES:
-        if len(tests.family(family)):
-            out[f"pair_test/differing/{family}"] = float(len(tests.differing(family)))
-    return {k: v for k, v in out.items() if math.isfinite(v)}
 
 
 def record_section(tests: PairTests | None) -> str:
@@ -204,11 +243,11 @@ def record_section(tests: PairTests | None) -> str:
     if tests is None:
         return ""
     columns = ["family", "n_a", "n_b", "shared", "effect", "effect_ci_low", "effect_ci_high"]
-    columns += ["z", "p", "p_adjusted", "differs"]
+    columns += ["z", P, P_ADJUSTED, DIFFERS]
     table = tests.table.copy()
-    table.index = [_name(r) for _, r in table.iterrows()]
-    table["differs"] = table["differs"].astype(object)
-    table.loc[~np.isfinite(table["p"].astype(float)), "differs"] = "untestable"
+    table.index = [pair_name(r) for _, r in table.iterrows()]
+    table[DIFFERS] = table[DIFFERS].astype(object)
+    table.loc[~tests.testable().to_numpy(), DIFFERS] = "untestable"
     if np.isfinite(table["detectable_share"].astype(float)).any():
         columns.append("detectable_share")
     header = "| pair | " + " | ".join(columns) + " |"
@@ -221,7 +260,7 @@ def record_section(tests: PairTests | None) -> str:
         [
             "## Which pairs differ: the test of record",
             "",
-            f"One permutation test per pair ({_method(tests)}), once for the whole sweep: the "
+            f"One permutation test per pair ({tests.method()}), once for the whole sweep: the "
             "exchangeable units are the groups' texts, one vector each, so there are no "
             "repetitions and no passages. Texts both groups hold are left out of that pair "
             "(`shared`: the count removed; against a region, a reference group loses every "

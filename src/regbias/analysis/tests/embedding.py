@@ -19,13 +19,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.multiplicity import adjust_p
 from regbias.analysis.tests.effect import pair_effect
 from regbias.analysis.tests.embedding_null import (
     PAIR_STATISTICS,
@@ -34,6 +33,17 @@ from regbias.analysis.tests.embedding_null import (
     pair_statistic_null,
     permutation_p,
     pooled_form,
+)
+from regbias.analysis.tests.pairwise import (
+    DIFFERS,
+    FAMILY,
+    P_ADJUSTED,
+    PRIMARY_FAMILY,
+    SECONDARY_FAMILY,
+    P,
+    PairwiseTests,
+    PairwiseWords,
+    holm_per_family,
 )
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
@@ -59,10 +69,6 @@ __all__ = [
     "size_classes",
 ]
 
-#: The declared families: pairs of two regions (the study's question), and pairs with a
-#: reference group (``mixed``, ``baseline``, ...), adjusted apart.
-PRIMARY_FAMILY = "regions"
-SECONDARY_FAMILY = "reference"
 _WORDS = {
     "energy": "energy distance",
     "mmd": "MMD (Gaussian kernel, median width)",
@@ -118,22 +124,28 @@ class PairTestSettings:
         return _WORDS[self.statistic]
 
 
+#: What the test of record could have detected, where its power plants did not run.
+_NOT_MEASURED = (
+    "What the test of record could have detected is not measured in this run: "
+    "`regbias task=power` (or `analysis.power.enabled=true`) plants graded mixtures at these "
+    "sizes and reports it."
+)
+
+
 @dataclass(frozen=True)
-class PairTests:
+class PairTests(PairwiseTests):
     """The tests of record of every pair, with their families' adjusted verdicts.
 
     Attributes:
         settings: what was run.
         alpha: the level.
-        table: one row per pair: ``group_a, group_b, family, n_a, n_b, shared`` (texts left
-            out as held by both), ``statistic`` (the test's value, which grows with the
-            sizes), ``z`` (the test's standardised statistic: the value in standard deviations
-            of its null), ``effect`` with ``effect_ci_low`` and ``effect_ci_high`` (the
-            size-free effect, :mod:`regbias.analysis.tests.effect`, and its bootstrap interval
-            at ``1 - alpha``), ``p``, ``p_adjusted`` (Holm within the family), ``differs``,
-            ``detectable_share`` (NaN until power is measured) and ``untestable`` (why a pair
-            is not tested, "" where it is: such a pair has no p, does not differ and is kept
-            out of its family's count).
+        table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own
+            columns ``statistic`` (the test's value, which grows with the sizes), ``z`` (the
+            test's standardised statistic: the value in standard deviations of its null),
+            ``effect`` with ``effect_ci_low`` and ``effect_ci_high`` (the size-free effect,
+            :mod:`regbias.analysis.tests.effect`, and its bootstrap interval at
+            ``1 - alpha``), ``detectable_share`` (NaN until power is measured) and
+            ``untestable`` (why a pair is not tested, "" where it is: such a pair has no p).
         group_sizes: distinct texts per group before the cap.
     """
 
@@ -142,34 +154,61 @@ class PairTests:
     table: pd.DataFrame
     group_sizes: dict[str, int] = field(default_factory=dict)
 
-    def family(self, name: str) -> pd.DataFrame:
-        """The rows of one family, in pair order."""
-        return self.table[self.table["family"] == name]
+    words: ClassVar[PairwiseWords] = PairwiseWords(
+        title="Test of record",
+        differ="differ",
+        claim="{found} of {n} {pairs} differ",
+        verdictless="no verdict",
+        setting="analysis.pair_test.relabellings",
+        not_measured=_NOT_MEASURED,
+        metric="pair_test",
+        headline="differing_pairs/",
+    )
+    reason: ClassVar[str] = "untestable"
+    pairwise_columns: ClassVar[tuple[str, ...]] = (
+        *(FAMILY, "effect", "effect_ci_low", "effect_ci_high", "z", P, P_ADJUSTED, DIFFERS),
+        "detectable_share",
+    )
+    metric_columns: ClassVar[tuple[str, ...]] = ("z", "effect", P_ADJUSTED)
+    settings_defaults: ClassVar[Mapping[str, object]] = {
+        "quadratic_cap": None,
+        "effect_resamples": 0,
+    }
 
-    def tested(self, name: str) -> pd.DataFrame:
-        """The rows of one family that were tested (a p), in pair order: Holm's family."""
-        rows = self.family(name)
-        return rows[np.isfinite(rows["p"].astype(float))]
+    def method(self) -> str:
+        """The statistic, the texts, the relabellings and the adjustment, in words."""
+        s = self.settings
+        return (
+            f"{s.words()} of sentence vectors, all distinct texts"
+            + (f" (at most {s.group_cap} a group), " if s.group_cap is not None else ", ")
+            + f"{s.relabellings} relabellings, Holm per family p <= {self.alpha:g}"
+        )
 
-    def untested(self, name: str) -> pd.DataFrame:
-        """The rows of one family that could not be tested (no p), in pair order."""
-        rows = self.family(name)
-        return rows[~np.isfinite(rows["p"].astype(float))]
+    def estimate(self, row: pd.Series) -> str:
+        """``effect 0.0099 [0.009, 0.011]``: the size-free effect and its interval."""
+        return (
+            f"effect {row['effect']:.3g} [{row['effect_ci_low']:.3g}, {row['effect_ci_high']:.3g}]"
+        )
 
-    @property
-    def smallest_p(self) -> float:
-        """The smallest p a pair can have: ``1 / (1 + relabellings)``."""
-        return 1.0 / (1 + self.settings.relabellings)
+    def power_measured(self) -> bool:
+        """Whether any pair has a smallest detectable share (the power plants ran)."""
+        return bool(np.isfinite(self.table["detectable_share"].astype(float)).any())
 
-    def can_reject(self, family: str = PRIMARY_FAMILY) -> bool:
-        """Whether Holm over the family can reach the level at this resolution."""
-        m = len(self.tested(family))
-        return m > 0 and m * self.smallest_p <= self.alpha
-
-    def differing(self, family: str = PRIMARY_FAMILY) -> pd.DataFrame:
-        """The pairs of a family that differ, smallest adjusted p first."""
-        rows = self.family(family)
-        return rows[rows["differs"]].sort_values(["p_adjusted", "p"], kind="stable")
+    def detectable(self, row: pd.Series, name: Callable[[str], str] = str) -> str:
+        """The smallest mixture of the donor's texts detected with 80% power at these sizes."""
+        share = float(row["detectable_share"])
+        donor = name(row.get("power_donor", "") or "donor")
+        if math.isfinite(share):
+            return (
+                f"at these sizes the test would detect a mixture of >= {share:.0%} of "
+                f"{donor}-like texts with 80% power"
+            )
+        if self.power_measured():
+            return (
+                f"at these sizes no planted mixture of {donor}-like texts is detected with 80% "
+                "power"
+            )
+        return ""
 
     def with_power(self, detectable: Mapping[tuple[int, int], float], donor: str = "") -> PairTests:
         """A copy whose ``detectable_share`` holds the smallest share detected with power.
@@ -186,33 +225,7 @@ class PairTests:
             key = (size_class(min(a, b)), size_class(max(a, b)))
             shares.append(detectable.get(key, math.nan))
         table["detectable_share"] = shares
-        return PairTests(self.settings, self.alpha, table, self.group_sizes)
-
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready form (:meth:`from_dict` reads it back)."""
-        return {
-            "settings": {
-                "enabled": self.settings.enabled,
-                "statistic": self.settings.statistic,
-                "relabellings": self.settings.relabellings,
-                "cap": self.settings.cap,
-                "quadratic_cap": self.settings.quadratic_cap,
-                "effect_resamples": self.settings.effect_resamples,
-                "seed": self.settings.seed,
-            },
-            "alpha": self.alpha,
-            "group_sizes": self.group_sizes,
-            "table": self.table.to_dict(orient="records"),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PairTests:
-        """The tests written by :meth:`to_dict`."""
-        settings = PairTestSettings(
-            **{"quadratic_cap": None, "effect_resamples": 0, **data["settings"]}
-        )
-        sizes = {str(k): int(v) for k, v in data.get("group_sizes", {}).items()}
-        return cls(settings, float(data["alpha"]), pd.DataFrame(data["table"]), sizes)
+        return replace(self, table=table)
 
 
 def size_class(n: int) -> int:
@@ -381,13 +394,8 @@ def record_tests(
         rows.append({**plan.row(), **_test(plan, every, where, settings, 1 - alpha)})
         if progress is not None:
             progress(f"{plan.group_a}-{plan.group_b}")
-    table = pd.DataFrame(rows)
-    table["p_adjusted"] = np.nan
-    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
-        members = table["family"] == family
-        if members.any():
-            table.loc[members, "p_adjusted"] = adjust_p(table.loc[members, "p"].to_numpy(), "holm")
-    table["differs"] = table["p_adjusted"].to_numpy() <= alpha
+    testable = pd.Series([plan.testable for plan in plans], dtype=bool)
+    table = holm_per_family(pd.DataFrame(rows), alpha, testable)
     table["detectable_share"] = np.nan
     table["untestable"] = [plan.untestable for plan in plans]
     sizes = {g: len(dict.fromkeys(ts)) for g, ts in groups.items()}

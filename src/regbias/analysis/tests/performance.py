@@ -3,8 +3,7 @@
 Once per sweep (in its parent; a single run for itself), on every text every model scored
 (docs/method.md, "Performance gaps"). The unit is the text, its score what the models said of it
 (:mod:`regbias.analysis.tests.text_scores`); the models are fixed, so the question is whether
-*these*
-classifiers do better on one group's texts than on the other's.
+*these* classifiers do better on one group's texts than on the other's.
 
 - **Strata.** Groups differ in their mix of labels (NZ: 136 negative, 193 positive tweets), and
   a classifier is rarely equally good on both labels. Texts are relabelled only within their
@@ -30,20 +29,27 @@ classifiers do better on one group's texts than on the other's.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.multiplicity import adjust_p
-from regbias.analysis.tests.embedding import (
-    PRIMARY_FAMILY,
-    SECONDARY_FAMILY,
-    PairTestSettings,
-    PlannedPair,
-    plan_pairs,
+from regbias.analysis.tests.embedding import PairTestSettings, PlannedPair, plan_pairs
+from regbias.analysis.tests.pairwise import (
+    DIFFERS,
+    FAMILY,
+    GROUP_A,
+    GROUP_B,
+    N_A,
+    N_B,
+    P_ADJUSTED,
+    SHARED,
+    P,
+    PairwiseTests,
+    PairwiseWords,
+    holm_per_family,
 )
 from regbias.analysis.tests.text_scores import (
     PerfTexts,
@@ -61,7 +67,10 @@ __all__ = [
     "PerfTestSettings",
     "PerfTests",
     "StratifiedPair",
+    "models_words",
     "perf_record_tests",
+    "points",
+    "points_interval",
     "stratified_test",
 ]
 
@@ -90,8 +99,15 @@ class PerfTestSettings:
             )
 
 
+#: What the performance test could have detected, where its power plants did not run.
+_NOT_MEASURED = (
+    "What the performance test could have detected is not measured in this run: "
+    "`analysis.power.enabled=true` plants accuracy gaps at these sizes and reports it."
+)
+
+
 @dataclass(frozen=True)
-class PerfTests:
+class PerfTests(PairwiseTests):
     """The performance tests of record of every pair, and each group's metric.
 
     Attributes:
@@ -99,10 +115,11 @@ class PerfTests:
         alpha: the level of the Holm-adjusted verdicts (per family).
         metric: the compared metric (``accuracy``; ``micro_f1`` for a multilabel corpus).
         confidence: the level of the intervals (NaN: no interval was made).
-        table: one row per pair: ``group_a, group_b, family, n_a, n_b, shared`` (texts held
-            by both, on neither side), ``gap`` (stratum-standardised ``a - b``), ``ci_low``,
-            ``ci_high``, ``raw_gap`` (unstratified), ``p``, ``p_adjusted`` (Holm within the
-            family), ``differs``, ``testable`` and ``note`` (why a pair is untestable).
+        table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own
+            columns ``gap`` (stratum-standardised ``a - b``), ``ci_low``, ``ci_high``,
+            ``raw_gap`` (unstratified), ``note`` (why a pair is untestable, "" where it is
+            tested) and ``testable`` (whether the note is empty), and with power
+            ``detectable_gap``.
         groups: one row per group and metric: ``group, metric, value, ci_low, ci_high,
             n_texts``.
         models: the models whose scores were pooled.
@@ -116,53 +133,74 @@ class PerfTests:
     groups: pd.DataFrame
     models: int
 
-    def family(self, name: str) -> pd.DataFrame:
-        """The testable rows of one family, in pair order."""
-        rows = self.table[self.table["family"] == name]
-        return rows[rows["testable"].astype(bool)]
+    words: ClassVar[PairwiseWords] = PairwiseWords(
+        title="Performance test of record",
+        differ="treated differently",
+        claim="the classifiers are shown to treat {found} of {n} {pairs} differently",
+        verdictless="no performance verdict",
+        setting="analysis.perf_test.relabellings",
+        not_measured=_NOT_MEASURED,
+        metric="perf_test",
+        headline="performance_differing_pairs/",
+    )
+    reason: ClassVar[str] = "note"
+    pairwise_columns: ClassVar[tuple[str, ...]] = (
+        *("gap", "ci_low", "ci_high", "raw_gap", P, P_ADJUSTED, DIFFERS),
+    )
+    signed_columns: ClassVar[tuple[str, ...]] = ("gap", "raw_gap")
+    signed_interval: ClassVar[tuple[str, str] | None] = ("ci_low", "ci_high")
+    metric_columns: ClassVar[tuple[str, ...]] = ("gap", P_ADJUSTED)
 
-    def untestable(self) -> pd.DataFrame:
-        """The pairs no test could be run on, with their reasons."""
-        return self.table[~self.table["testable"].astype(bool)]
+    def method(self) -> str:
+        """The metric, the models, the strata, the relabellings and the adjustment, in words."""
+        return (
+            f"{self.metric} of {models_words(self.models)} on every scored text, relabelled "
+            f"within label strata ({self.settings.relabellings} relabellings), Holm per family, "
+            f"p <= {self.alpha:g}"
+        )
 
-    def differing(self, family: str = PRIMARY_FAMILY) -> pd.DataFrame:
-        """The pairs of a family that differ, smallest adjusted p first."""
-        rows = self.family(family)
-        return rows[rows["differs"].astype(bool)].sort_values(["p_adjusted", "p"], kind="stable")
+    def estimate(self, row: pd.Series) -> str:
+        """``+3.1 points [+1.0, +5.0]``: the standardised gap and its interval."""
+        interval = points_interval(float(row["ci_low"]), float(row["ci_high"]))
+        return f"{points(float(row['gap']))} points {interval}"
 
-    @property
-    def smallest_p(self) -> float:
-        """The smallest p a pair can have: ``1 / (1 + relabellings)``."""
-        return 1.0 / (1 + self.settings.relabellings)
+    def power_measured(self) -> bool:
+        """Whether the power plants ran (the table has ``detectable_gap``)."""
+        return "detectable_gap" in self.table
 
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready form (:meth:`from_dict` reads it back)."""
+    def detectable(self, row: pd.Series, name: Callable[[str], str] = str) -> str:
+        """The smallest gap found with 80% power at the pair's sizes."""
+        if not self.power_measured():
+            return ""
+        gap = float(row["detectable_gap"])
+        if math.isfinite(gap):
+            return f"at these sizes a gap of {100 * gap:.0f} points would be found with 80% power"
+        return "no planted gap is found with 80% power at these sizes"
+
+    def own_metrics(self) -> dict[str, float]:
+        """Each group's value of the compared metric, ``perf_test/<group>/<metric>``."""
+        rows = self.groups[self.groups["metric"] == self.metric]
         return {
-            "settings": {
-                "enabled": self.settings.enabled,
-                "relabellings": self.settings.relabellings,
-                "seed": self.settings.seed,
-            },
-            "alpha": self.alpha,
-            "metric": self.metric,
-            "confidence": self.confidence,
-            "models": self.models,
-            "table": self.table.to_dict(orient="records"),
-            "groups": self.groups.to_dict(orient="records"),
+            f"perf_test/{row['group']}/{self.metric}": float(row["value"])
+            for _, row in rows.iterrows()
         }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PerfTests:
-        """The tests written by :meth:`to_dict`."""
-        return cls(
-            PerfTestSettings(**data["settings"]),
-            float(data["alpha"]),
-            str(data["metric"]),
-            float(data["confidence"]),
-            pd.DataFrame(data["table"]),
-            pd.DataFrame(data["groups"]),
-            int(data["models"]),
-        )
+
+def points(value: float) -> str:
+    """A gap in points of the metric, signed (``+3.1``; ``n/a`` where there is none)."""
+    return "n/a" if not math.isfinite(value) else f"{100 * value:+.1f}"
+
+
+def points_interval(low: float, high: float) -> str:
+    """An interval in points, ``[+1.0, +5.0]`` (``no interval`` where there is none)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "no interval"
+    return f"[{100 * low:+.1f}, {100 * high:+.1f}]"
+
+
+def models_words(n: int) -> str:
+    """``1 model``, ``5 models``."""
+    return f"{n} model" + ("s" if n != 1 else "")
 
 
 @dataclass(frozen=True)
@@ -371,22 +409,14 @@ def _gap_interval(
     return float(low), float(high)
 
 
-_ORDER = ["group_a", "group_b", "family", "n_a", "n_b", "shared", "gap", "ci_low", "ci_high"]
-_ORDER += ["raw_gap", "p", "p_adjusted", "differs", "testable", "note"]
+_ORDER = [GROUP_A, GROUP_B, FAMILY, N_A, N_B, SHARED, "gap", "ci_low", "ci_high"]
+_ORDER += ["raw_gap", P, P_ADJUSTED, DIFFERS, "testable", "note"]
 
 
 def _with_families(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     if not len(table):
         return pd.DataFrame(columns=_ORDER)
-    table = table.copy()
-    table["p_adjusted"] = np.nan
-    testable = table["testable"].astype(bool)
-    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
-        members = (table["family"] == family) & testable
-        if members.any():
-            table.loc[members, "p_adjusted"] = adjust_p(table.loc[members, "p"].to_numpy(), "holm")
-    table["differs"] = testable & (table["p_adjusted"].to_numpy() <= alpha)
-    return table[_ORDER]
+    return holm_per_family(table, alpha, table["testable"].astype(bool))[_ORDER]
 
 
 def _group_table(
