@@ -109,7 +109,7 @@ class EncoderSpec(abc.ABC):
         Raises:
             ConfigError: a package the model ships in is missing; the message says what to run.
         """
-        return  # random, hub, folder: loading says what is missing; a package: read on reading
+        return  # random, hub, folder: loading says what is missing; a package is checked on reading
 
     @abc.abstractmethod
     def load_model(self) -> LoadedModel:
