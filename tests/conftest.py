@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 import functools
 import os
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +26,65 @@ def shared_data_dir() -> Path:
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
+#: The reason a ``needs_mpnet`` test is skipped; the terminal summary counts these skips.
+MPNET_ABSENT = "the mpnet_base pieces are not installed"
+
+
+@functools.cache
+def mpnet_missing() -> str | None:
+    """Why the mpnet_base pieces cannot be used here (with the install line), or None."""
+    from omegaconf import OmegaConf
+
+    from regbias.embeddings.parts import install_line, parts_version
+    from regbias.errors import ConfigError
+
+    conf = OmegaConf.load(ROOT / "conf/encoder/mpnet_base.yaml")
+    version = str(conf.revision)
+    try:
+        parts_version(conf.location, conf.parts, conf.name, version)
+    except ConfigError:
+        return f"{MPNET_ABSENT} ({install_line(conf.location, conf.parts, version)})"
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register ``needs_mpnet``: a test that loads the real all-mpnet-base-v2 pieces."""
+    config.addinivalue_line(
+        "markers", "needs_mpnet: loads the real mpnet_base pieces (skipped when not installed)"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip the ``needs_mpnet`` tests, saying why and how to install, when the pieces are absent."""
+    wanting = [item for item in items if item.get_closest_marker("needs_mpnet")]
+    reason = mpnet_missing() if wanting else None
+    for item in wanting if reason else []:
+        item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say how many tests were skipped for want of the mpnet pieces, and the install line."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if MPNET_ABSENT in str(getattr(report, "longrepr", ""))
+    ]
+    if skipped:
+        count = f"{len(skipped)} test{'s' if len(skipped) > 1 else ''}"
+        terminalreporter.write_line(f"{count} skipped: {mpnet_missing()}")
+
+
+@pytest.fixture(autouse=True)
+def restore_signal_handlers() -> Iterator[None]:
+    """Give the process its SIGTERM and SIGINT handlers back after every test.
+
+    A test that starts a sweep in-process installs regbias's SIGTERM flag; left in place, a
+    SIGTERM to pytest would only set the flag and the run would go on (issue 46).
+    """
+    term, interrupt = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    yield
+    signal.signal(signal.SIGTERM, term)
+    signal.signal(signal.SIGINT, interrupt)
 
 
 def compose_config(*overrides: str) -> Any:

@@ -50,3 +50,20 @@ def test_a_readme_command_composes_into_valid_settings(command):
     cfg = compose_config(*overrides)
     read_settings(cfg)
     task_named(cfg.task)
+
+
+def _install_arguments(line: str) -> list[str]:
+    """The arguments of a ``pip install`` line, its quiet options aside."""
+    words = shlex.split(line)
+    start = words.index("install") + 1
+    return [w for w in words[start:] if w not in ("--quiet", "--disable-pip-version-check")]
+
+
+def test_ci_installs_exactly_what_the_readme_says():
+    install = README.read_text().split("## Install", 1)[1]
+    block = re.findall(r"```bash\n(.*?)```", install, re.S)[0]  # the section's first block
+    (readme_line,) = [line for line in block.splitlines() if line.startswith("pip install")]
+    ci = (README.parent / ".ci/run").read_text()
+    (ci_line,) = [line for line in ci.splitlines() if " -m pip install " in line]
+    assert _install_arguments(ci_line) == _install_arguments(readme_line) == ["-e", ".[dev,onnx]"]
+    assert "-m venv --clear" in ci and "/.ci-venv/" in (README.parent / ".gitignore").read_text()

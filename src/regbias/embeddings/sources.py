@@ -198,15 +198,32 @@ class SplitPackageEncoder(LocatedEncoder):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        version = parts_version(self.location, self.parts, self.name, str(self.revision))
-        object.__setattr__(self, "revision", version)
+        if not self.revision:  # the install line and the cache key name it; no package read
+            raise ConfigError(
+                f"encoder {self.name!r}: split-zip encoders need the pieces' version: set "
+                "encoder.revision=... (see conf/encoder/mpnet_base.yaml)"
+            )
+
+    def check_available(self) -> None:
+        """Every piece installed, at :attr:`revision` (read from the packages' metadata).
+
+        Raises:
+            ConfigError: a piece is missing or at another version; one line with the install
+                command.
+        """
+        parts_version(self.location, self.parts, self.name, str(self.revision))
 
     def fingerprint(self) -> str:
         """``location@revision#sha256-prefix`` (a control adds ``+random_weights_seed=N``)."""
         return f"{self.location}@{self.revision}#{self.weights_sha256[:16]}{self._control_suffix}"
 
     def load_model(self) -> LoadedModel:
-        """The model assembled from the pieces (once per cache), loaded without the network."""
+        """The model assembled from the pieces (once per cache), loaded without the network.
+
+        Raises:
+            ConfigError: a piece is missing or at another version than :attr:`revision` (one
+                line with the install command), or the pieces do not hold the weights.
+        """
         pieces = part_files(self.location, self.parts, self.name, str(self.revision))
         entry = Path(self.cache_dir) / "models" / f"{self.name}-{self.weights_sha256[:16]}"
         folder = assemble_model(

@@ -100,6 +100,17 @@ class EncoderSpec(abc.ABC):
     def fingerprint(self) -> str:
         """What decides the weights, as ``location@revision``: the middle of :attr:`identity`."""
 
+    def check_available(self) -> None:
+        """Check what loading needs beyond the settings (installed packages), without loading.
+
+        Reading the settings never needs the model; a job calls this before any run so that a
+        missing piece stops it in one line. The default: nothing to check.
+
+        Raises:
+            ConfigError: a package the model ships in is missing; the message says what to run.
+        """
+        return  # random, hub, folder: loading says what is missing; a package is checked on reading
+
     @abc.abstractmethod
     def load_model(self) -> LoadedModel:
         """Load the tokenizer and the model (on the CPU, as the library builds them).
