@@ -29,7 +29,7 @@ LAYERS = (
     ("distances",),
     ("embeddings",),
     ("data",),
-    ("settings_reader", "config_files", "console", "tables", "files", "interrupt"),
+    ("settings_reader", "config_files", "console", "tables", "files", "interrupt", "numbers"),
     ("errors",),
 )
 
