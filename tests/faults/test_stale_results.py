@@ -14,7 +14,7 @@ from regbias.app.settings import plain_config, read_settings
 from regbias.data import fingerprint
 from regbias.data.fingerprint import content_fingerprint
 from regbias.errors import ConfigError, DataError
-from regbias.tracking.runs import STUDY_FILE
+from regbias.tracking.artifacts import STUDY_JSON
 from tests.faults.conftest import composed, write_csv
 
 
@@ -45,7 +45,7 @@ def run_job(cfg, tmp_path, name="job"):
 
 
 def _results_only(settings, run):
-    run.json({}, STUDY_FILE)
+    run.json({}, STUDY_JSON)
 
 
 def test_changed_data_file_is_not_resumed(tmp_path, store_dir):

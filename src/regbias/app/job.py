@@ -31,11 +31,11 @@ from regbias.app.timing import note_job_set_up
 from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop
+from regbias.tracking.artifacts import STUDY_JSON
 from regbias.tracking.ledger import read_parent, write_job_record
 from regbias.tracking.provenance import config_hash, git_state, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
-    STUDY_FILE,
     RunLog,
     connect,
     find_finished_run,
@@ -183,7 +183,7 @@ def _tracked(
     inputs = resume_inputs(settings) if resumable else {}
     digest, variant = fingerprints(resolved, inputs)
     if settings.resume and resumable:
-        previous = find_finished_run(client, experiment_id, digest, STUDY_FILE)
+        previous = find_finished_run(client, experiment_id, digest, STUDY_JSON)
         if previous is not None:
             log.info("job already FINISHED as run %s (resume=false reruns it)", previous)
             context.write_record(status="REUSED", run_id=previous, variant=variant)

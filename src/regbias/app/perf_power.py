@@ -21,6 +21,7 @@ from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
+from regbias.tracking.artifacts import PERF_POWER_RATES_CSV
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_perf_power", "perf_power_summary", "perf_power_study"]
@@ -68,7 +69,7 @@ def perf_power_study(
 
 def log_perf_power(run: RunLog, result: PerfPower) -> None:
     """The performance plants' rates and each size class's detectable gap."""
-    run.table(result.rates, "power/performance_rates.csv")
+    run.table(result.rates, PERF_POWER_RATES_CSV)
     run.metrics(
         {
             f"power/detectable_gap/{a}__{b}": gap

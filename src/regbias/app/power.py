@@ -26,6 +26,7 @@ from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 from regbias.errors import ConfigError
 from regbias.report import figures as plots
+from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_power", "power_study", "power_summary", "run_power", "tested_classes"]
@@ -116,11 +117,11 @@ def power_study(
 
 def log_power(run: RunLog, result: PowerResult) -> None:
     """The plants, the rates, the power figure and the detectable share per size class."""
-    run.table(result.plants, "power/plants.csv")
+    run.table(result.plants, paths.POWER_PLANTS_CSV)
     rates = result.rates()
-    run.table(rates, "power/rates.csv")
+    run.table(rates, paths.POWER_RATES_CSV)
     curves = rates.assign(distance=rates["n_a"].astype(str) + " + " + rates["n_b"].astype(str))
-    run.figure(plots.power_curves(curves, "p <= alpha / m"), "figures/power.png")
+    run.figure(plots.power_curves(curves, "p <= alpha / m"), paths.POWER_FIGURE)
     run.metrics(
         {
             f"power/detectable_share/{a}__{b}": share

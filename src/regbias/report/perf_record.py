@@ -21,12 +21,9 @@ from regbias.analysis.perf_test import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_text
+from regbias.tracking.artifacts import PERF_FIGURE, PERF_TESTS_JSON
 
 __all__ = [
-    "PERF_FIGURE",
-    "PERF_GROUPS_CSV",
-    "PERF_TESTS_CSV",
-    "PERF_TESTS_JSON",
     "perf_figure",
     "can_reject",
     "perf_found",
@@ -39,11 +36,6 @@ __all__ = [
     "with_perf_columns",
 ]
 
-PERF_TESTS_CSV = "analysis/perf_tests.csv"
-PERF_TESTS_JSON = "analysis/perf_tests.json"
-#: Each group's metric with its interval.
-PERF_GROUPS_CSV = "performance/group_metrics.csv"
-PERF_FIGURE = "figures/perf_test_groups.png"
 _FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
 #: The pairwise table's columns from the test, by the test table's column.
 _COLUMNS = {
