@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -32,7 +33,9 @@ NAME_COLUMNS = (
 MISSING = ("", "NA", "N/A", "n/a", "NaN", "nan", "-NaN", "-nan", "null", "NULL", "None", "#N/A")
 
 
-def read_table(path: Path | str, names: Iterable[str] = NAME_COLUMNS, **options) -> pd.DataFrame:
+def read_table(
+    path: Path | str, names: Iterable[str] = NAME_COLUMNS, **options: Any
+) -> pd.DataFrame:
     """A CSV table with its name columns as text, exactly as written.
 
     Args:

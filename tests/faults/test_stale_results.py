@@ -15,7 +15,7 @@ from regbias.data.fingerprint import content_fingerprint
 from regbias.errors import ConfigError, DataError
 from regbias.study.checks import preflight_job
 from regbias.study.pipeline import prepare as prepare_settings
-from regbias.tracking.runs import STUDY_FILE
+from regbias.tracking.artifacts import STUDY_JSON
 from tests.faults.conftest import composed, write_csv
 
 
@@ -46,7 +46,7 @@ def run_job(cfg, tmp_path, name="job"):
 
 
 def _results_only(settings, run):
-    run.json({}, STUDY_FILE)
+    run.json({}, STUDY_JSON)
 
 
 def test_changed_data_file_is_not_resumed(tmp_path, store_dir):

@@ -30,7 +30,7 @@ LAYERS = (
     ("distances",),
     ("embeddings",),
     ("data",),
-    ("settings_reader", "config_files", "console", "tables", "files", "interrupt"),
+    ("settings_reader", "config_files", "console", "tables", "files", "interrupt", "numbers"),
     ("errors",),
 )
 
@@ -250,7 +250,7 @@ def test_no_two_modules_import_each_other() -> None:
     """No circle of imports between the package's modules, deferred (in-function) ones included.
 
     A circle is what an import inside a function hides; one owner of what both sides use
-    breaks it (``app/study_parts.py`` owns the study the test of record and power both read).
+    breaks it (``study/parts.py`` owns the study the test of record and power both read).
     """
     paths = {_module_name(p): p for p in _modules(PACKAGE)}
     graph = {

@@ -36,13 +36,10 @@ __all__ = [
     "check_cluster_config",
     "prepare_cluster_sweep",
     "presubmit",
-    "EXPORTED",
 ]
 
 CACHE_ENV = "REGBIAS_CACHE_DIR"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
-# What the submit host exports for the jobs (ray_cluster.yaml forwards these to Ray workers).
-EXPORTED = (DATA_DIR_ENV, CACHE_ENV, TRACKING_ENV)
 _LOOPBACK = ("127.", "localhost", "[::1]", "0.0.0.0")
 
 

@@ -33,11 +33,11 @@ from regbias.interrupt import StopRequested, check_stop
 from regbias.study.checks import check_primary
 from regbias.study.settings import StudySettings
 from regbias.study.timing import note_job_set_up
+from regbias.tracking.artifacts import STUDY_JSON
 from regbias.tracking.ledger import read_parent, write_job_record
 from regbias.tracking.provenance import config_hash, git_state, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import (
-    STUDY_FILE,
     RunLog,
     connect,
     find_finished_run,
@@ -186,7 +186,7 @@ def _tracked(
     inputs = resume_inputs(settings) if resumable else {}
     digest, variant = fingerprints(resolved, inputs)
     if settings.resume and resumable:
-        previous = find_finished_run(client, experiment_id, digest, STUDY_FILE)
+        previous = find_finished_run(client, experiment_id, digest, STUDY_JSON)
         if previous is not None:
             log.info("job already FINISHED as run %s (resume=false reruns it)", previous)
             context.write_record(status="REUSED", run_id=previous, variant=variant)

@@ -35,10 +35,11 @@ from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.figures import save_figure
 from regbias.report.headline import Headline, read_headline
-from regbias.report.html import HTML_REPORT, write_html_report
+from regbias.report.html import write_html_report
 from regbias.report.local_copy import REPORT_FOLDER, copy_report
 from regbias.study.encoder_compare import compare_variants, jobs_texts
 from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, process_started
+from regbias.tracking import artifacts as paths
 from regbias.tracking.datasets import log_dataset
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, connect
@@ -180,15 +181,15 @@ def _headlines(
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
     page = comparison.comparison_markdown(table, folders, sections, compared.findings())
     for table_name, frame in compared.tables().items():
-        parent.table(frame, f"comparison/{table_name}.csv")
-        frame.to_csv(_ensure(folder / "comparison") / f"{table_name}.csv", index=False)
+        parent.table(frame, paths.comparison_csv(table_name))
+        frame.to_csv(_ensure(folder, paths.comparison_csv(table_name)), index=False)
     figure = comparison.comparison_figure(table)
-    parent.table(table, "comparison/variants.csv", index=True)
-    parent.text(page, "report.md")
-    parent.figure(figure, "figures/comparison.png")
-    table.to_csv(_ensure(folder / "comparison") / "variants.csv")
-    (folder / "report.md").write_text(page)
-    save_figure(comparison.comparison_figure(table), folder / "figures" / "comparison.png")
+    parent.table(table, paths.comparison_csv("variants"), index=True)
+    parent.text(page, paths.REPORT_MD)
+    parent.figure(figure, paths.COMPARISON_FIGURE)
+    table.to_csv(_ensure(folder, paths.comparison_csv("variants")))
+    (folder / paths.REPORT_MD).write_text(page)
+    save_figure(comparison.comparison_figure(table), folder / paths.COMPARISON_FIGURE)
     return headlines
 
 
@@ -222,9 +223,10 @@ def _compare(
         )
 
 
-def _ensure(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+def _ensure(folder: Path, path: str) -> Path:
+    """``folder / path``, its parent folder made."""
+    (folder / path).parent.mkdir(parents=True, exist_ok=True)
+    return folder / path
 
 
 def _description(headlines: Mapping[str, Headline]) -> str:
@@ -291,11 +293,13 @@ def _render(run: RunLog, headlines: Mapping[str, Headline], folder: Path, times:
             for name, p in headline.pairs.items()
         ]
     lines.append(f"  time per step: {times.line()}")
-    report = folder.resolve() / HTML_REPORT
+    report = folder.resolve() / paths.REPORT_HTML
     if report.is_file():
-        lines.append(f"  report: {report} (figures embedded; report.md, tables beside it)")
+        lines.append(f"  report: {report} (figures embedded; {paths.REPORT_MD}, tables beside it)")
     else:
-        lines.append(f"  report: {folder.resolve() / 'report.md'} (tables and figures beside it)")
+        lines.append(
+            f"  report: {folder.resolve() / paths.REPORT_MD} (tables and figures beside it)"
+        )
     lines += [f"  {line}" for line in _where_in_mlflow(run)]
     return "\n".join(lines)
 

@@ -31,6 +31,7 @@ from regbias.interrupt import (
 )
 from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
+from regbias.tracking.artifacts import JOBS_JSON, VERSIONS_JSON
 from regbias.tracking.ledger import (
     DONE,
     PARENT_FILE,
@@ -46,8 +47,6 @@ from regbias.tracking.ui import mark_model_training
 __all__ = ["SweepCallback"]
 
 log = logging.getLogger(__name__)
-#: The parent run's package versions (a job's run has them as ``version.<package>`` tags).
-VERSIONS_FILE = "provenance/versions.json"
 
 
 class SweepCallback(Callback):
@@ -102,7 +101,7 @@ class SweepCallback(Callback):
         _refuse_a_busy_folder(client, sweep_dir)
         parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)
-        parent.json(package_versions(), VERSIONS_FILE)
+        parent.json(package_versions(), VERSIONS_JSON)
         record = {
             "run_id": parent.run_id,
             "experiment_id": experiment_id,
@@ -251,4 +250,4 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -
 def _summarise(run: RunLog, records: list[dict[str, Any]]) -> None:
     counts = Counter(str(r.get("status", "UNKNOWN")) for r in records)
     run.metrics({f"sweep/jobs_{k.lower()}": v for k, v in counts.items()})
-    run.json(records, "sweep/jobs.json")
+    run.json(records, JOBS_JSON)

@@ -12,7 +12,7 @@ Each matrix also carries a noise floor per group (see :func:`lda_distance_matrix
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Literal, get_args
+from typing import Literal
 
 import numpy as np
 from scipy import linalg
@@ -33,7 +33,6 @@ __all__ = [
 
 #: ``distance.lda.solver``: scikit-learn's solvers (``lsqr`` is rejected: it cannot project).
 LdaSolver = Literal["svd", "eigen", "lsqr"]
-LDA_SOLVERS: tuple[LdaSolver, ...] = get_args(LdaSolver)
 
 # Random within-group splits averaged into one repetition's floor (no refit: cheap).
 FLOOR_SPLITS = 8

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,36 +33,26 @@ from regbias.data.corpus import TaskKind, TextSet
 from regbias.data.groups import BASELINE
 from regbias.performance.evaluation import binary_metrics, multilabel_metrics
 from regbias.performance.folds import FoldModel
-from regbias.tables import NAME_COLUMNS, read_table
 
 __all__ = [
     "COUNTS",
     "PROBABILITY_FORMAT",
-    "TEXTS_FILE",
     "THRESHOLD",
     "model_columns",
     "model_of",
     "per_model_rows",
     "scored_subsets",
-    "read_text_table",
     "text_key",
     "text_table",
 ]
 
 #: A text is predicted positive (a topic predicted) when its probability exceeds this.
 THRESHOLD = 0.5
-#: The per-text table's artifact in a job's (and a parent's) run.
-TEXTS_FILE = "performance/texts.csv"
 #: Probabilities are written with the digits that give a float32 back exactly.
 PROBABILITY_FORMAT = "%.9g"
 #: A multilabel text's counts, one column per model each.
 COUNTS = ("tp", "fp", "fn")
 _MODEL = re.compile(r"^seed(-?\d+)/fold(\d+)$")
-
-
-def read_text_table(path: Path) -> pd.DataFrame:
-    """A per-text table as written (keys and labels kept as text)."""
-    return read_table(path, names=(*NAME_COLUMNS, "key", "label"))
 
 
 def text_key(text: str) -> str:

@@ -20,6 +20,7 @@ from regbias.report.canvas import new_figure
 from regbias.report.encoder_contrast import markdown_table
 from regbias.report.escape import markdown_text
 from regbias.report.headline import Headline
+from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD
 
 __all__ = [
     "HEADLINE_PERFORMANCE",
@@ -174,10 +175,10 @@ def comparison_markdown(
     ]
     if sections:
         lines += ["", sections.rstrip()]
-    lines += ["", *exploratory_lines(table), "![comparison](figures/comparison.png)"]
+    lines += ["", *exploratory_lines(table), f"![comparison]({COMPARISON_FIGURE})"]
     lines += ["", "## Reports of the variants", ""]
     lines += [
-        f"- {markdown_text(label)}: [{markdown_text(folder)}/report.md]({folder}/report.md)"
+        f"- {markdown_text(label)}: [{markdown_text(folder)}/{REPORT_MD}]({folder}/{REPORT_MD})"
         for label, folder in folders.items()
     ]
     return "\n".join(lines) + "\n"

@@ -9,7 +9,6 @@ each random-weights control, what survives in its pre-trained twin but not in th
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -20,8 +19,9 @@ import pandas as pd
 
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import FAMILIES
+from regbias.numbers import number_text, p_text
 from regbias.report.record import read_record
-from regbias.tables import read_table
+from regbias.tracking import artifacts as paths
 
 __all__ = ["EncoderEvidence", "encoder_evidence", "encoders_markdown", "verdict_count"]
 
@@ -144,8 +144,8 @@ def encoders_markdown(
         label = f"{item.label} (random-weights control)" if item.control else item.label
         pairs = item.verdicts()
         lines.append(
-            f"| {label} | {item.primary_name} | {_num(rho)} | {_num(low)} to {_num(high)} "
-            f"| {_num(p)} | {pairs or 'not tested'} |"
+            f"| {label} | {item.primary_name} | {number_text(rho)} | "
+            f"{number_text(low)} to {number_text(high)} | {p_text(p)} | {pairs or 'not tested'} |"
         )
     lines += ["", *_controls(evidence, alpha, primary), *_heatmaps(evidence)]
     return "\n".join(lines) + "\n"
@@ -215,7 +215,7 @@ def _primary_against(twin: EncoderEvidence, control: EncoderEvidence) -> str:
         return "not tested in both"
     verdict = _PRIMARY_VERDICTS[(bool(found[0]), bool(found[1]))].format(twin=twin.encoder)
     numbers = "; ".join(
-        f"{item.encoder} rho {_num(item.primary['rho'])}, p {_num(item.primary['p'])}"
+        f"{item.encoder} rho {number_text(item.primary['rho'])}, p {p_text(item.primary['p'])}"
         for item in (twin, control)
     )
     return f"{verdict} ({numbers})"
@@ -240,16 +240,16 @@ def _backed(
             )
             return [
                 f"- the difference of the two rhos ({twin.encoder} minus {control.encoder}): "
-                f"{_num(sign * row['difference'])}, interval {_num(low)} to {_num(high)} "
-                f"(joint bootstrap): {verdict}"
+                f"{number_text(sign * row['difference'])}, interval {number_text(low)} to "
+                f"{number_text(high)} (joint bootstrap): {verdict}"
             ]
     return ["- the difference of the two rhos: not tested (no joint bootstrap)"]
 
 
 def _heatmap_names(path: Path) -> list[str]:
     """The distances a variant measured (``distances/<name>.json``) that have a heatmap."""
-    measured = sorted((path / "distances").glob("*.json"))
-    return [p.stem for p in measured if (path / "figures" / f"{p.stem}.png").is_file()]
+    measured = sorted((path / paths.DISTANCES_FOLDER).glob("*.json"))
+    return [p.stem for p in measured if (path / paths.distance_figure(p.stem)).is_file()]
 
 
 def _heatmaps(evidence: list[EncoderEvidence]) -> list[str]:
@@ -261,7 +261,9 @@ def _heatmaps(evidence: list[EncoderEvidence]) -> list[str]:
     lines += ["|---" * (len(evidence) + 1) + "|"]
     for name in names:
         cells = [
-            f"![{name} {e.label}]({e.folder}/figures/{name}.png)" if name in e.distances else ""
+            f"![{name} {e.label}]({e.folder}/{paths.distance_figure(name)})"
+            if name in e.distances
+            else ""
             for e in evidence
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -278,18 +280,13 @@ def _names(names: list[str], twin: EncoderEvidence) -> str:
     return "; ".join(f"{n} (rho {twin.correlations[n][0]:.2f})" for n in names)
 
 
-def _num(value: float) -> str:
-    return "n/a" if not math.isfinite(value) else f"{value:.3g}"
-
-
 def _meta(folder: Path) -> dict[str, object]:
-    study = folder / "results" / "study.json"
-    return json.loads(study.read_text()).get("meta", {}) if study.is_file() else {}
+    study = paths.read_study(folder)
+    return study.get("meta", {}) if study is not None else {}
 
 
 def _correlations(folder: Path) -> pd.DataFrame | None:
-    path = folder / "analysis" / "correlations.csv"
-    return read_table(path) if path.is_file() else None
+    return paths.read_table_at(folder, paths.CORRELATIONS_CSV)
 
 
 def _correlation_cells(correlations: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
@@ -313,8 +310,7 @@ def _pairs_of(row: pd.Series, scope: str) -> str:
 
 def _primary_pairs(folder: Path) -> str:
     """The primary rho's pair set (``analysis/primary.csv``): the regions' pairs only."""
-    path = folder / "analysis" / "primary.csv"
-    table = read_table(path) if path.is_file() else None
+    table = paths.read_table_at(folder, paths.PRIMARY_CSV)
     if table is None or not len(table):
         return "regions only"
     return _pairs_of(table.iloc[0], "regions only")
@@ -322,8 +318,7 @@ def _primary_pairs(folder: Path) -> str:
 
 def _primary(folder: Path) -> dict[str, float]:
     """The primary test's rho, p and bootstrap interval (``analysis/headline.json``)."""
-    path = folder / "analysis" / "headline.json"
-    numbers = json.loads(path.read_text()) if path.is_file() else {}
+    numbers = paths.read_json(folder, paths.HEADLINE_JSON) or {}
     keys = {"rho": "primary_rho", "p": "primary_p", "ci_low": "primary_ci_low"}
     keys.update(ci_high="primary_ci_high", significant="primary_significant")
     return {k: float(numbers.get(key, math.nan)) for k, key in keys.items()}

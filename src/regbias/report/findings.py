@@ -20,6 +20,7 @@ from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.analysis.power.primary import POWER_CONFIDENCE
 from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED
 from regbias.distances import distance_label
+from regbias.numbers import p_text
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
 
@@ -232,7 +233,7 @@ def primary_sentence(test: PrimaryTest) -> str:
     verdict = "significant" if test.significant else "not significant"
     text = (
         f"{_PRIMARY_ROW}{subject}; {scope}): rho = {test.rho:.2f}{_primary_interval(test)}, "
-        f"{kind} = {_p(test.p_value)}, {verdict} at {test.significance:g}"
+        f"{kind} = {p_text(test.p_value)}, {verdict} at {test.significance:g}"
     )
     return text + _power_clause(test) + _models_clause(test) + "."
 
@@ -355,7 +356,7 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
         f"{subject[0].upper()}{subject[1:]} "
         f"({markdown_code(row['distance'])}, {markdown_code(row['performance'])}): "
         f"rho = {rho:.2f} over {int(row['n_pairs'])} pairs{_left_out(left_out)}, "
-        f"{label} p = {_p(p)} "
+        f"{label} p = {p_text(p)} "
         f"({verdict}{remark})"
     )
     low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
@@ -395,7 +396,7 @@ def _logo_clause(row: pd.Series, significant: bool, significance: float) -> str:
     moved = row["loo_rho_without_most_influential"]
     return (
         f"; it does not hold up when single groups are left out ({span}; without {most} rho is "
-        f"{moved:.2f}, largest unadjusted permutation p {_p(row['loo_p_max'])})"
+        f"{moved:.2f}, largest unadjusted permutation p {p_text(row['loo_p_max'])})"
     )
 
 
@@ -405,16 +406,12 @@ def _size_clause(row: pd.Series) -> str:
         return ""
     return (
         f"; controlling for group size, partial rho = {partial:.2f} (a check, not a test: "
-        f"unadjusted p = {_p(p)})"
+        f"unadjusted p = {p_text(p)})"
     )
 
 
 def _finite(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
-
-
-def _p(value: float) -> str:
-    return "n/a" if not _finite(value) else f"{value:.2g}"
 
 
 def _words(items: list[str]) -> str:

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from regbias.report.escape import markdown_text, plain_text
+from regbias.tracking.artifacts import FINDINGS_JSON
 
 __all__ = [
     "DETAILS_HEADING",
-    "FINDINGS_JSON",
     "METHOD_DOC",
     "TERMS_HEADING",
     "Answer",
@@ -30,7 +30,6 @@ __all__ = [
 ]
 
 #: The findings' file, beside ``report.md`` in a run's report folder.
-FINDINGS_JSON = "findings.json"
 #: Where each answer's method is described (the "how" column links its headings).
 METHOD_DOC = "docs/method.md"
 #: The sections that follow the Findings: every long line, then the glossary.

@@ -7,7 +7,6 @@ the parent's headline metrics all say the same thing.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,22 +15,16 @@ import pandas as pd
 
 from regbias.analysis.correlation.table import strongest
 from regbias.analysis.tests.embedding import PRIMARY_FAMILY
-from regbias.distances.matrix import DistanceMatrix
+from regbias.numbers import p_text
 from regbias.report.escape import description_text, markdown_text
 from regbias.report.findings_model import Findings
-from regbias.report.record import PAIR_TESTS_CSV
-from regbias.tables import read_table
+from regbias.tracking import artifacts as paths
 
 __all__ = [
-    "HEADLINE_FILE",
     "Headline",
     "correlation_metrics",
     "read_headline",
-    "read_matrices",
 ]
-
-#: The bottom line's numbers a report writes (read back as ``headline/<key>`` metrics).
-HEADLINE_FILE = "analysis/headline.json"
 
 #: Correlation columns logged as ``corr/<distance>/<performance>/<suffix>``.
 METRIC_COLUMNS = {
@@ -87,15 +80,15 @@ class Headline:
 
 def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
     """The headline of a report folder (a local copy of a run's artifacts)."""
-    correlations = _read_csv(folder / "analysis" / "correlations.csv")
+    correlations = paths.read_table_at(folder, paths.CORRELATIONS_CSV)
     findings = Findings.read(folder)
     lines = []
     if findings is None and correlations is not None:
         lines = [
             _correlation_line(row) for _, row in strongest(correlations, n_strongest).iterrows()
         ]
-    matrices = read_matrices(folder / "distances")
-    metrics = _headline_metrics(folder / HEADLINE_FILE)
+    matrices = paths.read_distances(folder)
+    metrics = _headline_metrics(folder)
     metrics.update(correlation_metrics(correlations) if correlations is not None else {})
     for name, matrix in matrices.items():
         values = matrix.pairs()["mean"]
@@ -115,48 +108,26 @@ def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
     return metrics
 
 
-def _headline_metrics(path: Path) -> dict[str, float]:
-    if not path.is_file():
-        return {}
-    numbers = json.loads(path.read_text())
+def _headline_metrics(folder: Path) -> dict[str, float]:
+    numbers = paths.read_json(folder, paths.HEADLINE_JSON) or {}
     return {f"headline/{k}": float(v) for k, v in numbers.items() if math.isfinite(float(v))}
-
-
-def _read_csv(path: Path) -> pd.DataFrame | None:
-    return read_table(path) if path.is_file() else None
 
 
 def _correlation_line(row: pd.Series) -> str:
     p = row.get("spearman_p_perm", math.nan)
     line = (
         f"{row['performance']} vs {row['distance']}: Spearman rho = {row['spearman_rho']:.2f} "
-        f"over {int(row['n_pairs'])} pairs, unadjusted Mantel permutation p = {_p(p)}"
+        f"over {int(row['n_pairs'])} pairs, unadjusted Mantel permutation p = {p_text(p)}"
     )
     maxt = row.get("spearman_p_maxt")
     if maxt is not None and isinstance(maxt, float) and math.isfinite(maxt):
-        line += f", maxT-adjusted p = {_p(maxt)}"
+        line += f", maxT-adjusted p = {p_text(maxt)}"
     return line
-
-
-def _p(value: float) -> str:
-    return "n/a" if not math.isfinite(value) else f"{value:.2g}" if value < 0.01 else f"{value:.3f}"
-
-
-def read_matrices(folder: Path) -> dict[str, DistanceMatrix]:
-    """The distance matrices (``*.json``) of a report's ``distances/`` folder, by name."""
-    matrices = {}
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        try:
-            matrix = DistanceMatrix.from_dict(json.loads(path.read_text()))
-        except (KeyError, TypeError, ValueError):
-            continue  # another table in the folder
-        matrices[matrix.name] = matrix
-    return matrices
 
 
 def _extreme_pairs(folder: Path) -> dict[str, tuple[str, str, float, str]]:
     """The region pair (else any pair) called different with the largest effect."""
-    table = _read_csv(folder / PAIR_TESTS_CSV)
+    table = paths.read_table_at(folder, paths.PAIR_TESTS_CSV)
     if table is None or not len(table):
         return {}
     found = table[table["differs"].astype(str).str.lower() == "true"]

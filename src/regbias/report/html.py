@@ -24,17 +24,16 @@ from markdown_it import MarkdownIt
 from PIL import Image
 
 from regbias.report.escape import html_text
+from regbias.tracking.artifacts import REPORT_HTML, REPORT_MD
 
-__all__ = ["HTML_REPORT", "PAGE_LIMIT", "report_html", "write_html_report"]
+__all__ = ["PAGE_LIMIT", "report_html", "write_html_report"]
 
-#: The file name of the page, beside ``report.md``.
-HTML_REPORT = "report.html"
 #: The most bytes a page may have: a third of the largest page MLflow's viewer was seen to draw.
 PAGE_LIMIT = 2_000_000
 _WIDTH = 900
 _COLOURS = 64
 _IMAGE = re.compile(r'<img src="([^"]+\.png)" alt="([^"]*)" */?>')
-_REPORT_LINK = re.compile(r'href="([^":]*/)?report\.md"')
+_REPORT_LINK = re.compile(rf'href="([^":]*/)?{re.escape(REPORT_MD)}"')
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 1.5rem auto;
        padding: 0 1rem; line-height: 1.45; color: #222; }
@@ -63,7 +62,7 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
     # Raw HTML is shown as text: a name from the data can never become markup.
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
     # A comparison page links each variant's report: its page, beside it.
-    body = _REPORT_LINK.sub(lambda m: f'href="{m.group(1) or ""}{HTML_REPORT}"', body)
+    body = _REPORT_LINK.sub(lambda m: f'href="{m.group(1) or ""}{REPORT_HTML}"', body)
     head = f'<meta charset="utf-8"><title>{html_text(title)}</title><style>{_STYLE}</style>'
     page = f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{body}</body></html>\n'
     left = [PAGE_LIMIT - len(page.encode("utf-8"))]
@@ -86,10 +85,10 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
 
 def write_html_report(folder: Path) -> Path | None:
     """Write ``report.html`` beside ``folder/report.md`` (None when there is no report)."""
-    source = folder / "report.md"
+    source = folder / REPORT_MD
     if not source.is_file():
         return None
-    target = folder / HTML_REPORT
+    target = folder / REPORT_HTML
     target.write_text(report_html(source.read_text(), folder), encoding="utf-8")
     return target
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER, MODELS_FOLDER
 from regbias.tracking.runs import RunLog
 
 __all__ = ["LEFT_OUT", "REPORT_FOLDER", "copy_report"]
@@ -16,7 +17,7 @@ __all__ = ["LEFT_OUT", "REPORT_FOLDER", "copy_report"]
 #: The folder of the copy, inside a run's or a sweep's Hydra output directory.
 REPORT_FOLDER = "report"
 #: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.
-LEFT_OUT = frozenset({".hydra", "models", "error.txt"})
+LEFT_OUT = frozenset({HYDRA_FOLDER, MODELS_FOLDER, ERROR_TXT})
 
 
 def copy_report(run: RunLog, destination: Path) -> Path:

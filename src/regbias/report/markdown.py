@@ -26,6 +26,7 @@ from regbias.report.findings_model import Findings
 from regbias.report.noise import noise_section, unusable_lines, unusable_warnings
 from regbias.report.perf_record import perf_section
 from regbias.report.record import record_section
+from regbias.tracking import artifacts as paths
 
 __all__ = [
     "DISTRIBUTION_METRICS",
@@ -117,9 +118,13 @@ def report_markdown(
     for name, matrix in results.distances.items():
         shown = markdown_text(name)
         lines += ["", f"## Distance: {shown} (mean over {matrix.n_repetitions} repetitions)", ""]
-        lines += [_markdown_table(matrix.to_frame()), "", f"![{shown}](figures/{name}.png)"]
+        lines += [
+            _markdown_table(matrix.to_frame()),
+            "",
+            f"![{shown}]({paths.distance_figure(name)})",
+        ]
         if matrix.floor is not None:
-            lines += ["", f"![{shown} against its noise floor](figures/{name}_floor.png)"]
+            lines += ["", f"![{shown} against its noise floor]({paths.floor_figure(name)})"]
         epsilon = matrix.config.get("epsilon")
         if epsilon is not None:
             lines += ["", f"Epsilon {epsilon:.4g} (OTT units, cost |x-y|^2) for every pair."]
@@ -134,7 +139,7 @@ def report_markdown(
         lines += ["", f"## Performance (mean over {n_models} models)", ""]
         lines += [_scored_how(results), "", _markdown_table(means)]
         drawn = [m for m in DISTRIBUTION_METRICS if m in set(analysis.summary["metric"])]
-        lines += ["", *[f"![{m}](figures/performance_{m}.png)" for m in drawn]]
+        lines += ["", *[f"![{m}]({paths.performance_figure(m)})" for m in drawn]]
         if analysis.performance_record is not None:
             lines += ["", perf_section(analysis.performance_record)]
     lines += _representation_section(results)
@@ -178,7 +183,7 @@ def power_section(power: PowerResult) -> str:
         "",
         *[f"- pairs of {a} and {b} texts: {power.sentence(a, b)}." for a, b in power.detectable()],
         "",
-        "![power](figures/power.png)",
+        f"![power]({paths.POWER_FIGURE})",
     ]
     return "\n".join(lines) + "\n"
 
@@ -241,15 +246,15 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     return [
         _markdown_table(top[columns].set_index("distance")),
         "",
-        "![rho](figures/correlations_spearman_rho.png)",
-        "![tau](figures/correlations_kendall_tau.png)",
+        f"![rho]({paths.correlation_figure('spearman_rho')})",
+        f"![tau]({paths.correlation_figure('kendall_tau')})",
         f"\nPermutation p-values are Mantel-style (group labels permuted). The primary "
         "hypothesis is tested alone, on the regions' pairs, one-sided (Findings). Every other "
         f"row is a secondary test: significance (level {settings.significance}) is marked by the "
         f"{settings.adjust} adjustment over all rows (*_p_maxt: Westfall-Young step-down maxT "
         "over the shared group relabellings, maxt_method says where it fell back to Holm; "
         f"*_p_holm, *_p_bh; none = unadjusted).{primary} {drawn} Robustness of every "
-        "correlation: analysis/robustness.csv.",
+        f"correlation: {paths.ROBUSTNESS_CSV}.",
         *(["", *images] if images else []),
     ]
 
@@ -265,7 +270,7 @@ def _representation_section(results: StudyResults) -> list[str]:
         "Each region's distance to `baseline` against its share of the regions' texts (percent, "
         "log scale).",
         "",
-        *[f"![{n} to baseline](figures/representation_{n}.png)" for n in names],
+        *[f"![{n} to baseline]({paths.representation_figure(n)})" for n in names],
     ]
 
 
@@ -334,7 +339,7 @@ def primary_row(test: PrimaryTest | None) -> pd.DataFrame:
 
 def scatter_path(distance: str, performance: str) -> str:
     """The artifact path of one correlation's scatter plot."""
-    return f"figures/scatter/{artifact_name(distance)}__{artifact_name(performance)}.png"
+    return paths.scatter_figure(artifact_name(distance), artifact_name(performance))
 
 
 def artifact_name(name: object) -> str:

@@ -18,21 +18,12 @@ from regbias.data.groups import BASELINE
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_text
 from regbias.report.record import pair_name
+from regbias.tracking.artifacts import PERF_FIGURE
 
 __all__ = [
-    "PERF_FIGURE",
-    "PERF_GROUPS_CSV",
-    "PERF_TESTS_CSV",
-    "PERF_TESTS_JSON",
     "perf_figure",
     "perf_section",
 ]
-
-PERF_TESTS_CSV = "analysis/perf_tests.csv"
-PERF_TESTS_JSON = "analysis/perf_tests.json"
-#: Each group's metric with its interval.
-PERF_GROUPS_CSV = "performance/group_metrics.csv"
-PERF_FIGURE = "figures/perf_test_groups.png"
 
 
 def _cell(value: object, in_points: bool = False) -> str:

@@ -20,8 +20,6 @@ from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence
-from regbias.report.findings_model import FINDINGS_JSON
-from regbias.report.headline import HEADLINE_FILE
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
@@ -36,20 +34,15 @@ from regbias.report.markdown import (
 )
 from regbias.report.noise import verdict_lines
 from regbias.report.perf_record import (
-    PERF_FIGURE,
-    PERF_GROUPS_CSV,
-    PERF_TESTS_CSV,
-    PERF_TESTS_JSON,
     perf_figure,
 )
 from regbias.report.record import (
-    PAIR_TESTS_CSV,
-    PAIR_TESTS_JSON,
     pairs_columns,
     pairs_lines,
     pairs_metrics,
     record_matrix,
 )
+from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
 __all__ = [
@@ -73,14 +66,14 @@ def log_distances(
     """
     metrics: dict[str, float] = {}
     for name, matrix in matrices.items():
-        run.json(matrix.to_dict(), f"distances/{name}.json")
-        run.table(matrix.to_frame(), f"distances/{name}.csv", index=True)
+        run.json(matrix.to_dict(), paths.distance_json(name))
+        run.table(matrix.to_frame(), paths.distance_csv(name), index=True)
         sd = pd.DataFrame(matrix.sd, index=matrix.groups, columns=matrix.groups)
-        run.table(sd, f"distances/{name}_sd.csv", index=True)
+        run.table(sd, paths.distance_sd_csv(name), index=True)
         if figures:
-            run.figure(plots.distance_heatmap(matrix), f"figures/{name}.png")
+            run.figure(plots.distance_heatmap(matrix), paths.distance_figure(name))
         if figures and matrix.floor is not None:
-            run.figure(plots.floor_plot(matrix), f"figures/{name}_floor.png")
+            run.figure(plots.floor_plot(matrix), paths.floor_figure(name))
         for row in matrix.pairs().itertuples():
             metrics[f"dist/{name}/{row.group_a}__{row.group_b}"] = row.mean
     run.metrics({k: v for k, v in metrics.items() if math.isfinite(v)})
@@ -103,44 +96,44 @@ def log_analysis(
     evidence = Evidence.of(results, analysis, settings)
     run.metrics({f"headline/{k}": v for k, v in evidence.numbers().items() if math.isfinite(v)})
     if analysis.summary is not None:
-        run.table(analysis.summary, "performance/summary.csv")
+        run.table(analysis.summary, paths.SUMMARY_CSV)
         if analysis.gaps is not None:
-            run.table(analysis.gaps, "performance/gaps.csv")
+            run.table(analysis.gaps, paths.GAPS_CSV)
         if analysis.dcor is not None:
-            run.table(analysis.dcor, "performance/dcor.csv")
+            run.table(analysis.dcor, paths.DCOR_CSV)
         _log_group_means(run, analysis.summary)
         _distribution_figures(run, analysis.summary, results.groups)
     pairwise = pairs_columns(analysis.pairwise, results.record)
     pairwise = pairs_columns(pairwise, analysis.performance_record)
-    run.table(pairwise, "analysis/pairwise.csv")
+    run.table(pairwise, paths.PAIRWISE_CSV)
     if results.record is not None:
         log_record(run, results.record)
     if analysis.performance_record is not None:
         log_perf_record(run, analysis.performance_record)
     if analysis.performance_power is not None:
-        run.table(analysis.performance_power.rates, "analysis/perf_power.csv")
+        run.table(analysis.performance_power.rates, paths.PERF_POWER_CSV)
     if analysis.correlations is not None:
-        run.table(analysis.correlations, "analysis/correlations.csv")
+        run.table(analysis.correlations, paths.CORRELATIONS_CSV)
         _correlation_figures(run, analysis, settings)
     if analysis.robustness is not None:
-        run.table(analysis.robustness, "analysis/robustness.csv")
+        run.table(analysis.robustness, paths.ROBUSTNESS_CSV)
     if analysis.primary is not None:
-        run.table(analysis.primary.to_frame(), "analysis/primary.csv")
+        run.table(analysis.primary.to_frame(), paths.PRIMARY_CSV)
         if analysis.primary.power is not None:
-            run.table(analysis.primary.power.table, "analysis/primary_power.csv")
+            run.table(analysis.primary.power.table, paths.PRIMARY_POWER_CSV)
     _representation_figures(run, results)
     lines = [
         *pairs_lines(results.record),
         *pairs_lines(analysis.performance_record),
         *verdict_lines(results.distances),
     ]
-    run.json(evidence.numbers(), HEADLINE_FILE)
+    run.json(evidence.numbers(), paths.HEADLINE_JSON)
     findings = report_findings(results, analysis, settings, extra_findings=lines)
-    run.json(findings.to_dict(), FINDINGS_JSON)
+    run.json(findings.to_dict(), paths.FINDINGS_JSON)
     report = report_markdown(results, analysis, settings, findings=findings)
     if power is not None:
         report += "\n" + power_section(power)
-    run.text(report, "report.md")
+    run.text(report, paths.REPORT_MD)
 
 
 def log_tests(run: RunLog, tests: PairwiseTests, table: str, form: str) -> None:
@@ -152,19 +145,19 @@ def log_tests(run: RunLog, tests: PairwiseTests, table: str, form: str) -> None:
 
 def log_record(run: RunLog, tests: PairTests) -> None:
     """The test of record: ``analysis/pair_tests.csv|json``, its metrics and effect heatmap."""
-    log_tests(run, tests, PAIR_TESTS_CSV, PAIR_TESTS_JSON)
+    log_tests(run, tests, paths.PAIR_TESTS_CSV, paths.PAIR_TESTS_JSON)
     title = f"test of record: size-free effect ({tests.settings.words()}); outlined: differs"
     differs = tests.table[tests.table[DIFFERS].astype(bool)]
     marked = set(zip(differs[GROUP_A], differs[GROUP_B], strict=True))
     figure = plots.distance_heatmap(record_matrix(tests), title, marked=marked)
-    run.figure(figure, "figures/pair_test_effect.png")
+    run.figure(figure, paths.PAIR_TEST_FIGURE)
 
 
 def log_perf_record(run: RunLog, tests: PerfTests) -> None:
     """The performance test of record: its tables, JSON form, metrics and figure."""
-    log_tests(run, tests, PERF_TESTS_CSV, PERF_TESTS_JSON)
-    run.table(tests.groups, PERF_GROUPS_CSV)
-    run.figure(perf_figure(tests), PERF_FIGURE)
+    log_tests(run, tests, paths.PERF_TESTS_CSV, paths.PERF_TESTS_JSON)
+    run.table(tests.groups, paths.PERF_GROUPS_CSV)
+    run.figure(perf_figure(tests), paths.PERF_FIGURE)
 
 
 def _log_group_means(run: RunLog, summary: pd.DataFrame) -> None:
@@ -177,7 +170,7 @@ def _distribution_figures(run: RunLog, summary: pd.DataFrame, groups: list[str])
     for metric in DISTRIBUTION_METRICS:
         if metric in set(summary["metric"]):
             figure = plots.performance_distributions(summary, metric, groups=present)
-            run.figure(figure, f"figures/performance_{metric}.png")
+            run.figure(figure, paths.performance_figure(metric))
 
 
 def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSettings) -> None:
@@ -187,7 +180,7 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
     spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
     for statistic, marking in (("spearman_rho", spearman_p), ("kendall_tau", kendall_p)):
         figure = plots.correlation_heatmap(found, statistic, marking, alpha=settings.significance)
-        run.figure(figure, f"figures/correlations_{statistic}.png")
+        run.figure(figure, paths.correlation_figure(statistic))
     suffix = spearman_p.removeprefix("spearman_")
     _primary_figure(run, analysis)
     for row in scatter_rows(analysis, settings).itertuples():
@@ -220,4 +213,4 @@ def _representation_figures(run: RunLog, results: StudyResults) -> None:
         matrix = results.distances[name]
         distance = {g: matrix.value(g, BASELINE) for g in share if g in matrix.groups}
         figure = plots.representation_plot(distance, share, name, log_share=True)
-        run.figure(figure, f"figures/representation_{name}.png")
+        run.figure(figure, paths.representation_figure(name))

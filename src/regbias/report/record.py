@@ -34,10 +34,9 @@ from regbias.analysis.tests.pairwise import (
 )
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text
+from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PAIR_TESTS_JSON
 
 __all__ = [
-    "PAIR_TESTS_CSV",
-    "PAIR_TESTS_JSON",
     "pair_name",
     "read_record",
     "record_matrix",
@@ -50,9 +49,6 @@ __all__ = [
     "pairs_part",
 ]
 
-#: The test of record's table, and its JSON form (read back by the headline and comparison).
-PAIR_TESTS_CSV = "analysis/pair_tests.csv"
-PAIR_TESTS_JSON = "analysis/pair_tests.json"
 _FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
 
 
@@ -278,7 +274,7 @@ def record_section(tests: PairTests | None) -> str:
             rule,
             *body,
             "",
-            "![pair tests](figures/pair_test_effect.png)",
+            f"![pair tests]({PAIR_TEST_FIGURE})",
             "",
         ]
     )

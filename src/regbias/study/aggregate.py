@@ -19,13 +19,13 @@ from regbias.analysis.tests.text_scores import pool_text_tables
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
-from regbias.performance.text_scores import TEXTS_FILE, read_text_table
 from regbias.report.publish import log_analysis, log_distances
 from regbias.study.timing import timed
 from regbias.study.variant_runs import variant_run
 from regbias.tables import read_table
+from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import DONE
-from regbias.tracking.runs import STUDY_FILE, RunLog
+from regbias.tracking.runs import RunLog
 
 __all__ = ["aggregate_sweep", "load_job_results", "pool_results", "unique_runs"]
 
@@ -36,21 +36,21 @@ TestsOf = Callable[[list[dict[str, Any]]], tuple[PairTests | None, PowerResult |
 
 def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
     """A finished job's measurements, read back from its run's artifacts."""
-    study = run.download(STUDY_FILE, workdir)
+    study = run.download(paths.STUDY_JSON, workdir)
     if study is None:
-        log.warning("run %s has no results/study.json: left out of the aggregation", run.run_id)
+        log.warning("run %s has no %s: left out of the aggregation", run.run_id, paths.STUDY_JSON)
         return None
     meta = json.loads(study.read_text())
     distances = {}
-    folder = run.download("distances", workdir)
+    folder = run.download(paths.DISTANCES_FOLDER, workdir)
     if folder is not None:
         for path in sorted(folder.glob("*.json")):
             matrix = DistanceMatrix.from_dict(json.loads(path.read_text()))
             distances[matrix.name] = matrix
-    per_model_path = run.download("performance/per_model.csv", workdir)
+    per_model_path = run.download(paths.PER_MODEL_CSV, workdir)
     per_model = read_table(per_model_path) if per_model_path is not None else None
-    texts_path = run.download(TEXTS_FILE, workdir)
-    texts = read_text_table(texts_path) if texts_path is not None else None
+    texts_path = run.download(paths.TEXTS_CSV, workdir)
+    texts = paths.read_text_table(texts_path) if texts_path is not None else None
     results = StudyResults(meta["groups"], distances, per_model, meta["group_sizes"], meta["meta"])
     results.texts = texts
     return results
@@ -136,7 +136,7 @@ def aggregate_sweep(
         jobs = ",".join(str(m.get("job_num")) for m in members)
         overrides = " | ".join(str(m.get("overrides", "")) for m in members)
         rows.append({"variant": variant, "jobs": jobs, "overrides": overrides})
-    parent.table(pd.DataFrame(rows), "sweep/variants.csv")
+    parent.table(pd.DataFrame(rows), paths.VARIANTS_CSV)
     return dict(times)
 
 
@@ -165,7 +165,7 @@ def _aggregate_variant(
     check_stop()
     with timed(times, "report"):
         if pooled.per_model is not None:
-            parent.table(pooled.per_model, "performance/per_model.csv")
+            parent.table(pooled.per_model, paths.PER_MODEL_CSV)
         # The analysis first: its headline metrics lead the parent's metrics list.
         log_analysis(parent, pooled, analysis, settings, power=power)
         check_stop()
@@ -178,6 +178,6 @@ def _aggregate_variant(
                 "meta": pooled.meta,
                 "runs": [r["run_id"] for r in records],
             },
-            STUDY_FILE,
+            paths.STUDY_JSON,
         )
     return times

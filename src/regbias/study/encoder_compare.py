@@ -12,7 +12,6 @@ cannot be made (other texts, no test of record, no bootstrap) gives a note inste
 
 from __future__ import annotations
 
-import json
 import logging
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -24,15 +23,13 @@ from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.encoders.separation import EncoderContrast, contrast_encoders
 from regbias.analysis.pair_table import DISTANCE_PREFIX
 from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
-from regbias.distances.matrix import DistanceMatrix
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
-from regbias.performance.text_scores import TEXTS_FILE, read_text_table
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.record import read_record
 from regbias.study.parts import record_study, study_encoder
 from regbias.study.settings import StudySettings
-from regbias.tables import read_table
-from regbias.tracking.runs import STUDY_FILE, RunLog
+from regbias.tracking import artifacts as paths
+from regbias.tracking.runs import RunLog
 
 __all__ = ["SettingsOf", "TextsOf", "compare_variants", "jobs_texts"]
 #: A variant's settings from one of its jobs' numbers.
@@ -129,10 +126,10 @@ def jobs_texts(parent: RunLog) -> TextsOf:
         tables = []
         with tempfile.TemporaryDirectory() as tmp:
             for i, run_id in enumerate(run_ids):
-                path = RunLog(parent.client, run_id).download(TEXTS_FILE, Path(tmp) / str(i))
+                path = RunLog(parent.client, run_id).download(paths.TEXTS_CSV, Path(tmp) / str(i))
                 if path is None:
                     return None
-                tables.append(read_text_table(path))
+                tables.append(paths.read_text_table(path))
         return PerfTexts.of(pool_text_tables(tables)) if tables else None
 
     return read
@@ -168,17 +165,14 @@ def _primary(
 def _primary_evidence(
     path: Path, distance: str, references: list[str], texts_of: TextsOf | None = None
 ) -> PrimaryEvidence | None:
-    pairs_path = path / "analysis" / "pairwise.csv"
-    matrix_path = path / "distances" / f"{distance.removeprefix(DISTANCE_PREFIX)}.json"
-    if not pairs_path.is_file() or not matrix_path.is_file():
+    pairs = paths.read_table_at(path, paths.PAIRWISE_CSV)
+    matrix = paths.read_distance(path, distance.removeprefix(DISTANCE_PREFIX))
+    if pairs is None or matrix is None:
         return None
-    pairs = read_table(pairs_path)
     regions = ~(pairs["group_a"].isin(references) | pairs["group_b"].isin(references))
-    matrix = DistanceMatrix.from_dict(json.loads(matrix_path.read_text()))
-    per_model_path = path / "performance" / "per_model.csv"
-    per_model = read_table(per_model_path) if per_model_path.is_file() else None
+    per_model = paths.read_table_at(path, paths.PER_MODEL_CSV)
     texts = None
-    study_path = path / STUDY_FILE
-    if texts_of is not None and study_path.is_file():
-        texts = texts_of(list(json.loads(study_path.read_text()).get("runs", [])))
+    study = paths.read_study(path)
+    if texts_of is not None and study is not None:
+        texts = texts_of(list(study.get("runs", [])))
     return PrimaryEvidence(pairs[regions].reset_index(drop=True), matrix, per_model, texts)

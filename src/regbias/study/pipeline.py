@@ -25,7 +25,7 @@ from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
 from regbias.performance.table import PerformanceTable
-from regbias.performance.text_scores import PROBABILITY_FORMAT, TEXTS_FILE
+from regbias.performance.text_scores import PROBABILITY_FORMAT
 from regbias.report import figures as plots
 from regbias.report.publish import log_analysis, log_distances
 from regbias.study.checks import preflight_job, preflight_study
@@ -33,9 +33,10 @@ from regbias.study.parts import study_encoder
 from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
+from regbias.tracking import artifacts as paths
 from regbias.tracking.datasets import log_dataset
 from regbias.tracking.lightning import RunPerformanceSink
-from regbias.tracking.runs import STUDY_FILE, RunLog
+from regbias.tracking.runs import RunLog
 from regbias.tracking.ui import log_derived
 
 __all__ = [
@@ -154,10 +155,10 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
     table = group_table(
         study.corpus, {TRAIN_POOL: study.corpus.train, TRAIN_SAMPLE: study.training}
     )
-    run.table(table, "data/groups.csv")
+    run.table(table, paths.GROUPS_CSV)
     log_dataset(run, table, study.corpus.name, source, "groups")
     emptied = {f"empty_after_cleaning/{g}": n for g, n in study.corpus.emptied.items()}
-    run.json({**study.corpus.dropped, **emptied}, "data/dropped.json")
+    run.json({**study.corpus.dropped, **emptied}, paths.DROPPED_JSON)
     _warn_shared(study.corpus.dropped)
     if study.corpus.emptied:
         log.warning("%s", study.corpus.emptied_note())
@@ -170,7 +171,7 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
         metrics["draws/pool_size"] = draws.pool_size
     if draws.records:
         frame = draws.table()
-        run.table(frame, "data/draws.csv")
+        run.table(frame, paths.DRAWS_CSV)
         sizes = frame.groupby(["kind", "group"])["size"].min()
         metrics.update({f"draws/{k}/{g}/size": int(v) for (k, g), v in sizes.items()})
         whole = frame[frame["whole_group"]]
@@ -204,9 +205,10 @@ def _warn_shared(dropped: dict[str, int]) -> None:
     if shared:
         counts = ", ".join(f"{k.removeprefix('shared/')} {v}" for k, v in shared.items())
         log.warning(
-            "texts kept in two places (%s; counted in data/dropped.json): remove the copies "
+            "texts kept in two places (%s; counted in %s): remove the copies "
             "from the data if they are not meant to be shared",
             counts,
+            paths.DROPPED_JSON,
         )
 
 
@@ -227,14 +229,14 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool
     log_distances(run, suite.matrices, figures=figures)
     if suite.lda_projection is not None:
         figure = plots.lda_scatter(suite.lda_projection, "LDA projection (repetition 0)")
-        run.figure(figure, "figures/lda_projection.png")
+        run.figure(figure, paths.LDA_FIGURE)
     metrics: dict[str, float] = {}
     if suite.epsilon is not None:
         metrics["sinkhorn/epsilon"] = suite.epsilon
     for name, table in suite.sensitivity.items():
-        run.table(table, f"distances/sensitivity_{name}.csv")
+        run.table(table, paths.sensitivity_csv(name))
     for name, table in suite.diagnostics.items():
-        run.table(table, f"distances/{name}_diagnostics.csv")
+        run.table(table, paths.diagnostics_csv(name))
         flags = table[["xy_converged", "xx_converged", "yy_converged"]].to_numpy()
         failed = int((~flags.astype(bool)).sum())
         metrics[f"sinkhorn/{name}/not_converged"] = failed
@@ -292,9 +294,9 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
         with timed(timings, "performance"):
             performance = _performance(settings, study, encoder, cache, run)
             results.per_model, results.texts = performance.frame, performance.texts
-            run.table(results.per_model, "performance/per_model.csv")
+            run.table(results.per_model, paths.PER_MODEL_CSV)
             if results.texts is not None:
-                run.table(results.texts, TEXTS_FILE, float_format=PROBABILITY_FORMAT)
+                run.table(results.texts, paths.TEXTS_CSV, float_format=PROBABILITY_FORMAT)
     if not pooled:
         results.record, power = record_and_power(settings, timings, study=study, encoder=encoder)
         with timed(timings, "analysis"):  # minutes with many groups: say when it is done
@@ -305,7 +307,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
     run.json(
         {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},
-        STUDY_FILE,
+        paths.STUDY_JSON,
     )
     return results
 

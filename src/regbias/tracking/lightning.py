@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 from lightning.pytorch.loggers import Logger, MLFlowLogger
 
+from regbias.tracking.artifacts import MODELS_FOLDER
 from regbias.tracking.runs import RunLog
 
 __all__ = ["JobRunLogger", "RunPerformanceSink"]
@@ -65,4 +66,4 @@ class RunPerformanceSink:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / f"seed{seed}_fold{fold}.pt"
             torch.save(module.state_dict(), path)
-            self.run.file(path, "models")
+            self.run.file(path, MODELS_FOLDER)

@@ -23,6 +23,7 @@ from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
 from regbias.interrupt import StopRequested, check_stop, stop_on_sigterm
+from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
 from regbias.tracking.store import check_free_space, store_lock
@@ -37,13 +38,10 @@ __all__ = [
     "has_artifact",
     "log_config",
     "metric_key",
-    "STUDY_FILE",
 ]
 
 log = logging.getLogger(__name__)
 
-#: A job's measurements, the artifact the sweep's end pools (a reused job must still have it).
-STUDY_FILE = "results/study.json"
 _BATCH = 100  # MLflow's limit of params per log_batch call.
 
 
@@ -275,7 +273,7 @@ def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
 def _record_error(run: RunLog, error: BaseException) -> None:
     try:
         run.tags({"error.type": type(error).__name__, "error.message": str(error)[:1000]})
-        run.text("".join(traceback.format_exception(error)), "error.txt")
+        run.text("".join(traceback.format_exception(error)), ERROR_TXT)
     except Exception:
         log.exception("could not record the error in MLflow run %s", run.run_id)
 
@@ -320,9 +318,9 @@ def log_config(run: RunLog, config: Mapping[str, Any], hydra_dir: Path | None) -
     """The resolved config flattened into params, and the composed ``.hydra/`` files."""
     run.params(flatten(config))
     if hydra_dir is not None and hydra_dir.is_dir():
-        run.directory(hydra_dir, ".hydra")
+        run.directory(hydra_dir, HYDRA_FOLDER)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "config.json"
             path.write_text(json.dumps(config, indent=2, default=str))
-            run.file(path, ".hydra")
+            run.file(path, HYDRA_FOLDER)

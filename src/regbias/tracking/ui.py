@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from mlflow.tracking import MlflowClient
 
+from regbias.tracking.artifacts import REPORT_HTML
 from regbias.tracking.runs import RunLog
 
 __all__ = [
@@ -45,8 +46,6 @@ EXPERIMENT_KIND = "custom_model_development"
 NOTE_TAG = "mlflow.note.content"
 #: The most characters a run's description keeps (longer ones are cut with a note).
 NOTE_LIMIT = 5000
-#: The run's full report, as one page (the artifact a cut description links).
-REPORT_PAGE = "report.html"
 #: The UI's view for training runs (its "Model training" switch).
 WORKFLOW_TYPE = "machine_learning"
 #: Where ``mlflow ui`` serves by default.
@@ -65,7 +64,7 @@ def mark_model_training(client: MlflowClient, experiment_id: str) -> None:
 def describe_run(run: RunLog, markdown: str) -> None:
     """The run's description on its UI page (Markdown), cut only with a word that says so."""
     experiment_id = run.client.get_run(run.run_id).info.experiment_id
-    link = f"#/experiments/{quote(experiment_id)}/runs/{quote(run.run_id)}/artifacts/{REPORT_PAGE}"
+    link = f"#/experiments/{quote(experiment_id)}/runs/{quote(run.run_id)}/artifacts/{REPORT_HTML}"
     run.client.set_tag(run.run_id, NOTE_TAG, fitted_description(markdown, link))
 
 
@@ -86,7 +85,7 @@ def fitted_description(markdown: str, report_link: str, limit: int = NOTE_LIMIT)
     note = (
         "\n\n*This description is cut at {kept:,} of {total:,} characters (the most a "
         f"description keeps here is {limit:,}): the full findings are in the run's artifact "
-        f"[{REPORT_PAGE}]({report_link}).*"
+        f"[{REPORT_HTML}]({report_link}).*"
     )
     room = limit - len(note.format(kept=limit, total=len(markdown)))
     cut = markdown.rfind("\n", 0, room)

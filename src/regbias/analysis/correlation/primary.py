@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,6 @@ from regbias.analysis.power.primary import (
 )
 
 __all__ = [
-    "DIRECTIONS",
     "Direction",
     "PrimaryTest",
     "expected_direction",
@@ -54,7 +53,6 @@ __all__ = [
 
 #: The ``analysis.primary_direction`` choices; ``auto`` takes the performance column's prefix.
 Direction = Literal["auto", "greater", "less", "two-sided"]
-DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
 _EXPECTED: dict[str, Alternative] = {"gap_": "greater", "dcor_": "less"}
 
 

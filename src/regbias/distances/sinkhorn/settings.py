@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import numpy as np
 
@@ -18,10 +18,7 @@ from regbias.errors import ConfigError
 from regbias.settings_reader import check_choices
 
 __all__ = [
-    "ANNEAL_START_FRACTION",
     "KERNEL_ABOVE",
-    "SOLVERS",
-    "UPDATES",
     "ResolvedSinkhorn",
     "SinkhornSettings",
     "Solver",
@@ -34,18 +31,10 @@ __all__ = [
     "unresolved",
 ]
 
-# Where annealing starts when ``anneal_init`` is None, as a fraction of the mean pooled cost:
-# large enough that the first iterations see a smooth problem, small enough not to waste them.
-# At 0.05 (= the laptop's epsilon_relative) a plain solve converges in ~60 iterations on real
-# token clouds, so the laptop's epsilon needs no annealing and the paper's saves ~70 of ~950.
-ANNEAL_START_FRACTION = 0.05
-
 #: ``distance.sinkhorn.solver`` (see ``SinkhornSettings.solver``).
 Solver = Literal["auto", "sinkhorn", "exact"]
 #: ``distance.sinkhorn.updates`` (see ``SinkhornSettings.updates``).
 Updates = Literal["auto", "log", "kernel"]
-SOLVERS: tuple[Solver, ...] = get_args(Solver)
-UPDATES: tuple[Updates, ...] = get_args(Updates)
 
 # ``updates: auto`` runs kernel updates where epsilon is at least this fraction of the mean
 # pooled cost (the laptop's: 0.05). Below, float32 scalings overflow: on real token clouds of
