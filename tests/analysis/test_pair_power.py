@@ -111,7 +111,7 @@ def test_each_pair_gets_its_size_class_detectable_share():
     tests = record_tests(
         groups,
         lambda ts: np.random.default_rng(len(ts)).normal(size=(len(ts), 3)),
-        packaged(PairTestSettings, "analysis.pair_test", relabellings=99),
+        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=99),
     )
     with_power = tests.with_power({(180, 200): 0.4})
     assert isinstance(with_power, PairTests)

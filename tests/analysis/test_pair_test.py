@@ -30,8 +30,8 @@ from tests.conftest import packaged
 
 
 def pair_settings(**changes: object) -> PairTestSettings:
-    """``analysis.pair_test`` as packaged, with ``changes``."""
-    return packaged(PairTestSettings, "analysis.pair_test", **changes)
+    """``analysis.tests.embedding`` as packaged, with ``changes``."""
+    return packaged(PairTestSettings, "analysis.tests.embedding", **changes)
 
 
 def _mmd_v(a: np.ndarray, b: np.ndarray) -> float:

@@ -37,7 +37,7 @@ def preflight_sweep(settings: StudySettings) -> None:
     """What a sweep checks once, before its jobs: the primary's columns, the data directory.
 
     Raises:
-        ConfigError: an ``analysis.primary`` column the jobs do not produce.
+        ConfigError: an ``analysis.correlation.primary`` column the jobs do not produce.
         DataError: the data directory is missing (said once, not once per job).
     """
     check_primary(settings)

@@ -63,9 +63,9 @@ def report_markdown(
             analysis.correlations,
             analysis.robustness,
             primary=settings.primary,
-            adjust=settings.adjust,
+            adjust=settings.correlation.adjust,
             significance=settings.significance,
-            confidence=settings.confidence,
+            confidence=settings.robustness.confidence,
             extra_lines=extra_findings,
             note=analysis.note,
             primary_test=analysis.primary,
@@ -162,7 +162,9 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         is_primary = (found["distance"] == distance) & (found["performance"] == performance)
         others = (top["distance"] != distance) | (top["performance"] != performance)
         top = pd.concat([found[is_primary], top[others]], ignore_index=True)
-    spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
+    spearman_p, kendall_p = (
+        p_column(s, settings.correlation.adjust) for s in ("spearman", "kendall")
+    )
     wanted = [
         "distance",
         "performance",
@@ -201,8 +203,9 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         f"\nPermutation p-values are Mantel-style (group labels permuted). The primary "
         "hypothesis is tested alone, on the regions' pairs, one-sided (Findings). Every other "
         f"row is a secondary test: significance (level {settings.significance}) is marked by the "
-        f"{settings.adjust} adjustment over all rows (*_p_maxt: Westfall-Young step-down maxT "
-        "over the shared group relabellings, maxt_method says where it fell back to Holm; "
+        f"{settings.correlation.adjust} adjustment over all rows (*_p_maxt: Westfall-Young "
+        "step-down maxT over the shared group relabellings, maxt_method says where it fell back "
+        "to Holm; "
         f"*_p_holm, *_p_bh; none = unadjusted).{primary} {drawn} Robustness of every "
         "correlation: analysis/robustness.csv.",
         *(["", *images] if images else []),
@@ -266,7 +269,9 @@ def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame
     found = analysis.correlations
     if found is None:
         return pd.DataFrame()
-    spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
+    spearman_p, kendall_p = (
+        p_column(s, settings.correlation.adjust) for s in ("spearman", "kendall")
+    )
     alpha = settings.significance
     significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]
     order = significant["spearman_rho"].abs().sort_values(ascending=False).index

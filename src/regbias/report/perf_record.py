@@ -148,7 +148,7 @@ def perf_lines(tests: PerfTests | None) -> list[str]:
                 f"{head}: no verdict possible: with {tests.settings.relabellings} relabellings "
                 f"the smallest Holm p over {len(rows)} pairs is "
                 f"{min(1.0, len(rows) * tests.smallest_p):.2g} > {tests.alpha:g} (raise "
-                "analysis.perf_test.relabellings)."
+                "analysis.tests.performance.relabellings)."
             )
             continue
         found = tests.differing(family)

@@ -148,7 +148,7 @@ def record_lines(tests: PairTests | None) -> list[str]:
                 f"{head}: no verdict possible: with {tests.settings.relabellings} relabellings "
                 f"the smallest Holm p over {len(rows)} pairs is "
                 f"{min(1.0, len(rows) * tests.smallest_p):.2g} > {tests.alpha:g} (raise "
-                f"analysis.pair_test.relabellings){untested}."
+                f"analysis.tests.embedding.relabellings){untested}."
             )
             continue
         found = tests.differing(family)

@@ -37,7 +37,7 @@ from regbias.analysis.tests.embedding_null import (
 )
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
-from regbias.settings_reader import check_choices
+from regbias.settings_reader import HANDED_DOWN, check_choices
 
 __all__ = [
     "PAIR_STATISTICS",
@@ -72,7 +72,7 @@ _WORDS = {
 
 @dataclass(frozen=True)
 class PairTestSettings:
-    """``analysis.pair_test``: the test of record of every pair of groups.
+    """``analysis.tests.embedding``: the test of record of every pair of groups.
 
     Attributes:
         enabled: run it (at the end of a sweep, or in a single run).
@@ -83,9 +83,9 @@ class PairTestSettings:
         quadratic_cap: the most texts a group brings to ``energy`` and ``mmd``, whose cost is
             quadratic in the pooled texts (the smaller of the two caps where both are set);
             ``mean`` is linear and ignores it.
-        effect_resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
-        seed: seed of the subsamples and the relabellings (also the training sample whose
-            texts form ``baseline``).
+        resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
+        seed: ``analysis.seed``, handed down (no key of this group): seed of the subsamples
+            and the relabellings (also the training sample whose texts form ``baseline``).
     """
 
     enabled: bool
@@ -93,15 +93,15 @@ class PairTestSettings:
     relabellings: int
     cap: int | None
     quadratic_cap: int | None
-    effect_resamples: int
-    seed: int
+    resamples: int
+    seed: int = field(metadata=HANDED_DOWN)
 
     def __post_init__(self) -> None:
-        check_choices(self, "analysis.pair_test")
+        check_choices(self, "analysis.tests.embedding")
         caps = [c for c in (self.cap, self.quadratic_cap) if c is not None]
         if self.relabellings < 1 or any(c < 2 for c in caps):
             raise ConfigError(
-                "analysis.pair_test.relabellings must be >= 1 and analysis.pair_test.cap and "
+                "analysis.tests.embedding.relabellings must be >= 1 and its cap and "
                 f"quadratic_cap >= 2 (or null); got {self.relabellings}, {self.cap} and "
                 f"{self.quadratic_cap}"
             )
@@ -197,7 +197,7 @@ class PairTests:
                 "relabellings": self.settings.relabellings,
                 "cap": self.settings.cap,
                 "quadratic_cap": self.settings.quadratic_cap,
-                "effect_resamples": self.settings.effect_resamples,
+                "effect_resamples": self.settings.resamples,
                 "seed": self.settings.seed,
             },
             "alpha": self.alpha,
@@ -208,9 +208,9 @@ class PairTests:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PairTests:
         """The tests written by :meth:`to_dict`."""
-        settings = PairTestSettings(
-            **{"quadratic_cap": None, "effect_resamples": 0, **data["settings"]}
-        )
+        saved = {"quadratic_cap": None, "effect_resamples": 0, **data["settings"]}
+        saved["resamples"] = saved.pop("effect_resamples")  # the file's name for it
+        settings = PairTestSettings(**saved)
         sizes = {str(k): int(v) for k, v in data.get("group_sizes", {}).items()}
         return cls(settings, float(data["alpha"]), pd.DataFrame(data["table"]), sizes)
 
@@ -413,7 +413,7 @@ def _test(
         every[rows[:n_a]],
         every[rows[n_a:]],
         settings.statistic,
-        resamples=settings.effect_resamples,
+        resamples=settings.resamples,
         confidence=confidence,
         rng=rng_for(settings.seed, "pair-effect", plan.group_a, plan.group_b),
     )
