@@ -62,7 +62,7 @@ def report_markdown(
         findings_markdown(
             analysis.correlations,
             analysis.robustness,
-            primary=settings.primary,
+            primary=settings.correlation.primary,
             adjust=settings.correlation.adjust,
             significance=settings.significance,
             confidence=settings.robustness.confidence,
@@ -157,8 +157,8 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     if found is None:
         return [analysis.note]
     top = strongest(found, k=8)
-    if settings.primary is not None:
-        distance, performance = settings.primary
+    if settings.correlation.primary is not None:
+        distance, performance = settings.correlation.primary
         is_primary = (found["distance"] == distance) & (found["performance"] == performance)
         others = (top["distance"] != distance) | (top["performance"] != performance)
         top = pd.concat([found[is_primary], top[others]], ignore_index=True)
@@ -181,7 +181,11 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         kendall_p,
     ]
     columns = [c for c in dict.fromkeys(wanted) if c in top.columns]
-    primary = "" if settings.primary is None else " The declared primary hypothesis comes first."
+    primary = (
+        ""
+        if settings.correlation.primary is None
+        else " The declared primary hypothesis comes first."
+    )
     scatters = scatter_rows(analysis, settings)
     if len(scatters):
         drawn = (
