@@ -247,7 +247,7 @@ def main() -> None:
     texts, us, uk = _vectors(args.data_dir, args.cache_dir)
     settings = shipped_analysis(
         PairTestSettings,
-        "pair_test",
+        "tests.embedding",
         statistic=args.statistic,
         relabellings=args.split_relabellings,
         cap=args.cap,

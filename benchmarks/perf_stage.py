@@ -77,17 +77,18 @@ def main() -> None:
     tests = perf_record_tests(
         scores,
         list(dict.fromkeys(texts["group"])),
-        analysis.perf_test,
-        analysis.pair_test,
+        analysis.tests.performance,
+        analysis.tests.embedding,
         references=analysis.reference_groups,
-        n_bootstrap=analysis.bootstrap,
-        confidence=analysis.confidence,
+        n_bootstrap=analysis.robustness.resamples,
+        confidence=analysis.robustness.confidence,
     )
     took = time.perf_counter() - started
+    relabellings, resamples = analysis.tests.performance.relabellings, analysis.robustness.resamples
     print(
         f"performance test of record: {len(tests.table)} pairs, {len(scores.keys)} texts, "
-        f"{len(scores.models)} models, {analysis.perf_test.relabellings} relabellings and "
-        f"{analysis.bootstrap} bootstrap replicates: {took:.1f} s (load {os.getloadavg()[0]:.1f})"
+        f"{len(scores.models)} models, {relabellings} relabellings and {resamples} bootstrap "
+        f"replicates: {took:.1f} s (load {os.getloadavg()[0]:.1f})"
     )
 
 

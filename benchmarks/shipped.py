@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 
 from regbias.app.cli import CONFIG_DIR
 from regbias.embeddings.spec import EncoderSpec
-from regbias.settings_reader import build
+from regbias.settings_reader import build, handed_down
 
 T = TypeVar("T")
 
@@ -22,9 +22,12 @@ def shipped_encoder(name: str = "minilm_l6") -> EncoderSpec:
 def shipped_analysis(kind: type[T], group: str, **changes: Any) -> T:
     """``kind`` built from ``analysis.<group>`` of ``conf/analysis/default.yaml``, with ``changes``.
 
-    For the groups that interpolate nothing (``pair_test``, ``power``).
+    For the groups that interpolate nothing (``tests.embedding``, ``power``); what the
+    analysis group hands down (``analysis.seed``) is the file's too.
     """
-    config = OmegaConf.select(OmegaConf.load(CONFIG_DIR / "analysis" / "default.yaml"), group)
-    values = OmegaConf.to_container(config, resolve=True)
+    analysis = OmegaConf.load(CONFIG_DIR / "analysis" / "default.yaml")
+    values = OmegaConf.to_container(OmegaConf.select(analysis, group), resolve=True)
     assert isinstance(values, dict)
-    return build(kind, {**values, **changes}, f"analysis.{group}")
+    key = f"analysis.{group}"
+    handed = handed_down({"analysis": OmegaConf.to_container(analysis, resolve=False)}, key)
+    return build(kind, {**values, **changes}, key, handed)

@@ -96,22 +96,42 @@ def compose_config(*overrides: str) -> Any:
 
 
 @functools.cache
-def _packaged_group(key: str, overrides: tuple[str, ...]) -> dict[str, Any]:
+def _packaged_config(overrides: tuple[str, ...]) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
-    node = OmegaConf.select(compose_config(*overrides), key, throw_on_missing=False)
-    assert node is not None, f"the packaged config has no group {key}"
-    values = OmegaConf.to_container(node, resolve=True)
+    values = OmegaConf.to_container(
+        compose_config(*overrides), resolve=True, throw_on_missing=False
+    )
     assert isinstance(values, dict)
     return values  # type: ignore[return-value]
 
 
+def _packaged_group(key: str, overrides: tuple[str, ...]) -> dict[str, Any]:
+    node: Any = _packaged_config(overrides)
+    for part in key.split("."):
+        assert isinstance(node, dict) and part in node, f"the packaged config has no group {key}"
+        node = node[part]
+    assert isinstance(node, dict)
+    return node
+
+
 def packaged_values(key: str, *overrides: str) -> dict[str, Any]:
-    """The packaged config's group at ``key`` (``analysis.pair_test``), resolved, as a dict.
+    """The packaged config's group at ``key`` (``analysis.tests.embedding``), resolved, as a dict.
 
     ``overrides`` are Hydra overrides of the composition (``dataset=reuters21578``).
     """
     return copy.deepcopy(_packaged_group(key, overrides))
+
+
+def _merged(values: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with ``changes``; a change that is a mapping changes that group's keys only."""
+    merged = dict(values)
+    for name, change in changes.items():
+        if isinstance(change, dict) and isinstance(merged.get(name), dict):
+            merged[name] = _merged(merged[name], change)
+        else:
+            merged[name] = change
+    return merged
 
 
 def packaged(kind: type[T], key: str, *overrides: str, **changes: Any) -> T:
@@ -120,12 +140,15 @@ def packaged(kind: type[T], key: str, *overrides: str, **changes: Any) -> T:
     The defaults are the YAML's (the settings classes have none of their own); a test names
     only what it is about. ``overrides`` are Hydra overrides of the composition
     (``encoder=tiny``, ``dataset=reuters21578``); ``changes`` replace keys of the group
-    before it is built, so they are converted and checked as config values are:
-    ``packaged(AnalysisSettings, "analysis", bootstrap=0)``.
+    before it is built, so they are converted and checked as config values are; a change
+    given as a mapping replaces only the keys it names of that inner group:
+    ``packaged(AnalysisSettings, "analysis", robustness={"resamples": 0})``. What the
+    enclosing groups hand down (``analysis.seed``) is the packaged config's.
     """
-    from regbias.settings_reader import build
+    from regbias.settings_reader import build, handed_down
 
-    return build(kind, {**packaged_values(key, *overrides), **changes}, key)
+    handed = handed_down(_packaged_config(overrides), key)
+    return build(kind, _merged(packaged_values(key, *overrides), changes), key, handed)
 
 
 def local_tracking(folder: Path, experiment: str, artifacts: str = "mlruns", **changes: Any) -> Any:

@@ -7,6 +7,10 @@ rejects unknown keys, missing keys and wrong types with one line that names the 
 A dataclass whose config group is shaped otherwise may provide a ``from_config(values, key)``
 classmethod, which the converter calls instead.
 
+A field marked :data:`HANDED_DOWN` is no key of its own group: it takes the value of the
+nearest enclosing group's key of the same name (one ``analysis.seed`` for every test and plant
+of the analysis), and a config that sets it in the inner group is refused.
+
 Where a config chooses code, it names the class, in Hydra's ``_target_`` convention: a group
 ``{_target_: pkg.module.Class, ...}`` read into a field typed ``Base`` builds ``Class`` (which
 must be a dataclass subclass of ``Base``) from the group's other keys, with the same checks.
@@ -26,21 +30,36 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from regbias.errors import ConfigError
 
-__all__ = ["TARGET", "build", "check_choices", "convert", "target_class"]
+__all__ = [
+    "HANDED_DOWN",
+    "TARGET",
+    "build",
+    "check_choices",
+    "convert",
+    "handed_down",
+    "target_class",
+]
 
 #: The key that names the class a config group builds (Hydra's convention).
 TARGET = "_target_"
+#: Field metadata of a setting that an enclosing group hands down (``field(metadata=HANDED_DOWN)``).
+HANDED_DOWN = {"handed_down": True}
+
+#: What enclosing groups hand down: a key's name -> (its full config key, its value).
+Handed = Mapping[str, tuple[str, Any]]
 
 T = TypeVar("T")
 
 
-def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
+def build(kind: type[T], values: Mapping[str, Any], key: str, handed: Handed | None = None) -> T:
     """A ``kind`` dataclass (or the one its ``_target_`` names) from the config mapping at ``key``.
 
     Args:
         kind: the settings dataclass (a base class when the group names its ``_target_``).
         values: the config group's keys and values.
         key: the group's config key (e.g. ``distance.sinkhorn``; ``""`` for the top level).
+        handed: the enclosing groups' keys, for its :data:`HANDED_DOWN` fields
+            (:func:`handed_down` gives them for a group built on its own).
 
     Returns:
         The settings, every value converted and checked against its field's type.
@@ -54,20 +73,75 @@ def build(kind: type[T], values: Mapping[str, Any], key: str) -> T:
     kind, values = _targeted(kind, values, key)
     hints = typing.get_type_hints(kind)
     fields = [f for f in dataclasses.fields(kind) if f.init]  # type: ignore[arg-type]
-    names = {f.name for f in fields}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        known = ", ".join(sorted(names))
-        group = f"the keys of {key}" if key else "the top-level keys"
-        raise ConfigError(f"{_join(key, unknown[0])} is not a setting; {group} are: {known}")
+    inner = {f.name for f in fields if f.metadata.get("handed_down")}
+    handed = dict(handed or {})
+    _check_keys(values, {f.name for f in fields} - inner, inner, key, handed)
     arguments = {}
     for field in fields:
         name = _join(key, field.name)
+        if field.name in inner:
+            arguments[field.name] = _handed_value(hints[field.name], name, handed)
+    handed |= {k: (_join(key, k), v) for k, v in values.items()}
+    for field in fields:
+        name = _join(key, field.name)
         if field.name in values:
-            arguments[field.name] = convert(hints[field.name], values[field.name], name)
+            hint = hints[field.name]
+            arguments[field.name] = convert(hint, values[field.name], name, handed)
+        elif field.name in inner:
+            continue
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise ConfigError(f"{name} has no value: set it ({name}=...)")
     return kind(**arguments)
+
+
+def _check_keys(
+    values: Mapping[str, Any], names: set[str], inner: set[str], key: str, handed: Handed
+) -> None:
+    """Refuse a key that is no field of the group, or one the group is handed down."""
+    unknown = sorted(set(values) - names)
+    if not unknown:
+        return
+    name = _join(key, unknown[0])
+    if unknown[0] in inner:
+        source = handed[unknown[0]][0] if unknown[0] in handed else "its enclosing group's"
+        raise ConfigError(
+            f"{name} is not a setting of its own: it is {source}, one value handed down to "
+            "every group inside it; set that instead"
+        )
+    known = ", ".join(sorted(names))
+    group = f"the keys of {key}" if key else "the top-level keys"
+    raise ConfigError(f"{name} is not a setting; {group} are: {known}")
+
+
+def _handed_value(hint: Any, name: str, handed: Handed) -> Any:
+    """A :data:`HANDED_DOWN` field's value: the nearest enclosing group's key of its name."""
+    own = name.rsplit(".", 1)[-1]
+    if own not in handed:
+        raise ConfigError(
+            f"{name} is handed down from an enclosing group's {own}, and none is given"
+        )
+    source, value = handed[own]
+    return convert(hint, value, source)
+
+
+def handed_down(config: Mapping[str, Any], key: str) -> dict[str, tuple[str, Any]]:
+    """What :func:`build` hands the group at ``key`` of the whole ``config`` (nearest wins).
+
+    Args:
+        config: the whole config, as plain mappings.
+        key: the group's dotted key (``analysis.tests.embedding``).
+
+    Returns:
+        By name, the full key and value of every key of the groups enclosing ``key``.
+    """
+    handed: dict[str, tuple[str, Any]] = {}
+    group: Any = config
+    parts = key.split(".") if key else []
+    for depth, part in enumerate(parts):
+        prefix = ".".join(parts[:depth])
+        handed |= {k: (_join(prefix, k), v) for k, v in group.items()}
+        group = group[part]
+    return handed
 
 
 def _targeted(kind: type[T], values: Mapping[str, Any], key: str) -> tuple[type[T], dict[str, Any]]:
@@ -173,13 +247,16 @@ def _join(key: str, name: str) -> str:
     return f"{key}.{name}" if key else name
 
 
-def convert(hint: Any, value: Any, key: str) -> Any:
-    """``value`` checked against the type ``hint`` (and converted where lossless)."""
+def convert(hint: Any, value: Any, key: str, handed: Handed | None = None) -> Any:
+    """``value`` checked against the type ``hint`` (and converted where lossless).
+
+    ``handed``: the enclosing groups' keys, for a dataclass's :data:`HANDED_DOWN` fields.
+    """
     origin, args = get_origin(hint), get_args(hint)
     if hint is Any:
         return value
     if origin in (Union, types.UnionType):
-        return _union(args, value, key)
+        return _union(args, value, key, handed)
     if origin is Literal:
         if value in args:
             return value
@@ -187,7 +264,9 @@ def convert(hint: Any, value: Any, key: str) -> Any:
     if dataclasses.is_dataclass(hint):
         # A dataclass whose config keys differ from its fields reads them itself.
         reader = getattr(hint, "from_config", None)
-        return reader(value, key) if reader else build(hint, value, key)  # type: ignore[arg-type]
+        if reader:
+            return reader(value, key)
+        return build(hint, value, key, handed)  # type: ignore[arg-type]
     if origin in (list, tuple, Sequence) or hint in (list, tuple):
         return _sequence(hint, origin, args, value, key)
     if origin in (dict, Mapping) or hint is dict:
@@ -197,7 +276,7 @@ def convert(hint: Any, value: Any, key: str) -> Any:
     return _scalar(hint, value, key)
 
 
-def _union(args: tuple[Any, ...], value: Any, key: str) -> Any:
+def _union(args: tuple[Any, ...], value: Any, key: str, handed: Handed | None) -> Any:
     if value is None:
         if type(None) in args:
             return None
@@ -205,7 +284,7 @@ def _union(args: tuple[Any, ...], value: Any, key: str) -> Any:
     errors = []
     for option in (a for a in args if a is not type(None)):
         try:
-            return convert(option, value, key)
+            return convert(option, value, key, handed)
         except ConfigError as error:
             errors.append(str(error).removeprefix(f"{key} "))
     if len(errors) == 1:

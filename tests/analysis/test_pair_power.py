@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -20,14 +21,15 @@ def banks() -> tuple[np.ndarray, np.ndarray]:
     return rng.normal(size=(400, 4)), rng.normal(size=(200, 4)) + 1.0
 
 
-def _power(banks, **settings) -> object:
+def _power(banks, seed: int = 0, **settings) -> object:
     source, donor = banks
     values = {"plants": 20, "relabellings": 199, "shares": [0.2, 1.0], **settings}
+    power = replace(packaged(PowerSettings, "analysis.power", **values), seed=seed)
     return plant_power(
         source,
         donor,
         [(30, 40, 3)],
-        packaged(PowerSettings, "analysis.power", **values),
+        power,
         statistic="energy",
         alpha=0.05,
         progress=False,
@@ -111,7 +113,7 @@ def test_each_pair_gets_its_size_class_detectable_share():
     tests = record_tests(
         groups,
         lambda ts: np.random.default_rng(len(ts)).normal(size=(len(ts), 3)),
-        packaged(PairTestSettings, "analysis.pair_test", relabellings=99),
+        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=99),
     )
     with_power = tests.with_power({(180, 200): 0.4})
     assert isinstance(with_power, PairTests)

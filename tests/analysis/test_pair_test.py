@@ -30,8 +30,8 @@ from tests.conftest import packaged
 
 
 def pair_settings(**changes: object) -> PairTestSettings:
-    """``analysis.pair_test`` as packaged, with ``changes``."""
-    return packaged(PairTestSettings, "analysis.pair_test", **changes)
+    """``analysis.tests.embedding`` as packaged, with ``changes``."""
+    return packaged(PairTestSettings, "analysis.tests.embedding", **changes)
 
 
 def _mmd_v(a: np.ndarray, b: np.ndarray) -> float:
@@ -259,7 +259,7 @@ def test_resolution_round_trip_and_settings_checks():
     assert fine.can_reject(PRIMARY_FAMILY)
     back = PairTests.from_dict(fine.to_dict())
     assert back.settings == fine.settings and back.table.equals(fine.table)
-    with pytest.raises(ConfigError, match=r"analysis\.pair_test\.statistic"):
+    with pytest.raises(ConfigError, match=r"analysis\.tests\.embedding\.statistic"):
         pair_settings(statistic="median")
     with pytest.raises(ConfigError, match="relabellings must be >= 1"):
         pair_settings(relabellings=0)

@@ -23,11 +23,11 @@ from tests.conftest import packaged
 
 
 def perf_settings(**changes: object) -> PerfTestSettings:
-    return packaged(PerfTestSettings, "analysis.perf_test", **changes)
+    return packaged(PerfTestSettings, "analysis.tests.performance", **changes)
 
 
 def pair_settings() -> PairTestSettings:
-    return packaged(PairTestSettings, "analysis.pair_test")
+    return packaged(PairTestSettings, "analysis.tests.embedding")
 
 
 def texts_frame(

@@ -110,26 +110,30 @@ def test_direction_follows_the_column_and_untestable_cases_say_why() -> None:
     assert "3 regions" in few.note and np.isnan(few.p_value) and not few.significant
     absent = primary_test(table, "dist_lda", "gap_accuracy", **QUICK)
     assert "not measured" in absent.note and "dist_lda" in absent.note
-    with pytest.raises(ConfigError, match="primary_direction"):
-        packaged(AnalysisSettings, "analysis", primary_direction="up")
-    with pytest.raises(ConfigError, match="primary_power_couplings"):
-        packaged(AnalysisSettings, "analysis", primary_power_couplings=[1.5])
-    with pytest.raises(ConfigError, match="primary_power_dimensions"):
-        packaged(AnalysisSettings, "analysis", primary_power_dimensions=0)
+    with pytest.raises(ConfigError, match=r"analysis\.correlation\.primary_direction"):
+        packaged(AnalysisSettings, "analysis", correlation={"primary_direction": "up"})
+    with pytest.raises(ConfigError, match=r"analysis\.power\.primary\.couplings"):
+        packaged(AnalysisSettings, "analysis", power={"primary": {"couplings": [1.5]}})
+    with pytest.raises(ConfigError, match=r"analysis\.power\.primary\.dimensions"):
+        packaged(AnalysisSettings, "analysis", power={"primary": {"dimensions": 0}})
 
 
 def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> None:
     groups = [*REGIONS, "mixed", "baseline"]
     settings = packaged(
-        AnalysisSettings, "analysis", n_permutations=99, bootstrap=0, primary_power_simulations=50
+        AnalysisSettings,
+        "analysis",
+        correlation={"relabellings": 99},
+        robustness={"resamples": 0},
+        power={"primary": {"simulations": 50}},
     )
     analysis = analyse(study_on_a_line(groups, 8), settings)
     primary = analysis.primary
     assert primary is not None and primary.n_pairs == 15 and primary.direction == "greater"
     assert primary.left_out == ("baseline", "mixed")
     assert primary.power is not None and primary.power.n_groups == 6
-    assert list(primary.power.table.coupling) == pytest.approx(settings.primary_power_couplings)
-    assert primary.power.dimensions == settings.primary_power_dimensions
+    assert list(primary.power.table.coupling) == pytest.approx(settings.power.primary.couplings)
+    assert primary.power.dimensions == settings.power.primary.dimensions
     # The table's row of the same pair is on all 28 pairs and is a secondary test.
     row = analysis.correlations.set_index(["distance", "performance"]).loc[
         ("dist_sinkhorn_long", "gap_accuracy")
@@ -141,7 +145,9 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
     assert frame.loc[0, "reachable_rho"] == primary.power.reachable_rho
     none = analyse(
         study_on_a_line(groups, 8),
-        packaged(AnalysisSettings, "analysis", primary=None, bootstrap=0),
+        packaged(
+            AnalysisSettings, "analysis", correlation={"primary": None}, robustness={"resamples": 0}
+        ),
     )
     assert none.primary is None
 
@@ -161,11 +167,15 @@ def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
     pooled = type(distance).from_repetitions("sinkhorn_long", groups, distance.repetitions)
     results.distances["sinkhorn_long"] = pooled
     settings = packaged(
-        AnalysisSettings, "analysis", n_permutations=99, bootstrap=300, primary_power_simulations=0
+        AnalysisSettings,
+        "analysis",
+        correlation={"relabellings": 99},
+        robustness={"resamples": 300},
+        power={"primary": {"simulations": 0}},
     )
     analysis = analyse(results, settings)
     primary = analysis.primary
-    assert primary is not None and primary.confidence == settings.confidence
+    assert primary is not None and primary.confidence == settings.robustness.confidence
     assert primary.ci_low <= primary.rho <= primary.ci_high
     assert primary.rho > 0.6
     row = analysis.correlations.set_index(["distance", "performance"]).loc[
@@ -179,7 +189,7 @@ def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
         results.distances,
         results.per_model,
         n_bootstrap=300,
-        confidence=settings.confidence,
+        confidence=settings.robustness.confidence,
         seed=settings.seed,
     )
     assert again == (primary.ci_low, primary.ci_high, primary.ci_method)
@@ -188,6 +198,7 @@ def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
     )
     frame = primary.to_frame()
     assert frame.loc[0, "spearman_ci_low"] == primary.ci_low
-    untested = analyse(results, packaged(AnalysisSettings, "analysis", bootstrap=0)).primary
+    bare = packaged(AnalysisSettings, "analysis", robustness={"resamples": 0})
+    untested = analyse(results, bare).primary
     assert untested is not None and np.isnan(untested.ci_low)
     assert "bootstrap interval" not in primary_sentence(untested)

@@ -28,7 +28,7 @@ PERMUTATION = {"n_permutations": 999, "seed": 0, "exact_limit": 40320}
 
 def quick_settings(**changes: object) -> AnalysisSettings:
     """``analysis`` as packaged, with 99 relabellings and ``changes``."""
-    return packaged(AnalysisSettings, "analysis", n_permutations=99, **changes)
+    return packaged(AnalysisSettings, "analysis", correlation={"relabellings": 99}, **changes)
 
 
 def study_on_a_line(
@@ -125,7 +125,7 @@ def test_weighted_dcor_is_the_dcor_of_the_resampled_models() -> None:
 
 def test_bootstrap_replicates_resample_both_noise_sources() -> None:
     results = study_on_a_line(GROUPS, 4)
-    analysis = analyse(results, quick_settings(bootstrap=0))
+    analysis = analyse(results, quick_settings(robustness={"resamples": 0}))
     table = analysis.pairwise
     replicates = bootstrap_replicates(table, results.distances, results.per_model, 200, 0)
     assert set(replicates) == {
@@ -167,7 +167,7 @@ def test_bootstrap_interval_contains_the_estimate_and_narrows_with_less_noise(se
     widths = []
     for noise in (0.02, 0.2):
         results = study_on_a_line(GROUPS, seed, noise=noise)
-        analysis = analyse(results, quick_settings(bootstrap=300))
+        analysis = analyse(results, quick_settings(robustness={"resamples": 300}))
         checks = analysis.robustness
         assert (checks["bootstrap_sources"] == "repetitions+models").all()
         for statistic, name in (("spearman_rho", "spearman"), ("kendall_tau", "kendall")):
@@ -182,7 +182,7 @@ def test_bootstrap_interval_contains_the_estimate_and_narrows_with_less_noise(se
 
 def test_leave_one_group_out_runs_one_analysis_per_group() -> None:
     results = study_on_a_line(GROUPS, 5)
-    table = analyse(results, quick_settings(bootstrap=0)).pairwise
+    table = analyse(results, quick_settings(robustness={"resamples": 0})).pairwise
     logo = leave_one_group_out(table, ["dist_sinkhorn_long"], ["gap_accuracy"], **PERMUTATION)
     assert list(logo["left_out"]) == GROUPS
     assert (logo["n_pairs"] == 10).all()  # 5 groups left: 10 pairs
@@ -205,7 +205,7 @@ def test_leave_one_group_out_runs_one_analysis_per_group() -> None:
 
 def test_without_baseline_drops_exactly_the_baseline_pairs() -> None:
     results = study_on_a_line(GROUPS, 6)
-    table = analyse(results, quick_settings(bootstrap=0)).pairwise
+    table = analyse(results, quick_settings(robustness={"resamples": 0})).pairwise
     found = without_groups(table, ["baseline"], ["dist_sinkhorn_long"], ["gap_accuracy"])
     kept = table[(table.group_a != "baseline") & (table.group_b != "baseline")]
     assert len(kept) == 10 and found.loc[0, "n_pairs"] == 10
@@ -333,7 +333,7 @@ def test_partial_mantel_matches_residual_ranks_and_a_permutation_loop() -> None:
 def test_analyse_carries_robustness_and_headline_columns() -> None:
     groups = ["au", "ca", "nz", "uk", "us", "mixed", "baseline"]
     results = study_on_a_line(groups, 8)
-    analysis = analyse(results, quick_settings(bootstrap=200))
+    analysis = analyse(results, quick_settings(robustness={"resamples": 200}))
     found, checks = analysis.correlations, analysis.robustness
     assert len(checks) == len(found) == 4  # 1 distance x (2 gaps + 2 dcor)
     for column in ("spearman_ci_low", "spearman_ci_high", "loo_rho_min", "loo_rho_max"):

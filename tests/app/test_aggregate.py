@@ -67,9 +67,9 @@ def store(tmp_path):
         f"tracking.uri={settings.uri}",
         f"tracking.artifact_root={settings.artifact_root}",
         "tracking.experiment=agg",
-        "analysis.n_permutations=99",
+        "analysis.correlation.relabellings=99",
         # The sweep's end embeds the real corpus for its test of record: a few texts a group.
-        "analysis.pair_test.cap=200",
+        "analysis.tests.embedding.cap=200",
         f"hydra.sweep.dir={tmp_path / 'sweep'}",
         "seed=0",
     )

@@ -31,7 +31,10 @@ def write_table(path, groups=GROUPS, **extra_columns):
 def test_analyze_writes_correlations_and_figures(tmp_path):
     table = write_table(tmp_path / "pairs.csv")
     done = run_job(
-        tmp_path, "task=analyze", f"analysis.input={table}", "analysis.exclude_pairs=[nz-za]"
+        tmp_path,
+        "task=analyze",
+        f"analysis.analyze.input={table}",
+        "analysis.analyze.exclude_pairs=[nz-za]",
     )
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = runs(tmp_path)
@@ -55,23 +58,26 @@ def test_analyze_writes_correlations_and_figures(tmp_path):
 def test_analyze_missing_column(tmp_path):
     table = write_table(tmp_path / "pairs.csv")
     done = run_job(
-        tmp_path, "task=analyze", f"analysis.input={table}", "analysis.performance=[gap_auc]"
+        tmp_path,
+        "task=analyze",
+        f"analysis.analyze.input={table}",
+        "analysis.analyze.performance=[gap_auc]",
     )
     assert_clean_failure(tmp_path, done, "gap_auc")
 
 
 def test_analyze_non_numeric_values(tmp_path):
     table = write_table(tmp_path / "pairs.csv", gap_f1=["high"] * 15)
-    done = run_job(tmp_path, "task=analyze", f"analysis.input={table}")
+    done = run_job(tmp_path, "task=analyze", f"analysis.analyze.input={table}")
     assert_clean_failure(tmp_path, done, "gap_f1", "high")
 
 
 def test_analyze_needs_four_groups(tmp_path):
     table = write_table(tmp_path / "pairs.csv", groups=["au", "ca", "nz"])
-    done = run_job(tmp_path, "task=analyze", f"analysis.input={table}")
+    done = run_job(tmp_path, "task=analyze", f"analysis.analyze.input={table}")
     assert_clean_failure(tmp_path, done, "fewer than 4 groups")
 
 
 def test_analyze_without_input(tmp_path):
     done = run_job(tmp_path, "task=analyze")
-    assert_clean_failure(tmp_path, done, "analysis.input")
+    assert_clean_failure(tmp_path, done, "analysis.analyze.input")

@@ -63,8 +63,8 @@ def test_every_corpus_tests_a_primary_hypothesis_on_columns_it_produces(option, 
     if option == "csv":
         overrides.append("dataset.path=/tmp/table.csv")
     settings = read_settings(composed(*overrides))
-    assert settings.analysis.primary is not None
-    distance, performance = settings.analysis.primary
+    assert settings.analysis.correlation.primary is not None
+    distance, performance = settings.analysis.correlation.primary
     metrics = MULTILABEL_METRICS if settings.dataset.task == "multilabel" else BINARY_METRICS
     produced = {f"{prefix}{metric}" for prefix in PERFORMANCE_PREFIXES for metric in metrics}
     assert performance in produced, f"{option}: {performance} not among {sorted(produced)}"
@@ -73,13 +73,13 @@ def test_every_corpus_tests_a_primary_hypothesis_on_columns_it_produces(option, 
     assert distance == "dist_sinkhorn_long"
     assert settings.distance.enabled and settings.distance.long.enabled
     # An explicit primary still wins over the corpus's.
-    chosen = read_settings(composed(*overrides, "analysis.primary=[dist_lda,dcor_f1]"))
-    assert chosen.analysis.primary == ("dist_lda", "dcor_f1")
+    chosen = read_settings(composed(*overrides, "analysis.correlation.primary=[dist_lda,dcor_f1]"))
+    assert chosen.analysis.correlation.primary == ("dist_lda", "dcor_f1")
 
 
 def test_a_corpus_without_its_primary_column_takes_its_tasks():
     settings = read_settings(composed("~dataset.primary_performance"))
-    assert settings.analysis.primary == ("dist_sinkhorn_long", "gap_accuracy")
+    assert settings.analysis.correlation.primary == ("dist_sinkhorn_long", "gap_accuracy")
 
 
 @pytest.mark.parametrize("option", options("dataset"))

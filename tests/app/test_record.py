@@ -12,11 +12,11 @@ from tests.conftest import compose_config
 
 def test_each_variant_is_tested_on_its_own_saved_config(tmp_path):
     sweep = read_settings(compose_config())
-    job = compose_config("encoder=tiny", "analysis.pair_test.cap=123")
+    job = compose_config("encoder=tiny", "analysis.tests.embedding.cap=123")
     (tmp_path / "3" / ".hydra").mkdir(parents=True)
     OmegaConf.save(job, tmp_path / "3" / ".hydra" / "config.yaml")
     own = variant_settings(sweep, tmp_path, 3)
-    assert own.encoder.name == "tiny" and own.analysis.pair_test.cap == 123
+    assert own.encoder.name == "tiny" and own.analysis.tests.embedding.cap == 123
     assert sweep.encoder.name == "minilm_l6"
     # No saved config (a job that never started): the sweep's own settings stand in.
     assert variant_settings(sweep, tmp_path, 7) is sweep
@@ -27,8 +27,8 @@ def test_the_study_is_tested_pair_by_pair_with_its_reference_family(shared_data_
         compose_config(
             "experiment=smoke",
             f"paths.data_dir={shared_data_dir}",
-            "analysis.pair_test.cap=60",
-            "analysis.pair_test.relabellings=199",
+            "analysis.tests.embedding.cap=60",
+            "analysis.tests.embedding.relabellings=199",
         )
     )
     tests = run_record_tests(settings)
@@ -45,5 +45,7 @@ def test_the_study_is_tested_pair_by_pair_with_its_reference_family(shared_data_
     assert len(references) == 13  # 2 x 6 regions + baseline-mixed
     assert (table[["n_a", "n_b"]].to_numpy() <= 60).all()
     assert np.isfinite(table["p"]).all() and (table["p"] >= 1 / 200).all()
-    off = read_settings(compose_config("experiment=smoke", "analysis.pair_test.enabled=false"))
+    off = read_settings(
+        compose_config("experiment=smoke", "analysis.tests.embedding.enabled=false")
+    )
     assert run_record_tests(off) is None

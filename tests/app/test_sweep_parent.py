@@ -16,7 +16,7 @@ def _parents(workdir: Path) -> list:
 
 def test_analyze_prints_findings_and_where_the_report_is(tmp_path):
     table = write_table(tmp_path / "pairs.csv")
-    done = run_cli(tmp_path, "task=analyze", f"analysis.input={table}")
+    done = run_cli(tmp_path, "task=analyze", f"analysis.analyze.input={table}")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "regbias: results" in done.stdout
     # The report's Findings: the bottom line, then the questions (the primary's answer).
@@ -35,7 +35,7 @@ def test_analyze_prints_findings_and_where_the_report_is(tmp_path):
 @pytest.mark.slow  # three sweeps of two jobs: about a minute
 def test_rerun_of_a_sweep_reuses_its_parent(tmp_path):
     table = write_table(tmp_path / "pairs.csv")
-    sweep = ["-m", "task=analyze", f"analysis.input={table}", "analysis.seed=0,1"]
+    sweep = ["-m", "task=analyze", f"analysis.analyze.input={table}", "analysis.seed=0,1"]
     first = run_cli(tmp_path, *sweep)
     assert first.returncode == 0, first.stderr[-3000:]
     (parent,) = _parents(tmp_path)

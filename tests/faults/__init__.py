@@ -34,7 +34,7 @@ Issue 27 (the third round), items 9 to 16:
 
 - ``test_refused_early``: optimizer and callback arguments checked against the class's
   signature (and ``torch.optim.Optimizer`` itself refused) when the settings are read; a typo
-  in ``analysis.primary`` refused before any stage, the known columns listed; an
+  in ``analysis.correlation.primary`` refused before any stage, the known columns listed; an
   ``encoder.location`` that is no model package is one line; CSV labels whose positive class
   is unclear are refused, ``Positive``/``negative`` mapped in any case and logged.
 - ``test_valid_inputs_work``: a 5 MB CSV field is read; the exact preset's solver line logs

@@ -23,7 +23,9 @@ def test_a_valid_significance_is_kept():
 def test_analyze_with_level_1_5_ends_in_one_line_and_no_run(tmp_path):
     table = tmp_path / "pairs.csv"
     table.write_text("group_a,group_b,dist_x,gap_y\na,b,1,2\na,c,2,1\nb,c,3,3\n")
-    done = run_job(tmp_path, "task=analyze", f"analysis.input={table}", "analysis.significance=1.5")
+    done = run_job(
+        tmp_path, "task=analyze", f"analysis.analyze.input={table}", "analysis.significance=1.5"
+    )
     assert done.returncode != 0
     lines = regbias_lines(done.stderr)
     assert len(lines) == 1 and "analysis.significance" in lines[0], done.stderr

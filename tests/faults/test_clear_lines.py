@@ -48,7 +48,7 @@ def standalone(tmp_path, monkeypatch, store_dir, *overrides):
     monkeypatch.setattr(job, "job_context", lambda: JobContext(tmp_path, None, None, []))
     return composed(
         "task=analyze",
-        f"analysis.input={tmp_path}/pairs.csv",
+        f"analysis.analyze.input={tmp_path}/pairs.csv",
         f"tracking.uri=sqlite:///{store_dir}/mlruns.db",
         f"tracking.artifact_root={tmp_path}/art",
         f"tracking.experiment={tmp_path.name}",

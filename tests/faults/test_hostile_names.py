@@ -118,7 +118,7 @@ def test_hostile_group_names_are_text_in_both_reports_of_a_job(tmp_path):
 def test_hostile_names_of_an_analyze_table_are_text_in_both_reports(tmp_path):
     groups = [SCRIPT, IMG, "a|b", "*em*", "c", "d"]
     table = write_table(tmp_path / "pairs.csv", groups)
-    done = run_job(tmp_path, "experiment=smoke", "task=analyze", f"analysis.input={table}")
+    done = run_job(tmp_path, "experiment=smoke", "task=analyze", f"analysis.analyze.input={table}")
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = runs(tmp_path)
     for markdown, html in reports(tmp_path, run.info.run_id):

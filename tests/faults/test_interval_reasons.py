@@ -22,11 +22,10 @@ def settings() -> AnalysisSettings:
     return packaged(
         AnalysisSettings,
         "analysis",
-        n_permutations=99,
-        bootstrap=200,
-        primary=list(PRIMARY),
+        correlation={"relabellings": 99, "primary": list(PRIMARY)},
+        robustness={"resamples": 200},
         reference_groups=["mixed"],
-        primary_power_simulations=0,
+        power={"primary": {"simulations": 0}},
     )
 
 

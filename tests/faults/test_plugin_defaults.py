@@ -41,5 +41,5 @@ def test_the_task_implies_the_primary_and_baseline_is_the_reference(dataset, col
         composed(f"dataset={dataset}", "~dataset.primary_performance", "~dataset.reference_groups")
     )
     assert settings.dataset.primary_performance == column
-    assert settings.analysis.primary == ("dist_sinkhorn_long", column)
+    assert settings.analysis.correlation.primary == ("dist_sinkhorn_long", column)
     assert settings.analysis.reference_groups == ["baseline"]

@@ -58,7 +58,9 @@ def test_bootstrap_intervals_show_progress(monkeypatch):
 
 
 def test_plain_analyze_names_the_stage_it_ran(tmp_path):
-    done = run_job(tmp_path, "task=analyze", f"analysis.input={write_table(tmp_path / 'p.csv')}")
+    done = run_job(
+        tmp_path, "task=analyze", f"analysis.analyze.input={write_table(tmp_path / 'p.csv')}"
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (line,) = [x for x in done.stdout.splitlines() if "time per step" in x]
     assert "analysis" in line and "reused" not in line

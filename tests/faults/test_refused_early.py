@@ -128,31 +128,36 @@ def test_labels_whose_positive_is_unclear_are_refused(tmp_path, first, second):
     assert read_labels(path, positive_label=first).groups["a"].labels.tolist() == [1, 0]
 
 
-# Item 13: a typo in analysis.primary is refused before any stage, the known names listed.
+# Item 13: a typo in analysis.correlation.primary is refused before any stage, the known names
+# listed.
 
 
 def test_a_typo_in_the_primary_fails_before_the_data_is_read(tmp_path, monkeypatch):
     monkeypatch.setenv("REGBIAS_DATA_DIR", str(tmp_path / "absent"))  # reading it would fail
-    settings = read_settings(composed("analysis.primary=[dist_sinkhorn_lng,gap_acuracy]"))
+    settings = read_settings(
+        composed("analysis.correlation.primary=[dist_sinkhorn_lng,gap_acuracy]")
+    )
     with pytest.raises(ConfigError) as info:
         prepare(settings)
     message = str(info.value)
-    assert "analysis.primary names the distance column 'dist_sinkhorn_lng'" in message
+    assert "analysis.correlation.primary names the distance column 'dist_sinkhorn_lng'" in message
     assert (
         "its distance columns are dist_sinkhorn_short, dist_sinkhorn_long, dist_energy_short,"
         in message
     )
     with pytest.raises(ConfigError, match=r"performance column 'gap_acuracy'.* gap_accuracy, "):
-        preflight_sweep(read_settings(composed("analysis.primary=[dist_lda,gap_acuracy]")))
+        preflight_sweep(
+            read_settings(composed("analysis.correlation.primary=[dist_lda,gap_acuracy]"))
+        )
 
 
 @pytest.mark.parametrize(
     "overrides",
     [
         [],
-        ["analysis.primary=[excess_dist_energy_short,dcor_roc_auc]"],
+        ["analysis.correlation.primary=[excess_dist_energy_short,dcor_roc_auc]"],
         ["finetune.enabled=false"],  # no performance column: the primary says "not measured"
-        ["analysis.primary=null"],
+        ["analysis.correlation.primary=null"],
     ],
 )
 def test_a_primary_the_run_produces_is_accepted(overrides):
@@ -173,7 +178,7 @@ def test_a_single_run_with_a_typo_in_the_primary_opens_no_run(
 ):
     monkeypatch.setattr(job, "job_context", lambda: JobContext(tmp_path, None, None, []))
     cfg = composed(
-        "analysis.primary=[dist_sinkhorn_long,gap_acuracy]",
+        "analysis.correlation.primary=[dist_sinkhorn_long,gap_acuracy]",
         f"tracking.uri=sqlite:///{store_dir}/mlruns.db",
         f"tracking.artifact_root={tmp_path}/art",
         f"tracking.experiment={tmp_path.name}",
@@ -182,5 +187,7 @@ def test_a_single_run_with_a_typo_in_the_primary_opens_no_run(
         job.main(cfg)
     assert exited.value.code == 2
     (line,) = regbias_lines(capsys.readouterr().err)
-    assert line.startswith("regbias: error: analysis.primary names the performance column")
+    assert line.startswith(
+        "regbias: error: analysis.correlation.primary names the performance column"
+    )
     assert runs_of(cfg) == []

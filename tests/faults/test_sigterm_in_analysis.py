@@ -33,7 +33,9 @@ def sigterm_then(function):
 
 
 def analyze(tmp_path):
-    return run_job(tmp_path, "task=analyze", f"analysis.input={write_table(tmp_path / 'p.csv')}")
+    return run_job(
+        tmp_path, "task=analyze", f"analysis.analyze.input={write_table(tmp_path / 'p.csv')}"
+    )
 
 
 def test_sigterm_during_the_permutation_null_stops_the_analysis(tmp_path, monkeypatch):

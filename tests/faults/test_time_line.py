@@ -26,7 +26,9 @@ def seconds(text: str) -> float:
 def test_an_analyze_runs_total_covers_its_steps_and_start_up(tmp_path, monkeypatch):
     began = time.time()
     monkeypatch.setattr(summary, "process_started", lambda: began)
-    done = run_job(tmp_path, "task=analyze", f"analysis.input={write_table(tmp_path / 'p.csv')}")
+    done = run_job(
+        tmp_path, "task=analyze", f"analysis.analyze.input={write_table(tmp_path / 'p.csv')}"
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (line,) = [x for x in done.stdout.splitlines() if "time per step" in x]
     parts = dict(re.findall(r"(\w[\w-]*) (\d+(?:\.\d+)? s|\d+ min \d+ s)", line))

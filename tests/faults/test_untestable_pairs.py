@@ -30,7 +30,7 @@ def vectors(texts: list[str]) -> np.ndarray:
 def record_of(relabellings: int = 199):
     same = [f"t{i}" for i in range(20)]
     groups = {"g_a": same, "g_b": list(same), "c": [f"c{i}" for i in range(20)]}
-    settings = packaged(PairTestSettings, "analysis.pair_test", relabellings=relabellings)
+    settings = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=relabellings)
     return record_tests(groups, vectors, settings)
 
 

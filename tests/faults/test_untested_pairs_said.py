@@ -1,6 +1,6 @@
 """Item 3 of issue 36: with the test of record off, the bottom line says the pairs were not tested.
 
-``analysis.pair_test.enabled=false`` left "Nothing here is beyond noise: ..." reading as if
+``analysis.tests.embedding.enabled=false`` left "Nothing here is beyond noise: ..." reading as if
 the pairs had been tested.
 """
 
@@ -21,9 +21,9 @@ def sentence(*overrides: str) -> str:
 
 
 def test_the_bottom_line_says_the_pairs_were_not_tested():
-    line = sentence("analysis.pair_test.enabled=false")
+    line = sentence("analysis.tests.embedding.enabled=false")
     assert "Nothing here is beyond noise" in line
-    assert "which pairs differ was not tested (analysis.pair_test.enabled=false)" in line
+    assert "which pairs differ was not tested (analysis.tests.embedding.enabled=false)" in line
 
 
 def test_an_enabled_test_adds_no_such_clause():

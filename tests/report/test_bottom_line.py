@@ -46,7 +46,9 @@ def _record(differs: list[bool], relabellings: int = 9999, reference: int = 0) -
         }
     )
     return PairTests(
-        packaged(PairTestSettings, "analysis.pair_test", relabellings=relabellings), 0.05, table
+        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=relabellings),
+        0.05,
+        table,
     )
 
 

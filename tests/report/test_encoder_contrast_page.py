@@ -14,7 +14,7 @@ from regbias.report.comparison import comparison_markdown
 from regbias.report.encoder_contrast import EncoderComparison, markdown_table
 from tests.conftest import packaged
 
-SETTINGS = packaged(PairTestSettings, "analysis.pair_test", relabellings=99, cap=100)
+SETTINGS = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=99, cap=100)
 GROUPS = ("au", "ca", "nz", "uk", "mixed")
 
 

@@ -22,7 +22,7 @@ def variant(root: Path, encoder: str, identity: str, null: float, rho: float, p:
     """A variant's report folder: pairs that all differ (null 0) or none (null large)."""
     differs = null == 0.0
     tests = PairTests(
-        packaged(PairTestSettings, "analysis.pair_test"),
+        packaged(PairTestSettings, "analysis.tests.embedding"),
         0.05,
         pd.DataFrame(
             {

@@ -203,7 +203,7 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     analysis = Analysis(None, None, None, pairwise, found, robustness=checks)
     results = StudyResults(["a", "b", "c", "d"], meta={"dataset": "toy"})
     run = FakeRun()
-    settings = packaged(AnalysisSettings, "analysis", adjust="holm")
+    settings = packaged(AnalysisSettings, "analysis", correlation={"adjust": "holm"})
     log_analysis(run, results, analysis, settings)  # type: ignore[arg-type]
     assert run.tables["analysis/robustness.csv"] is checks
     # Holm leaves two correlations below 0.05 (the raw p would have flagged three).
@@ -224,7 +224,9 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     assert "![dist_lda vs gap_f1](figures/scatter/dist_lda__gap_f1.png)" in report
     assert "Scatter plots of the 2 strongest correlations" in report
     assert "analysis/headline.json" in run.texts
-    none = report_markdown(results, analysis, packaged(AnalysisSettings, "analysis", adjust="none"))
+    none = report_markdown(
+        results, analysis, packaged(AnalysisSettings, "analysis", correlation={"adjust": "none"})
+    )
     assert "unadjusted p = 0.03" in none
     assert "none is a finding" in none
 
@@ -275,7 +277,7 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
             "detectable_share": np.nan,
         }
     )
-    tests = PairTests(packaged(PairTestSettings, "analysis.pair_test"), 0.05, table)
+    tests = PairTests(packaged(PairTestSettings, "analysis.tests.embedding"), 0.05, table)
     lines = pairs_lines(tests)
     assert lines[0].startswith("Test of record, 2 region pairs: 1 differ")
     assert "uk-us (effect 0.0099 [0.009, 0.011], Holm p 0.0002)" in lines[0]

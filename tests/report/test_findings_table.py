@@ -49,7 +49,7 @@ def _record() -> PairTests:
             "detectable_share": np.nan,
         }
     )
-    return PairTests(packaged(PairTestSettings, "analysis.pair_test"), 0.05, table)
+    return PairTests(packaged(PairTestSettings, "analysis.tests.embedding"), 0.05, table)
 
 
 def _report() -> FakeRun:
@@ -67,7 +67,7 @@ def _report() -> FakeRun:
     meta = {"dataset": "toy", "encoder": "tiny", "encoder_identity": "random:tiny"}
     results = StudyResults(groups, meta=meta, record=_record())
     run = FakeRun()
-    settings = packaged(AnalysisSettings, "analysis", adjust="maxt")
+    settings = packaged(AnalysisSettings, "analysis")
     log_analysis(run, results, analysis, settings)  # type: ignore[arg-type]
     return run
 

@@ -36,9 +36,9 @@ __all__ = [
     "p_column",
 ]
 
-#: The ``analysis.adjust`` choices.
+#: The ``analysis.correlation.adjust`` choices.
 Adjustment = Literal["maxt", "holm", "bh", "none"]
-#: The column suffix each ``analysis.adjust`` choice marks significance with.
+#: The column suffix each ``analysis.correlation.adjust`` choice marks significance with.
 ADJUSTMENTS: dict[str, str] = {  # keys: the Adjustment choices (a test checks)
     "maxt": "p_maxt",
     "holm": "p_holm",
@@ -90,7 +90,9 @@ def adjust_p(p_values: np.ndarray | pd.Series, method: str) -> np.ndarray:
             f"(adjust_p takes one of {list(_FROM_P)})."
         )
     if method not in _FROM_P:
-        raise ConfigError(f"analysis.adjust must be one of {list(ADJUSTMENTS)}, got {method!r}.")
+        raise ConfigError(
+            f"analysis.correlation.adjust must be one of {list(ADJUSTMENTS)}, got {method!r}."
+        )
     raw = np.asarray(p_values, dtype=np.float64)
     out = raw.copy()
     finite = np.isfinite(raw)
@@ -185,7 +187,7 @@ def add_maxt_p(
 
 
 def p_column(statistic: str, adjust: str) -> str:
-    """The column marking significance of ``statistic`` under ``analysis.adjust``.
+    """The column marking significance of ``statistic`` under ``analysis.correlation.adjust``.
 
     Args:
         statistic: ``spearman``/``kendall`` or a statistic column (``spearman_rho``).
@@ -195,5 +197,7 @@ def p_column(statistic: str, adjust: str) -> str:
         E.g. ``spearman_p_maxt``; ``none`` gives the unadjusted ``spearman_p_perm``.
     """
     if adjust not in ADJUSTMENTS:
-        raise ConfigError(f"analysis.adjust must be one of {list(ADJUSTMENTS)}, got {adjust!r}.")
+        raise ConfigError(
+            f"analysis.correlation.adjust must be one of {list(ADJUSTMENTS)}, got {adjust!r}."
+        )
     return f"{statistic.split('_')[0]}_{ADJUSTMENTS[adjust]}"

@@ -20,6 +20,7 @@ from regbias.errors import ConfigError, DataError, RegbiasError
 from regbias.tables import read_table
 
 __all__ = [
+    "AnalyzeSettings",
     "DISTANCE_PREFIX",
     "GAP_PREFIX",
     "MIN_GROUPS",
@@ -37,6 +38,25 @@ GAP_PREFIX = "gap_"
 PERFORMANCE_PREFIXES = (GAP_PREFIX, "dcor_")
 #: Fewer groups than this allow no meaningful rank test over their pairs.
 MIN_GROUPS = 4
+
+
+@dataclass(frozen=True)
+class AnalyzeSettings:
+    """``analysis.analyze``: the pair table ``task=analyze`` re-analyses (read_pairwise_csv).
+
+    Attributes:
+        input: the pairwise CSV to re-analyse (None: none named; the task asks for it).
+        distances: the distance columns (None: every ``dist_*``).
+        performance: the performance columns (None: ``gap_*``, ``dcor_*``).
+        exclude_groups: groups whose pairs are left out.
+        exclude_pairs: pairs left out, like ``nz-za`` (either order).
+    """
+
+    input: str | None
+    distances: list[str] | None
+    performance: list[str] | None
+    exclude_groups: list[str]
+    exclude_pairs: list[str]
 
 
 @dataclass(frozen=True)

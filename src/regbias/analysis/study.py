@@ -13,10 +13,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.correlation.primary import Direction, PrimaryTest, primary_test
+from regbias.analysis.correlation.primary import PrimaryTest, primary_test
+from regbias.analysis.correlation.settings import CorrelationSettings
 from regbias.analysis.correlation.table import correlations
-from regbias.analysis.multiplicity import Adjustment
-from regbias.analysis.pair_table import GAP_PREFIX, MIN_GROUPS, PairTable, pairwise_table
+from regbias.analysis.pair_table import (
+    GAP_PREFIX,
+    MIN_GROUPS,
+    AnalyzeSettings,
+    PairTable,
+    pairwise_table,
+)
 from regbias.analysis.power.embedding import PowerSettings
 from regbias.analysis.power.performance import PerfPower, perf_classes, perf_plant_power
 from regbias.analysis.robustness.bootstrap import (
@@ -24,13 +30,13 @@ from regbias.analysis.robustness.bootstrap import (
     no_interval_note,
     resampling_units,
 )
-from regbias.analysis.robustness.checks import robustness
-from regbias.analysis.tests.embedding import PairTests, PairTestSettings
-from regbias.analysis.tests.performance import PerfTests, PerfTestSettings, perf_record_tests
+from regbias.analysis.robustness.checks import RobustnessSettings, robustness
+from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.tests.performance import PerfTests, perf_record_tests
+from regbias.analysis.tests.settings import PairwiseTestSettings
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, RegbiasError
-from regbias.settings_reader import check_choices
 
 __all__ = [
     "StudyResults",
@@ -63,7 +69,8 @@ class StudyResults:
         group_sizes: texts per group (the data share of the representation figure).
         meta: encoder name and revision, dataset, sizes: what the report states.
         record: the test of record of every pair (all distinct texts, once per sweep), or
-            None where it did not run (``task=analyze``, ``analysis.pair_test.enabled=false``).
+            None where it did not run (``task=analyze``,
+            ``analysis.tests.embedding.enabled=false``).
         texts: what every model said of every text (``performance/texts.csv``, the ``texts``
             design; a sweep's jobs' tables joined), or None (the ``draws`` design).
     """
@@ -79,105 +86,42 @@ class StudyResults:
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """The ``analysis`` config group.
+    """The ``analysis`` config group, by question as :mod:`regbias.analysis` is laid out.
 
     Values live in ``conf/analysis/default.yaml`` (none are repeated here); build the settings
     from the composed config.
 
     Attributes:
-        n_permutations: random group relabellings when enumeration is too large.
-        exact_limit: the largest ``K!`` enumerated exactly.
-        significance: the level marked significant: the primary test's, alone, and that of
-            the secondary tests' adjusted p-values.
-        seed: seed of the random permutations, of the bootstrap and of the power simulation.
-        adjust: the multiplicity adjustment marking significance of the secondary tests (every
-            row of the correlation table): ``maxt`` (Westfall-Young maxT over the shared group
-            relabellings), ``holm``, ``bh`` or ``none``.
-        primary: the declared hypothesis ``(distance column, performance column)``, tested
-            alone on the regions' pairs and reported first; None when none is declared.
+        seed: the one seed of the analysis: each test, plant, relabelling and bootstrap draws
+            its own stream from it under its own label (an override moves them all).
+        significance: the level marked significant: each test of record's (per Holm family),
+            the primary test's, alone, and that of the secondary tests' adjusted p-values.
         reference_groups: the groups that are no region, the corpus's by default
-            (``dataset.reference_groups``): left out of the primary test, their pairs the test
+            (``dataset.reference_groups``): left out of the primary test, their pairs the tests
             of record's reference family, no power plant's source or donor unless named.
-        primary_direction: the primary test's alternative: ``auto`` (``greater`` for a
-            ``gap_*`` column, ``less`` for ``dcor_*``), ``greater``, ``less``, ``two-sided``.
-        primary_power_couplings: couplings c in [0, 1] of the group scores to the group
-            positions at which the primary test's power is simulated (a group model: a gap is
-            ``|s_a - s_b|``; :mod:`regbias.analysis.power.primary`).
-        primary_power_dimensions: the dimensions of the model's group positions.
-        primary_power_simulations: simulated studies per coupling (0 = no power table).
-        primary_power_permutations: relabellings per simulated test (all ``K!`` when fewer).
-        pair_test: the test of record of every pair (which groups differ).
-        perf_test: the test of record for performance (which pairs the classifiers treat
-            differently), on the per-text scores of the ``texts`` design.
-        power: the planted mixtures that measure what the test of record can detect
-            (``task=power``, and the report's power section of a sweep where ``power.enabled``).
-        bootstrap: bootstrap resamples of models and distance repetitions (0 = no intervals).
-        confidence: the level of the bootstrap intervals.
-        input: ``task=analyze``: the pairwise CSV to re-analyse.
-        distances: ``task=analyze``: the distance columns (None: every ``dist_*``).
-        performance: ``task=analyze``: the performance columns (None: ``gap_*``, ``dcor_*``).
-        exclude_groups: ``task=analyze``: groups whose pairs are left out.
-        exclude_pairs: ``task=analyze``: pairs left out, like ``nz-za`` (either order).
+        tests: the tests of record: which pairs differ in the encoder's space
+            (``tests.embedding``) and to the classifiers (``tests.performance``).
+        power: what the tests could detect (planted mixtures and accuracy gaps: ``task=power``,
+            and a sweep's report where ``power.enabled``), and the primary's power.
+        correlation: the correlation table and the declared primary hypothesis.
+        robustness: the bootstrap behind every interval.
+        analyze: ``task=analyze``: the pair table to re-analyse.
     """
 
-    n_permutations: int
-    exact_limit: int
-    significance: float
     seed: int
-    adjust: Adjustment
-    primary: tuple[str, str] | None
+    significance: float
     reference_groups: list[str]
-    primary_direction: Direction
-    primary_power_couplings: list[float]
-    primary_power_dimensions: int
-    primary_power_simulations: int
-    primary_power_permutations: int
-    pair_test: PairTestSettings
-    perf_test: PerfTestSettings
+    tests: PairwiseTestSettings
     power: PowerSettings
-    bootstrap: int
-    confidence: float
-    input: str | None
-    distances: list[str] | None
-    performance: list[str] | None
-    exclude_groups: list[str]
-    exclude_pairs: list[str]
+    correlation: CorrelationSettings
+    robustness: RobustnessSettings
+    analyze: AnalyzeSettings
 
     def __post_init__(self) -> None:
-        check_choices(self, "analysis")  # adjust and primary_direction, also made in Python
-        if self.primary is not None and len(self.primary) != 2:
-            raise ConfigError(
-                "analysis.primary names one distance and one performance column, e.g. "
-                f"[dist_sinkhorn_long, gap_accuracy]; got {list(self.primary)}."
-            )
         if not 0 < self.significance < 1:
             raise ConfigError(
                 "analysis.significance is a test level in (0, 1), e.g. 0.05; got "
                 f"{self.significance}."
-            )
-        if self.bootstrap < 0 or not 0 < self.confidence < 1:
-            raise ConfigError(
-                "analysis.bootstrap must be >= 0 and analysis.confidence in (0, 1); got "
-                f"{self.bootstrap} and {self.confidence}."
-            )
-        self._check_primary_test()
-
-    def _check_primary_test(self) -> None:
-        if not all(0 <= c <= 1 for c in self.primary_power_couplings):
-            raise ConfigError(
-                "analysis.primary_power_couplings are couplings in [0, 1]; got "
-                f"{list(self.primary_power_couplings)}."
-            )
-        if self.primary_power_dimensions < 1:
-            raise ConfigError(
-                "analysis.primary_power_dimensions must be >= 1 (the dimensions of the power "
-                f"model's group positions); got {self.primary_power_dimensions}."
-            )
-        if self.primary_power_simulations < 0 or self.primary_power_permutations < 1:
-            raise ConfigError(
-                "analysis.primary_power_simulations must be >= 0 (0 = off) and "
-                "analysis.primary_power_permutations >= 1; got "
-                f"{self.primary_power_simulations} and {self.primary_power_permutations}."
             )
 
 
@@ -250,18 +194,18 @@ def performance_record(
     texts: PerfTexts | None, groups: list[str], settings: AnalysisSettings
 ) -> PerfTests | None:
     """The performance test of record on per-text scores (None without them)."""
-    if texts is None or not settings.perf_test.enabled:
+    if texts is None or not settings.tests.performance.enabled:
         return None
     log.info("performance test of record: %d texts", len(texts.keys))
     return perf_record_tests(
         texts,
         groups,
-        settings.perf_test,
-        settings.pair_test,
+        settings.tests.performance,
+        settings.tests.embedding,
         references=settings.reference_groups,
         alpha=settings.significance,
-        n_bootstrap=settings.bootstrap,
-        confidence=settings.confidence,
+        n_bootstrap=settings.robustness.resamples,
+        confidence=settings.robustness.confidence,
     )
 
 
@@ -276,9 +220,13 @@ def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[
     width / (2 z)); the true spread is the regions' observed variance less their mean squared
     standard error. None where there is no such interval or the primary is another metric.
     """
-    if record is None or settings.primary is None or not math.isfinite(record.confidence):
+    if (
+        record is None
+        or settings.correlation.primary is None
+        or not math.isfinite(record.confidence)
+    ):
         return None
-    if settings.primary[1] != f"{GAP_PREFIX}{record.metric}":
+    if settings.correlation.primary[1] != f"{GAP_PREFIX}{record.metric}":
         return None
     rows = record.groups[
         (record.groups["metric"] == record.metric)
@@ -359,9 +307,9 @@ def analyse_table(
     """
     found = correlations(
         pairs,
-        n_permutations=settings.n_permutations,
+        n_permutations=settings.correlation.relabellings,
         seed=settings.seed,
-        exact_limit=settings.exact_limit,
+        exact_limit=settings.correlation.exact_limit,
     )
     found, checks = add_robustness(pairs.frame, found, settings, results, texts)
     primary = primary_of(pairs.frame, settings, results, texts, noise)
@@ -378,48 +326,50 @@ def primary_of(
     """The declared hypothesis's test on ``table``'s regions; None when none is declared.
 
     With ``results`` (their models and distance repetitions, and ``texts``, every text's
-    scores) and ``analysis.bootstrap`` > 0, the test carries rho's bootstrap interval over the
-    same region pairs.
+    scores) and ``analysis.robustness.resamples`` > 0, the test carries rho's bootstrap
+    interval over the same region pairs.
     """
-    if settings.primary is None:
+    if settings.correlation.primary is None:
         return None
-    distance, performance = settings.primary
+    distance, performance = settings.correlation.primary
     test = primary_test(
         table,
         distance,
         performance,
         reference_groups=settings.reference_groups,
-        direction=settings.primary_direction,
+        direction=settings.correlation.primary_direction,
         significance=settings.significance,
-        n_permutations=settings.n_permutations,
+        n_permutations=settings.correlation.relabellings,
         seed=settings.seed,
-        exact_limit=settings.exact_limit,
-        power_couplings=settings.primary_power_couplings,
-        power_dimensions=settings.primary_power_dimensions,
-        power_simulations=settings.primary_power_simulations,
-        power_permutations=settings.primary_power_permutations,
+        exact_limit=settings.correlation.exact_limit,
+        power_couplings=settings.power.primary.couplings,
+        power_dimensions=settings.power.primary.dimensions,
+        power_simulations=settings.power.primary.simulations,
+        power_permutations=settings.power.primary.relabellings,
         power_noise=noise,
     )
-    if settings.bootstrap <= 0 or test.note or not math.isfinite(test.rho):
+    if settings.robustness.resamples <= 0 or test.note or not math.isfinite(test.rho):
         return test
     units = (
         None if results is None else resampling_units(table, results.distances, results.per_model)
     )
-    note = no_interval_note(settings.primary, units)
+    note = no_interval_note(settings.correlation.primary, units)
     if results is None or note:
         return replace(test, ci_note=note)
     low, high, method = interval_within(
         table,
-        settings.primary,
+        settings.correlation.primary,
         test.groups,
         results.distances,
         results.per_model,
-        n_bootstrap=settings.bootstrap,
-        confidence=settings.confidence,
+        n_bootstrap=settings.robustness.resamples,
+        confidence=settings.robustness.confidence,
         seed=settings.seed,
         texts=texts,
     )
-    return replace(test, ci_low=low, ci_high=high, confidence=settings.confidence, ci_method=method)
+    return replace(
+        test, ci_low=low, ci_high=high, confidence=settings.robustness.confidence, ci_method=method
+    )
 
 
 def add_robustness(
@@ -449,12 +399,12 @@ def add_robustness(
         distances=results.distances if results is not None else None,
         per_model=results.per_model if results is not None else None,
         group_sizes=results.group_sizes if results is not None else None,
-        n_bootstrap=settings.bootstrap,
-        confidence=settings.confidence,
+        n_bootstrap=settings.robustness.resamples,
+        confidence=settings.robustness.confidence,
         significance=settings.significance,
-        n_permutations=settings.n_permutations,
+        n_permutations=settings.correlation.relabellings,
         seed=settings.seed,
-        exact_limit=settings.exact_limit,
+        exact_limit=settings.correlation.exact_limit,
         texts=texts,
     )
     headline = checks[["distance", "performance", *ROBUSTNESS_HEADLINE]]

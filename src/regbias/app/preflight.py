@@ -38,8 +38,8 @@ def preflight_sweep(settings: StudySettings) -> None:
     """What a sweep checks once, before its jobs: the primary's columns, the data directory.
 
     Raises:
-        ConfigError: an ``analysis.primary`` column the jobs do not produce, or a model package
-            missing (:func:`check_encoder`).
+        ConfigError: an ``analysis.correlation.primary`` column the jobs do not produce, or a
+            model package missing (:func:`check_encoder`).
         DataError: the data directory is missing (said once, not once per job).
     """
     check_primary(settings)

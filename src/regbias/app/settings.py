@@ -23,6 +23,7 @@ from regbias.study.settings import StudySettings
 
 __all__ = [
     "MAX_SEED",
+    "MOVED_KEYS",
     "REMOVED_KEYS",
     "plain_config",
     "read_settings",
@@ -55,13 +56,7 @@ def read_settings(cfg: DictConfig) -> StudySettings:
     _check_dataset_package(cfg)
     _corpus_defaults(cfg)
     values = plain_config(cfg)
-    distance = values.get("distance") or {}
-    set_keys = ["distance.relabel_seed"] if "relabel_seed" in distance else []
-    set_keys += [
-        f"distance.{name}.relabellings"
-        for name in ("sinkhorn", "energy", "lda")
-        if isinstance(distance.get(name), dict) and "relabellings" in distance[name]
-    ]
+    set_keys = [key for key in (*REMOVED_KEYS, *MOVED_KEYS) if _holds(values, key)]
     if set_keys:
         raise removed_setting(set_keys[0])
     _check_task_and_seed(values)
@@ -78,23 +73,80 @@ REMOVED_KEYS = (
 )
 
 
+#: The analysis group's keys before it was laid out by question (issue 44), and their places
+#: now: one spelling (``relabellings``, ``resamples``) and one seed. A group's own entry
+#: (``analysis.pair_test``) answers an override of the whole group.
+MOVED_KEYS = {
+    "analysis.n_permutations": "analysis.correlation.relabellings",
+    "analysis.exact_limit": "analysis.correlation.exact_limit",
+    "analysis.adjust": "analysis.correlation.adjust",
+    "analysis.primary": "analysis.correlation.primary",
+    "analysis.primary_direction": "analysis.correlation.primary_direction",
+    "analysis.primary_power_couplings": "analysis.power.primary.couplings",
+    "analysis.primary_power_dimensions": "analysis.power.primary.dimensions",
+    "analysis.primary_power_simulations": "analysis.power.primary.simulations",
+    "analysis.primary_power_permutations": "analysis.power.primary.relabellings",
+    "analysis.bootstrap": "analysis.robustness.resamples",
+    "analysis.confidence": "analysis.robustness.confidence",
+    "analysis.input": "analysis.analyze.input",
+    "analysis.distances": "analysis.analyze.distances",
+    "analysis.performance": "analysis.analyze.performance",
+    "analysis.exclude_groups": "analysis.analyze.exclude_groups",
+    "analysis.exclude_pairs": "analysis.analyze.exclude_pairs",
+    "analysis.pair_test.enabled": "analysis.tests.embedding.enabled",
+    "analysis.pair_test.statistic": "analysis.tests.embedding.statistic",
+    "analysis.pair_test.relabellings": "analysis.tests.embedding.relabellings",
+    "analysis.pair_test.cap": "analysis.tests.embedding.cap",
+    "analysis.pair_test.quadratic_cap": "analysis.tests.embedding.quadratic_cap",
+    "analysis.pair_test.effect_resamples": "analysis.tests.embedding.resamples",
+    "analysis.pair_test.seed": "analysis.seed",
+    "analysis.perf_test.enabled": "analysis.tests.performance.enabled",
+    "analysis.perf_test.relabellings": "analysis.tests.performance.relabellings",
+    "analysis.perf_test.seed": "analysis.seed",
+    "analysis.power.seed": "analysis.seed",
+    "analysis.pair_test": "analysis.tests.embedding",
+    "analysis.perf_test": "analysis.tests.performance",
+}
+
+
 def removed_setting(key: str) -> ConfigError:
-    """The error for a config or override that sets one of :data:`REMOVED_KEYS`."""
+    """The error for a config or override that sets a key of :data:`REMOVED_KEYS` or MOVED_KEYS."""
+    if key in MOVED_KEYS:
+        new = MOVED_KEYS[key]
+        why = (
+            "the analysis has one seed, handed to every test, plant and bootstrap"
+            if new == "analysis.seed"
+            else "the analysis config is grouped by question, as src/regbias/analysis is"
+        )
+        return ConfigError(
+            f"{key} was removed: it is {new} now ({why}; conf/analysis/default.yaml); set "
+            f"{new} instead of {key}"
+        )
     return ConfigError(
         f"{key} was removed with the distances' own pair tests (passages re-cut in every "
         "repetition made them anti-conservative): which pairs differ is the test of record's, "
-        'analysis.pair_test (docs/method.md, "Which pairs differ: the test of record"); '
+        'analysis.tests.embedding (docs/method.md, "Which pairs differ: the test of record"); '
         f"remove {key} from the config"
     )
 
 
 def removed_override(arguments: list[str]) -> ConfigError | None:
-    """The error for a command-line override that sets a removed key (None: none does)."""
+    """The error for a command-line override that sets a removed or moved key (None: none does)."""
     for argument in arguments:
         key = argument.lstrip("+~").split("=", 1)[0]
-        if key in REMOVED_KEYS:
+        if key in REMOVED_KEYS or key in MOVED_KEYS:
             return removed_setting(key)
     return None
+
+
+def _holds(values: dict[str, Any], key: str) -> bool:
+    """Whether the plain config ``values`` sets the dotted ``key``."""
+    node: Any = values
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def _check_dataset_package(cfg: DictConfig) -> None:
@@ -111,9 +163,10 @@ def _corpus_defaults(cfg: DictConfig) -> None:
     """Fill in what a corpus's config may leave out: its primary column and reference groups.
 
     ``primary_performance`` is the one its task implies (:data:`TASK_PRIMARY_PERFORMANCE`),
-    ``reference_groups`` ``[baseline]``; ``analysis.primary`` and ``analysis.reference_groups``
-    take them from ``dataset`` (without a value the message would be OmegaConf's about an
-    interpolation). The config is completed in place, so every later read resolves it alike.
+    ``reference_groups`` ``[baseline]``; ``analysis.correlation.primary`` and
+    ``analysis.reference_groups`` take them from ``dataset`` (without a value the message would
+    be OmegaConf's about an interpolation). The config is completed in place, so every later
+    read resolves it alike.
     """
     dataset = cfg.get("dataset")
     if not isinstance(dataset, DictConfig):

@@ -144,8 +144,8 @@ def _log_params(parent: RunLog, params: list[Mapping[str, str]]) -> None:
 
 
 def _primary(config: DictConfig) -> tuple[str, str] | None:
-    """``analysis.primary`` as (distance, performance), or None."""
-    primary = config.get("analysis", {}).get("primary")
+    """``analysis.correlation.primary`` as (distance, performance), or None."""
+    primary = config.get("analysis", {}).get("correlation", {}).get("primary")
     return (str(primary[0]), str(primary[1])) if primary else None
 
 

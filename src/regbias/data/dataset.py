@@ -70,7 +70,7 @@ class Dataset(abc.ABC):
         primary_performance: the performance column of the corpus's primary hypothesis, one
             its task produces (``gap_accuracy`` for a binary corpus, ``gap_micro_f1`` for a
             multilabel one: :data:`TASK_PRIMARY_PERFORMANCE`, where the config names none);
-            the default ``analysis.primary`` takes it from here.
+            the default ``analysis.correlation.primary`` takes it from here.
         groups: the groups to study, in display order (None: every group of the corpus).
         reference_groups: the groups that are no region, of the corpus's or regbias's own
             (``baseline``, a pool of all regions, a corpus's whole test set): the primary test

@@ -94,7 +94,7 @@ def record_answer(tests: PairTests | None, enabled: bool = True) -> Answer:
     """Which region pairs differ in the encoder's space (the test of record)."""
     question = QUESTIONS[0]
     if tests is None:
-        why = "not tested (analysis.pair_test.enabled=false)" if not enabled else "not tested"
+        why = "not tested (analysis.tests.embedding.enabled=false)" if not enabled else "not tested"
         return Answer(question, why.capitalize(), "pair test of record", _RECORD)
     regions = _family(tests, PRIMARY_FAMILY)
     reference = _family(tests, SECONDARY_FAMILY)
@@ -201,7 +201,7 @@ def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: f
         )
     total = len(correlations)
     if adjust not in _ADJUSTED:
-        how = f"Spearman rho over {total} rows, unadjusted p (analysis.adjust={adjust})"
+        how = f"Spearman rho over {total} rows, unadjusted p (analysis.correlation.adjust={adjust})"
         return Answer(
             question, "None is a finding: the p-values are unadjusted", how, _CORRELATIONS
         )

@@ -55,9 +55,9 @@ class Evidence:
         primary: the primary hypothesis's regions-only test, or None.
         correlations: the correlation table (secondary tests), or None.
         record: the test of record of every pair (None: not run).
-        adjust: ``analysis.adjust`` (the secondary tests' adjustment).
+        adjust: ``analysis.correlation.adjust`` (the secondary tests' adjustment).
         significance: the level.
-        record_enabled: ``analysis.pair_test.enabled`` (off: the sentence says the pairs
+        record_enabled: ``analysis.tests.embedding.enabled`` (off: the sentence says the pairs
             were not tested, rather than keep silent about them).
         performance: the test of record for performance (None: not run).
     """
@@ -77,9 +77,9 @@ class Evidence:
             analysis.primary,
             analysis.correlations,
             results.record,
-            settings.adjust,
+            settings.correlation.adjust,
             settings.significance,
-            settings.pair_test.enabled,
+            settings.tests.embedding.enabled,
             getattr(analysis, "performance_record", None),
         )
 
@@ -108,7 +108,7 @@ class Evidence:
         """
         pairs = pairs_part(self.record)
         if self.record is None and not self.record_enabled:
-            pairs = "which pairs differ was not tested (analysis.pair_test.enabled=false)"
+            pairs = "which pairs differ was not tested (analysis.tests.embedding.enabled=false)"
         parts = [_primary_part(self.primary), self._secondary_part(), pairs]
         parts.append(pairs_part(self.performance))
         text = "; ".join(p for p in parts if p) or "no test ran"
@@ -121,9 +121,10 @@ class Evidence:
 
         Keys: ``primary_rho``, ``primary_p``, ``primary_significant`` (0/1), with its bootstrap
         interval ``primary_ci_low``, ``primary_ci_high`` when computed, ``correlations``,
-        ``significant_correlations`` (adjusted as ``analysis.adjust`` says), and per family of
-        the test of record that can give a verdict ``differing_pairs/<family>``, and the same
-        of the performance test of record, ``performance_differing_pairs/<family>``.
+        ``significant_correlations`` (adjusted as ``analysis.correlation.adjust`` says), and
+        per family of the test of record that can give a verdict ``differing_pairs/<family>``,
+        and the same of the performance test of record,
+        ``performance_differing_pairs/<family>``.
         """
         numbers: dict[str, float] = {}
         primary = self.primary
@@ -150,7 +151,7 @@ class Evidence:
         if found is None:
             return (
                 f"the {total} secondary correlations are unadjusted "
-                f"(analysis.adjust={self.adjust}): none is a finding"
+                f"(analysis.correlation.adjust={self.adjust}): none is a finding"
             )
         word = _ADJUSTED[self.adjust]
         if not found:

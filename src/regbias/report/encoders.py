@@ -97,7 +97,7 @@ def encoder_evidence(
     Args:
         root: the sweep's report folder.
         folders: each variant's folder under ``root``, by label.
-        primary: ``analysis.primary`` (distance, performance), or None.
+        primary: ``analysis.correlation.primary`` (distance, performance), or None.
     """
     found = []
     for label, folder in folders.items():

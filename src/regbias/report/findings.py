@@ -2,8 +2,8 @@
 
 The declared primary hypothesis comes first, as one sentence: its regions-only test, held
 alone to the level, and how large a correlation that test could detect. Every other sentence
-is a secondary correlation; its p-value is the adjusted one (``analysis.adjust``), and any
-p-value a sentence shows that is not adjusted is called "unadjusted" there.
+is a secondary correlation; its p-value is the adjusted one (``analysis.correlation.adjust``),
+and any p-value a sentence shows that is not adjusted is called "unadjusted" there.
 """
 
 from __future__ import annotations

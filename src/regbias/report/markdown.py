@@ -71,16 +71,16 @@ def report_findings(
     details = finding_lines(
         analysis.correlations,
         analysis.robustness,
-        primary=settings.primary,
-        adjust=settings.adjust,
+        primary=settings.correlation.primary,
+        adjust=settings.correlation.adjust,
         significance=settings.significance,
-        confidence=settings.confidence,
+        confidence=settings.robustness.confidence,
         note=analysis.note,
         primary_test=analysis.primary,
     )
     opening = [*unusable_lines(results.distances), full]
     return study_findings(
-        evidence, settings.primary, caveats, [*opening, *details, *extra_findings]
+        evidence, settings.correlation.primary, caveats, [*opening, *details, *extra_findings]
     )
 
 
@@ -194,13 +194,15 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     if found is None:
         return [analysis.note]
     top = strongest(found, k=8)
-    if settings.primary is not None:
-        distance, performance = settings.primary
+    if settings.correlation.primary is not None:
+        distance, performance = settings.correlation.primary
         is_primary = (found["distance"] == distance) & (found["performance"] == performance)
         others = (top["distance"] != distance) | (top["performance"] != performance)
         first = [primary_row(analysis.primary), found[is_primary]]
         top = pd.concat([f for f in first if len(f)] + [top[others]], ignore_index=True)
-    spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
+    spearman_p, kendall_p = (
+        p_column(s, settings.correlation.adjust) for s in ("spearman", "kendall")
+    )
     wanted = [
         "distance",
         "performance",
@@ -217,9 +219,13 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         kendall_p,
     ]
     columns = [c for c in dict.fromkeys(wanted) if c in top.columns]
-    primary = "" if settings.primary is None else " The declared primary hypothesis comes first."
+    primary = (
+        ""
+        if settings.correlation.primary is None
+        else " The declared primary hypothesis comes first."
+    )
     test = analysis.primary
-    if settings.primary is not None and len(primary_row(test)):
+    if settings.correlation.primary is not None and len(primary_row(test)):
         primary = (
             " The declared primary hypothesis comes first: its regions-only test (its "
             "spearman_p_perm is its Mantel p, held alone to the level), then its pair on all "
@@ -251,8 +257,9 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         f"\nPermutation p-values are Mantel-style (group labels permuted). The primary "
         "hypothesis is tested alone, on the regions' pairs, one-sided (Findings). Every other "
         f"row is a secondary test: significance (level {settings.significance}) is marked by the "
-        f"{settings.adjust} adjustment over all rows (*_p_maxt: Westfall-Young step-down maxT "
-        "over the shared group relabellings, maxt_method says where it fell back to Holm; "
+        f"{settings.correlation.adjust} adjustment over all rows (*_p_maxt: Westfall-Young "
+        "step-down maxT over the shared group relabellings, maxt_method says where it fell back "
+        "to Holm; "
         f"*_p_holm, *_p_bh; none = unadjusted).{primary} {drawn} Robustness of every "
         f"correlation: {paths.ROBUSTNESS_CSV}.",
         *(["", *images] if images else []),
@@ -305,7 +312,9 @@ def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame
     found = analysis.correlations
     if found is None:
         return pd.DataFrame()
-    spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
+    spearman_p, kendall_p = (
+        p_column(s, settings.correlation.adjust) for s in ("spearman", "kendall")
+    )
     alpha = settings.significance
     significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]
     order = significant["spearman_rho"].abs().sort_values(ascending=False).index

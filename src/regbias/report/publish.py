@@ -176,8 +176,10 @@ def _distribution_figures(run: RunLog, summary: pd.DataFrame, groups: list[str])
 def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSettings) -> None:
     found = analysis.correlations
     assert found is not None
-    # Significance is marked by the p-values adjusted as `analysis.adjust` says.
-    spearman_p, kendall_p = (p_column(s, settings.adjust) for s in ("spearman", "kendall"))
+    # Significance is marked by the p-values adjusted as `analysis.correlation.adjust` says.
+    spearman_p, kendall_p = (
+        p_column(s, settings.correlation.adjust) for s in ("spearman", "kendall")
+    )
     for statistic, marking in (("spearman_rho", spearman_p), ("kendall_tau", kendall_p)):
         figure = plots.correlation_heatmap(found, statistic, marking, alpha=settings.significance)
         run.figure(figure, paths.correlation_figure(statistic))

@@ -15,21 +15,24 @@ __all__ = ["run_analysis"]
 
 
 def run_analysis(study: StudySettings, run: RunLog) -> Analysis:
-    """Read ``analysis.input``, correlate the chosen columns, log tables and figures to ``run``."""
+    """Read ``analysis.analyze.input``, correlate the chosen columns, log the results to ``run``."""
     settings = study.analysis
-    if settings.input is None:
-        raise ConfigError("task=analyze needs a pair table: analysis.input=PATH/TO/pairwise.csv")
+    given = settings.analyze
+    if given.input is None:
+        raise ConfigError(
+            "task=analyze needs a pair table: analysis.analyze.input=PATH/TO/pairwise.csv"
+        )
     table = read_pairwise_csv(
-        settings.input,
-        settings.distances,
-        settings.performance,
-        settings.exclude_groups,
-        settings.exclude_pairs,
+        given.input,
+        given.distances,
+        given.performance,
+        given.exclude_groups,
+        given.exclude_pairs,
     )
     # A bare table: leave-one-group-out and without-group checks, no bootstrap or sizes.
     start = time.perf_counter()
     analysis = analyse_table(table, settings)
     run.metrics({"time/analysis_s": time.perf_counter() - start})  # the one stage that ran
-    results = StudyResults(table.groups, meta={"input": settings.input})
+    results = StudyResults(table.groups, meta={"input": given.input})
     log_analysis(run, results, analysis, settings)
     return analysis

@@ -20,7 +20,7 @@ def preflight_job(settings: StudySettings) -> None:
 
     Raises:
         ConfigError: a size that cannot work for this corpus (``k_folds=1`` for a binary task),
-            or an ``analysis.primary`` column the run does not produce.
+            or an ``analysis.correlation.primary`` column the run does not produce.
     """
     finetune = settings.finetune
     if finetune.enabled and settings.dataset.task == "binary" and finetune.k_folds < 2:
@@ -54,7 +54,7 @@ def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") ->
 
 
 def check_primary(settings: StudySettings) -> None:
-    """In ``task=run``, ``analysis.primary`` names columns the run's pair table will have.
+    """In ``task=run``, ``analysis.correlation.primary`` names columns the run's pairs will have.
 
     Checked before any stage (a typo would otherwise cost the whole run and end in "not
     measured"), against what the configured run produces (:func:`run_columns`); a stage that
@@ -64,16 +64,17 @@ def check_primary(settings: StudySettings) -> None:
     Raises:
         ConfigError: a name that is not one of the known columns, with the known names listed.
     """
-    primary = settings.analysis.primary
+    primary = settings.analysis.correlation.primary
     if primary is None or settings.task != "run":  # task=analyze reads a table of any columns
         return
     known = run_columns(settings)
     for name, kind, names in zip(primary, ("distance", "performance"), known, strict=True):
         if names is not None and name not in names:
             raise ConfigError(
-                f"analysis.primary names the {kind} column {name!r}, which this run does not "
-                f"produce; its {kind} columns are {', '.join(names) or 'none'}: fix the name "
-                "(analysis.primary=[DISTANCE,PERFORMANCE]) or set analysis.primary=null"
+                f"analysis.correlation.primary names the {kind} column {name!r}, which this run "
+                f"does not produce; its {kind} columns are {', '.join(names) or 'none'}: fix the "
+                "name (analysis.correlation.primary=[DISTANCE,PERFORMANCE]) or set "
+                "analysis.correlation.primary=null"
             )
 
 

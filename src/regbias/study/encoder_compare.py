@@ -59,7 +59,7 @@ def compare_variants(
             primary rhos' bootstrap resamples models and repetitions only (percentile).
     """
     analysis = settings.analysis
-    found = EncoderComparison(confidence=analysis.confidence)
+    found = EncoderComparison(confidence=analysis.robustness.confidence)
     unknown = [label for label, (_, job) in variants.items() if job is None]
     if unknown:  # a variant of an earlier sweep of the same parent: no job, no saved config
         found.notes.append(f"not compared (no job of this sweep): {', '.join(unknown)}")
@@ -71,8 +71,8 @@ def compare_variants(
         record = read_record(folder / name)
         if record is not None:
             found.records[label] = record
-    if analysis.bootstrap <= 0:
-        found.notes.append("analysis.bootstrap is 0: no intervals, no comparison")
+    if analysis.robustness.resamples <= 0:
+        found.notes.append("analysis.robustness.resamples is 0: no intervals, no comparison")
         return found
     found.separation = _separation(own, found.notes)
     folders = {k: v[0] for k, v in variants.items()}
@@ -84,7 +84,7 @@ def _same_texts(own: Mapping[str, StudySettings]) -> bool:
     """Whether every variant's test of record draws the same texts."""
 
     def key(s: StudySettings) -> tuple[object, ...]:
-        pair = s.analysis.pair_test
+        pair = s.analysis.tests.embedding
         return (repr(s.dataset), pair.cap, pair.seed, s.finetune.sample_size, s.sampling.policy)
 
     return len({key(s) for s in own.values()}) == 1
@@ -92,8 +92,8 @@ def _same_texts(own: Mapping[str, StudySettings]) -> bool:
 
 def _separation(own: Mapping[str, StudySettings], notes: list[str]) -> list[EncoderContrast]:
     first = next(iter(own.values()))
-    if not all(s.analysis.pair_test.enabled for s in own.values()):
-        notes.append("separation not compared: analysis.pair_test is off in a variant")
+    if not all(s.analysis.tests.embedding.enabled for s in own.values()):
+        notes.append("separation not compared: analysis.tests.embedding is off in a variant")
         return []
     if not _same_texts(own):
         notes.append("separation not compared: the variants' tests of record use other texts")
@@ -110,10 +110,10 @@ def _separation(own: Mapping[str, StudySettings], notes: list[str]) -> list[Enco
     return contrast_encoders(
         groups,
         vectors,
-        analysis.pair_test,
+        analysis.tests.embedding,
         references=analysis.reference_groups,
-        n_bootstrap=analysis.bootstrap,
-        confidence=analysis.confidence,
+        n_bootstrap=analysis.robustness.resamples,
+        confidence=analysis.robustness.confidence,
         alpha=analysis.significance,
         seed=analysis.seed,
     )
@@ -143,9 +143,9 @@ def _primary(
     texts_of: TextsOf | None = None,
 ) -> pd.DataFrame | None:
     analysis = next(iter(own.values())).analysis
-    if analysis.primary is None:
+    if analysis.correlation.primary is None:
         return None
-    distance, performance = analysis.primary
+    distance, performance = analysis.correlation.primary
     evidence = {}
     for label, name in folders.items():
         item = _primary_evidence(folder / name, distance, analysis.reference_groups, texts_of)
@@ -156,8 +156,8 @@ def _primary(
     return primary_contrasts(
         evidence,
         (distance, performance),
-        n_bootstrap=analysis.bootstrap,
-        confidence=analysis.confidence,
+        n_bootstrap=analysis.robustness.resamples,
+        confidence=analysis.robustness.confidence,
         seed=analysis.seed,
     )
 

@@ -24,7 +24,7 @@ def study_encoder(settings: StudySettings) -> Encoder:
 def record_study(settings: StudySettings) -> StudyData:
     """The study's groups as the test of record sees them.
 
-    ``baseline`` is the training sample of seed ``analysis.pair_test.seed``.
+    ``baseline`` is the training sample of seed ``analysis.seed``.
     """
     dataset = settings.dataset
     corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
@@ -33,6 +33,6 @@ def record_study(settings: StudySettings) -> StudyData:
         corpus,
         dataset.groups,
         settings.finetune.sample_size if binary else None,
-        settings.analysis.pair_test.seed,
+        settings.analysis.tests.embedding.seed,
         settings.sampling.policy,
     )

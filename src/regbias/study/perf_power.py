@@ -1,7 +1,7 @@
 """``task=power`` for measure I: what the performance test of record could detect.
 
 The plants need each text's real score, so the task trains the study's models once (the
-training sample of ``analysis.pair_test.seed``, as for the test of record's ``baseline``),
+training sample of ``analysis.seed``, as for the test of record's ``baseline``),
 scores the source region's texts with them and plants accuracy gaps at the tested size classes
 (:mod:`regbias.analysis.power.performance`). A multilabel corpus gets no performance plants
 (flipping
@@ -51,7 +51,7 @@ def perf_power_study(
         only,
         encoder,
         EmbeddingCache(Path(settings.paths.cache_dir)),
-        seed=settings.analysis.pair_test.seed,
+        seed=settings.analysis.tests.embedding.seed,
         policy=settings.sampling.policy,
     )
     assert table.texts is not None

@@ -354,10 +354,10 @@ def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[st
     analysis = settings.analysis
     groups = {g: list(t.texts) for g, t in study.groups.items() if g != BASELINE}
     scored: dict[str, dict[str, None]] = {g: {} for g in groups}
-    for plan in plan_pairs(groups, analysis.pair_test, analysis.reference_groups):
+    for plan in plan_pairs(groups, analysis.tests.embedding, analysis.reference_groups):
         scored[plan.group_a].update(dict.fromkeys(plan.side_a))
         scored[plan.group_b].update(dict.fromkeys(plan.side_b))
-    capped = cap_groups(groups, analysis.pair_test.group_cap, analysis.pair_test.seed)
+    capped = cap_groups(groups, analysis.tests.embedding.group_cap, analysis.tests.embedding.seed)
     return {g: list(texts) if texts else capped[g] for g, texts in scored.items()}
 
 

@@ -64,7 +64,7 @@ def tested_classes(settings: StudySettings, study: StudyData) -> list[tuple[int,
     """The size classes of the pairs the test of record tests: ``(n_small, n_large, m)``."""
     groups = {g: t.texts for g, t in study.groups.items()}
     analysis = settings.analysis
-    return size_classes(plan_pairs(groups, analysis.pair_test, analysis.reference_groups))
+    return size_classes(plan_pairs(groups, analysis.tests.embedding, analysis.reference_groups))
 
 
 def power_study(
@@ -75,7 +75,7 @@ def power_study(
 ) -> PowerResult:
     """The plants of ``settings.analysis.power`` at the study's own tested sizes."""
     power = settings.analysis.power
-    pair = settings.analysis.pair_test
+    pair = settings.analysis.tests.embedding
     if 1.0 / (1 + power.relabellings) > settings.analysis.significance:
         raise ConfigError(
             f"analysis.power.relabellings={power.relabellings} cannot give a p below the level "

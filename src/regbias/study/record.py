@@ -1,7 +1,7 @@
 """The test of record of every pair, wired to the configured study (once per sweep).
 
 Reads the corpus, builds its groups (``baseline`` is the training sample of
-``analysis.pair_test.seed``), embeds every tested text's sentence vector through the
+``analysis.seed``), embeds every tested text's sentence vector through the
 embedding cache (most are there already from the jobs) and runs
 :func:`regbias.analysis.tests.embedding.record_tests`. A sweep's parent runs it once per variant,
 a single run once for itself.
@@ -46,7 +46,7 @@ def run_record_tests(
         study: the groups (None: read as :func:`record_study` does).
         encoder: the encoder (None: the configured one).
     """
-    pair = settings.analysis.pair_test
+    pair = settings.analysis.tests.embedding
     if not pair.enabled:
         return None
     started = time.perf_counter()

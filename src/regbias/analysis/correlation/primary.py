@@ -51,7 +51,8 @@ __all__ = [
     "region_pairs",
 ]
 
-#: The ``analysis.primary_direction`` choices; ``auto`` takes the performance column's prefix.
+#: The ``analysis.correlation.primary_direction`` choices; ``auto`` takes the performance
+#: column's prefix.
 Direction = Literal["auto", "greater", "less", "two-sided"]
 _EXPECTED: dict[str, Alternative] = {"gap_": "greater", "dcor_": "less"}
 

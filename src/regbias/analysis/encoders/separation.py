@@ -6,7 +6,7 @@ averaged over the two groups)::
 
     delta^2 = |mu_a - mu_b|^2 / ((tr Sigma_a + tr Sigma_b) / 2)
 
-It is the test of record's own quantity (``analysis.pair_test.statistic: mean``) in units of
+It is the test of record's own quantity (``analysis.tests.embedding.statistic: mean``) in units of
 the spread of single texts, so it does not change when an encoder's vectors are scaled,
 rotated or shifted (encoders differ in dimension and norm: MiniLM 384, mpnet 768). The
 numerator is estimated without bias by the U-statistic

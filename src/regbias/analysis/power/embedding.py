@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -35,11 +35,13 @@ from regbias.analysis.tests.embedding import (
 from regbias.console import progress_bar
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError, SampleSizeError
+from regbias.settings_reader import HANDED_DOWN
 
 __all__ = [
     "TARGET_POWER",
     "PowerResult",
     "PowerSettings",
+    "PrimaryPowerSettings",
     "fewest_plants",
     "plant_power",
 ]
@@ -47,6 +49,45 @@ __all__ = [
 #: The power a planted effect must reach (by its Clopper-Pearson lower bound) to count as
 #: detected: the share a verdict quotes, and the rho the primary test's power table names.
 TARGET_POWER = 0.8
+
+
+@dataclass(frozen=True)
+class PrimaryPowerSettings:
+    """``analysis.power.primary``: the declared primary test's power in a group model.
+
+    Simulated with every primary test (:mod:`regbias.analysis.power.primary`), whatever
+    ``analysis.power.enabled`` says: group positions give the distances, scores coupled to them
+    the gaps ``|s_a - s_b|``.
+
+    Attributes:
+        couplings: couplings c in [0, 1] of the group scores to the group positions.
+        dimensions: the dimensions of the model's group positions.
+        simulations: simulated studies per coupling (0 = no power table).
+        relabellings: relabellings per simulated test (all ``K!`` when fewer).
+    """
+
+    couplings: list[float]
+    dimensions: int
+    simulations: int
+    relabellings: int
+
+    def __post_init__(self) -> None:
+        if not all(0 <= c <= 1 for c in self.couplings):
+            raise ConfigError(
+                "analysis.power.primary.couplings are couplings in [0, 1]; got "
+                f"{list(self.couplings)}."
+            )
+        if self.dimensions < 1:
+            raise ConfigError(
+                "analysis.power.primary.dimensions must be >= 1 (the dimensions of the power "
+                f"model's group positions); got {self.dimensions}."
+            )
+        if self.simulations < 0 or self.relabellings < 1:
+            raise ConfigError(
+                "analysis.power.primary.simulations must be >= 0 (0 = off) and "
+                "analysis.power.primary.relabellings >= 1; got "
+                f"{self.simulations} and {self.relabellings}."
+            )
 
 
 @dataclass(frozen=True)
@@ -66,9 +107,10 @@ class PowerSettings:
         refine_step: where the detectable share falls between two planted shares, plant
             the shares between them on a grid of this step too (a 10%-step grid by default;
             null: no refinement), so "40%" does not stand for anywhere in (20%, 40%].
-        seed: seed of the plants.
         performance_gaps: the accuracy gaps planted for the performance test of record (a
             share of one pseudo-group's correctness flipped; 0 is always added).
+        primary: the primary test's power (its own group model, not planted mixtures).
+        seed: ``analysis.seed``, handed down (no key of this group): seed of the plants.
     """
 
     enabled: bool
@@ -78,8 +120,9 @@ class PowerSettings:
     source: str | None
     donor: str | None
     refine_step: float | None
-    seed: int
     performance_gaps: list[float]
+    primary: PrimaryPowerSettings
+    seed: int = field(metadata=HANDED_DOWN)
 
     def __post_init__(self) -> None:
         if self.plants < 1 or self.relabellings < 1:

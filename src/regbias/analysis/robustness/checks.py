@@ -19,6 +19,7 @@ Four checks, each answering one objection to a rank correlation over group pairs
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -39,8 +40,31 @@ from regbias.analysis.robustness.leave_one_out import (
 from regbias.analysis.robustness.partial_mantel import partial_mantel
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
+from regbias.errors import ConfigError
 
-__all__ = ["robustness"]
+__all__ = ["RobustnessSettings", "robustness"]
+
+
+@dataclass(frozen=True)
+class RobustnessSettings:
+    """``analysis.robustness``: the bootstrap behind every interval of the analysis.
+
+    Attributes:
+        resamples: bootstrap resamples of the models, the distance repetitions and the
+            evaluation texts (0 = no intervals): the correlations', the primary's, the
+            performance test's and the encoders' comparison's.
+        confidence: the level of those intervals.
+    """
+
+    resamples: int
+    confidence: float
+
+    def __post_init__(self) -> None:
+        if self.resamples < 0 or not 0 < self.confidence < 1:
+            raise ConfigError(
+                "analysis.robustness.resamples must be >= 0 and analysis.robustness.confidence "
+                f"in (0, 1); got {self.resamples} and {self.confidence}."
+            )
 
 
 def robustness(
@@ -102,7 +126,7 @@ def robustness(
     if bare:
         intervals["bootstrap_note"] = BARE_TABLE
     elif n_bootstrap <= 0:
-        intervals["bootstrap_note"] = "analysis.bootstrap=0"
+        intervals["bootstrap_note"] = "analysis.robustness.resamples=0"
     parts.append(intervals)
     if group_sizes:
         parts.append(

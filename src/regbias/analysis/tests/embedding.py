@@ -47,7 +47,7 @@ from regbias.analysis.tests.pairwise import (
 )
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
-from regbias.settings_reader import check_choices
+from regbias.settings_reader import HANDED_DOWN, check_choices
 
 __all__ = [
     "PAIR_STATISTICS",
@@ -78,7 +78,7 @@ _WORDS = {
 
 @dataclass(frozen=True)
 class PairTestSettings:
-    """``analysis.pair_test``: the test of record of every pair of groups.
+    """``analysis.tests.embedding``: the test of record of every pair of groups.
 
     Attributes:
         enabled: run it (at the end of a sweep, or in a single run).
@@ -89,9 +89,9 @@ class PairTestSettings:
         quadratic_cap: the most texts a group brings to ``energy`` and ``mmd``, whose cost is
             quadratic in the pooled texts (the smaller of the two caps where both are set);
             ``mean`` is linear and ignores it.
-        effect_resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
-        seed: seed of the subsamples and the relabellings (also the training sample whose
-            texts form ``baseline``).
+        resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
+        seed: ``analysis.seed``, handed down (no key of this group): seed of the subsamples
+            and the relabellings (also the training sample whose texts form ``baseline``).
     """
 
     enabled: bool
@@ -99,15 +99,15 @@ class PairTestSettings:
     relabellings: int
     cap: int | None
     quadratic_cap: int | None
-    effect_resamples: int
-    seed: int
+    resamples: int
+    seed: int = field(metadata=HANDED_DOWN)
 
     def __post_init__(self) -> None:
-        check_choices(self, "analysis.pair_test")
+        check_choices(self, "analysis.tests.embedding")
         caps = [c for c in (self.cap, self.quadratic_cap) if c is not None]
         if self.relabellings < 1 or any(c < 2 for c in caps):
             raise ConfigError(
-                "analysis.pair_test.relabellings must be >= 1 and analysis.pair_test.cap and "
+                "analysis.tests.embedding.relabellings must be >= 1 and its cap and "
                 f"quadratic_cap >= 2 (or null); got {self.relabellings}, {self.cap} and "
                 f"{self.quadratic_cap}"
             )
@@ -159,7 +159,7 @@ class PairTests(PairwiseTests):
         differ="differ",
         claim="{found} of {n} {pairs} differ",
         verdictless="no verdict",
-        setting="analysis.pair_test.relabellings",
+        setting="analysis.tests.embedding.relabellings",
         not_measured=_NOT_MEASURED,
         metric="pair_test",
         headline="differing_pairs/",
@@ -170,10 +170,8 @@ class PairTests(PairwiseTests):
         "detectable_share",
     )
     metric_columns: ClassVar[tuple[str, ...]] = ("z", "effect", P_ADJUSTED)
-    settings_defaults: ClassVar[Mapping[str, object]] = {
-        "quadratic_cap": None,
-        "effect_resamples": 0,
-    }
+    settings_defaults: ClassVar[Mapping[str, object]] = {"quadratic_cap": None, "resamples": 0}
+    renamed_settings: ClassVar[Mapping[str, str]] = {"effect_resamples": "resamples"}
 
     def method(self) -> str:
         """The statistic, the texts, the relabellings and the adjustment, in words."""
@@ -421,7 +419,7 @@ def _test(
         every[rows[:n_a]],
         every[rows[n_a:]],
         settings.statistic,
-        resamples=settings.effect_resamples,
+        resamples=settings.resamples,
         confidence=confidence,
         rng=rng_for(settings.seed, "pair-effect", plan.group_a, plan.group_b),
     )

@@ -136,6 +136,7 @@ class PairwiseTests(ABC):
         signed_interval: the interval (low, high) that flips with the order (None: none).
         metric_columns: the columns logged per pair as ``<metric>/<a>__<b>/<column>``.
         settings_defaults: settings an older file may lack, with their values then.
+        renamed_settings: an older file's name of a setting, with its name now.
     """
 
     settings: _Relabelled
@@ -148,6 +149,7 @@ class PairwiseTests(ABC):
     signed_interval: ClassVar[tuple[str, str] | None] = None
     metric_columns: ClassVar[tuple[str, ...]]
     settings_defaults: ClassVar[Mapping[str, object]] = {}
+    renamed_settings: ClassVar[Mapping[str, str]] = {}
 
     def __post_init__(self) -> None:
         """A table without the reason column (an older file) gains it: "no p" where p is NaN."""
@@ -247,7 +249,8 @@ def _read(hint: Any, value: Any, tests: type[PairwiseTests]) -> object:
     if hint is pd.DataFrame:
         return pd.DataFrame(value)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return hint(**{**tests.settings_defaults, **value})
+        renamed = {tests.renamed_settings.get(k, k): v for k, v in value.items()}
+        return hint(**{**tests.settings_defaults, **renamed})
     if get_origin(hint) is dict:
         key, item = get_args(hint)
         return {key(k): item(v) for k, v in value.items()}

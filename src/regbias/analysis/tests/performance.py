@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -62,6 +62,7 @@ from regbias.analysis.tests.text_scores import (
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
+from regbias.settings_reader import HANDED_DOWN
 
 __all__ = [
     "PerfTestSettings",
@@ -80,22 +81,23 @@ _TIE = 1e-9
 
 @dataclass(frozen=True)
 class PerfTestSettings:
-    """``analysis.perf_test``: the test of record for performance.
+    """``analysis.tests.performance``: the test of record for performance.
 
     Attributes:
         enabled: run it wherever per-text scores exist (``finetune.evaluation.design=texts``).
         relabellings: stratified relabellings per pair (the smallest p is ``1 / (1 + K)``).
-        seed: seed of the relabellings and of the bootstrap.
+        seed: ``analysis.seed``, handed down (no key of this group): seed of the relabellings
+            and of the bootstrap.
     """
 
     enabled: bool
     relabellings: int
-    seed: int
+    seed: int = field(metadata=HANDED_DOWN)
 
     def __post_init__(self) -> None:
         if self.relabellings < 1:
             raise ConfigError(
-                f"analysis.perf_test.relabellings must be >= 1; got {self.relabellings}"
+                f"analysis.tests.performance.relabellings must be >= 1; got {self.relabellings}"
             )
 
 
@@ -138,7 +140,7 @@ class PerfTests(PairwiseTests):
         differ="treated differently",
         claim="the classifiers are shown to treat {found} of {n} {pairs} differently",
         verdictless="no performance verdict",
-        setting="analysis.perf_test.relabellings",
+        setting="analysis.tests.performance.relabellings",
         not_measured=_NOT_MEASURED,
         metric="perf_test",
         headline="performance_differing_pairs/",
