@@ -141,3 +141,24 @@ def test_a_primary_the_control_supports_is_no_evidence_of_pre_training(tmp_path)
         "supported in the control only: random weights give it, so it says nothing about what "
         "pre-training learned (minilm_l6 rho 0.28, p 0.28; minilm_random rho 0.61, p 0.017)" in page
     )
+
+
+def test_a_difference_without_an_interval_gives_no_false_reason(tmp_path):
+    """Missing bounds are no interval, not an interval that covers 0 (fault list 5, item 4)."""
+    variant(tmp_path / "a", "minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01)
+    variant(tmp_path / "b", "minilm_random", CONTROL, null=100.0, rho=0.1, p=0.6)
+    evidence = encoder_evidence(tmp_path, {"l6": "a", "random": "b"}, PRIMARY)
+    primary = pd.DataFrame(
+        {
+            "first": ["l6"],
+            "second": ["random"],
+            "difference": [0.7],
+            "ci_low": [np.nan],
+            "ci_high": [np.nan],
+            "note": ["too few models for an interval (2)"],
+        }
+    )
+    page = encoders_markdown(evidence, primary=primary)
+    assert "the difference of the two rhos: no interval: too few models for an interval (2)" in page
+    assert "covers 0" not in page
+    assert "n/a to n/a" not in page

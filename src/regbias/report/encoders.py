@@ -231,6 +231,10 @@ def _backed(
         if {row["first"], row["second"]} == {twin.label, control.label}:
             sign = 1.0 if row["first"] == twin.label else -1.0
             low, high = sorted((sign * row["ci_low"], sign * row["ci_high"]))
+            if not (math.isfinite(low) and math.isfinite(high)):
+                note = str(row.get("note", "") or "").strip()
+                why = f": {note}" if note and note != "nan" else ""
+                return [f"- the difference of the two rhos: no interval{why}"]
             shown = low > 0 or high < 0
             verdict = (
                 "shown: the verdicts' contrast stands"
