@@ -25,6 +25,8 @@ from tests.faults.conftest import regbias_lines, runs_of
     [
         (["seed=0,0,1"], "seed=0,0,1 lists 0 more than once"),
         (["seed=0,1", "encoder=tiny,tiny"], "encoder=tiny,tiny lists tiny more than once"),
+        (["seed=range(0,2)", "seed=1"], r"seed is given twice \(seed=range\(0,2\) and seed=1\)"),
+        (["+x=1", "+x=2"], r"\+x is given twice"),
         (["seed=choice(2,3,2,3)"], "lists 2, 3 more than once"),
     ],
 )

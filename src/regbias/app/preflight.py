@@ -10,7 +10,7 @@ import logging
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Glob
+from hydra.core.override_parser.types import Glob, Override
 from hydra.errors import HydraException
 
 from regbias.app.tasks import task_named
@@ -74,6 +74,7 @@ def refuse_repeated_values(overrides: list[str]) -> None:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException:  # Hydra says what is wrong with it
         return
+    _refuse_repeated_keys(parsed)
     for override in parsed:
         if not override.is_sweep_override() or isinstance(override.value(), Glob):
             continue
@@ -84,6 +85,19 @@ def refuse_repeated_values(overrides: list[str]) -> None:
                 f"{override.input_line} lists {', '.join(repeated)} more than once: a repeated "
                 "value would be one job's results counted twice; list each value once"
             )
+
+
+def _refuse_repeated_keys(parsed: list[Override]) -> None:
+    """A key given twice: the last one silently wins (``-m 'seed=range(0,2)' seed=1`` is 1 job)."""
+    seen: dict[str, str] = {}
+    for override in parsed:
+        key = override.get_key_element()
+        if key in seen:
+            raise ConfigError(
+                f"{key} is given twice ({seen[key]} and {override.input_line}): the last one "
+                "would win without a word; give it once"
+            )
+        seen[key] = override.input_line or key
 
 
 def preflight_groups(settings: StudySettings) -> None:
