@@ -99,7 +99,7 @@ class Findings:
     def table(self) -> str:
         """The questions' table (Markdown)."""
         rows = [answer.row() for answer in self.answers]
-        return "\n".join(["| question | answer | how |", "|---|---|---|", *rows])
+        return "\n".join(["| question | answer | how |", "|:---|:---|:---|", *rows])
 
     def summary(self) -> str:
         """The bottom line, the table and the caveats (Markdown): what a reader needs first."""
