@@ -47,6 +47,19 @@ def test_replaced_weights_in_a_local_model_folder_make_another_encoder(tmp_path)
     assert PathEncoder(**spec).identity != before
 
 
+def test_a_local_model_folder_records_its_content_not_a_copied_revision(tmp_path):
+    """A folder configured with ``revision: main`` (copied from a hub encoder's YAML) records
+    its files' content hash as its revision, which moves when the weights do."""
+    folder = tmp_path / "model"
+    save_tiny_bert(folder, seed=0)
+    spec = {"name": "bert_small", "location": str(folder), "revision": "main"}
+    spec |= {"max_length": 32, "pooling": "mean"}
+    before = PathEncoder(**spec).recorded_revision
+    assert before.startswith("content:") and "main" not in before
+    save_tiny_bert(folder, seed=1)
+    assert PathEncoder(**spec).recorded_revision != before
+
+
 def test_replaced_weights_in_a_local_model_folder_change_the_resume_key(tmp_path):
     folder = tmp_path / "model"
     save_tiny_bert(folder, seed=0)

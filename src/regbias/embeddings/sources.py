@@ -142,6 +142,12 @@ class PathEncoder(LocatedEncoder):
         folder = Path(self.location).expanduser().resolve()
         return f"{folder}@{folder_fingerprint(folder)}{self._control_suffix}"
 
+    @property
+    def recorded_revision(self) -> str:
+        """``content:<hash>`` of the folder's files (a copied ``revision: main`` says nothing)."""
+        folder = Path(self.location).expanduser().resolve()
+        return f"content:{folder_fingerprint(folder)}"
+
     def load_model(self) -> LoadedModel:
         """The folder's model, loaded without the network."""
         return self._loaded(_from_folder(Path(self.location).expanduser(), self.name))

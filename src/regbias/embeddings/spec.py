@@ -96,6 +96,15 @@ class EncoderSpec(abc.ABC):
         backend = "" if self.backend == "torch" else f"#backend={self.backend}"
         return f"{control}{self.source}:{self.fingerprint()}#max_length={self.max_length}{backend}"
 
+    @property
+    def recorded_revision(self) -> str:
+        """The revision a run records (params, tags, the report): the configured one.
+
+        A source whose configured revision cannot say what its weights are records what can
+        (a local folder: its content hash).
+        """
+        return str(self.revision)
+
     @abc.abstractmethod
     def fingerprint(self) -> str:
         """What decides the weights, as ``location@revision``: the middle of :attr:`identity`."""

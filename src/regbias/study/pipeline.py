@@ -274,7 +274,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     run.tags(
         {
             "encoder.identity": encoder.spec.identity,
-            "encoder.revision": str(encoder.spec.revision),
+            "encoder.revision": encoder.spec.recorded_revision,
             "device": str(encoder.device),
         }
     )
@@ -370,7 +370,7 @@ def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
     return {
         "dataset": settings.dataset.name,
         "encoder": encoder.spec.name,
-        "encoder_revision": str(encoder.spec.revision),
+        "encoder_revision": encoder.spec.recorded_revision,
         "encoder_identity": encoder.spec.identity,
         "encoder_control": _control_of(settings),
         "seed": settings.seed,
