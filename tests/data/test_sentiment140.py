@@ -208,3 +208,31 @@ def test_pool_that_is_not_utf8(tmp_path: Path) -> None:
     (data_dir / "sentiment140_pool/negative.txt").write_bytes(b"caf\xe9\n")
     with pytest.raises(DataError, match=r"negative\.txt, line 1: not UTF-8"):
         read_sentiment140(data_dir)
+
+
+def test_a_shipped_file_cut_at_a_row_boundary_is_said_on_read(
+    shared_data_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A known file with other bytes reads, but not without a word (fault list 5, item 7)."""
+    import shutil
+
+    from regbias.data.registry import packaged_dataset
+
+    data = tmp_path / "data"
+    shutil.copytree(shared_data_dir / "regional_sentiment140", data / "regional_sentiment140")
+    shutil.copytree(shared_data_dir / "sentiment140_pool", data / "sentiment140_pool")
+    dataset = packaged_dataset("sentiment140")
+    with caplog.at_level("WARNING", logger="regbias.data.dataset"):
+        whole = dataset.read(data)
+    assert dataset.altered_copies(data) == [] and not caplog.records
+    nz = data / "regional_sentiment140" / "nz.csv"
+    lines = nz.read_text().splitlines(keepends=True)
+    nz.write_text("".join(lines[:100]))  # cut at a row boundary: still a valid CSV
+    with caplog.at_level("WARNING", logger="regbias.data.dataset"):
+        cut = dataset.read(data)
+    assert len(cut.groups["nz"].texts) < len(whole.groups["nz"].texts)
+    assert dataset.altered_copies(data) == ["regional_sentiment140/nz.csv"]
+    (record,) = caplog.records
+    assert (
+        str(nz) in record.getMessage() and "regbias.data.fetch sentiment140" in record.getMessage()
+    )

@@ -11,6 +11,8 @@ run depends on. :mod:`regbias.data.registry` finds the corpora by their YAML fil
 from __future__ import annotations
 
 import abc
+import functools
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from typing import ClassVar, Literal
 
 from regbias.data.corpus import Corpus
 from regbias.data.data_dir import resolve_data_dir
+from regbias.data.fingerprint import file_sha256
 from regbias.data.groups import BASELINE
 
 __all__ = [
@@ -29,6 +32,8 @@ __all__ = [
     "manifest",
 ]
 
+
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ManifestEntry:
@@ -101,6 +106,27 @@ class Dataset(abc.ABC):
             DataError: a file is missing or malformed; the message says what to do.
         """
 
+    def altered_copies(self, data_dir: Path | None) -> list[str]:
+        """The known files (:attr:`downloads`) present in ``data_dir`` with other bytes.
+
+        A known file is checked on every read, not only on download: a copy cut at a row
+        boundary reads without an error and would run on fewer texts without a word. Each
+        altered copy is warned about (once per process and file state) with the way back.
+
+        Returns:
+            The altered files' paths relative to ``data_dir``.
+        """
+        if data_dir is None:
+            return []
+        altered = [
+            entry.path
+            for entry in self.downloads
+            if (path := data_dir / entry.path).is_file() and _sha256_of(path) != entry.sha256
+        ]
+        for relative in altered:
+            _warn_altered(str(data_dir / relative), self.name, str(data_dir))
+        return altered
+
     def files(self, data_dir: Path | None) -> list[Path]:
         """Every file :meth:`read` reads (their checksums make a run's data fingerprint)."""
         if data_dir is None:
@@ -124,3 +150,26 @@ class Dataset(abc.ABC):
             DataError: the dataset needs a data directory and it does not exist.
         """
         return resolve_data_dir(configured)
+
+
+def _sha256_of(path: Path) -> str:
+    """A file's SHA-256, remembered by path, size and modification time in this process."""
+    stat = path.stat()
+    return _sha256_at(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.cache
+def _sha256_at(path: str, size: int, mtime_ns: int) -> str:
+    return file_sha256(Path(path))
+
+
+@functools.cache
+def _warn_altered(path: str, dataset: str, data_dir: str) -> None:
+    log.warning(
+        "%s is not the known copy of this file (its SHA-256 differs: cut or edited?); the "
+        "study reads it as it is. `python -m regbias.data.fetch %s --data-dir %s` restores the "
+        "known copy",
+        path,
+        dataset,
+        data_dir,
+    )

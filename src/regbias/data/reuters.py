@@ -252,7 +252,8 @@ class Reuters21578(Dataset):
     }
 
     def read(self, data_dir: Path | None) -> Corpus:
-        """The corpus (:func:`read_reuters21578`)."""
+        """The corpus (:func:`read_reuters21578`); a known file with other bytes is warned about."""
+        self.altered_copies(self.required(data_dir))
         return read_reuters21578(self.required(data_dir), multiple_places=self.multiple_places)
 
 

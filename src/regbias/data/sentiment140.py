@@ -88,7 +88,8 @@ class Sentiment140(Dataset):
     downloads = SENTIMENT140_DOWNLOADS
 
     def read(self, data_dir: Path | None) -> Corpus:
-        """The corpus (:func:`read_sentiment140`)."""
+        """The corpus (:func:`read_sentiment140`); a known file with other bytes is warned about."""
+        self.altered_copies(self.required(data_dir))
         return read_sentiment140(self.required(data_dir), clean_regional=self.clean_regional)
 
     def files(self, data_dir: Path | None) -> list[Path]:
