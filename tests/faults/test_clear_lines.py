@@ -155,3 +155,28 @@ def test_absolute_csv_path_needs_no_data_directory(tmp_path, monkeypatch):
     assert set(study.groups) == {"a", "b", "c", "baseline"}
     inputs = preflight.resume_inputs(read_settings(cfg))
     assert len(inputs["regbias.data_fingerprint"]) == 16
+
+
+def test_a_cache_dir_that_is_a_file_is_one_line_before_any_run(tmp_path):
+    """``paths.cache_dir`` naming a file: one ConfigError, not a FileExistsError traceback."""
+    a_file = tmp_path / "cache"
+    a_file.write_text("not a folder")
+    settings = read_settings(composed(f"paths.cache_dir={a_file}"))
+    with pytest.raises(ConfigError, match=r"paths.cache_dir .*cache is a file, not a folder"):
+        preflight.check_cache_dir(settings)
+
+
+def test_a_read_only_cache_dir_is_one_line_before_any_run(tmp_path, monkeypatch):
+    """A cache on a read-only mount: one ConfigError before any run, not an OSError per job."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+
+    def refuse(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(preflight.tempfile, "NamedTemporaryFile", refuse)
+    settings = read_settings(composed(f"paths.cache_dir={folder}"))
+    with pytest.raises(ConfigError, match=r"cannot be written \(Read-only file system\)"):
+        preflight.check_cache_dir(settings)
+    monkeypatch.undo()
+    preflight.check_cache_dir(settings)  # a writable folder passes

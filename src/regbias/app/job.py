@@ -21,7 +21,12 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from regbias.app.preflight import check_encoder, preflight_groups, resume_inputs
+from regbias.app.preflight import (
+    check_cache_dir,
+    check_encoder,
+    preflight_groups,
+    resume_inputs,
+)
 from regbias.app.quiet import ALWAYS_QUIET_LOGGERS, quiet_libraries
 from regbias.app.settings import plain_config, read_settings
 from regbias.app.start import data_for_job
@@ -174,6 +179,7 @@ def _tracked(
     preflight_groups(settings)  # before any run exists: names that would break keys or paths
     check_primary(settings)  # and a primary the run would not measure
     check_encoder(settings)  # and a model whose packages are missing
+    check_cache_dir(settings)  # and a cache that cannot be written
     started, began = time.perf_counter(), time.time()
     parent = read_parent(context.sweep_dir)
     client, experiment_id = connect(settings.tracking)

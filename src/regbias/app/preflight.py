@@ -7,6 +7,7 @@ more than one value, the corpus, or the file system.
 from __future__ import annotations
 
 import logging
+import tempfile
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -23,6 +24,7 @@ from regbias.tracking.provenance import git_state
 from regbias.tracking.runs import metric_key
 
 __all__ = [
+    "check_cache_dir",
     "check_encoder",
     "check_group_names",
     "preflight_groups",
@@ -44,9 +46,34 @@ def preflight_sweep(settings: StudySettings) -> None:
     """
     check_primary(settings)
     check_encoder(settings)
+    check_cache_dir(settings)
     if task_named(settings.task).reads_data:
         settings.dataset.data_dir(settings.paths.data_dir)
         preflight_groups(settings)
+
+
+def check_cache_dir(settings: StudySettings) -> None:
+    """The embedding cache's folder is a folder this process can write (checked before a run).
+
+    Raises:
+        ConfigError: ``paths.cache_dir`` names a file, or a folder that cannot be created or
+            written (a read-only mount): one line naming it and the way out.
+    """
+    if not task_named(settings.task).loads_encoder:
+        return
+    folder = Path(settings.paths.cache_dir).expanduser()
+    way_out = "point paths.cache_dir (or $REGBIAS_CACHE_DIR) at a writable folder"
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"paths.cache_dir {folder} is a file, not a folder: {way_out}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
+            pass
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise ConfigError(
+            f"paths.cache_dir {folder} cannot be written ({reason}): {way_out}"
+        ) from None
 
 
 def check_encoder(settings: StudySettings) -> None:
