@@ -15,6 +15,8 @@ import pytest
 from markdown_it import MarkdownIt
 from mlflow.tracking import MlflowClient
 
+from regbias.app.preflight import check_group_names
+from regbias.errors import DataError
 from regbias.report.escape import html_text, markdown_code, markdown_text, plain_text
 from regbias.report.html import report_html
 from tests.app.test_analyze_task import write_table
@@ -124,3 +126,16 @@ def test_hostile_names_of_an_analyze_table_are_text_in_both_reports(tmp_path):
     for markdown, html in reports(tmp_path, run.info.run_id):
         assert_names_are_text(markdown, html, [])
         assert "<script>" not in html and "<img src=x" not in html
+
+
+@pytest.mark.parametrize(
+    "names", [["a" * 300, "b", "c"], ["x" * 120, "y" * 120, "z"], ["au", "b" * 209]]
+)
+def test_group_names_too_long_for_an_mlflow_key_stop_before_any_run(names):
+    """MLflow keeps 250 characters of a key: checked up front, not after the distances ran."""
+    with pytest.raises(DataError, match=r"too long together for an MLflow key"):
+        check_group_names(names)
+
+
+def test_long_but_fitting_group_names_pass():
+    check_group_names(["x" * 100, "y" * 100, "z"])

@@ -24,6 +24,7 @@ from regbias.tracking.provenance import git_state
 from regbias.tracking.runs import metric_key
 
 __all__ = [
+    "MAX_PAIR_KEY",
     "check_cache_dir",
     "check_encoder",
     "check_group_names",
@@ -34,6 +35,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+#: The most characters a pair's part of an MLflow key (``<a>__<b>``) may have: MLflow keeps 250,
+#: and the longest prefix and suffix regbias puts around a pair (``power/detectable_share/``,
+#: ``/effect_ci_high``) take under 40.
+MAX_PAIR_KEY = 210
 
 
 def preflight_sweep(settings: StudySettings) -> None:
@@ -147,8 +152,8 @@ def check_group_names(names: list[str]) -> None:
     """Group names become parts of MLflow keys and artifact paths: each must stay itself.
 
     Raises:
-        DataError: a name with an empty, ``.`` or ``..`` path part, or two names (or two pairs
-            ``a__b``) that become the same MLflow key.
+        DataError: a name with an empty, ``.`` or ``..`` path part, two names (or two pairs
+            ``a__b``) that become the same MLflow key, or two names too long for one key.
     """
     for name in names:
         if any(part in ("", ".", "..") for part in name.split("/")):
@@ -159,6 +164,18 @@ def check_group_names(names: list[str]) -> None:
     _check_injective({name: metric_key(name) for name in names}, "groups")
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     _check_injective({f"{a}-{b}": metric_key(f"{a}__{b}") for a, b in pairs}, "pairs")
+    longest = max(pairs, key=lambda p: len(metric_key(f"{p[0]}__{p[1]}")), default=None)
+    if longest is not None and len(metric_key(f"{longest[0]}__{longest[1]}")) > MAX_PAIR_KEY:
+        a, b = longest
+        raise DataError(
+            f"the group names {_short(a)!r} and {_short(b)!r} ({len(a)} and {len(b)} "
+            f"characters) are too long together for an MLflow key (at most {MAX_PAIR_KEY} for "
+            "a pair's two names, of MLflow's 250): shorten the group names in the data"
+        )
+
+
+def _short(name: str, most: int = 40) -> str:
+    return name if len(name) <= most else name[: most - 3] + "..."
 
 
 def _check_injective(keys: dict[str, str], what: str) -> None:
