@@ -29,7 +29,6 @@ from regbias.analysis.tests.pairwise import (
     P_ADJUSTED,
     PRIMARY_FAMILY,
     SECONDARY_FAMILY,
-    P,
     PairwiseTests,
 )
 from regbias.distances.matrix import DistanceMatrix
@@ -238,13 +237,12 @@ def record_section(tests: PairTests | None) -> str:
     """Markdown: the test of record's table and figure (empty without one)."""
     if tests is None:
         return ""
-    columns = ["family", "n_a", "n_b", "shared", "effect", "effect_ci_low", "effect_ci_high"]
-    columns += ["z", P, P_ADJUSTED, DIFFERS]
+    columns = list(tests.section_columns)
     table = tests.table.copy()
     table.index = [pair_name(r) for _, r in table.iterrows()]
     table[DIFFERS] = table[DIFFERS].astype(object)
     table.loc[~tests.testable().to_numpy(), DIFFERS] = "untestable"
-    if np.isfinite(table["detectable_share"].astype(float)).any():
+    if tests.power_measured():
         columns.append("detectable_share")
     header = "| pair | " + " | ".join(columns) + " |"
     rule = "|" + "---|" * (len(columns) + 1)

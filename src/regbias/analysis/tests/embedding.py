@@ -147,6 +147,9 @@ class PairTests(PairwiseTests):
             ``1 - alpha``), ``detectable_share`` (NaN until power is measured) and
             ``untestable`` (why a pair is not tested, "" where it is: such a pair has no p).
         group_sizes: distinct texts per group before the cap.
+        section_columns: the columns of the report's table of the test, in order
+            (``detectable_share`` follows them where power is measured).
+        estimate_format: a differing pair's estimate in the findings, formatted with its row.
     """
 
     settings: PairTestSettings
@@ -170,6 +173,13 @@ class PairTests(PairwiseTests):
         "detectable_share",
     )
     metric_columns: ClassVar[tuple[str, ...]] = ("z", "effect", P_ADJUSTED)
+    section_columns: ClassVar[tuple[str, ...]] = (
+        *(FAMILY, "n_a", "n_b", "shared", "effect", "effect_ci_low", "effect_ci_high", "z"),
+        *(P, P_ADJUSTED, DIFFERS),
+    )
+    estimate_format: ClassVar[str] = (
+        "effect {effect:.3g} [{effect_ci_low:.3g}, {effect_ci_high:.3g}]"
+    )
     settings_defaults: ClassVar[Mapping[str, object]] = {"quadratic_cap": None, "resamples": 0}
     renamed_settings: ClassVar[Mapping[str, str]] = {"effect_resamples": "resamples"}
 
@@ -183,10 +193,8 @@ class PairTests(PairwiseTests):
         )
 
     def estimate(self, row: pd.Series) -> str:
-        """``effect 0.0099 [0.009, 0.011]``: the size-free effect and its interval."""
-        return (
-            f"effect {row['effect']:.3g} [{row['effect_ci_low']:.3g}, {row['effect_ci_high']:.3g}]"
-        )
+        """``effect 0.0099 [0.009, 0.011]``: :attr:`estimate_format` of the pair's row."""
+        return self.estimate_format.format(**row.to_dict())
 
     def power_measured(self) -> bool:
         """Whether any pair has a smallest detectable share (the power plants ran)."""
