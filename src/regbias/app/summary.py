@@ -33,9 +33,8 @@ from regbias.errors import RegbiasError
 from regbias.report import comparison
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
-from regbias.report.figures import save_figure
 from regbias.report.headline import Headline, read_headline
-from regbias.report.html import write_html_report
+from regbias.report.html import publish_html
 from regbias.report.local_copy import REPORT_FOLDER, copy_report
 from regbias.study.encoder_compare import compare_variants, jobs_texts
 from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, process_started
@@ -104,10 +103,8 @@ def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
 def _publish_html(run: RunLog, folder: Path) -> None:
     """``report.html`` (figures embedded) beside each ``report.md`` of the copy and the run."""
     for source in sorted(folder.glob("**/report.md")):
-        page = write_html_report(source.parent)
-        if page is not None:
-            relative = page.parent.relative_to(folder).as_posix()
-            run.file(page, None if relative == "." else relative)
+        relative = source.parent.relative_to(folder).as_posix()
+        publish_html(run, source.parent, None if relative == "." else relative)
 
 
 def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:
@@ -180,16 +177,7 @@ def _headlines(
     name = " ~ ".join(primary) if primary else "n/a"
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
     page = comparison.comparison_markdown(table, folders, sections, compared.findings())
-    for table_name, frame in compared.tables().items():
-        parent.table(frame, paths.comparison_csv(table_name))
-        frame.to_csv(_ensure(folder, paths.comparison_csv(table_name)), index=False)
-    figure = comparison.comparison_figure(table)
-    parent.table(table, paths.comparison_csv("variants"), index=True)
-    parent.text(page, paths.REPORT_MD)
-    parent.figure(figure, paths.COMPARISON_FIGURE)
-    table.to_csv(_ensure(folder, paths.comparison_csv("variants")))
-    (folder / paths.REPORT_MD).write_text(page)
-    save_figure(comparison.comparison_figure(table), folder / paths.COMPARISON_FIGURE)
+    comparison.write_comparison(parent, folder, compared.tables(), table, page)
     return headlines
 
 
@@ -221,12 +209,6 @@ def _compare(
         return EncoderComparison(
             notes=[f"the variants could not be compared: {type(error).__name__}: {error}"]
         )
-
-
-def _ensure(folder: Path, path: str) -> Path:
-    """``folder / path``, its parent folder made."""
-    (folder / path).parent.mkdir(parents=True, exist_ok=True)
-    return folder / path
 
 
 def _description(headlines: Mapping[str, Headline]) -> str:

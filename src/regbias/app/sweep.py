@@ -29,9 +29,9 @@ from regbias.interrupt import (
     ctrl_c_at_safe_points,
     install_sigterm_flag,
 )
+from regbias.report.sweep_artifacts import write_jobs, write_versions
 from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
-from regbias.tracking.artifacts import JOBS_JSON, VERSIONS_JSON
 from regbias.tracking.ledger import (
     DONE,
     PARENT_FILE,
@@ -101,7 +101,7 @@ class SweepCallback(Callback):
         _refuse_a_busy_folder(client, sweep_dir)
         parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)
-        parent.json(package_versions(), VERSIONS_JSON)
+        write_versions(parent, package_versions())
         record = {
             "run_id": parent.run_id,
             "experiment_id": experiment_id,
@@ -250,4 +250,4 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -
 def _summarise(run: RunLog, records: list[dict[str, Any]]) -> None:
     counts = Counter(str(r.get("status", "UNKNOWN")) for r in records)
     run.metrics({f"sweep/jobs_{k.lower()}": v for k, v in counts.items()})
-    run.json(records, JOBS_JSON)
+    write_jobs(run, records)

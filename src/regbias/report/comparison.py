@@ -10,17 +10,19 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from regbias.report.canvas import new_figure
+from regbias.report.canvas import new_figure, save_figure
 from regbias.report.encoder_contrast import markdown_table
 from regbias.report.escape import markdown_text
 from regbias.report.headline import Headline
-from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD
+from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD, comparison_csv
+from regbias.tracking.runs import RunLog
 
 __all__ = [
     "HEADLINE_PERFORMANCE",
@@ -32,6 +34,7 @@ __all__ = [
     "metric_label",
     "same_override_notes",
     "variant_labels",
+    "write_comparison",
 ]
 
 #: The performance column the comparison puts first (the protocol's primary gap).
@@ -223,3 +226,37 @@ def exploratory_lines(table: pd.DataFrame) -> list[str]:
         "",
         *markdown_table(pd.DataFrame(rows), legend),
     ]
+
+
+def write_comparison(
+    parent: RunLog,
+    folder: Path,
+    tables: Mapping[str, pd.DataFrame],
+    table: pd.DataFrame,
+    page: str,
+) -> None:
+    """The comparison's tables, page and figure, into ``parent`` and the local ``folder``.
+
+    Args:
+        parent: the sweep's parent run.
+        folder: the sweep's local copy of its report.
+        tables: the encoders' comparison tables, by name (written without their index).
+        table: :func:`comparison_table` (written with its index, the variants).
+        page: :func:`comparison_markdown`, the sweep's ``report.md``.
+    """
+    for name, frame in tables.items():
+        parent.table(frame, comparison_csv(name))
+        frame.to_csv(_ensure(folder, comparison_csv(name)), index=False)
+    figure = comparison_figure(table)
+    parent.table(table, comparison_csv("variants"), index=True)
+    parent.text(page, REPORT_MD)
+    parent.figure(figure, COMPARISON_FIGURE)
+    table.to_csv(_ensure(folder, comparison_csv("variants")))
+    (folder / REPORT_MD).write_text(page)
+    save_figure(comparison_figure(table), folder / COMPARISON_FIGURE)
+
+
+def _ensure(folder: Path, path: str) -> Path:
+    """``folder / path``, its parent folder made."""
+    (folder / path).parent.mkdir(parents=True, exist_ok=True)
+    return folder / path

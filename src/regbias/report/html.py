@@ -25,8 +25,9 @@ from PIL import Image
 
 from regbias.report.escape import html_text
 from regbias.tracking.artifacts import REPORT_HTML, REPORT_MD
+from regbias.tracking.runs import RunLog
 
-__all__ = ["PAGE_LIMIT", "report_html", "write_html_report"]
+__all__ = ["PAGE_LIMIT", "publish_html", "report_html", "write_html_report"]
 
 #: The most bytes a page may have: a third of the largest page MLflow's viewer was seen to draw.
 PAGE_LIMIT = 2_000_000
@@ -91,6 +92,20 @@ def write_html_report(folder: Path) -> Path | None:
     target = folder / REPORT_HTML
     target.write_text(report_html(source.read_text(), folder), encoding="utf-8")
     return target
+
+
+def publish_html(run: RunLog, folder: Path, directory: str | None = None) -> Path | None:
+    """Write ``report.html`` beside ``folder/report.md`` and into ``run`` (None: no report).
+
+    Args:
+        run: the run the page is written to.
+        folder: a local copy of the run's report (or of one of its folders).
+        directory: the page's folder in the run; None: the run's own.
+    """
+    page = write_html_report(folder)
+    if page is not None:
+        run.file(page, directory)
+    return page
 
 
 def _data_uri(folder: Path, link: str) -> str | None:

@@ -19,7 +19,9 @@ from regbias.analysis.tests.text_scores import pool_text_tables
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
+from regbias.report.job_artifacts import write_performance, write_study
 from regbias.report.publish import log_analysis, log_distances
+from regbias.report.sweep_artifacts import write_variants
 from regbias.study.timing import timed
 from regbias.study.variant_runs import variant_run
 from regbias.tables import read_table
@@ -136,7 +138,7 @@ def aggregate_sweep(
         jobs = ",".join(str(m.get("job_num")) for m in members)
         overrides = " | ".join(str(m.get("overrides", "")) for m in members)
         rows.append({"variant": variant, "jobs": jobs, "overrides": overrides})
-    parent.table(pd.DataFrame(rows), paths.VARIANTS_CSV)
+    write_variants(parent, rows)
     return dict(times)
 
 
@@ -165,19 +167,11 @@ def _aggregate_variant(
     check_stop()
     with timed(times, "report"):
         if pooled.per_model is not None:
-            parent.table(pooled.per_model, paths.PER_MODEL_CSV)
+            write_performance(parent, pooled.per_model, None)
         # The analysis first: its headline metrics lead the parent's metrics list.
         log_analysis(parent, pooled, analysis, settings, power=power)
         check_stop()
         log_distances(parent, pooled.distances)
         check_stop()
-        parent.json(
-            {
-                "groups": pooled.groups,
-                "group_sizes": pooled.group_sizes,
-                "meta": pooled.meta,
-                "runs": [r["run_id"] for r in records],
-            },
-            paths.STUDY_JSON,
-        )
+        write_study(parent, pooled, runs=[r["run_id"] for r in records])
     return times

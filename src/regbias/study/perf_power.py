@@ -21,8 +21,8 @@ from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
+from regbias.report.power import write_perf_power
 from regbias.study.settings import StudySettings
-from regbias.tracking.artifacts import PERF_POWER_RATES_CSV
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_perf_power", "perf_power_summary", "perf_power_study"]
@@ -70,7 +70,7 @@ def perf_power_study(
 
 def log_perf_power(run: RunLog, result: PerfPower) -> None:
     """The performance plants' rates and each size class's detectable gap."""
-    run.table(result.rates, PERF_POWER_RATES_CSV)
+    write_perf_power(run, result)
     run.metrics(
         {
             f"power/detectable_gap/{a}__{b}": gap

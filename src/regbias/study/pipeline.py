@@ -25,8 +25,14 @@ from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
 from regbias.performance.table import PerformanceTable
-from regbias.performance.text_scores import PROBABILITY_FORMAT
-from regbias.report import figures as plots
+from regbias.report.job_artifacts import (
+    write_distance_tables,
+    write_draws,
+    write_groups,
+    write_lda,
+    write_performance,
+    write_study,
+)
 from regbias.report.publish import log_analysis, log_distances
 from regbias.study.checks import preflight_job, preflight_study
 from regbias.study.parts import study_encoder
@@ -155,10 +161,9 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
     table = group_table(
         study.corpus, {TRAIN_POOL: study.corpus.train, TRAIN_SAMPLE: study.training}
     )
-    run.table(table, paths.GROUPS_CSV)
-    log_dataset(run, table, study.corpus.name, source, "groups")
     emptied = {f"empty_after_cleaning/{g}": n for g, n in study.corpus.emptied.items()}
-    run.json({**study.corpus.dropped, **emptied}, paths.DROPPED_JSON)
+    write_groups(run, table, {**study.corpus.dropped, **emptied})
+    log_dataset(run, table, study.corpus.name, source, "groups")
     _warn_shared(study.corpus.dropped)
     if study.corpus.emptied:
         log.warning("%s", study.corpus.emptied_note())
@@ -171,7 +176,7 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
         metrics["draws/pool_size"] = draws.pool_size
     if draws.records:
         frame = draws.table()
-        run.table(frame, paths.DRAWS_CSV)
+        write_draws(run, frame)
         sizes = frame.groupby(["kind", "group"])["size"].min()
         metrics.update({f"draws/{k}/{g}/size": int(v) for (k, g), v in sizes.items()})
         whole = frame[frame["whole_group"]]
@@ -228,15 +233,12 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool
     """
     log_distances(run, suite.matrices, figures=figures)
     if suite.lda_projection is not None:
-        figure = plots.lda_scatter(suite.lda_projection, "LDA projection (repetition 0)")
-        run.figure(figure, paths.LDA_FIGURE)
+        write_lda(run, suite.lda_projection)
     metrics: dict[str, float] = {}
     if suite.epsilon is not None:
         metrics["sinkhorn/epsilon"] = suite.epsilon
-    for name, table in suite.sensitivity.items():
-        run.table(table, paths.sensitivity_csv(name))
+    write_distance_tables(run, suite.sensitivity, suite.diagnostics)
     for name, table in suite.diagnostics.items():
-        run.table(table, paths.diagnostics_csv(name))
         flags = table[["xy_converged", "xx_converged", "yy_converged"]].to_numpy()
         failed = int((~flags.astype(bool)).sum())
         metrics[f"sinkhorn/{name}/not_converged"] = failed
@@ -294,9 +296,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
         with timed(timings, "performance"):
             performance = _performance(settings, study, encoder, cache, run)
             results.per_model, results.texts = performance.frame, performance.texts
-            run.table(results.per_model, paths.PER_MODEL_CSV)
-            if results.texts is not None:
-                run.table(results.texts, paths.TEXTS_CSV, float_format=PROBABILITY_FORMAT)
+            write_performance(run, results.per_model, results.texts)
     if not pooled:
         results.record, power = record_and_power(settings, timings, study=study, encoder=encoder)
         with timed(timings, "analysis"):  # minutes with many groups: say when it is done
@@ -305,10 +305,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
             log_analysis(run, results, analysis, settings.analysis, power=power)
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
-    run.json(
-        {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta},
-        paths.STUDY_JSON,
-    )
+    write_study(run, results)
     return results
 
 

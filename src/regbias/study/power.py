@@ -22,11 +22,10 @@ from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 from regbias.errors import ConfigError
-from regbias.report import figures as plots
+from regbias.report.power import write_power
 from regbias.study.parts import record_study, study_encoder
 from regbias.study.perf_power import log_perf_power, perf_power_study, perf_power_summary
 from regbias.study.settings import StudySettings
-from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
 __all__ = ["log_power", "power_study", "power_summary", "run_power", "tested_classes"]
@@ -117,11 +116,7 @@ def power_study(
 
 def log_power(run: RunLog, result: PowerResult) -> None:
     """The plants, the rates, the power figure and the detectable share per size class."""
-    run.table(result.plants, paths.POWER_PLANTS_CSV)
-    rates = result.rates()
-    run.table(rates, paths.POWER_RATES_CSV)
-    curves = rates.assign(distance=rates["n_a"].astype(str) + " + " + rates["n_b"].astype(str))
-    run.figure(plots.power_curves(curves, "p <= alpha / m"), paths.POWER_FIGURE)
+    write_power(run, result)
     run.metrics(
         {
             f"power/detectable_share/{a}__{b}": share

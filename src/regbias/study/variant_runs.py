@@ -19,8 +19,9 @@ from typing import Any
 
 from regbias.report.comparison import variant_labels
 from regbias.report.headline import read_headline
-from regbias.report.html import write_html_report
+from regbias.report.html import publish_html
 from regbias.report.local_copy import copy_report
+from regbias.report.sweep_artifacts import copy_run
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, start_run, tracked_run
 from regbias.tracking.ui import describe_run
@@ -88,9 +89,7 @@ def _publish(run: RunLog) -> None:
     """``report.html`` beside the run's report, its headline metrics and its description."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = copy_report(run, Path(tmp) / "report")
-        page = write_html_report(folder)
-        if page is not None:
-            run.file(page)
+        publish_html(run, folder)
         headline = read_headline(folder)
         run.metrics(headline.metrics)
         describe_run(run, headline.markdown())
@@ -121,7 +120,5 @@ def _adopt(own: RunLog, job_ids: list[str]) -> None:
 
 def _copy_into(own: RunLog, target: RunLog) -> None:
     """The variant run's artifacts and latest metrics, written to ``target`` as well."""
-    with tempfile.TemporaryDirectory() as tmp:
-        local = Path(own.client.download_artifacts(own.run_id, "", tmp))
-        target.directory(local)
+    copy_run(own, target)
     target.metrics(own.client.get_run(own.run_id).data.metrics)
