@@ -35,6 +35,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class ManifestEntry:
     """One downloadable file of a dataset.
