@@ -6,6 +6,7 @@ module starts ends FINISHED or FAILED, including on exceptions, Ctrl-C and SIGTE
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import tempfile
@@ -26,11 +27,12 @@ from regbias.interrupt import StopRequested, check_stop, stop_on_sigterm
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
-from regbias.tracking.store import check_free_space, store_lock
+from regbias.tracking.store import check_free_space, local_store_path, store_lock
 
 __all__ = [
     "TrackingSettings",
     "RunLog",
+    "artifact_location",
     "connect",
     "start_run",
     "tracked_run",
@@ -90,14 +92,52 @@ def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
         ) from error
 
 
+def artifact_location(settings: TrackingSettings) -> str | None:
+    """Where a new experiment of this store keeps its artifacts (None: the server decides).
+
+    A relative ``tracking.artifact_root`` of a SQLite store lies beside the store, so that one
+    ``MLFLOW_TRACKING_URI`` keeps its artifacts in one place whatever folder a run starts from
+    (the default ``sqlite:///mlruns.db`` with ``mlruns`` is ``./mlruns`` as before).
+    """
+    if settings.uri.startswith(("http://", "https://", "databricks")):
+        return None
+    root = Path(settings.artifact_root).expanduser()
+    store = local_store_path(settings.uri)
+    if not root.is_absolute() and store is not None:
+        root = store.expanduser().resolve().parent / root
+    return root.resolve().as_uri()
+
+
 def _experiment_id(client: MlflowClient, settings: TrackingSettings) -> str:
+    wanted = artifact_location(settings)
     experiment = client.get_experiment_by_name(settings.experiment)
-    if experiment is not None:
-        return experiment.experiment_id
-    location = None
-    if not settings.uri.startswith(("http://", "https://", "databricks")):
-        location = Path(settings.artifact_root).resolve().as_uri()
-    return client.create_experiment(settings.experiment, artifact_location=location)
+    if experiment is None:
+        found = client.create_experiment(settings.experiment, artifact_location=wanted)
+        _say_where(settings.experiment, wanted or "the tracking server's artifact store")
+        return found
+    kept = str(experiment.artifact_location)
+    if wanted is not None and kept.rstrip("/") != wanted.rstrip("/"):
+        _warn_other_root(settings.experiment, kept, wanted)
+    else:
+        _say_where(settings.experiment, kept)
+    return str(experiment.experiment_id)
+
+
+@functools.cache
+def _say_where(experiment: str, location: str) -> None:
+    log.info("MLflow artifacts of experiment %s go to %s", experiment, location)
+
+
+@functools.cache
+def _warn_other_root(experiment: str, kept: str, wanted: str) -> None:
+    log.warning(
+        "experiment %s keeps its artifacts in %s (set when it was created), not in "
+        "tracking.artifact_root (%s): this run's artifacts go there too, so deleting that "
+        "folder deletes them; give this run its own tracking.experiment to keep them apart",
+        experiment,
+        kept,
+        wanted,
+    )
 
 
 def _probe(uri: str) -> None:
