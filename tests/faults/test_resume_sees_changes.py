@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
+import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
@@ -19,6 +20,7 @@ from regbias.app import preflight
 from regbias.app.job import JobContext
 from regbias.app.settings import read_settings
 from regbias.embeddings.sources import PathEncoder
+from regbias.errors import ConfigError
 from regbias.tracking.ledger import PARENT_FILE, job_records
 from tests.faults.conftest import composed, write_csv
 from tests.faults.test_stale_results import csv_job, run_job
@@ -105,3 +107,15 @@ def test_reused_sweep_dir_pools_only_this_sweeps_jobs(tmp_path):
     start("second")  # `-m seed=5 hydra.sweep.dir=<the same>`: one job, number 0
     finish(0)
     assert [r["overrides"] for r in job_records(sweep)] == ["seed=0"]
+
+
+def test_a_cut_weights_file_in_a_local_model_folder_is_one_line(tmp_path):
+    """A truncated model.safetensors: one ConfigError naming the folder, not a SafetensorError."""
+    folder = tmp_path / "model"
+    save_tiny_bert(folder, seed=0)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    spec = {"name": "bert_small", "location": str(folder), "revision": "main"}
+    spec |= {"max_length": 32, "pooling": "mean"}
+    with pytest.raises(ConfigError, match=r"could not be loaded .*cut or damaged.*save_pretrained"):
+        PathEncoder(**spec).load_model()

@@ -441,7 +441,15 @@ def _from_folder(folder: Path, name: str) -> LoadedModel:
             f"encoder {name!r}: model folder {folder} has no {' and no '.join(missing)}; "
             "save the model there with save_pretrained() for both model and tokenizer"
         )
-    return _pretrained(str(folder), None, local_files_only=True, folder=folder)
+    try:
+        return _pretrained(str(folder), None, local_files_only=True, folder=folder)
+    except Exception as error:  # a cut or damaged file: safetensors, tokenizers, torch all differ
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise ConfigError(
+            f"encoder {name!r}: model folder {folder} could not be loaded "
+            f"({type(error).__name__}: {first[:200]}); a file may be cut or damaged: save "
+            "the model there again with save_pretrained()"
+        ) from error
 
 
 def _pretrained(
