@@ -193,3 +193,13 @@ def test_no_pair_is_named_when_no_tested_distance_finds_a_difference(tmp_path):
     table["differs"] = False  # and the test of record finds no pair: none is named
     table.to_csv(tests, index=False)
     assert read_headline(folder).pairs == {}
+
+
+def test_variants_that_differ_in_nothing_but_their_data_are_warned_of():
+    """nz.csv edited between job 0 and job 1 of ``seed=range(2) experiment=smoke``."""
+    records = [
+        {"variant": "3f714f4e00", "overrides": "seed=0 experiment=smoke"},
+        {"variant": "9a0b1c2d00", "overrides": "seed=1 experiment=smoke"},
+    ]
+    (note,) = comparison.same_override_notes(records)
+    assert "have the same overrides: they ran on other code or data" in note

@@ -170,10 +170,15 @@ def _headlines(
     table = comparison.comparison_table(headlines)
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
     evidence = encoder_evidence(folder, folders, primary)
-    compared = _compare(sweep, folder, folders, records, parent)
-    for note in comparison.same_override_notes([r for r in records if r.get("status") in DONE]):
+    same = comparison.same_override_notes([r for r in records if r.get("status") in DONE])
+    for note in same:
         log.warning(note)
-        compared.notes.insert(0, note)
+    # variants that ran other code or data on the same overrides compare no setting: not compared
+    compared = (
+        EncoderComparison(notes=[*same, "the variants were not compared on the same texts"])
+        if same
+        else _compare(sweep, folder, folders, records, parent)
+    )
     name = " ~ ".join(primary) if primary else "n/a"
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
     page = comparison.comparison_markdown(table, folders, sections, compared.findings())

@@ -56,20 +56,21 @@ def same_override_notes(records: list[Mapping[str, Any]]) -> list[str]:
     between their jobs (the provenance tags ``git.commit``, ``git.diff_hash`` and
     ``regbias.data_fingerprint`` say which), so comparing them compares no setting.
     """
-    by_label: dict[str, list[str]] = {}
-    for variant, label in _override_labels(records).items():
-        by_label.setdefault(label, []).append(variant)
+    by_words: dict[frozenset[str], list[str]] = {}
+    for variant, words in _distinct_overrides(records).items():
+        by_words.setdefault(words, []).append(variant)
     shown = variant_labels(records)
     return [
         f"warning: {' and '.join(shown[v] for v in variants)} have the same overrides: they ran "
         "on other code or data (a commit or an edit under src/ during the sweep?); commit, "
         "then run the sweep again to compare settings"
-        for variants in by_label.values()
+        for variants in by_words.values()
         if len(variants) > 1
     ]
 
 
-def _override_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
+def _distinct_overrides(records: list[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
+    """Per variant, the overrides (but the seed) its jobs share and not every variant has."""
     per_variant: dict[str, list[set[str]]] = {}
     for record in records:
         words = {w for w in shlex.split(str(record.get("overrides", ""))) if "=" in w}
@@ -77,7 +78,14 @@ def _override_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
         per_variant.setdefault(str(record.get("variant", "")), []).append(words)
     common = {v: set.intersection(*sets) for v, sets in per_variant.items()}
     everywhere = set.intersection(*common.values()) if common else set()
-    return {v: " ".join(sorted(w - everywhere)) or f"variant-{v}" for v, w in common.items()}
+    return {v: frozenset(w - everywhere) for v, w in common.items()}
+
+
+def _override_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
+    return {
+        v: " ".join(sorted(words)) or f"variant-{v}"
+        for v, words in _distinct_overrides(records).items()
+    }
 
 
 def metric_label(label: str) -> str:
