@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from regbias.analysis.tests.performance import (
     stratified_test,
 )
 from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
+from regbias.report.record import pairs_lines
 from tests.conftest import packaged
 
 
@@ -238,3 +240,15 @@ def test_the_tests_read_back_from_their_json_form():
     again = PerfTests.from_dict(tests.to_dict())
     pd.testing.assert_frame_equal(again.table, tests.table, check_dtype=False)
     assert again.metric == "accuracy" and again.models == 5
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "micro_f1"])
+def test_the_power_note_names_the_corpus_s_own_metric(metric):
+    rng = np.random.default_rng(3)
+    groups = {"a": _group(rng, 60, 0.5, (0.8, 0.8)), "b": _group(rng, 60, 0.5, (0.7, 0.7))}
+    tests = replace(_tests(texts_frame(groups), relabellings=99), metric=metric)
+    note = pairs_lines(tests)[-1]
+    assert "could have detected is not measured" in note
+    assert f"{metric} gaps" in note
+    other = "micro_f1" if metric == "accuracy" else "accuracy"
+    assert other not in note
