@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.power.primary import PrimaryPower
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
+from regbias.data.groups import BASELINE
 from regbias.report.findings import GLOSSARY, findings_markdown, primary_sentence
-from regbias.report.markdown import report_markdown
+from regbias.report.markdown import baseline_sizes, report_markdown
 from regbias.report.publish import log_analysis
+from tests.analysis.test_perf_test import _group, _tests, texts_frame
 from tests.conftest import packaged
 
 
@@ -308,3 +312,28 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
         "80% power" in section
     )
     assert "| pair | family |" in record_section(tests)
+
+
+def test_baseline_s_size_is_explained_once_with_each_measure_s_count() -> None:
+    rng = np.random.default_rng(0)
+    groups = {g: _group(rng, n, 0.5, (0.8, 0.8)) for g, n in (("us", 50), ("baseline", 70))}
+    record = _tests(texts_frame(groups))
+    per_model = pd.DataFrame(
+        {"model": ["m0", "m1"], "group": BASELINE, "metric": "accuracy", "n_texts": [14, 15]}
+    )
+    results = StudyResults(
+        ["us", "baseline"], per_model=per_model, group_sizes={"us": 50, "baseline": 3000}
+    )
+    line = baseline_sizes(results, record)
+    assert line.startswith("`baseline` is 3,000 texts here")
+    assert "70 in the performance test of record" in line
+    assert "14-15 per model" in line and "task=describe" in line
+    # The draws design draws from a fold: no fold size is claimed; no record, no record count.
+    drawn = replace(results, meta={"evaluation_design": "draws"})
+    assert baseline_sizes(drawn, None) == (
+        "`baseline` is 3,000 texts here (a job's general training sample: its distances "
+        "draw from all of it)."
+    )
+    analysis = Analysis(None, None, None, None, None)
+    report = report_markdown(results, analysis, packaged(AnalysisSettings, "analysis"))
+    assert report.count("`baseline` is 3,000 texts here") == 1
