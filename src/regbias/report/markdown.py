@@ -67,7 +67,7 @@ def report_findings(
     evidence = Evidence.of(results, analysis, settings)
     warning = random_encoder_warning(results.meta)
     warnings = [warning] if warning else []
-    caveats = [*warnings, *unusable_warnings(results.distances)]
+    caveats = [*warnings, *unusable_warnings(results.distances), *truncation_caveats(results)]
     full = evidence.sentence().replace("**Bottom line.**", "**Bottom line in full.**", 1)
     details = finding_lines(
         analysis.correlations,
@@ -143,6 +143,23 @@ def report_markdown(
     lines += ["", "## Strongest correlations", ""]
     lines += _correlation_section(analysis, settings)
     return "\n".join(lines) + "\n"
+
+
+def truncation_caveats(results: StudyResults) -> list[str]:
+    """One caveat naming each measurement's share of drawn texts cut at the encoder's window.
+
+    E.g. "Drawn texts cut at the encoder's 128-token window (their tail is not embedded):
+    long 57.0% (1,368 of 2,400)." None where every drawn text fits or no window was known.
+    """
+    cut = [f for f in results.window_fits if f.in_full < f.texts]
+    if not cut:
+        return []
+    window = results.meta.get("encoder_max_length")
+    where = f"the encoder's {int(window)}-token window" if window else "the encoder's window"
+    kinds = ", ".join(
+        f"{f.kind} {f.cut_share:.1%} ({f.texts - f.in_full:,} of {f.texts:,})" for f in cut
+    )
+    return [f"Drawn texts cut at {where} (their tail is not embedded): {markdown_text(kinds)}."]
 
 
 def baseline_sizes(results: StudyResults, record: PerfTests | None) -> str:
