@@ -76,6 +76,8 @@ class StudyResults:
             design; a sweep's jobs' tables joined), or None (the ``draws`` design).
         window_fits: per measurement, how many drawn texts fit the encoder's window (a sweep's
             jobs summed); empty where the draws did not know the window.
+        reused: a sweep's jobs that reused a run finished earlier (``resume=true``) instead of
+            running: ``(job number, run id)`` each, in job order.
     """
 
     groups: list[str]
@@ -86,6 +88,7 @@ class StudyResults:
     record: PairTests | None = None
     texts: pd.DataFrame | None = None
     window_fits: list[WindowFit] = field(default_factory=list)
+    reused: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,12 @@ def report_findings(
     evidence = Evidence.of(results, analysis, settings)
     warning = random_encoder_warning(results.meta)
     warnings = [warning] if warning else []
-    caveats = [*warnings, *unusable_warnings(results.distances), *truncation_caveats(results)]
+    caveats = [
+        *warnings,
+        *unusable_warnings(results.distances),
+        *truncation_caveats(results),
+        *reused_caveats(results),
+    ]
     full = evidence.sentence().replace("**Bottom line.**", "**Bottom line in full.**", 1)
     details = finding_lines(
         analysis.correlations,
@@ -143,6 +148,19 @@ def report_markdown(
     lines += ["", "## Strongest correlations", ""]
     lines += _correlation_section(analysis, settings)
     return "\n".join(lines) + "\n"
+
+
+def reused_caveats(results: StudyResults) -> list[str]:
+    """One caveat per job of a sweep that reused a run finished earlier instead of running.
+
+    Its results are pooled like the others', but the run may sit elsewhere (another sweep's
+    child, or a single run at the top of the experiment), not among this run's children.
+    """
+    return [
+        f"Job {markdown_text(job)} reused run {markdown_code(run_id)} (finished earlier, not "
+        "run again): its results are pooled here."
+        for job, run_id in results.reused
+    ]
 
 
 def truncation_caveats(results: StudyResults) -> list[str]:

@@ -28,7 +28,7 @@ from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog
 
-__all__ = ["aggregate_sweep", "load_job_results", "pool_results", "unique_runs"]
+__all__ = ["aggregate_sweep", "load_job_results", "pool_results", "reused_jobs", "unique_runs"]
 
 log = logging.getLogger(__name__)
 #: A variant's test of record and power plants, from its jobs' records.
@@ -82,6 +82,15 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     if texts and len(texts) == len(jobs):  # a job without per-text scores: no test
         pooled.texts = pool_text_tables(texts)
     return pooled
+
+
+def reused_jobs(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(job number, run id)`` of each job that reused a finished run instead of running."""
+    return [
+        (str(r.get("job_num")), str(r["run_id"]))
+        for r in records
+        if r.get("status") == "REUSED" and r.get("run_id")
+    ]
 
 
 def unique_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -166,6 +175,7 @@ def _aggregate_variant(
     with timed(times, "analysis"):
         pooled = pool_results(jobs)
         pooled.record = tests
+        pooled.reused = reused_jobs(records)
         analysis = analyse(pooled, settings)
     check_stop()
     with timed(times, "report"):
