@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from regbias.analysis.tests.performance import (
     stratified_test,
 )
 from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
+from regbias.report.record import pairs_lines
 from tests.conftest import packaged
 
 
@@ -48,7 +50,7 @@ def texts_frame(
     return pd.concat(frames, ignore_index=True)
 
 
-def _group(rng, n, positive_share, accuracy_by_label):
+def scored_group(rng, n, positive_share, accuracy_by_label):
     labels = (rng.random(n) < positive_share).astype(int)
     right = np.where(labels == 1, accuracy_by_label[1], accuracy_by_label[0])
     # Texts differ in difficulty, and every model shares it (the real reuse pattern).
@@ -56,7 +58,7 @@ def _group(rng, n, positive_share, accuracy_by_label):
     return labels, right
 
 
-def _tests(frame, **changes) -> PerfTests:
+def record_tests(frame, **changes) -> PerfTests:
     return perf_record_tests(
         PerfTexts.of(frame),
         list(dict.fromkeys(frame["group"])),
@@ -73,10 +75,10 @@ def test_a_different_mix_of_labels_is_not_a_performance_difference():
     for seed in range(200):
         rng = np.random.default_rng(seed)
         groups = {
-            "a": _group(rng, 120, 0.8, (0.6, 0.9)),
-            "b": _group(rng, 80, 0.2, (0.6, 0.9)),
+            "a": scored_group(rng, 120, 0.8, (0.6, 0.9)),
+            "b": scored_group(rng, 80, 0.2, (0.6, 0.9)),
         }
-        row = _tests(texts_frame(groups, seed=seed), relabellings=199).table.iloc[0]
+        row = record_tests(texts_frame(groups, seed=seed), relabellings=199).table.iloc[0]
         ps.append(row["p"])
         raw.append(row["raw_gap"])
     assert np.mean(raw) > 0.1  # what an unstratified comparison would call a gap
@@ -122,9 +124,12 @@ def test_a_planted_gap_is_found():
     rng = np.random.default_rng(5)
     detected = 0
     for seed in range(40):
-        groups = {"a": _group(rng, 400, 0.5, (0.8, 0.8)), "b": _group(rng, 400, 0.5, (0.7, 0.7))}
+        groups = {
+            "a": scored_group(rng, 400, 0.5, (0.8, 0.8)),
+            "b": scored_group(rng, 400, 0.5, (0.7, 0.7)),
+        }
         detected += (
-            _tests(texts_frame(groups, seed=seed), relabellings=999).table.iloc[0]["p"] < 0.01
+            record_tests(texts_frame(groups, seed=seed), relabellings=999).table.iloc[0]["p"] < 0.01
         )
     assert detected >= 36
 
@@ -134,7 +139,7 @@ def test_p_is_the_exact_permutation_p_on_tiny_groups():
     labels_a, labels_b = np.array([0, 0, 1, 1]), np.array([0, 1, 1])
     right_a, right_b = np.array([1.0, 1, 1, 0]), np.array([0.0, 0, 1])
     frame = texts_frame({"a": (labels_a, right_a), "b": (labels_b, right_b)}, models=1)
-    tests = _tests(frame, relabellings=200_000)
+    tests = record_tests(frame, relabellings=200_000)
     scores = np.concatenate([right_a, right_b])
     labels = np.concatenate([labels_a, labels_b])
     observed = float(tests.table.iloc[0]["gap"])
@@ -164,18 +169,18 @@ def test_identical_sides_give_p_one():
     labels = np.array([0, 1, 0, 1, 1])
     right = np.array([1.0, 0, 1, 1, 0])
     frame = texts_frame({"a": (labels, right), "b": (labels.copy(), right.copy())}, models=1)
-    row = _tests(frame, relabellings=999).table.iloc[0]
+    row = record_tests(frame, relabellings=999).table.iloc[0]
     assert row["gap"] == 0.0
     assert row["p"] == 1.0
 
 
 def test_an_untestable_pair_is_said_so_and_left_out_of_its_family():
     rng = np.random.default_rng(0)
-    groups = {g: _group(rng, 50, 0.5, (0.7, 0.7)) for g in ("au", "ca", "nz")}
+    groups = {g: scored_group(rng, 50, 0.5, (0.7, 0.7)) for g in ("au", "ca", "nz")}
     frame = texts_frame(groups)
     # nz's texts are ca's texts: both sides of ca-nz are empty.
     frame.loc[frame["group"] == "nz", "key"] = frame.loc[frame["group"] == "ca", "key"].to_numpy()
-    tests = _tests(frame, relabellings=99)
+    tests = record_tests(frame, relabellings=99)
     row = tests.table.set_index(["group_a", "group_b"]).loc[("ca", "nz")]
     assert not row["testable"] and not row["differs"]
     assert "no scored text" in row["note"]
@@ -185,8 +190,8 @@ def test_an_untestable_pair_is_said_so_and_left_out_of_its_family():
 
 def test_region_and_reference_pairs_are_two_holm_families():
     rng = np.random.default_rng(1)
-    groups = {g: _group(rng, 60, 0.5, (0.7, 0.7)) for g in ("au", "ca", "nz", "baseline")}
-    tests = _tests(texts_frame(groups), relabellings=99)
+    groups = {g: scored_group(rng, 60, 0.5, (0.7, 0.7)) for g in ("au", "ca", "nz", "baseline")}
+    tests = record_tests(texts_frame(groups), relabellings=99)
     families = tests.table.groupby("family").size().to_dict()
     assert families == {"regions": 3, "reference": 3}
     for family, rows in tests.table.groupby("family"):
@@ -216,7 +221,7 @@ def test_group_intervals_cover_the_true_accuracy():
 
 def test_jobs_pool_into_one_row_per_text_with_every_model():
     rng = np.random.default_rng(2)
-    groups = {"a": _group(rng, 20, 0.5, (0.7, 0.7))}
+    groups = {"a": scored_group(rng, 20, 0.5, (0.7, 0.7))}
     one = texts_frame(groups, models=2, seed=0)
     two = texts_frame(groups, models=2, seed=1).rename(
         columns={"prob:seed0/fold0": "prob:seed5/fold0", "prob:seed1/fold0": "prob:seed6/fold0"}
@@ -233,8 +238,23 @@ def test_jobs_pool_into_one_row_per_text_with_every_model():
 
 def test_the_tests_read_back_from_their_json_form():
     rng = np.random.default_rng(3)
-    groups = {g: _group(rng, 40, 0.5, (0.7, 0.7)) for g in ("au", "ca")}
-    tests = _tests(texts_frame(groups), relabellings=99)
+    groups = {g: scored_group(rng, 40, 0.5, (0.7, 0.7)) for g in ("au", "ca")}
+    tests = record_tests(texts_frame(groups), relabellings=99)
     again = PerfTests.from_dict(tests.to_dict())
     pd.testing.assert_frame_equal(again.table, tests.table, check_dtype=False)
     assert again.metric == "accuracy" and again.models == 5
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "micro_f1"])
+def test_the_power_note_names_the_corpus_s_own_metric(metric):
+    rng = np.random.default_rng(3)
+    groups = {
+        "a": scored_group(rng, 60, 0.5, (0.8, 0.8)),
+        "b": scored_group(rng, 60, 0.5, (0.7, 0.7)),
+    }
+    tests = replace(record_tests(texts_frame(groups), relabellings=99), metric=metric)
+    note = pairs_lines(tests)[-1]
+    assert "could have detected is not measured" in note
+    assert f"{metric} gaps" in note
+    other = "micro_f1" if metric == "accuracy" else "accuracy"
+    assert other not in note

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,8 @@ def log_fake_job(client, experiment, parent_id, results):
     run.table(results.per_model, "performance/per_model.csv")
     meta = {"groups": results.groups, "group_sizes": results.group_sizes, "meta": results.meta}
     run.json(meta, "results/study.json")
+    draws = {"kind": ["long", "long_twin"], "texts": [30, 10], "texts_in_full": [20, 5]}
+    run.table(pd.DataFrame(draws), "data/draws.csv")
     client.set_terminated(run.run_id, "FINISHED")
     return run.run_id
 
@@ -91,9 +94,21 @@ def test_pool_results_weights_repetitions():
 def test_aggregation_of_two_finished_children(store):
     client, experiment, config, _ = store
     parent = start_run(client, experiment, "sweep", {"regbias.role": "sweep"})
-    ids = [log_fake_job(client, experiment, parent.run_id, fake_job(s)) for s in (0, 1)]
-    records = [{"job_num": i, "status": "FINISHED", "run_id": r} for i, r in enumerate(ids)]
+    # Job 1 reuses a single run finished earlier (at the experiment's top, no parent).
+    ids = [
+        log_fake_job(client, experiment, p, fake_job(s)) for s, p in ((0, parent.run_id), (1, None))
+    ]
+    records = [
+        {"job_num": i, "status": status, "run_id": r}
+        for i, (r, status) in enumerate(zip(ids, ("FINISHED", "REUSED"), strict=True))
+    ]
     aggregate_sweep(read_settings(config).analysis, parent, records)
+    local_report = Path(client.download_artifacts(parent.run_id, "report.md", str(store[3] / "r")))
+    report = local_report.read_text()
+    assert f"- Job 1 reused run `{ids[1]}` (finished earlier, not run again)" in report
+    assert "Job 0 reused" not in report
+    # Both jobs' draws summed: 80 texts drawn for the long measurement, 50 in full.
+    assert "the encoder's window (their tail is not embedded): long 37.5% (30 of 80)." in report
     names = {a.path for a in client.list_artifacts(parent.run_id, "analysis")}
     assert names == {
         "analysis/pairwise.csv",

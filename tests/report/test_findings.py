@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.power.primary import PrimaryPower
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
+from regbias.data.groups import BASELINE
+from regbias.data.window_fit import WindowFit
 from regbias.report.findings import GLOSSARY, findings_markdown, primary_sentence
-from regbias.report.markdown import report_markdown
+from regbias.report.markdown import (
+    baseline_sizes,
+    report_findings,
+    report_markdown,
+    truncation_caveats,
+)
 from regbias.report.publish import log_analysis
+from tests.analysis.test_perf_test import record_tests, scored_group, texts_frame
 from tests.conftest import packaged
 
 
@@ -308,3 +318,55 @@ def test_the_test_of_record_says_what_differs_and_what_it_could_detect():
         "80% power" in section
     )
     assert "| pair | family |" in record_section(tests)
+
+
+def test_baseline_s_size_is_explained_once_with_each_measure_s_count() -> None:
+    rng = np.random.default_rng(0)
+    groups = {g: scored_group(rng, n, 0.5, (0.8, 0.8)) for g, n in (("us", 50), ("baseline", 70))}
+    record = record_tests(texts_frame(groups))
+    per_model = pd.DataFrame(
+        {"model": ["m0", "m1"], "group": BASELINE, "metric": "accuracy", "n_texts": [14, 15]}
+    )
+    results = StudyResults(
+        ["us", "baseline"], per_model=per_model, group_sizes={"us": 50, "baseline": 3000}
+    )
+    line = baseline_sizes(results, record)
+    assert line.startswith("`baseline` is 3,000 texts here")
+    assert "70 in the performance test of record" in line
+    assert "14-15 per model" in line and "task=describe" in line
+    # The draws design draws from a fold: no fold size is claimed; no record, no record count.
+    drawn = replace(results, meta={"evaluation_design": "draws"})
+    assert baseline_sizes(drawn, None) == (
+        "`baseline` is 3,000 texts here (a job's general training sample: its distances "
+        "draw from all of it)."
+    )
+    analysis = Analysis(None, None, None, None, None)
+    report = report_markdown(results, analysis, packaged(AnalysisSettings, "analysis"))
+    assert report.count("`baseline` is 3,000 texts here") == 1
+
+
+def test_the_share_of_drawn_texts_cut_at_the_window_is_a_caveat_of_the_report() -> None:
+    records = pd.DataFrame(
+        {
+            "kind": ["long", "long_twin", "lda", "short"],
+            "texts": [60, 40, 50, 10],
+            "texts_in_full": [30, 13, 50, 10],
+        }
+    )
+    job = WindowFit.of(records)
+    assert job == [WindowFit("long", 100, 43), WindowFit("lda", 50, 50), WindowFit("short", 10, 10)]
+    assert WindowFit.pooled([job, job])[0] == WindowFit("long", 200, 86)
+    assert WindowFit.of(records.drop(columns="texts_in_full")) == []
+    results = StudyResults(
+        ["a", "b"], meta={"dataset": "toy", "encoder_max_length": 128}, window_fits=job
+    )
+    (caveat,) = truncation_caveats(results)
+    assert caveat == (
+        "Drawn texts cut at the encoder's 128-token window (their tail is not embedded): "
+        "long 57.0% (57 of 100)."
+    )
+    analysis = Analysis(None, None, None, None, None)
+    settings = packaged(AnalysisSettings, "analysis")
+    assert caveat in report_findings(results, analysis, settings).caveats
+    assert f"- {caveat}" in report_markdown(results, analysis, settings)
+    assert truncation_caveats(replace(results, window_fits=job[1:])) == []

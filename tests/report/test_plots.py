@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -194,3 +195,16 @@ def test_the_effect_heatmap_outlines_the_pairs_that_differ():
     outlined = [p for p in marked.axes[0].patches if isinstance(p, Rectangle)]
     assert len(outlined) == 1 and outlined[0].get_xy() == (-0.5, 0.5)
     assert not [p for p in plain.axes[0].patches if isinstance(p, Rectangle)]
+
+
+def test_a_long_scatter_title_is_wrapped_inside_the_figure_without_a_layout_warning(
+    tmp_path: Path,
+) -> None:
+    title = "The primary hypothesis: " + "a long title of many words " * 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = pair_scatter(_pair_table(), "dist_sinkhorn_long", "gap_accuracy", title=title)
+        _assert_saves(fig, tmp_path / "long.png")
+    box = fig.axes[0].title.get_window_extent(fig.canvas.get_renderer())  # type: ignore[attr-defined]
+    assert fig.axes[0].get_title().count("\n") >= 2
+    assert box.y1 <= fig.bbox.y1 and box.x0 >= 0 and box.x1 <= fig.bbox.x1

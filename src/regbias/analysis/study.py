@@ -35,6 +35,7 @@ from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.performance import PerfTests, perf_record_tests
 from regbias.analysis.tests.settings import PairwiseTestSettings
 from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, RegbiasError
 
@@ -73,6 +74,10 @@ class StudyResults:
             ``analysis.tests.embedding.enabled=false``).
         texts: what every model said of every text (``performance/texts.csv``, the ``texts``
             design; a sweep's jobs' tables joined), or None (the ``draws`` design).
+        window_fits: per measurement, how many drawn texts fit the encoder's window (a sweep's
+            jobs summed); empty where the draws did not know the window.
+        reused: a sweep's jobs that reused a run finished earlier (``resume=true``) instead of
+            running: ``(job number, run id)`` each, in job order.
     """
 
     groups: list[str]
@@ -82,6 +87,8 @@ class StudyResults:
     meta: dict[str, Any] = field(default_factory=dict)
     record: PairTests | None = None
     texts: pd.DataFrame | None = None
+    window_fits: list[WindowFit] = field(default_factory=list)
+    reused: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from regbias.data.sampling import (
     long_text_passages,
     rng_for,
 )
+from regbias.data.window_fit import texts_in_full
 from regbias.errors import ConfigError, SampleSizeError
 
 __all__ = [
@@ -127,13 +128,7 @@ class DistanceDraws:
 
         Empty when the draws did not know the encoder's window.
         """
-        frame = self.table()
-        if "texts_in_full" not in frame or frame["texts_in_full"].isna().all():
-            return pd.DataFrame(columns=["kind", "texts", "texts_in_full", "share"])
-        frame = frame.assign(kind=frame["kind"].str.removesuffix("_twin"))
-        totals = frame.groupby("kind", sort=False)[["texts", "texts_in_full"]].sum()
-        totals["share"] = totals["texts_in_full"] / totals["texts"]
-        return totals.astype({"texts": int, "texts_in_full": int}).reset_index()
+        return texts_in_full(self.table())
 
     def distinct_texts(self, kinds: list[str]) -> list[str]:
         """Every text the draws of ``kinds`` use, once, in first-seen order (to embed)."""

@@ -296,8 +296,8 @@ def pair_scatter(
     ax.set_ylabel(performance_column)
     ax.grid(alpha=0.3)
     text = title if title is not None else _stats_title(stats, data, p_suffix)
-    ax.set_title(textwrap.fill(text, 60), fontsize=10)  # wrapped: never clipped at the edge
-    fig.tight_layout()
+    # Wrapped, and the canvas's constrained layout makes room for its lines: never clipped.
+    ax.set_title(textwrap.fill(text, 60), fontsize=10)
     return fig
 
 

@@ -16,6 +16,7 @@ from regbias.analysis.correlation.table import strongest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
 from regbias.report.answers import study_findings
@@ -66,7 +67,12 @@ def report_findings(
     evidence = Evidence.of(results, analysis, settings)
     warning = random_encoder_warning(results.meta)
     warnings = [warning] if warning else []
-    caveats = [*warnings, *unusable_warnings(results.distances)]
+    caveats = [
+        *warnings,
+        *unusable_warnings(results.distances),
+        *truncation_caveats(results),
+        *reused_caveats(results),
+    ]
     full = evidence.sentence().replace("**Bottom line.**", "**Bottom line in full.**", 1)
     details = finding_lines(
         analysis.correlations,
@@ -110,11 +116,7 @@ def report_markdown(
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
     lines += [f"| {markdown_text(g)} | {results.group_sizes.get(g, '')} |" for g in results.groups]
     if BASELINE in results.groups:
-        lines += [
-            "",
-            "`baseline` is a job's general training sample: its distances use all of it, and "
-            "each fold model is scored on its own held-out fold (1/k of it).",
-        ]
+        lines += ["", baseline_sizes(results, analysis.performance_record)]
     for name, matrix in results.distances.items():
         shown = markdown_text(name)
         lines += ["", f"## Distance: {shown} (mean over {matrix.n_repetitions} repetitions)", ""]
@@ -146,6 +148,83 @@ def report_markdown(
     lines += ["", "## Strongest correlations", ""]
     lines += _correlation_section(analysis, settings)
     return "\n".join(lines) + "\n"
+
+
+def reused_caveats(results: StudyResults) -> list[str]:
+    """One caveat per job of a sweep that reused a run finished earlier instead of running.
+
+    Its results are pooled like the others', but the run may sit elsewhere (another sweep's
+    child, or a single run at the top of the experiment), not among this run's children.
+    """
+    return [
+        f"Job {markdown_text(job)} reused run {markdown_code(run_id)} (finished earlier, not "
+        "run again): its results are pooled here."
+        for job, run_id in results.reused
+    ]
+
+
+def truncation_caveats(results: StudyResults) -> list[str]:
+    """One caveat naming each measurement's share of drawn texts cut at the encoder's window.
+
+    E.g. "Drawn texts cut at the encoder's 128-token window (their tail is not embedded):
+    long 57.0% (1,368 of 2,400)." None where every drawn text fits or no window was known.
+    """
+    cut = [f for f in results.window_fits if f.in_full < f.texts]
+    if not cut:
+        return []
+    window = results.meta.get("encoder_max_length")
+    where = f"the encoder's {int(window)}-token window" if window else "the encoder's window"
+    kinds = ", ".join(
+        f"{f.kind} {f.cut_share:.1%} ({f.texts - f.in_full:,} of {f.texts:,})" for f in cut
+    )
+    return [f"Drawn texts cut at {where} (their tail is not embedded): {markdown_text(kinds)}."]
+
+
+def baseline_sizes(results: StudyResults, record: PerfTests | None) -> str:
+    """Why ``baseline``'s size differs by measure, in one sentence of the run's own counts.
+
+    Here it is a job's general training sample (its distances draw from all of it); the
+    performance test of record counts every distinct training text some model scored on its
+    held-out fold (over every job of a sweep); one model is scored on its own fold only
+    (``task=describe`` shows that size).
+    """
+    parts = [
+        f"`baseline` is {_count(results.group_sizes.get(BASELINE))} texts here (a job's general "
+        "training sample: its distances draw from all of it)"
+    ]
+    if record is not None:
+        rows = record.groups[
+            (record.groups["group"] == BASELINE) & (record.groups["metric"] == record.metric)
+        ]
+        if len(rows):
+            parts.append(
+                f"{_count(int(rows['n_texts'].iloc[0]))} in the performance test of record "
+                "(every distinct training text a model scored on its held-out fold, over all jobs)"
+            )
+    folds = _fold_sizes(results)
+    if folds:
+        parts.append(f"{folds} per model (its own held-out fold, as `task=describe` shows)")
+    return "; ".join(parts) + "."
+
+
+def _count(n: int | None) -> str:
+    return "an unknown number of" if n is None else f"{n:,}"
+
+
+def _fold_sizes(results: StudyResults) -> str:
+    """The models' held-out fold sizes (``600``, ``599-600``), or "" where not scored whole.
+
+    Only the ``texts`` design scores a model's whole fold (the ``draws`` design draws from it).
+    """
+    per_model = results.per_model
+    texts_design = results.meta.get("evaluation_design", "texts") == "texts"
+    if per_model is None or "n_texts" not in per_model or not texts_design:
+        return ""
+    sizes = per_model.loc[per_model["group"] == BASELINE, "n_texts"].dropna()
+    if not len(sizes):
+        return ""
+    low, high = int(sizes.min()), int(sizes.max())
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
 def _scored_how(results: StudyResults) -> str:

@@ -156,7 +156,7 @@ def pairs_lines(tests: PairwiseTests | None) -> list[str]:
             )
         lines.append(text + untested + ".")
     if not tests.power_measured():
-        lines.append(words.not_measured)
+        lines.append(tests.not_measured())
     return lines
 
 

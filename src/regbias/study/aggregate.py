@@ -16,6 +16,7 @@ from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.text_scores import pool_text_tables
+from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
@@ -29,7 +30,7 @@ from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog
 
-__all__ = ["aggregate_sweep", "load_job_results", "pool_results", "unique_runs"]
+__all__ = ["aggregate_sweep", "load_job_results", "pool_results", "reused_jobs", "unique_runs"]
 
 log = logging.getLogger(__name__)
 #: A variant's test of record and power plants, from its jobs' records.
@@ -55,6 +56,9 @@ def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
     texts = paths.read_text_table(texts_path) if texts_path is not None else None
     results = StudyResults(meta["groups"], distances, per_model, meta["group_sizes"], meta["meta"])
     results.texts = texts
+    draws_path = run.download(paths.DRAWS_CSV, workdir)
+    if draws_path is not None:
+        results.window_fits = WindowFit.of(read_table(draws_path))
     return results
 
 
@@ -75,10 +79,20 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     meta.pop("seed", None)
     meta["distance_repetitions"] = sum(int(j.meta.get("distance_repetitions", 0)) for j in jobs)
     pooled = StudyResults(first.groups, distances, per_model, first.group_sizes, meta)
+    pooled.window_fits = WindowFit.pooled([j.window_fits for j in jobs])
     texts = [j.texts for j in jobs if j.texts is not None]
     if texts and len(texts) == len(jobs):  # a job without per-text scores: no test
         pooled.texts = pool_text_tables(texts)
     return pooled
+
+
+def reused_jobs(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(job number, run id)`` of each job that reused a finished run instead of running."""
+    return [
+        (str(r.get("job_num")), str(r["run_id"]))
+        for r in records
+        if r.get("status") == "REUSED" and r.get("run_id")
+    ]
 
 
 def unique_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -163,6 +177,7 @@ def _aggregate_variant(
     with timed(times, "analysis"):
         pooled = pool_results(jobs)
         pooled.record = tests
+        pooled.reused = reused_jobs(records)
         analysis = analyse(pooled, settings)
     check_stop()
     with timed(times, "report"):

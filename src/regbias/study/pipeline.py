@@ -14,6 +14,7 @@ from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.sampling import TokenBudget
 from regbias.data.study import StudyData, build_study, group_table, require_training
+from regbias.data.window_fit import WindowFit
 from regbias.distances.plugin import TOKEN_KINDS
 from regbias.distances.suite import (
     DistanceSettings,
@@ -284,6 +285,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
         list(study.groups),
         group_sizes={g: len(t) for g, t in study.groups.items()},
         meta=_meta(settings, encoder),
+        window_fits=WindowFit.of(draws.table()) if draws.records else [],
     )
     if draws.texts:
         with timed(timings, "distance_suite"):
@@ -370,6 +372,7 @@ def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
         "encoder_revision": encoder.spec.recorded_revision,
         "encoder_identity": encoder.spec.identity,
         "encoder_control": _control_of(settings),
+        "encoder_max_length": encoder.spec.max_length,
         "seed": settings.seed,
         "finetune_mode": settings.finetune.mode,
         "distance_repetitions": settings.distance.repetitions,

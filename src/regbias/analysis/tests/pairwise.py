@@ -82,7 +82,8 @@ class PairwiseWords:
         claim: the bottom line's clause, with ``{found}``, ``{n}`` and ``{pairs}``.
         verdictless: the bottom line's words where no verdict is possible (``no verdict``).
         setting: the setting that raises the relabellings.
-        not_measured: the finding said where the test's power is not measured.
+        not_measured: the finding said where the test's power is not measured (a test may fill
+            in its metric: :meth:`PairwiseTests.not_measured`).
         metric: the prefix of its MLflow metrics and of its pairwise columns.
         headline: the prefix of its headline counts, ``<headline><family>``.
     """
@@ -216,6 +217,10 @@ class PairwiseTests(ABC):
     def power_measured(self) -> bool:
         """Whether what the test could detect is measured (its power plants ran)."""
         return False
+
+    def not_measured(self) -> str:
+        """The finding said where the test's power is not measured (its words' by default)."""
+        return self.words.not_measured
 
     def own_metrics(self) -> dict[str, float]:
         """The test's metrics beyond its pairs' (e.g. each group's value)."""

@@ -104,7 +104,13 @@ class PerfTestSettings:
 #: What the performance test could have detected, where its power plants did not run.
 _NOT_MEASURED = (
     "What the performance test could have detected is not measured in this run: "
-    "`analysis.power.enabled=true` plants accuracy gaps at these sizes and reports it."
+    "`analysis.power.enabled=true` plants {metric} gaps at these sizes and reports it."
+)
+
+#: The same where the metric's gaps cannot be planted (the plants flip binary correctness).
+_NOT_PLANTED = (
+    "What the performance test could have detected is not measured: no power plants are made "
+    "for {metric} gaps (plants flip a binary corpus's correctness)."
 )
 
 
@@ -169,6 +175,11 @@ class PerfTests(PairwiseTests):
     def power_measured(self) -> bool:
         """Whether the power plants ran (the table has ``detectable_gap``)."""
         return "detectable_gap" in self.table
+
+    def not_measured(self) -> str:
+        """Where the power plants did not run, naming the test's own metric."""
+        words = _NOT_MEASURED if self.metric == "accuracy" else _NOT_PLANTED
+        return words.format(metric=self.metric)
 
     def detectable(self, row: pd.Series, name: Callable[[str], str] = str) -> str:
         """The smallest gap found with 80% power at the pair's sizes."""
