@@ -13,7 +13,7 @@ from regbias.errors import ConfigError
 from regbias.performance.folds import fold_plans, fold_seed
 from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
 from regbias.settings_reader import build
-from tests.conftest import compose_config, packaged
+from tests.conftest import compose_config, packaged, packaged_values
 
 
 def _keys(cfg, group: str) -> set[str]:
@@ -116,8 +116,10 @@ def test_unknown_optimizer_target_fails_naming_the_key(optimizer: dict, message:
     ],
 )
 def test_bad_optimizer_group_names_its_key(optimizer: object, key: str) -> None:
+    # the whole optimizer group replaced (packaged() would merge a mapping into the shipped one)
+    values = {**packaged_values("finetune"), "optimizer": optimizer}
     with pytest.raises(ConfigError, match=re.escape(key)):
-        _finetune(optimizer=optimizer)
+        build(FinetuneSettings, values, "finetune")
 
 
 def test_callbacks_are_checked_when_the_settings_are_read() -> None:
