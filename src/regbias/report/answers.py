@@ -20,7 +20,7 @@ from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
 from regbias.analysis.tests.performance import PerfTests
-from regbias.report.bottom_line import Evidence
+from regbias.report.bottom_line import Evidence, primary_clause
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import Answer, Findings
 
@@ -253,14 +253,8 @@ def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
 
 
 def _primary_line(test: PrimaryTest) -> str:
-    if test.note or not math.isfinite(test.rho):
-        return "The primary hypothesis could not be tested."
-    verdict = "supported" if test.significant else "not supported"
-    kind = "exact Mantel p" if test.exact else "Mantel p"
-    return (
-        f"The primary hypothesis is {verdict} (rho = {test.rho:.2f}, {kind} = "
-        f"{test.p_value:.2g}, level {test.significance:g})."
-    )
+    clause = primary_clause(test)
+    return f"{clause[0].upper()}{clause[1:]}."
 
 
 def _count(tests: PairTests | None, enabled: bool) -> str:

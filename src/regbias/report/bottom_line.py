@@ -21,7 +21,13 @@ from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.performance import PerfTests
 from regbias.report.record import pairs_found, pairs_numbers, pairs_part
 
-__all__ = ["CONTROL_WARNING", "RANDOM_ENCODER_WARNING", "Evidence", "random_encoder_warning"]
+__all__ = [
+    "CONTROL_WARNING",
+    "RANDOM_ENCODER_WARNING",
+    "Evidence",
+    "primary_clause",
+    "random_encoder_warning",
+]
 
 RANDOM_ENCODER_WARNING = (
     "**Warning: random encoder.** `{name}` is a randomly initialised encoder (for tests and "
@@ -109,7 +115,7 @@ class Evidence:
         pairs = pairs_part(self.record)
         if self.record is None and not self.record_enabled:
             pairs = "which pairs differ was not tested (analysis.tests.embedding.enabled=false)"
-        parts = [_primary_part(self.primary), self._secondary_part(), pairs]
+        parts = [primary_clause(self.primary), self._secondary_part(), pairs]
         parts.append(pairs_part(self.performance))
         text = "; ".join(p for p in parts if p) or "no test ran"
         if not self.found:
@@ -159,7 +165,8 @@ class Evidence:
         return f"{found} of {total} secondary correlations are significant ({word}-adjusted)"
 
 
-def _primary_part(test: PrimaryTest | None) -> str:
+def primary_clause(test: PrimaryTest | None) -> str:
+    """The primary test in one clause (lower case, no full stop; empty without a test)."""
     if test is None:
         return ""
     if test.note or not math.isfinite(test.rho):
