@@ -1,19 +1,15 @@
 """A sweep's per-text performance, pooled over its models, and its two-stage bootstrap.
 
-The unit of the performance test of record is the text (docs/method.md, "Performance gaps"):
-each distinct text's score is what the sweep's models said of it, averaged over the models that
-scored it. A binary text has one component, its correctness (the share of models right about
-it); a multilabel text three, its true positive, false positive and false negative topics
-(micro-F1 is a ratio of their sums). A group's metric is then a function of its texts' summed
-components: accuracy ``c / n``, micro-F1 ``2 tp / (2 tp + fp + fn)``.
-
-The bootstrap has two stages, for the two sources of evaluation noise: the models (resampled
-with replacement, each text's score recomputed from the drawn models), then the texts within
-each group and label stratum (resampled with replacement, so a group keeps its mix of labels).
+A text's score is what the sweep's models said of it, averaged over the models that scored it
+(docs/method.md, "Performance gaps"): binary, one component (correctness); multilabel, three
+(true positive, false positive and false negative topics). A group's metric is a function of
+its texts' summed components: accuracy ``c / n``, micro-F1 ``2 tp / (2 tp + fp + fn)``. The
+bootstrap draws the models, then the texts within each group and label stratum.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +25,7 @@ __all__ = [
     "group_metric_replicates",
     "group_metrics",
     "metric_of",
+    "percentile_interval",
     "pool_text_tables",
     "resampled_sums",
 ]
@@ -208,17 +205,7 @@ def resampled_sums(
 def group_metric_replicates(
     texts: PerfTexts, groups: Sequence[str], n_bootstrap: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    """Two-stage bootstrap replicates ``(B, G)`` of every group's metrics (models, then texts).
-
-    Args:
-        texts: the pooled per-text scores.
-        groups: the groups, in the order of the columns (a group without texts is NaN).
-        n_bootstrap: replicates B.
-        rng: the generator.
-
-    Returns:
-        Per metric of :attr:`PerfTexts.metrics`, the ``(B, G)`` replicates.
-    """
+    """Per metric, two-stage bootstrap replicates ``(B, G)`` of ``groups`` (no texts: NaN)."""
     replicates = texts.model_replicates(n_bootstrap, rng)
     out = {m: np.full((n_bootstrap, len(groups)), np.nan) for m in texts.metrics}
     for g, group in enumerate(groups):
@@ -242,3 +229,11 @@ def group_metrics(texts: PerfTexts, groups: Sequence[str]) -> Mapping[str, np.nd
         for metric in texts.metrics:
             out[metric][g] = metric_of(metric, scores[rows].sum(axis=0), len(rows))
     return out
+
+
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of bootstrap ``values`` (NaN left out; NaN ends: none finite)."""
+    if not np.isfinite(values).any():
+        return math.nan, math.nan
+    low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
