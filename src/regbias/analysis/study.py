@@ -93,10 +93,7 @@ class StudyResults:
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """The ``analysis`` config group, by question as :mod:`regbias.analysis` is laid out.
-
-    Values live in ``conf/analysis/default.yaml`` (none are repeated here); build the settings
-    from the composed config.
+    """The ``analysis`` config group, by question (values: ``conf/analysis/default.yaml``).
 
     Attributes:
         seed: the one seed of the analysis: each test, plant, relabelling and bootstrap draws
@@ -158,11 +155,9 @@ class Analysis:
 def performance_power(
     texts: PerfTexts | None, record: PerfTests | None, settings: AnalysisSettings
 ) -> tuple[PerfTests | None, PerfPower | None]:
-    """Planted accuracy gaps at the performance test's sizes, where ``analysis.power.enabled``.
+    """The test with each pair's ``detectable_gap`` from planted accuracy gaps, and the plants.
 
-    Returns the test with each pair's ``detectable_gap`` (the smallest planted gap its size
-    class detects with 80% power), and the plants; unchanged and None where not planted (off,
-    no test, a multilabel corpus).
+    Unchanged and None where not planted (``analysis.power.enabled`` off, no test, multilabel).
     """
     power = settings.power
     if texts is None or record is None or not power.enabled or texts.task != "binary":
@@ -298,13 +293,9 @@ def analyse_table(
     Args:
         pairs: the pair table (its column lists say what to correlate).
         settings: the analysis settings.
-        results: the measurements behind the table (bootstrap and group sizes), or None
-            for a bare table (``task=analyze``).
-        texts: the results' per-text scores (:func:`text_scores`; the bootstrap resamples
-            the gaps' evaluation texts too).
-        noise: by group, the measured evaluation noise of the primary's metric over the
-            spread of the groups' true values (:func:`primary_noise`): the primary's power
-            model measures its gaps that noisily.
+        results: the measurements behind the table, or None for a bare table (``task=analyze``).
+        texts: the results' per-text scores (:func:`text_scores`).
+        noise: :func:`primary_noise`, the primary's power model's measurement noise.
 
     Returns:
         The analysis, without performance tables (``summary``, ``gaps``, ``dcor`` None).
@@ -386,19 +377,9 @@ def add_robustness(
     results: StudyResults | None = None,
     texts: PerfTexts | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The robustness table of ``found``, and ``found`` with its headline columns.
+    """``found`` with its headline robustness columns appended, and the robustness table.
 
-    Args:
-        table: the pair table the correlations were computed on.
-        found: the :func:`correlations` table.
-        settings: the analysis settings (permutations, bootstrap, seed).
-        results: the measurements behind ``table``: their distance repetitions and models feed
-            the bootstrap, their group sizes the partial Mantel test; None for a bare table.
-        texts: the results' per-text scores (the bootstrap resamples the gaps' texts too).
-
-    Returns:
-        ``found`` with ``spearman_ci_low, spearman_ci_high, loo_rho_min, loo_rho_max``
-        appended, and the full robustness table.
+    ``results`` (None: a bare table) and ``texts`` as for :func:`analyse_table`.
     """
     checks = robustness(
         table,

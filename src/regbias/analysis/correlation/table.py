@@ -1,11 +1,8 @@
 """Rank correlations of every distance column with every performance column of a pair table.
 
-The rows of a pair table are not independent (every group appears in K-1 pairs), so the
-correlations carry Mantel-style permutation p-values: the group labels of the performance
-matrix are permuted (rows and columns together) and the statistic is recomputed on the pairs.
-The asymptotic p-values of ``scipy.stats`` (``spearman_p``, ``kendall_p``) are kept beside
-them for comparison only: they assume independent pairs, which pairs sharing groups are not,
-and no finding, adjustment or report line uses them.
+The p-values are Mantel-style (:mod:`regbias.analysis.permutations`). scipy's asymptotic
+p-values (``spearman_p``, ``kendall_p``) are kept for comparison only: they assume independent
+pairs, which pairs sharing groups are not, and nothing downstream uses them.
 """
 
 from __future__ import annotations
@@ -48,17 +45,9 @@ def correlations(
 ) -> pd.DataFrame:
     """Spearman and Kendall correlations of every distance column with every performance column.
 
-    Rows with NaN in either column are dropped per column pair. Permutation p-values are
-    Mantel-style and two-sided: the groups of one matrix are relabelled (rows and columns
-    together) and the statistic recomputed on the pairs. When the K groups allow
-    ``K! <= exact_limit`` permutations all are enumerated (identity included) and
-    ``p = #{|s*| >= |s|} / K!``; otherwise ``n_permutations`` seeded random ones give
-    ``p = (1 + #{|s*| >= |s|}) / (1 + n_permutations)``. When pairs are missing, a pair whose
-    relabelled partner is missing is left out of that permutation's statistic; a relabelling
-    that leaves no correlation (a constant column) counts as at least as extreme.
-
-    Every row is a secondary test (the declared primary hypothesis is tested alone, on the
-    regions only: :mod:`regbias.analysis.correlation.primary`): the rows are adjusted together.
+    Rows with NaN in either column are dropped per column pair; the p-values are two-sided
+    Mantel p (:func:`regbias.analysis.permutations.rank_correlation_null`). Every row is a
+    secondary test, and the rows are adjusted together.
 
     Args:
         table: the pair table (a ``PairTable`` supplies its own column lists).

@@ -1,14 +1,10 @@
 """The partial Mantel test of a correlation, controlling for the sizes of the two groups.
 
-Spearman's partial correlation of distance and performance given the size covariate
-``1/n_a + 1/n_b`` of each pair. That is the mechanism: the finite-sample bias of a distance
-between two draws (energy distance, MMD, a debiased Sinkhorn divergence) is additive in the
-groups' ``1/n`` terms, so a pair of two small groups is as suspect as a small-large pair (a
-sum, not ``|log n_a - log n_b|``), and a pair's bias ranks by ``1/n_a + 1/n_b``, not by
-``log n_a + log n_b`` (which ranks a 100-and-20,000 pair below a 1,000-and-1,000 pair). The
-null relabels the groups of the performance matrix (rows and columns together), with the
-distance and size matrices fixed: the scheme of the Mantel tests of
-:mod:`regbias.analysis.permutations`.
+Spearman's partial correlation of distance and performance given ``1/n_a + 1/n_b``: the
+finite-sample bias of a distance between two draws is additive in the groups' ``1/n`` terms,
+so a pair's bias ranks by that sum (not by ``log n_a + log n_b``, which ranks a
+100-and-20,000 pair below a 1,000-and-1,000 pair). The null relabels the groups of the
+performance matrix, as :mod:`regbias.analysis.permutations` does.
 """
 
 from __future__ import annotations
@@ -37,15 +33,7 @@ _DEGENERATE = 1e-9
 
 
 def size_covariate(table: pd.DataFrame, group_sizes: Mapping[str, int]) -> np.ndarray:
-    """``1/n_a + 1/n_b`` per pair, the shape of a two-sample distance's finite-sample bias.
-
-    Args:
-        table: the pair table.
-        group_sizes: texts per group.
-
-    Returns:
-        One value per row of ``table``; NaN where a size is unknown or not positive.
-    """
+    """``1/n_a + 1/n_b`` per row of ``table``; NaN where a size is unknown or not positive."""
     inverse = {g: 1.0 / n for g, n in group_sizes.items() if n and n > 0}
     a = table["group_a"].map(inverse).to_numpy(dtype=np.float64)
     return a + table["group_b"].map(inverse).to_numpy(dtype=np.float64)
@@ -64,10 +52,8 @@ def partial_mantel(
     """Spearman partial correlation of distance and performance given group size, with its p.
 
     The statistic is ``(r_xy - r_xz r_yz) / sqrt((1 - r_xz^2)(1 - r_yz^2))`` on the ranks of
-    distance x, performance y and the size covariate z (:func:`size_covariate`) over the pairs.
-    Its two-sided p relabels the groups of the performance matrix, as the Mantel tests of
-    :func:`regbias.analysis.correlation.table.correlations` do (all ``K!`` relabellings when
-    ``K! <= exact_limit``).
+    distance x, performance y and the size covariate z (:func:`size_covariate`); its p is
+    two-sided.
 
     Returns:
         One row per (distance, performance): ``partial_rho``, ``partial_p`` and ``size_rho``
