@@ -35,6 +35,7 @@ __all__ = [
     "group_permutations",
     "groups_in_order",
     "maxt_adjusted_p",
+    "pair_indices",
     "permutation_p",
     "permutation_p_values",
     "rank_correlation_null",
@@ -62,6 +63,14 @@ def groups_in_order(frame: pd.DataFrame) -> list[str]:
     """A pair table's groups in order of first appearance (their indices in the relabellings)."""
     pairs = frame[PAIR_COLUMNS].to_numpy(dtype=object)
     return list(dict.fromkeys(pairs.ravel().tolist()))
+
+
+def pair_indices(frame: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """A pair table's :func:`groups_in_order` and each row's two group indices among them."""
+    groups = groups_in_order(frame)
+    rank = {g: i for i, g in enumerate(groups)}
+    index_a, index_b = (frame[c].map(rank).to_numpy(dtype=np.int64) for c in PAIR_COLUMNS)
+    return groups, index_a, index_b
 
 
 @lru_cache(maxsize=8)

@@ -23,6 +23,7 @@ from regbias.analysis.permutations import (
     Alternative,
     group_permutations,
     groups_in_order,
+    pair_indices,
     permutation_p,
     rank_correlation_null,
 )
@@ -207,12 +208,11 @@ def primary_test(
     if missing:
         return replace(untested, note=f"not measured in this run (no column {', '.join(missing)})")
     data = region_pairs(table, reference_groups)[[*PAIR_COLUMNS, distance, performance]].dropna()
-    groups = tuple(groups_in_order(data))
+    names, index_a, index_b = pair_indices(data)
+    groups = tuple(names)
     if len(groups) < MIN_GROUPS:
         note = f"not tested: {len(groups)} regions with both values, fewer than {MIN_GROUPS}"
         return replace(untested, groups=groups, n_pairs=len(data), note=note)
-    rank = {g: i for i, g in enumerate(groups)}
-    index_a, index_b = (data[c].map(rank).to_numpy(dtype=np.int64) for c in PAIR_COLUMNS)
     perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
     x = data[distance].to_numpy(dtype=np.float64)
     y = data[[performance]].to_numpy(dtype=np.float64)

@@ -22,7 +22,7 @@ from regbias.analysis.permutations import (
     PAIR_COLUMNS,
     column_batches,
     group_permutations,
-    groups_in_order,
+    pair_indices,
     permutation_p,
     rank_correlation_null,
 )
@@ -152,12 +152,9 @@ def _correlate_batch(
 ) -> dict[tuple[str, str], _Correlation]:
     x = data[distance].to_numpy(dtype=np.float64)
     ys = data[columns].to_numpy(dtype=np.float64)
-    groups = groups_in_order(data)
+    groups, index_a, index_b = pair_indices(data)
     rho = tau = None
     if len(data) >= 3:
-        rank = {g: i for i, g in enumerate(groups)}
-        index_a = data.group_a.map(rank).to_numpy(dtype=np.int64)
-        index_b = data.group_b.map(rank).to_numpy(dtype=np.int64)
         perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
         null = rank_correlation_null(x, ys, index_a, index_b, perms)
         rho, tau = null.spearman, null.kendall

@@ -16,9 +16,9 @@ from scipy import stats as scipy_stats
 from regbias.analysis.correlation.table import CORRELATION_KEYS, correlations
 from regbias.analysis.permutations import (
     EXACT_LIMIT,
-    PAIR_COLUMNS,
     column_batches,
     groups_in_order,
+    pair_indices,
     permutation_p,
     relabelled_pairs,
 )
@@ -69,14 +69,12 @@ def without_groups(
 def _spearman_mantel(
     data: pd.DataFrame, distance: str, columns: list[str], permutation: dict[str, int]
 ) -> dict[tuple[str, str], dict[str, float]]:
-    groups = groups_in_order(data)
+    groups, a, b = pair_indices(data)
     if len(data) < 3 or len(data) != len(groups) * (len(groups) - 1) // 2:
         found = correlations(data, [distance], columns, **permutation)  # few or missing pairs
     else:
-        rank = {g: i for i, g in enumerate(groups)}
-        a, b = (tuple(data[c].map(rank)) for c in PAIR_COLUMNS)
         # The distance relabelled, as correlations() does: the same null, value for value.
-        moved = relabelled_pairs(a, b, **permutation, inverse=False)
+        moved = relabelled_pairs(tuple(a), tuple(b), **permutation, inverse=False)
         with np.errstate(invalid="ignore", divide="ignore"):
             rx = unit_ranks(scipy_stats.rankdata(data[distance].to_numpy(dtype=np.float64)))
             ry = unit_ranks(scipy_stats.rankdata(data[columns].to_numpy(dtype=np.float64), axis=0))

@@ -20,7 +20,7 @@ from regbias.analysis.permutations import (
     EXACT_LIMIT,
     column_batches,
     group_permutations,
-    groups_in_order,
+    pair_indices,
     permutation_p,
     relabelled_pairs,
 )
@@ -83,10 +83,7 @@ def _partial_batch(
     """The partial test of ``distance`` with each column of ``columns`` (the same pairs)."""
     if len(data) < 4:
         return [dict.fromkeys(["partial_rho", "partial_p", "size_rho"], np.nan) for _ in columns]
-    groups = groups_in_order(data)
-    rank = {g: i for i, g in enumerate(groups)}
-    a = data["group_a"].map(rank).to_numpy(dtype=np.int64)
-    b = data["group_b"].map(rank).to_numpy(dtype=np.int64)
+    groups, a, b = pair_indices(data)
     x, z = (data[c].to_numpy(dtype=np.float64) for c in (distance, "size"))
     ys = data[columns].to_numpy(dtype=np.float64)
     if len(data) == len(groups) * (len(groups) - 1) // 2:

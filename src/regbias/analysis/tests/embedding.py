@@ -21,9 +21,7 @@ import pandas as pd
 
 from regbias.analysis.tests.effect import pair_effect
 from regbias.analysis.tests.embedding_null import (
-    PAIR_STATISTICS,
     PairStatistic,
-    PooledForm,
     pair_statistic_null,
     permutation_p,
     pooled_form,
@@ -44,20 +42,14 @@ from regbias.errors import ConfigError
 from regbias.settings_reader import HANDED_DOWN, check_choices
 
 __all__ = [
-    "PAIR_STATISTICS",
     "PRIMARY_FAMILY",
     "SECONDARY_FAMILY",
-    "PairStatistic",
     "PairTestSettings",
     "PairTests",
     "PlannedPair",
     "cap_groups",
     "pair_family",
-    "pair_statistic_null",
-    "permutation_p",
     "plan_pairs",
-    "PooledForm",
-    "pooled_form",
     "record_tests",
     "size_class",
     "size_classes",
