@@ -101,14 +101,12 @@ def pairwise_table(
 
     Args:
         distances: distance matrices by name; each gives a column ``dist_<name>`` (the mean).
-        gaps: long table with columns ``group_a, group_b, metric, gap``; each metric gives a
-            column ``gap_<metric>``.
-        dcor: long table with columns ``group_a, group_b, metric, dcor``; each metric gives a
-            column ``dcor_<metric>``.
+        gaps: long table ``group_a, group_b, metric, gap``: a column ``gap_<metric>`` each.
+        dcor: long table ``group_a, group_b, metric, dcor``: a column ``dcor_<metric>`` each.
 
     Returns:
-        Columns ``group_a, group_b``, the ``dist_*`` columns, the ``gap_*`` columns, the
-        ``dcor_*`` columns; rows ordered by the groups' first appearance.
+        ``group_a, group_b`` and the ``dist_*``, ``gap_*``, ``dcor_*`` and ``excess_dist_*``
+        columns; rows ordered by the groups' first appearance.
 
     Raises:
         DataError: a long table lacks a column, or holds the same pair and metric twice.

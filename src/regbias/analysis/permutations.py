@@ -245,28 +245,22 @@ def rank_correlation_null(
     out of that relabelling's statistic. Row 0 equals scipy's; NaN where a column is constant.
     """
     k = perms.shape[1]
-    pair_index = np.full((k, k), -1, dtype=np.int64)
-    pair_index[index_a, index_b] = np.arange(len(x))
-    pair_index[index_b, index_a] = np.arange(len(x))
     if len(x) == k * (k - 1) // 2:
-        return _complete_null(x, ys, index_a, index_b, pair_index, perms)
-    return _masked_null(x, ys, index_a, index_b, pair_index, perms)
+        return _complete_null(x, ys, index_a, index_b, perms)
+    return _masked_null(x, ys, index_a, index_b, perms)
 
 
 def _complete_null(
-    x: np.ndarray,
-    ys: np.ndarray,
-    index_a: np.ndarray,
-    index_b: np.ndarray,
-    pair_index: np.ndarray,
-    perms: np.ndarray,
+    x: np.ndarray, ys: np.ndarray, index_a: np.ndarray, index_b: np.ndarray, perms: np.ndarray
 ) -> RankNull:
     """Every pair present: a relabelling only reorders the entries of ``x``.
 
     Ranks and tie counts are then invariant, so ranks are computed once and each
     permutation costs a gather and a product with all performance columns at once.
     """
-    m = len(x)
+    m, k = len(x), perms.shape[1]
+    pair_index = np.full((k, k), -1, dtype=np.int64)
+    pair_index[index_a, index_b] = pair_index[index_b, index_a] = np.arange(m)
     rank_x = scipy_stats.rankdata(x) - (m + 1) / 2
     rank_y = scipy_stats.rankdata(ys, axis=0) - (m + 1) / 2
     first, second = np.triu_indices(m, 1)
@@ -302,12 +296,7 @@ def _chunk_size(n_concordances: int) -> int:
 
 
 def _masked_null(
-    x: np.ndarray,
-    ys: np.ndarray,
-    index_a: np.ndarray,
-    index_b: np.ndarray,
-    pair_index: np.ndarray,
-    perms: np.ndarray,
+    x: np.ndarray, ys: np.ndarray, index_a: np.ndarray, index_b: np.ndarray, perms: np.ndarray
 ) -> RankNull:
     """Some pairs missing: each permutation keeps the entries whose relabelled pair exists.
 
@@ -316,7 +305,7 @@ def _masked_null(
     tau-b is the sum of sign products over the root of the untied-pair counts.
     """
     m = len(x)
-    x_matrix = np.full(pair_index.shape, np.nan)
+    x_matrix = np.full((perms.shape[1], perms.shape[1]), np.nan)
     x_matrix[index_a, index_b] = x
     x_matrix[index_b, index_a] = x
     sign_y = np.sign(ys.T[:, :, None] - ys.T[:, None, :])  # (P, m, m)

@@ -36,6 +36,8 @@ __all__ = [
     "plant_power",
 ]
 
+#: The columns of :attr:`PowerResult.plants`.
+_PLANT_COLUMNS = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
 #: The power a planted effect must reach (by its Clopper-Pearson lower bound) to count as
 #: detected: the share a verdict quotes, and the rho the primary test's power table names.
 TARGET_POWER = 0.8
@@ -135,9 +137,7 @@ class PowerResult:
         plants: one row per plant: ``n_a, n_b, family_pairs, share, plant, planted_a,
             planted_b, p`` (``planted_*``: the sizes planted, below the class's where the
             source or the donor cannot give it).
-        alpha: the level.
-        statistic: the test's statistic.
-        relabellings: relabellings per plant.
+        alpha: the level (``statistic``: the test's; ``relabellings``: per plant).
         source: the group cut into pseudo-groups; ``donor``: the group mixed in.
     """
 
@@ -290,18 +290,9 @@ class _Plants:
                 rng = rng_for(self.settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
                 relabellings = self.settings.relabellings
                 observed, null = pair_statistic_null(matrix, planted_a, relabellings, rng)
-                out.append(
-                    {
-                        "n_a": n_a,
-                        "n_b": n_b,
-                        "family_pairs": m,
-                        "share": k / planted_b,
-                        "plant": plant,
-                        "planted_a": planted_a,
-                        "planted_b": planted_b,
-                        "p": permutation_p(observed, null),
-                    }
-                )
+                p = permutation_p(observed, null)
+                values = (n_a, n_b, m, k / planted_b, plant, planted_a, planted_b, p)
+                out.append(dict(zip(_PLANT_COLUMNS, values, strict=True)))
                 tick()
         return out
 
@@ -348,10 +339,9 @@ def plant_power(
                 f"{names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
                 "groups in analysis.power.source and analysis.power.donor"
             )
-    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
 
     def result(found: list[dict[str, float]]) -> PowerResult:
-        frame = pd.DataFrame(found, columns=columns)
+        frame = pd.DataFrame(found, columns=_PLANT_COLUMNS)
         return PowerResult(frame, alpha, statistic, settings.relabellings, *names)
 
     total = len(classes) * settings.plants * len(shares)

@@ -64,14 +64,12 @@ class PrimaryPower:
 
     Attributes:
         n_groups: the groups K of each simulated study (all ``K(K-1)/2`` pairs present).
-        direction: the test's alternative.
-        significance: the level; a simulated test rejects when ``p < significance``.
+        direction: the test's alternative; it rejects when ``p < significance``.
         n_simulations: simulated studies per coupling.
-        n_permutations: relabellings of each simulated test, the identity included.
-        exact: whether they are all ``K!`` (else seeded random ones).
-        dimensions: the dimensions of the groups' positions (of the distance).
-        noise: per group, the measured evaluation noise over the spread of true scores
-            (empty: the gaps are measured without noise).
+        n_permutations: relabellings of each simulated test, the identity included (``exact``:
+            all ``K!``).
+        dimensions: the dimensions of the groups' positions.
+        noise: per group, the gaps' measured evaluation noise (empty: none).
         table: one row per coupling: ``coupling``, ``mean_rho`` (the simulated studies' mean
             Spearman rho, signed as the alternative expects), ``power`` and its 95%
             Clopper-Pearson interval ``power_low``, ``power_high``.

@@ -62,23 +62,19 @@ def partial_mantel(
     """
     sizes = table.assign(size=size_covariate(table, group_sizes))
     sizes = sizes[sizes["size"].notna()]
+    relabelling = (n_permutations, seed, exact_limit)
     rows = {}
     for distance in distance_columns:
         for data, columns in column_batches(sizes, distance, performance_columns):
             data = data.assign(size=sizes.loc[data.index, "size"])
-            stats = _partial_batch(data, distance, columns, n_permutations, seed, exact_limit)
+            stats = _partial_batch(data, distance, columns, relabelling)
             rows.update({(distance, c): s for c, s in zip(columns, stats, strict=True)})
     keys = [(d, p) for d in distance_columns for p in performance_columns]
     return pd.DataFrame([{"distance": d, "performance": p, **rows[(d, p)]} for d, p in keys])
 
 
 def _partial_batch(
-    data: pd.DataFrame,
-    distance: str,
-    columns: list[str],
-    n_permutations: int,
-    seed: int,
-    exact_limit: int,
+    data: pd.DataFrame, distance: str, columns: list[str], relabelling: tuple[int, int, int]
 ) -> list[dict[str, float]]:
     """The partial test of ``distance`` with each column of ``columns`` (the same pairs)."""
     if len(data) < 4:
@@ -87,11 +83,10 @@ def _partial_batch(
     x, z = (data[c].to_numpy(dtype=np.float64) for c in (distance, "size"))
     ys = data[columns].to_numpy(dtype=np.float64)
     if len(data) == len(groups) * (len(groups) - 1) // 2:
-        permutation = (n_permutations, seed, exact_limit)
-        inverse = relabelled_pairs(tuple(a), tuple(b), *permutation, inverse=True)
+        inverse = relabelled_pairs(tuple(a), tuple(b), *relabelling, inverse=True)
         null = _partial_complete(x, z, ys, inverse)
     else:
-        perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
+        perms = group_permutations(len(groups), *relabelling)
         chunks = np.array_split(perms, max(1, math.ceil(len(perms) / _CHUNK)))
         null = np.empty((len(perms), len(columns)))
         for j in range(len(columns)):

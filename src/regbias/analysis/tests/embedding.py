@@ -352,13 +352,9 @@ def record_tests(
         groups: every group's texts (duplicates are counted once).
         vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
         settings: the test's settings.
-        references: the reference groups (``mixed``, ``baseline``, ...): their pairs form the
-            secondary family.
+        references: the reference groups: their pairs form the secondary family.
         alpha: the level.
         progress: called with each pair's name once it is tested.
-
-    Returns:
-        The tests, one row per pair in the groups' order.
     """
     plans = plan_pairs(groups, settings, references)
     texts = list(dict.fromkeys(t for plan in plans for t in (*plan.side_a, *plan.side_b)))

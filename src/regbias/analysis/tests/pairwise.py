@@ -109,8 +109,7 @@ def holm_per_family(table: pd.DataFrame, alpha: float, testable: pd.Series) -> p
 class PairwiseTests(ABC):
     """A pairwise test of record: one row per pair of groups, Holm-adjusted per family.
 
-    A subclass is a frozen dataclass with at least ``settings`` (with ``relabellings``),
-    ``alpha`` and ``table``, and states its words and its own columns as class variables.
+    A subclass is a frozen dataclass with these fields and class variables.
 
     Attributes:
         settings: what was run.

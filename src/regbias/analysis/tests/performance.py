@@ -108,8 +108,7 @@ class PerfTests(PairwiseTests):
         confidence: the level of the intervals (NaN: no interval was made).
         table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own
             columns ``gap`` (stratum-standardised ``a - b``), ``ci_low``, ``ci_high``,
-            ``raw_gap`` (unstratified), ``note`` (why a pair is untestable, "" where it is
-            tested) and ``testable`` (whether the note is empty), and with power
+            ``raw_gap``, ``note`` (why a pair is untestable), ``testable``, and with power
             ``detectable_gap``.
         groups: one row per group and metric: ``group, metric, value, ci_low, ci_high,
             n_texts``.
@@ -310,8 +309,7 @@ def perf_record_tests(
         texts: the sweep's pooled per-text scores.
         groups: the groups, in display order (a group without scored texts is left out).
         settings: the test's settings.
-        plans_with: the distance test of record's settings: its rule for texts two groups
-            share gives each pair's sides (no cap: the texts scored are those it tests).
+        plans_with: the distance test of record's settings (its shared-text rule, no cap).
         references: the reference groups (their pairs form the reference family).
         alpha: the level of the adjusted verdicts.
         n_bootstrap: two-stage bootstrap replicates of the intervals (0: none).
