@@ -41,6 +41,7 @@ from regbias.analysis.tests.text_scores import (
     metric_of,
     percentile_interval,
     resampled_sums,
+    side_metric,
 )
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
@@ -277,11 +278,7 @@ def stratified_test(
 
 def _raw_gap(scores: np.ndarray, pair: StratifiedPair, metric: str) -> float:
     """The plain gap ``metric(a) - metric(b)`` over all texts of both sides."""
-    values = []
-    for side in (pair.a, pair.b):
-        rows = np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
-        values.append(float(metric_of(metric, scores[rows].sum(axis=0), len(rows))))
-    return values[0] - values[1]
+    return side_metric(metric, scores, pair.a) - side_metric(metric, scores, pair.b)
 
 
 def _untestable_reason(pair: StratifiedPair) -> str:
@@ -359,8 +356,7 @@ def _pair_row(
     if min(pair.a.n, pair.b.n) >= 1:
         row["raw_gap"] = _raw_gap(scores, pair, metric)
     if reason:
-        nan = math.nan
-        undefined = {"gap": nan, "ci_low": nan, "ci_high": nan, "p": nan}
+        undefined = dict.fromkeys(("gap", "ci_low", "ci_high", "p"), math.nan)
         return {**row, **undefined, "testable": False, "note": reason}
     test_rng = rng_for(settings.seed, "perf-test", plan.group_a, plan.group_b)
     gap, p = stratified_test(scores, pair, metric, settings.relabellings, test_rng)

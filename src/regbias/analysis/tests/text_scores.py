@@ -28,6 +28,7 @@ __all__ = [
     "percentile_interval",
     "pool_text_tables",
     "resampled_sums",
+    "side_metric",
 ]
 
 #: The metrics the per-text scores give, by task: binary accuracy; multilabel micro metrics.
@@ -225,10 +226,15 @@ def group_metrics(texts: PerfTexts, groups: Sequence[str]) -> Mapping[str, np.nd
         if group not in texts.members:
             continue
         side = texts.group_side(group)
-        rows = np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
         for metric in texts.metrics:
-            out[metric][g] = metric_of(metric, scores[rows].sum(axis=0), len(rows))
+            out[metric][g] = side_metric(metric, scores, side)
     return out
+
+
+def side_metric(metric: str, scores: np.ndarray, side: Side) -> float:
+    """``metric`` of all a side's texts, from every text's ``(N, d)`` ``scores``."""
+    rows = np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
+    return float(metric_of(metric, scores[rows].sum(axis=0), len(rows)))
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
