@@ -69,15 +69,12 @@ class StudyResults:
             value``), or None when the performance stage did not run.
         group_sizes: texts per group (the data share of the representation figure).
         meta: encoder name and revision, dataset, sizes: what the report states.
-        record: the test of record of every pair (all distinct texts, once per sweep), or
-            None where it did not run (``task=analyze``,
-            ``analysis.tests.embedding.enabled=false``).
-        texts: what every model said of every text (``performance/texts.csv``, the ``texts``
-            design; a sweep's jobs' tables joined), or None (the ``draws`` design).
-        window_fits: per measurement, how many drawn texts fit the encoder's window (a sweep's
-            jobs summed); empty where the draws did not know the window.
-        reused: a sweep's jobs that reused a run finished earlier (``resume=true``) instead of
-            running: ``(job number, run id)`` each, in job order.
+        record: the test of record of every pair, or None where it did not run.
+        texts: what every model said of every text (``performance/texts.csv``, a sweep's jobs'
+            tables joined), or None (the ``draws`` design).
+        window_fits: per measurement, how many drawn texts fit the encoder's window.
+        reused: a sweep's jobs that reused a finished run (``resume=true``): ``(job number,
+            run id)`` each, in job order.
     """
 
     groups: list[str]
@@ -100,13 +97,10 @@ class AnalysisSettings:
             its own stream from it under its own label (an override moves them all).
         significance: the level marked significant: each test of record's (per Holm family),
             the primary test's, alone, and that of the secondary tests' adjusted p-values.
-        reference_groups: the groups that are no region, the corpus's by default
-            (``dataset.reference_groups``): left out of the primary test, their pairs the tests
-            of record's reference family, no power plant's source or donor unless named.
-        tests: the tests of record: which pairs differ in the encoder's space
-            (``tests.embedding``) and to the classifiers (``tests.performance``).
-        power: what the tests could detect (planted mixtures and accuracy gaps: ``task=power``,
-            and a sweep's report where ``power.enabled``), and the primary's power.
+        reference_groups: the groups that are no region (``dataset.reference_groups`` by
+            default): left out of the primary test, their pairs the reference family.
+        tests: the tests of record, in the encoder's space and the classifiers'.
+        power: what the tests could detect, and the primary's power.
         correlation: the correlation table and the declared primary hypothesis.
         robustness: the bootstrap behind every interval.
         analyze: ``task=analyze``: the pair table to re-analyse.
@@ -133,11 +127,8 @@ class AnalysisSettings:
 class Analysis:
     """The analysis of one job or one sweep.
 
-    ``correlations`` is None (with ``note`` saying why) when the pairs allow no rank test;
-    ``robustness`` (one row per correlation, see :mod:`regbias.analysis.robustness.checks`) is None
-    with it. ``correlations`` holds the secondary tests (all groups, adjusted together);
-    ``primary`` the declared hypothesis tested alone on the regions (None when none is
-    declared or there are no correlations).
+    ``correlations`` (the secondary tests) and ``robustness`` are None, with ``note`` saying
+    why, when the pairs allow no rank test; ``primary`` is None when none is declared too.
     """
 
     summary: pd.DataFrame | None

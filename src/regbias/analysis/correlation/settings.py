@@ -17,16 +17,15 @@ class CorrelationSettings:
     """``analysis.correlation``: do distances track performance gaps.
 
     Attributes:
-        relabellings: random group relabellings of a Mantel test when enumeration is too
-            large (the table's, the primary's and the robustness checks').
+        relabellings: random group relabellings of every Mantel test when enumeration is too
+            large.
         exact_limit: the largest ``K!`` enumerated exactly.
-        adjust: the multiplicity adjustment marking significance of the secondary tests (every
-            row of the correlation table): ``maxt`` (Westfall-Young maxT over the shared group
-            relabellings), ``holm``, ``bh`` or ``none``.
+        adjust: the adjustment marking significance of the secondary tests: ``maxt``,
+            ``holm``, ``bh`` or ``none``.
         primary: the declared hypothesis ``(distance column, performance column)``, tested
-            alone on the regions' pairs and reported first; None when none is declared.
-        primary_direction: the primary test's alternative: ``auto`` (``greater`` for a
-            ``gap_*`` column, ``less`` for ``dcor_*``), ``greater``, ``less``, ``two-sided``.
+            alone on the regions' pairs; None when none is declared.
+        primary_direction: the primary test's alternative (``auto``:
+            :func:`~regbias.analysis.correlation.primary.expected_direction`).
     """
 
     relabellings: int

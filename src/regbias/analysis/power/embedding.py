@@ -83,19 +83,15 @@ class PowerSettings:
     """``analysis.power``: planted mixtures that measure what the test of record detects.
 
     Attributes:
-        enabled: run the plants at the end of a sweep (its report gains a power section and
-            each "no difference" its smallest detectable share); ``task=power`` runs them
-            whatever this says.
+        enabled: run the plants at the end of a sweep (``task=power`` runs them anyway).
         shares: the mixture shares planted (0 is always added: the false-positive rate).
         plants: plants per share and size class.
-        relabellings: relabellings of each plant's test (the smallest p must reach
-            ``alpha / m``).
+        relabellings: relabellings of each plant's test.
         source: the group cut into two pseudo-groups (None: the largest region).
         donor: the group mixed in (None: the largest other region).
         refine_step: where the detectable share falls between two planted shares, plant
             the shares between them on a grid of this step too (null: no refinement).
-        performance_gaps: the accuracy gaps planted for the performance test of record (a
-            share of one pseudo-group's correctness flipped; 0 is always added).
+        performance_gaps: the accuracy gaps planted for the performance test (0 is added).
         primary: the primary test's power (its own group model, not planted mixtures).
         seed: ``analysis.seed``, handed down (no key of this group): seed of the plants.
     """

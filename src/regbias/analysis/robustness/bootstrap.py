@@ -322,9 +322,8 @@ class RhoReplicates:
     """One correlation's rho over a set of pairs, bootstrapped.
 
     Attributes:
-        values: ``(B,)`` the replicates' rho; for :data:`NOISE_CORRECTED` each one corrected
-            for the gaps' noise
-            (:func:`regbias.analysis.robustness.attenuation.corrected_replicates`).
+        values: ``(B,)`` the replicates' rho, each corrected for the gaps' noise where
+            ``method`` is :data:`NOISE_CORRECTED`.
         method: :data:`NOISE_CORRECTED` or :data:`PERCENTILE`.
         note: why there is no interval ("" where there is one; ``values`` are NaN then).
     """

@@ -70,14 +70,12 @@ class PairTestSettings:
         enabled: run it (at the end of a sweep, or in a single run).
         statistic: ``energy``, ``mmd`` or ``mean`` (see the module).
         relabellings: relabellings per pair (the smallest p is ``1 / (1 + relabellings)``).
-        cap: the most texts a group brings (a larger group is subsampled once, seeded);
-            None: all its distinct texts.
-        quadratic_cap: the most texts a group brings to ``energy`` and ``mmd``, whose cost is
-            quadratic in the pooled texts (the smaller of the two caps where both are set);
-            ``mean`` is linear and ignores it.
+        cap: the most texts a group brings (None: all its distinct texts).
+        quadratic_cap: the most texts a group brings to ``energy`` and ``mmd`` (quadratic in
+            the texts; the smaller cap applies); ``mean`` ignores it.
         resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
         seed: ``analysis.seed``, handed down (no key of this group): seed of the subsamples
-            and the relabellings (also the training sample whose texts form ``baseline``).
+            and the relabellings.
     """
 
     enabled: bool
@@ -123,8 +121,7 @@ class PairTests(PairwiseTests):
     """The tests of record of every pair, with their families' adjusted verdicts.
 
     Attributes:
-        settings: what was run.
-        alpha: the level.
+        settings: what was run (``alpha``: the level).
         table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own
             columns ``statistic``, ``z`` (in standard deviations of its null), ``effect`` with
             ``effect_ci_low``/``effect_ci_high`` (:mod:`regbias.analysis.tests.effect`, at
