@@ -13,8 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.correlation.primary import PrimaryTest, primary_test
-from regbias.analysis.correlation.settings import CorrelationSettings
+from regbias.analysis.correlation.primary import CorrelationSettings, PrimaryTest, primary_test
 from regbias.analysis.correlation.table import correlations
 from regbias.analysis.pair_table import (
     GAP_PREFIX,
@@ -32,8 +31,7 @@ from regbias.analysis.robustness.bootstrap import (
 )
 from regbias.analysis.robustness.checks import RobustnessSettings, robustness
 from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.performance import PerfTests, perf_record_tests
-from regbias.analysis.tests.settings import PairwiseTestSettings
+from regbias.analysis.tests.performance import PairwiseTestSettings, PerfTests, perf_record_tests
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix

@@ -16,6 +16,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_table import MIN_GROUPS
 from regbias.analysis.permutations import (
     EXACT_LIMIT,
@@ -33,8 +34,11 @@ from regbias.analysis.power.primary import (
     position_model_range,
     primary_power,
 )
+from regbias.errors import ConfigError
+from regbias.settings_reader import check_choices
 
 __all__ = [
+    "CorrelationSettings",
     "Direction",
     "PrimaryTest",
     "expected_direction",
@@ -46,6 +50,36 @@ __all__ = [
 #: column's prefix.
 Direction = Literal["auto", "greater", "less", "two-sided"]
 _EXPECTED: dict[str, Alternative] = {"gap_": "greater", "dcor_": "less"}
+
+
+@dataclass(frozen=True)
+class CorrelationSettings:
+    """``analysis.correlation``: do distances track performance gaps.
+
+    Attributes:
+        relabellings: random group relabellings of every Mantel test when enumeration is too
+            large.
+        exact_limit: the largest ``K!`` enumerated exactly.
+        adjust: the adjustment marking significance of the secondary tests: ``maxt``,
+            ``holm``, ``bh`` or ``none``.
+        primary: the declared hypothesis ``(distance column, performance column)``, tested
+            alone on the regions' pairs; None when none is declared.
+        primary_direction: the primary test's alternative (``auto``: :func:`expected_direction`).
+    """
+
+    relabellings: int
+    exact_limit: int
+    adjust: Adjustment
+    primary: tuple[str, str] | None
+    primary_direction: Direction
+
+    def __post_init__(self) -> None:
+        check_choices(self, "analysis.correlation")  # also made in Python
+        if self.primary is not None and len(self.primary) != 2:
+            raise ConfigError(
+                "analysis.correlation.primary names one distance and one performance column, "
+                f"e.g. [dist_sinkhorn_long, gap_accuracy]; got {list(self.primary)}."
+            )
 
 
 def expected_direction(performance: str) -> Alternative:

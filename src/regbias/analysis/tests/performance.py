@@ -49,6 +49,7 @@ from regbias.interrupt import check_stop
 from regbias.settings_reader import HANDED_DOWN
 
 __all__ = [
+    "PairwiseTestSettings",
     "PerfTestSettings",
     "PerfTests",
     "StratifiedPair",
@@ -83,6 +84,21 @@ class PerfTestSettings:
             raise ConfigError(
                 f"analysis.tests.performance.relabellings must be >= 1; got {self.relabellings}"
             )
+
+
+@dataclass(frozen=True)
+class PairwiseTestSettings:
+    """``analysis.tests``: which pairs of groups differ, in two spaces.
+
+    Attributes:
+        embedding: the test of record in the encoder's space (sentence vectors of every
+            distinct text of both groups).
+        performance: the test of record of the classifiers' per-text scores (the ``texts``
+            design).
+    """
+
+    embedding: PairTestSettings
+    performance: PerfTestSettings
 
 
 #: What the performance test could have detected, where its power plants did not run.
