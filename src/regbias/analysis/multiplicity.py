@@ -121,8 +121,7 @@ def maxt_family(
         pair_sets: a hashable naming each row's pairs (rows with equal ones share relabellings).
 
     Returns:
-        The adjusted p-values (NaN where no test) and each row's method from
-        :data:`MAXT_METHODS` (``""`` where no test).
+        The adjusted p-values and each row's method (NaN and ``""`` where no test).
     """
     raw = np.asarray(raw, dtype=np.float64)
     known = {i: null for i, null in enumerate(nulls) if null is not None}

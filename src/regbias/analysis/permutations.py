@@ -56,9 +56,6 @@ _CHUNK = 4096
 _CONCORDANCES_PER_STEP = 1 << 24
 
 
-# --------------------------------------------------------------------------- relabellings
-
-
 def groups_in_order(frame: pd.DataFrame) -> list[str]:
     """A pair table's groups in order of first appearance (their indices in the relabellings)."""
     pairs = frame[PAIR_COLUMNS].to_numpy(dtype=object)
@@ -144,9 +141,6 @@ def column_batches(
     return batches
 
 
-# --------------------------------------------------------------------------- p-values
-
-
 def _extremeness(values: np.ndarray, alternative: Alternative) -> np.ndarray:
     """Larger is more extreme; NaN becomes +inf (an undefined statistic counts as extreme)."""
     if alternative == "two-sided":
@@ -213,17 +207,9 @@ def maxt_adjusted_p(
     return out
 
 
-# --------------------------------------------------------------------------- rank null
-
-
 @dataclass(frozen=True)
 class RankNull:
-    """Spearman's rho and Kendall's tau-b under each group relabelling, the identity first.
-
-    Attributes:
-        spearman: ``(n_perm, P)``, column j for the j-th performance column.
-        kendall: ``(n_perm, P)``.
-    """
+    """``(n_perm, P)`` Spearman's rho and Kendall's tau-b per relabelling (identity first)."""
 
     spearman: np.ndarray
     kendall: np.ndarray

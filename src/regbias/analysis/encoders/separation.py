@@ -247,17 +247,11 @@ def _contrast(
     tails = [(1 - confidence) / 2, (1 + confidence) / 2]
     difference = replicates[first] - replicates[second]
     table = pd.DataFrame(
-        {
-            "group_a": [p.group_a for p in pairs],
-            "group_b": [p.group_b for p in pairs],
-            "family": [p.family for p in pairs],
-            "n_a": [len(p.side_a) for p in pairs],
-            "n_b": [len(p.side_b) for p in pairs],
-            "first": observed[first],
-            "second": observed[second],
-            "difference": observed[first] - observed[second],
-        }
+        [(p.group_a, p.group_b, p.family, len(p.side_a), len(p.side_b)) for p in pairs],
+        columns=["group_a", "group_b", "family", "n_a", "n_b"],
     )
+    table["first"], table["second"] = observed[first], observed[second]
+    table["difference"] = observed[first] - observed[second]
     low, high = np.nanquantile(difference, tails, axis=0) if len(pairs) else ([], [])
     table["ci_low"], table["ci_high"] = low, high
     table["p"] = bootstrap_p(difference)

@@ -157,10 +157,9 @@ class PowerResult:
         return 1.0 / (1 + self.relabellings) <= self.alpha / m
 
     def rates(self) -> pd.DataFrame:
-        """One row per size class and share: ``power`` (p <= alpha / m), its 95% interval.
+        """Per size class and share: ``plants``, ``power`` (p <= alpha / m), its 95% interval.
 
-        Columns: ``n_a, n_b, share, plants, power, power_low, power_high, power_unadjusted``
-        (at ``alpha``).
+        Columns: ``n_a, n_b, share, plants, power, power_low, power_high, power_unadjusted``.
         """
         rows = []
         keys = ["n_a", "n_b", "family_pairs", "share"]

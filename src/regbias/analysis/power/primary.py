@@ -103,10 +103,7 @@ class PrimaryPower:
 
     @property
     def nearest_row(self) -> pd.Series | None:
-        """The weakest coupling whose point estimate reaches the target, not shown by its bound.
-
-        None when some coupling is shown to reach it (:attr:`detected_rho`) or none reaches it.
-        """
+        """The weakest coupling reaching the target by its estimate only (None: shown, or none)."""
         if self.detected_rho is not None:
             return None
         return self._first(self.table["power"] >= TARGET_POWER)

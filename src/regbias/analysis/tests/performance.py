@@ -119,8 +119,7 @@ class PerfTests(PairwiseTests):
     """The performance tests of record of every pair, and each group's metric.
 
     Attributes:
-        settings: what was run.
-        alpha: the level of the Holm-adjusted verdicts (per family).
+        settings: what was run (``alpha``: the level of the verdicts).
         metric: the compared metric (``accuracy``; ``micro_f1`` for a multilabel corpus).
         confidence: the level of the intervals (NaN: no interval was made).
         table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own

@@ -39,11 +39,7 @@ TEXT_METRICS = {
 
 
 def pool_text_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Several jobs' per-text tables as one: a row per group and text, every model's columns.
-
-    Jobs of one sweep score the same groups' texts, each with its own models (and its own
-    held-out folds as ``baseline``); a text keeps its row order of first appearance.
-    """
+    """Several jobs' per-text tables as one: a row per group and text, every model's columns."""
     if len(tables) == 1:
         return tables[0]
     stacked = pd.concat(tables, ignore_index=True)
@@ -68,12 +64,7 @@ def metric_of(metric: str, sums: np.ndarray, n: np.ndarray | float) -> np.ndarra
 
 @dataclass(frozen=True)
 class Side:
-    """Texts of one side (a group, or a group less the texts it shares with a pair's other).
-
-    Attributes:
-        rows: positions in :attr:`PerfTexts.keys`, grouped by stratum.
-        strata: each stratum's label (binary: ``0``/``1``; multilabel: its topic set).
-    """
+    """A side's texts: their positions in :attr:`PerfTexts.keys` per stratum, and the strata."""
 
     rows: tuple[np.ndarray, ...]
     strata: tuple[str, ...]
@@ -143,10 +134,7 @@ class PerfTexts:
         return self.metrics[0]
 
     def scores(self) -> np.ndarray:
-        """``(N, d)`` each text's components averaged over the models that scored it.
-
-        NaN for a text no model scored (none of its rows is then used).
-        """
+        """``(N, d)`` each text's components averaged over the models that scored it (or NaN)."""
         finite = np.isfinite(self.values)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(finite, self.values, 0.0).sum(axis=1) / finite.sum(axis=1)
@@ -165,10 +153,7 @@ class PerfTexts:
         return self.side(self.members[group])
 
     def model_replicates(self, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
-        """``(B, N, d)`` float32 text scores, each replicate's models drawn with replacement.
-
-        A text none of a replicate's models scored is NaN there (left out of its group).
-        """
+        """``(B, N, d)`` float32 text scores of models drawn with replacement (NaN: none scored)."""
         m = len(self.models)
         weights = rng.multinomial(m, np.full(m, 1 / m), n_bootstrap).astype(np.float32)
         finite = np.isfinite(self.values)
@@ -186,8 +171,7 @@ def resampled_sums(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A side's per-stratum sums ``(B, S, d)`` and counts ``(B, S)``, texts resampled in strata.
 
-    Each replicate draws every stratum's texts with replacement (its size kept); a text whose
-    replicate score is NaN (no drawn model scored it) is left out.
+    A text whose replicate score is NaN (no drawn model scored it) is left out.
     """
     b = replicates.shape[0]
     sums = np.zeros((b, len(side.rows), replicates.shape[2]))
