@@ -36,13 +36,12 @@ from scipy import stats
 from shipped import shipped_analysis
 
 from regbias.analysis.power.embedding import PowerSettings, plant_power
-from regbias.analysis.tests.embedding import (
+from regbias.analysis.tests.embedding import PairTestSettings, record_tests
+from regbias.analysis.tests.embedding_null import (
     PAIR_STATISTICS,
-    PairTestSettings,
     pair_statistic_null,
     permutation_p,
     pooled_form,
-    record_tests,
 )
 from regbias.app.cli import CONFIG_DIR
 from regbias.app.settings import read_settings

@@ -16,15 +16,19 @@ from regbias.analysis.tests.embedding import (
     PairTests,
     PairTestSettings,
     cap_groups,
-    pair_statistic_null,
-    permutation_p,
     plan_pairs,
-    pooled_form,
     record_tests,
     size_class,
     size_classes,
 )
-from regbias.analysis.tests.embedding_null import draw_sides, relabelled_values, tie_margin
+from regbias.analysis.tests.embedding_null import (
+    draw_sides,
+    pair_statistic_null,
+    permutation_p,
+    pooled_form,
+    relabelled_values,
+    tie_margin,
+)
 from regbias.errors import ConfigError
 from tests.conftest import packaged
 

@@ -1,14 +1,8 @@
 """Multiple-testing adjustment of the correlation table's permutation p-values.
 
-A sweep tests every distance against every performance column (3 x 14 in the laptop sweep),
-so an unadjusted 0.05 flags about two of 42 null correlations by chance. These are the
-secondary tests (the declared primary hypothesis is tested alone, see
-:mod:`regbias.analysis.correlation.primary`). Each statistic (Spearman, Kendall) is adjusted over
-all rows
-of its table: Westfall-Young maxT over the group relabellings the rows share (family-wise,
-and it keeps the rows' dependence: they share the groups), Holm (family-wise, from the
-p-values alone), Benjamini-Hochberg (false discovery rate). NaN p-values (a constant column,
-fewer than 3 pairs) are not tests: they are left out of the family and stay NaN.
+Each statistic (Spearman, Kendall) is adjusted over all rows of its table (the secondary
+tests): Westfall-Young maxT over the group relabellings the rows share, Holm, and
+Benjamini-Hochberg. NaN p-values are no tests: left out of the family, they stay NaN.
 """
 
 from __future__ import annotations
@@ -71,14 +65,7 @@ def holm(p_values: np.ndarray) -> np.ndarray:
 
 
 def adjust_p(p_values: np.ndarray | pd.Series, method: str) -> np.ndarray:
-    """Adjusted p-values over one family; NaN entries are left out and stay NaN.
-
-    Args:
-        p_values: the raw p-values of the family.
-        method: ``holm``, ``bh`` (Benjamini-Hochberg) or ``none`` (a copy of the input).
-
-    Returns:
-        The adjusted p-values, in the order of the input.
+    """Adjusted p-values over one family (``holm``, ``bh`` or ``none``); NaN entries stay NaN.
 
     Raises:
         ConfigError: an unknown method, or ``maxt`` (it needs the permutation nulls, not the
@@ -124,10 +111,9 @@ def maxt_family(
 ) -> tuple[np.ndarray, list[str]]:
     """maxT-adjusted p-values of one statistic over all rows of a correlation table.
 
-    Rows whose statistics were computed on the same pairs share the same group relabellings,
-    so their nulls line up permutation by permutation and maxT applies. When missing values
-    give some rows other pairs, maxT covers the most common pair set and the others fall
-    back to Holm, each part at its share of the level (see :data:`MAXT_METHODS`).
+    Rows computed on the same pairs share their relabellings, so maxT applies to them; with
+    missing values it covers the most common pair set and the others fall back to Holm, each
+    part at its share of the level (:data:`MAXT_METHODS`).
 
     Args:
         raw: each row's permutation p (NaN: no test, left out).
@@ -135,8 +121,7 @@ def maxt_family(
         pair_sets: a hashable naming each row's pairs (rows with equal ones share relabellings).
 
     Returns:
-        The adjusted p-values (NaN where no test) and each row's method from
-        :data:`MAXT_METHODS` (``""`` where no test).
+        The adjusted p-values and each row's method (NaN and ``""`` where no test).
     """
     raw = np.asarray(raw, dtype=np.float64)
     known = {i: null for i, null in enumerate(nulls) if null is not None}
@@ -165,16 +150,10 @@ def add_maxt_p(
     nulls: Mapping[str, Sequence[np.ndarray | None]],
     pair_sets: Sequence[Hashable],
 ) -> pd.DataFrame:
-    """``found`` with ``spearman_p_maxt, kendall_p_maxt, maxt_method`` appended.
+    """A copy of ``found`` with ``spearman_p_maxt, kendall_p_maxt, maxt_method`` appended.
 
-    Args:
-        found: the correlation table (with ``<statistic>_p_perm`` columns).
-        nulls: per statistic (``spearman``, ``kendall``), each row's null (:func:`maxt_family`).
-        pair_sets: each row's pair set.
-
-    Returns:
-        A copy of ``found``; ``maxt_method`` is that of the Spearman family (the Kendall
-        family has the same tested rows).
+    ``nulls`` per statistic and ``pair_sets`` as for :func:`maxt_family`; ``maxt_method`` is the
+    Spearman family's (the Kendall family has the same tested rows).
     """
     found = found.copy()
     methods: list[str] = []
@@ -187,14 +166,9 @@ def add_maxt_p(
 
 
 def p_column(statistic: str, adjust: str) -> str:
-    """The column marking significance of ``statistic`` under ``analysis.correlation.adjust``.
+    """The column marking significance of ``statistic`` (or ``spearman_rho``) under ``adjust``.
 
-    Args:
-        statistic: ``spearman``/``kendall`` or a statistic column (``spearman_rho``).
-        adjust: ``maxt``, ``holm``, ``bh`` or ``none``.
-
-    Returns:
-        E.g. ``spearman_p_maxt``; ``none`` gives the unadjusted ``spearman_p_perm``.
+    E.g. ``spearman_p_maxt``; ``none`` gives the unadjusted ``spearman_p_perm``.
     """
     if adjust not in ADJUSTMENTS:
         raise ConfigError(

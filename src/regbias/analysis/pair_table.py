@@ -81,11 +81,7 @@ class PairTable:
 
     @classmethod
     def of(cls, frame: pd.DataFrame) -> PairTable:
-        """A pair table whose columns are classified by the study's prefixes.
-
-        ``dist_*`` columns are distances, ``gap_*`` and ``dcor_*`` performance; other columns
-        (excess, p above noise) ride along in the frame.
-        """
+        """A pair table of ``dist_*`` and ``gap_*``/``dcor_*`` columns (others ride along)."""
         return cls(
             frame,
             [c for c in frame.columns if str(c).startswith(DISTANCE_PREFIX)],
@@ -100,20 +96,17 @@ def pairwise_table(
 ) -> pd.DataFrame:
     """Join distance matrices and long performance tables into one row per group pair.
 
-    Pairs are matched regardless of order. Groups present in only some inputs are kept: the
-    table is the union of all pairs, with NaN where an input has no value (the correlations
-    drop such rows per column pair).
+    Pairs are matched regardless of order; the table is the union of all pairs, NaN where an
+    input has no value.
 
     Args:
         distances: distance matrices by name; each gives a column ``dist_<name>`` (the mean).
-        gaps: long table with columns ``group_a, group_b, metric, gap``; each metric gives a
-            column ``gap_<metric>``.
-        dcor: long table with columns ``group_a, group_b, metric, dcor``; each metric gives a
-            column ``dcor_<metric>``.
+        gaps: long table ``group_a, group_b, metric, gap``: a column ``gap_<metric>`` each.
+        dcor: long table ``group_a, group_b, metric, dcor``: a column ``dcor_<metric>`` each.
 
     Returns:
-        Columns ``group_a, group_b``, the ``dist_*`` columns, the ``gap_*`` columns, the
-        ``dcor_*`` columns; rows ordered by the groups' first appearance.
+        ``group_a, group_b`` and the ``dist_*``, ``gap_*``, ``dcor_*`` and ``excess_dist_*``
+        columns; rows ordered by the groups' first appearance.
 
     Raises:
         DataError: a long table lacks a column, or holds the same pair and metric twice.
@@ -144,14 +137,10 @@ def _noise_columns(
     """``excess_dist_<name>``: the distance above the mean floor."""
     columns: dict[str, dict[tuple[str, str], float]] = {}
     for name, matrix in distances.items():
-        for label, values in (("excess", matrix.excess()),):
-            if values is None:
-                continue
-            k = len(matrix.groups)
-            columns[f"{label}_{DISTANCE_PREFIX}{name}"] = {
-                (matrix.groups[i], matrix.groups[j]): float(values[i, j])
-                for i in range(k)
-                for j in range(i + 1, k)
+        if (values := matrix.excess()) is not None:
+            g, k = matrix.groups, len(matrix.groups)
+            columns[f"excess_{DISTANCE_PREFIX}{name}"] = {
+                (g[i], g[j]): float(values[i, j]) for i in range(k) for j in range(i + 1, k)
             }
     return columns
 

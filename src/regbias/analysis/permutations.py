@@ -1,15 +1,12 @@
 """The Mantel permutation null shared by every correlation test over group pairs.
 
 The rows of a pair table are not independent (every group appears in K-1 pairs), so the null
-relabels the groups of one matrix, rows and columns together, and recomputes the statistic on
-the pairs. This module holds that machinery once: the relabellings (all ``K!`` when few enough,
-else seeded random ones, the identity first), the rank correlations under them, permutation
-p-values (two-sided or one-sided) and the Westfall-Young maxT adjustment over statistics that
-share the same relabellings.
+relabels the groups of one matrix, rows and columns together: all ``K!`` relabellings when few
+enough, else seeded random ones, the identity first. Here once: the relabellings, the rank
+correlations under them, permutation p-values and the Westfall-Young maxT adjustment.
 
-A permuted statistic that is undefined (NaN: a relabelling that leaves a constant column or too
-few pairs) counts as at least as extreme as the observed one. That is conservative: it can
-only raise a p-value, never make a test reject more often than its level.
+An undefined permuted statistic (NaN) counts as at least as extreme as the observed one:
+conservative, it can only raise a p-value.
 """
 
 from __future__ import annotations
@@ -38,6 +35,7 @@ __all__ = [
     "group_permutations",
     "groups_in_order",
     "maxt_adjusted_p",
+    "pair_indices",
     "permutation_p",
     "permutation_p_values",
     "rank_correlation_null",
@@ -58,35 +56,26 @@ _CHUNK = 4096
 _CONCORDANCES_PER_STEP = 1 << 24
 
 
-# --------------------------------------------------------------------------- relabellings
-
-
 def groups_in_order(frame: pd.DataFrame) -> list[str]:
-    """The groups named in a pair table's ``group_a``/``group_b``, in order of first appearance.
-
-    Args:
-        frame: a pair table.
-
-    Returns:
-        Each group once; its position is its index in :func:`group_permutations`.
-    """
+    """A pair table's groups in order of first appearance (their indices in the relabellings)."""
     pairs = frame[PAIR_COLUMNS].to_numpy(dtype=object)
     return list(dict.fromkeys(pairs.ravel().tolist()))
 
 
+def pair_indices(frame: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """A pair table's :func:`groups_in_order` and each row's two group indices among them."""
+    groups = groups_in_order(frame)
+    rank = {g: i for i, g in enumerate(groups)}
+    index_a, index_b = (frame[c].map(rank).to_numpy(dtype=np.int64) for c in PAIR_COLUMNS)
+    return groups, index_a, index_b
+
+
 @lru_cache(maxsize=8)
 def group_permutations(k: int, n_permutations: int, seed: int, exact_limit: int) -> np.ndarray:
-    """Relabellings of ``k`` groups, the identity first.
+    """Read-only ``(n, k)`` relabellings of ``k`` groups, the identity first.
 
-    Args:
-        k: the number of groups.
-        n_permutations: random relabellings (besides the identity) when ``k!`` is too large.
-        seed: their seed; the same seed gives the same relabellings for every column pair.
-        exact_limit: all ``k!`` relabellings are enumerated when ``k! <= exact_limit``.
-
-    Returns:
-        A read-only ``(n, k)`` integer array: ``k!`` rows when enumerated, else
-        ``n_permutations + 1``. Row ``n`` maps group ``i`` to group ``perms[n, i]``.
+    All ``k!`` when ``k! <= exact_limit``, else ``n_permutations`` seeded random ones after the
+    identity. Row ``n`` maps group ``i`` to group ``perms[n, i]``.
     """
     identity = np.arange(k, dtype=np.int64)
     if math.factorial(k) <= exact_limit:
@@ -112,21 +101,10 @@ def relabelled_pairs(
 ) -> np.ndarray:
     """``(n_perm, m)`` pair indices under each relabelling of :func:`group_permutations`.
 
-    Every pair of the ``k = max(a, b) + 1`` groups must be present once (``m = k(k-1)/2``).
-
-    Args:
-        a: the first group's index of each pair.
-        b: the second group's index of each pair.
-        n_permutations: as for :func:`group_permutations`.
-        seed: as for :func:`group_permutations`.
-        exact_limit: as for :func:`group_permutations`.
-        inverse: which direction the indices point (below).
-
-    Returns:
-        Relabelling a matrix by permutation n moves the value of pair ``moved[n, e]`` onto pair
-        e. With ``inverse``, entry ``[n, f]`` is instead the pair that receives pair f's value,
-        so that relabelling the performance matrix becomes one matrix product with all its
-        columns. Read-only.
+    ``a``, ``b``: each pair's group indices; every pair of the ``k = max(a, b) + 1`` groups must
+    be present once. Relabelling a matrix by permutation n moves the value of pair
+    ``moved[n, e]`` onto pair e. With ``inverse``, entry ``[n, f]`` is instead the pair that
+    receives pair f's value (relabelling the performance matrix is then one matrix product).
     """
     k = max(*a, *b) + 1
     perms = group_permutations(k, n_permutations, seed, exact_limit)
@@ -145,14 +123,7 @@ def relabelled_pairs(
 def column_batches(
     frame: pd.DataFrame, distance: str, performance_columns: list[str]
 ) -> list[tuple[pd.DataFrame, list[str]]]:
-    """Performance columns grouped by which pairs they share with ``distance``.
-
-    Columns with the same complete pairs share one set of permuted distance matrices.
-
-    Args:
-        frame: the pair table.
-        distance: the distance column.
-        performance_columns: the performance columns.
+    """Performance columns grouped by which pairs they share with ``distance`` (one null each).
 
     Returns:
         ``(data, columns)`` per set of shared pairs: ``data`` holds the pair columns, the
@@ -170,9 +141,6 @@ def column_batches(
     return batches
 
 
-# --------------------------------------------------------------------------- p-values
-
-
 def _extremeness(values: np.ndarray, alternative: Alternative) -> np.ndarray:
     """Larger is more extreme; NaN becomes +inf (an undefined statistic counts as extreme)."""
     if alternative == "two-sided":
@@ -187,18 +155,10 @@ def _extremeness(values: np.ndarray, alternative: Alternative) -> np.ndarray:
 
 
 def permutation_p_values(null: np.ndarray, alternative: Alternative = "two-sided") -> np.ndarray:
-    """Permutation p of every column of ``null``; ``null[0]`` holds the observed statistics.
+    """Permutation p ``(1 + count) / len(null)`` of every column of ``null`` (row 0 observed).
 
-    Exact enumeration counts the identity among its K! permutations and random sampling adds
-    it as the "+1" of ``(1 + count) / (1 + n)``: both are ``(1 + count) / len(null)``. A
-    permuted statistic that is NaN counts as at least as extreme (conservative).
-
-    Args:
-        null: ``(n_perm, ...)`` statistics under the relabellings, the identity first.
-        alternative: which permuted values count as at least as extreme as the observed one.
-
-    Returns:
-        ``null.shape[1:]`` p-values; NaN where the observed statistic is NaN.
+    Exact enumeration counts the identity among its K! relabellings, random sampling adds it as
+    the "+1": both are ``(1 + count) / len(null)``. NaN where the observed statistic is NaN.
     """
     null = np.asarray(null, dtype=np.float64)
     observed = null[0]
@@ -217,23 +177,15 @@ def maxt_adjusted_p(
 ) -> np.ndarray:
     """Westfall-Young maxT adjusted p-values of statistics that share their relabellings.
 
-    Column j of ``nulls`` is one test's statistic under the same relabellings (row 0 the
-    identity, i.e. the observed values). The single-step adjusted p of test j is the share of
-    relabellings whose most extreme statistic over all tests reaches test j's observed one;
-    step-down (Westfall and Young 1993, Algorithm 2.8) takes the maximum only over the tests
-    not more extreme than j, then keeps the adjusted p-values monotone in the observed order.
-    Both control the family-wise error rate under the joint null and keep the dependence
-    between the tests (they share the groups), so they are never more conservative than
-    Bonferroni-type bounds on the same permutation p-values and never below the raw p.
+    Single-step: the share of relabellings whose most extreme statistic over all tests reaches
+    test j's observed one; step-down (Westfall and Young 1993, Algorithm 2.8) takes the maximum
+    only over the tests not more extreme than j, kept monotone in the observed order.
 
     Args:
-        nulls: ``(n_perm, m)`` statistics of ``m`` tests, identity first. NaN permuted
-            values count as extreme; a test whose observed value is NaN is left out.
+        nulls: ``(n_perm, m)`` statistics of ``m`` tests, identity first; a test whose observed
+            value is NaN is left out (NaN adjusted p).
         alternative: two-sided (``|s|``) or one-sided.
         step_down: step-down (default) or single-step maxT.
-
-    Returns:
-        ``(m,)`` adjusted p-values, NaN for the tests left out.
     """
     nulls = np.asarray(nulls, dtype=np.float64)
     out = np.full(nulls.shape[1], np.nan)
@@ -255,17 +207,9 @@ def maxt_adjusted_p(
     return out
 
 
-# --------------------------------------------------------------------------- rank null
-
-
 @dataclass(frozen=True)
 class RankNull:
-    """Spearman's rho and Kendall's tau-b under each group relabelling, the identity first.
-
-    Attributes:
-        spearman: ``(n_perm, P)``, column j for the j-th performance column.
-        kendall: ``(n_perm, P)``.
-    """
+    """``(n_perm, P)`` Spearman's rho and Kendall's tau-b per relabelling (identity first)."""
 
     spearman: np.ndarray
     kendall: np.ndarray
@@ -280,46 +224,29 @@ def rank_correlation_null(
 ) -> RankNull:
     """Spearman rho and Kendall tau-b of relabelled ``x`` with each ``ys[:, j]``.
 
-    ``x[e]`` and ``ys[e]`` belong to the pair ``(index_a[e], index_b[e])``; under a
-    permutation, entry ``e`` takes ``x`` of the pair ``(perm[index_a[e]], perm[index_b[e]])``.
-    Relabelling ``x`` by a permutation equals relabelling ``y`` by its inverse, so this is the
-    textbook Mantel test with the performance matrix permuted. When pairs are missing, a pair
-    whose relabelled partner is missing is left out of that permutation's statistic.
-
-    Args:
-        x: ``(m,)`` distances of the pairs.
-        ys: ``(m, P)`` performance columns of the same pairs.
-        index_a: ``(m,)`` group index of each pair's first group.
-        index_b: ``(m,)`` group index of each pair's second group.
-        perms: ``(n_perm, k)`` relabellings (:func:`group_permutations`), identity first.
-
-    Returns:
-        The statistics under every relabelling; row 0 equals scipy's Spearman and Kendall
-        tau-b of ``x`` and ``ys``. NaN where a column is constant.
+    ``x[e]`` (``(m,)`` distances) and ``ys[e]`` (``(m, P)`` performance) belong to the pair
+    ``(index_a[e], index_b[e])``; under a relabelling of ``perms`` entry ``e`` takes ``x`` of
+    the pair ``(perm[index_a[e]], perm[index_b[e]])``, which equals the textbook Mantel test
+    with the performance matrix permuted. A pair whose relabelled partner is missing is left
+    out of that relabelling's statistic. Row 0 equals scipy's; NaN where a column is constant.
     """
     k = perms.shape[1]
-    pair_index = np.full((k, k), -1, dtype=np.int64)
-    pair_index[index_a, index_b] = np.arange(len(x))
-    pair_index[index_b, index_a] = np.arange(len(x))
     if len(x) == k * (k - 1) // 2:
-        return _complete_null(x, ys, index_a, index_b, pair_index, perms)
-    return _masked_null(x, ys, index_a, index_b, pair_index, perms)
+        return _complete_null(x, ys, index_a, index_b, perms)
+    return _masked_null(x, ys, index_a, index_b, perms)
 
 
 def _complete_null(
-    x: np.ndarray,
-    ys: np.ndarray,
-    index_a: np.ndarray,
-    index_b: np.ndarray,
-    pair_index: np.ndarray,
-    perms: np.ndarray,
+    x: np.ndarray, ys: np.ndarray, index_a: np.ndarray, index_b: np.ndarray, perms: np.ndarray
 ) -> RankNull:
     """Every pair present: a relabelling only reorders the entries of ``x``.
 
     Ranks and tie counts are then invariant, so ranks are computed once and each
     permutation costs a gather and a product with all performance columns at once.
     """
-    m = len(x)
+    m, k = len(x), perms.shape[1]
+    pair_index = np.full((k, k), -1, dtype=np.int64)
+    pair_index[index_a, index_b] = pair_index[index_b, index_a] = np.arange(m)
     rank_x = scipy_stats.rankdata(x) - (m + 1) / 2
     rank_y = scipy_stats.rankdata(ys, axis=0) - (m + 1) / 2
     first, second = np.triu_indices(m, 1)
@@ -355,12 +282,7 @@ def _chunk_size(n_concordances: int) -> int:
 
 
 def _masked_null(
-    x: np.ndarray,
-    ys: np.ndarray,
-    index_a: np.ndarray,
-    index_b: np.ndarray,
-    pair_index: np.ndarray,
-    perms: np.ndarray,
+    x: np.ndarray, ys: np.ndarray, index_a: np.ndarray, index_b: np.ndarray, perms: np.ndarray
 ) -> RankNull:
     """Some pairs missing: each permutation keeps the entries whose relabelled pair exists.
 
@@ -369,7 +291,7 @@ def _masked_null(
     tau-b is the sum of sign products over the root of the untied-pair counts.
     """
     m = len(x)
-    x_matrix = np.full(pair_index.shape, np.nan)
+    x_matrix = np.full((perms.shape[1], perms.shape[1]), np.nan)
     x_matrix[index_a, index_b] = x
     x_matrix[index_b, index_a] = x
     sign_y = np.sign(ys.T[:, :, None] - ys.T[:, None, :])  # (P, m, m)

@@ -1,9 +1,4 @@
-"""Rank correlations computed many at once: row by row, or as dot products of unit ranks.
-
-The robustness checks recompute Spearman's rho (and Kendall's tau-b) for thousands of
-bootstrap replicates or relabellings; these helpers do it for a whole array in one call
-instead of one ``scipy.stats`` call per replicate.
-"""
+"""Rank correlations of thousands of replicates or relabellings at once, not one scipy call each."""
 
 from __future__ import annotations
 
@@ -14,28 +9,18 @@ __all__ = ["kendall_rows", "spearman_rows", "unit_ranks"]
 
 
 def unit_ranks(ranks: np.ndarray) -> np.ndarray:
-    """Centred ranks (per column) scaled to unit length: dot products are then correlations.
+    """``(m,)`` or ``(m, P)`` ranks centred and scaled to unit length per column (NaN: constant).
 
-    Args:
-        ranks: ``(m,)`` or ``(m, P)`` ranks of ``m`` values (per column).
-
-    Returns:
-        The same shape; the dot product of two such columns is their Pearson correlation,
-        i.e. Spearman's rho of the values ranked. NaN where a column is constant.
+    The dot product of two such columns is Spearman's rho of the values ranked.
     """
     centred = ranks - ranks.mean(axis=0)
     return centred / np.sqrt((centred**2).sum(axis=0))
 
 
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each row of ``x`` with the same row of ``y`` (rows broadcast).
+    """``(B,)`` Spearman's rho of each row of ``x`` with that of ``y`` (rows broadcast).
 
-    Args:
-        x: ``(B, m)`` or ``(1, m)`` values.
-        y: ``(B, m)`` or ``(1, m)`` values.
-
-    Returns:
-        ``(B,)`` correlations; NaN where a row is constant.
+    ``x`` and ``y`` are ``(B, m)`` or ``(1, m)``; NaN where a row is constant.
     """
     rx = _centred(scipy_stats.rankdata(x, axis=1))
     ry = _centred(scipy_stats.rankdata(y, axis=1))
@@ -48,15 +33,7 @@ def _centred(ranks: np.ndarray) -> np.ndarray:
 
 
 def kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b of each row of ``x`` with the same row of ``y`` (rows broadcast).
-
-    Args:
-        x: ``(B, m)`` or ``(1, m)`` values.
-        y: ``(B, m)`` or ``(1, m)`` values.
-
-    Returns:
-        ``(B,)`` correlations; NaN where a row is constant.
-    """
+    """``(B,)`` Kendall's tau-b of rows, as :func:`spearman_rows` gives Spearman's rho."""
     first, second = np.triu_indices(x.shape[1], 1)
     sx = np.sign(x[:, first] - x[:, second])
     sy = np.sign(y[:, first] - y[:, second])

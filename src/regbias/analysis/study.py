@@ -13,8 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.correlation.primary import PrimaryTest, primary_test
-from regbias.analysis.correlation.settings import CorrelationSettings
+from regbias.analysis.correlation.primary import CorrelationSettings, PrimaryTest, primary_test
 from regbias.analysis.correlation.table import correlations
 from regbias.analysis.pair_table import (
     GAP_PREFIX,
@@ -32,8 +31,7 @@ from regbias.analysis.robustness.bootstrap import (
 )
 from regbias.analysis.robustness.checks import RobustnessSettings, robustness
 from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.performance import PerfTests, perf_record_tests
-from regbias.analysis.tests.settings import PairwiseTestSettings
+from regbias.analysis.tests.performance import PairwiseTestSettings, PerfTests, perf_record_tests
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
@@ -69,15 +67,12 @@ class StudyResults:
             value``), or None when the performance stage did not run.
         group_sizes: texts per group (the data share of the representation figure).
         meta: encoder name and revision, dataset, sizes: what the report states.
-        record: the test of record of every pair (all distinct texts, once per sweep), or
-            None where it did not run (``task=analyze``,
-            ``analysis.tests.embedding.enabled=false``).
-        texts: what every model said of every text (``performance/texts.csv``, the ``texts``
-            design; a sweep's jobs' tables joined), or None (the ``draws`` design).
-        window_fits: per measurement, how many drawn texts fit the encoder's window (a sweep's
-            jobs summed); empty where the draws did not know the window.
-        reused: a sweep's jobs that reused a run finished earlier (``resume=true``) instead of
-            running: ``(job number, run id)`` each, in job order.
+        record: the test of record of every pair, or None where it did not run.
+        texts: what every model said of every text (``performance/texts.csv``, a sweep's jobs'
+            tables joined), or None (the ``draws`` design).
+        window_fits: per measurement, how many drawn texts fit the encoder's window.
+        reused: a sweep's jobs that reused a finished run (``resume=true``): ``(job number,
+            run id)`` each, in job order.
     """
 
     groups: list[str]
@@ -93,23 +88,17 @@ class StudyResults:
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """The ``analysis`` config group, by question as :mod:`regbias.analysis` is laid out.
-
-    Values live in ``conf/analysis/default.yaml`` (none are repeated here); build the settings
-    from the composed config.
+    """The ``analysis`` config group, by question (values: ``conf/analysis/default.yaml``).
 
     Attributes:
         seed: the one seed of the analysis: each test, plant, relabelling and bootstrap draws
             its own stream from it under its own label (an override moves them all).
         significance: the level marked significant: each test of record's (per Holm family),
             the primary test's, alone, and that of the secondary tests' adjusted p-values.
-        reference_groups: the groups that are no region, the corpus's by default
-            (``dataset.reference_groups``): left out of the primary test, their pairs the tests
-            of record's reference family, no power plant's source or donor unless named.
-        tests: the tests of record: which pairs differ in the encoder's space
-            (``tests.embedding``) and to the classifiers (``tests.performance``).
-        power: what the tests could detect (planted mixtures and accuracy gaps: ``task=power``,
-            and a sweep's report where ``power.enabled``), and the primary's power.
+        reference_groups: the groups that are no region (``dataset.reference_groups`` by
+            default): left out of the primary test, their pairs the reference family.
+        tests: the tests of record, in the encoder's space and the classifiers'.
+        power: what the tests could detect, and the primary's power.
         correlation: the correlation table and the declared primary hypothesis.
         robustness: the bootstrap behind every interval.
         analyze: ``task=analyze``: the pair table to re-analyse.
@@ -136,11 +125,8 @@ class AnalysisSettings:
 class Analysis:
     """The analysis of one job or one sweep.
 
-    ``correlations`` is None (with ``note`` saying why) when the pairs allow no rank test;
-    ``robustness`` (one row per correlation, see :mod:`regbias.analysis.robustness.checks`) is None
-    with it. ``correlations`` holds the secondary tests (all groups, adjusted together);
-    ``primary`` the declared hypothesis tested alone on the regions (None when none is
-    declared or there are no correlations).
+    ``correlations`` (the secondary tests) and ``robustness`` are None, with ``note`` saying
+    why, when the pairs allow no rank test; ``primary`` is None when none is declared too.
     """
 
     summary: pd.DataFrame | None
@@ -158,11 +144,9 @@ class Analysis:
 def performance_power(
     texts: PerfTexts | None, record: PerfTests | None, settings: AnalysisSettings
 ) -> tuple[PerfTests | None, PerfPower | None]:
-    """Planted accuracy gaps at the performance test's sizes, where ``analysis.power.enabled``.
+    """The test with each pair's ``detectable_gap`` from planted accuracy gaps, and the plants.
 
-    Returns the test with each pair's ``detectable_gap`` (the smallest planted gap its size
-    class detects with 80% power), and the plants; unchanged and None where not planted (off,
-    no test, a multilabel corpus).
+    Unchanged and None where not planted (``analysis.power.enabled`` off, no test, multilabel).
     """
     power = settings.power
     if texts is None or record is None or not power.enabled or texts.task != "binary":
@@ -298,13 +282,9 @@ def analyse_table(
     Args:
         pairs: the pair table (its column lists say what to correlate).
         settings: the analysis settings.
-        results: the measurements behind the table (bootstrap and group sizes), or None
-            for a bare table (``task=analyze``).
-        texts: the results' per-text scores (:func:`text_scores`; the bootstrap resamples
-            the gaps' evaluation texts too).
-        noise: by group, the measured evaluation noise of the primary's metric over the
-            spread of the groups' true values (:func:`primary_noise`): the primary's power
-            model measures its gaps that noisily.
+        results: the measurements behind the table, or None for a bare table (``task=analyze``).
+        texts: the results' per-text scores (:func:`text_scores`).
+        noise: :func:`primary_noise`, the primary's power model's measurement noise.
 
     Returns:
         The analysis, without performance tables (``summary``, ``gaps``, ``dcor`` None).
@@ -386,19 +366,9 @@ def add_robustness(
     results: StudyResults | None = None,
     texts: PerfTexts | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The robustness table of ``found``, and ``found`` with its headline columns.
+    """``found`` with its headline robustness columns appended, and the robustness table.
 
-    Args:
-        table: the pair table the correlations were computed on.
-        found: the :func:`correlations` table.
-        settings: the analysis settings (permutations, bootstrap, seed).
-        results: the measurements behind ``table``: their distance repetitions and models feed
-            the bootstrap, their group sizes the partial Mantel test; None for a bare table.
-        texts: the results' per-text scores (the bootstrap resamples the gaps' texts too).
-
-    Returns:
-        ``found`` with ``spearman_ci_low, spearman_ci_high, loo_rho_min, loo_rho_max``
-        appended, and the full robustness table.
+    ``results`` (None: a bare table) and ``texts`` as for :func:`analyse_table`.
     """
     checks = robustness(
         table,

@@ -1,19 +1,9 @@
 """The declared primary hypothesis: one correlation among the regions, one-sided, at alpha.
 
-The protocol declares one hypothesis before the data are seen (long-text Sinkhorn distance
-against the accuracy gap) and tests it alone at the level, not inside the adjusted family of
-the other correlations. It is tested on the regions only: the corpus declares the groups that
-are no region (``dataset.reference_groups``: Sentiment140's ``mixed`` contains every region and
-``baseline`` is a sample of another kind, Reuters' ``multiple`` and ``test`` likewise), whose
-pairs are not exchangeable with the regions' and are reported separately (the robustness
-table's "without baseline/mixed" columns, the secondary correlation table). With
-Sentiment140's six regions that is 15 pairs and 6! = 720 relabellings, enumerated exactly.
-
-The test is one-sided in the direction the protocol expects: distances correlate positively
-with performance gaps (``gap_*``) and negatively with performance dependence (``dcor_*``).
-Its power in a group model of the same size (:mod:`regbias.analysis.power.primary`: gaps as
-differences of group scores) says how large a rho a null result can rule out, and how large a
-rho the model can reach at all.
+Tested alone at the level on the regions only (the corpus's ``dataset.reference_groups`` are
+left out), one-sided in the protocol's direction: distances correlate positively with gaps
+(``gap_*``), negatively with dependence (``dcor_*``). docs/method.md, "Correlations, with a
+clear family"; its power: :mod:`regbias.analysis.power.primary`.
 """
 
 from __future__ import annotations
@@ -26,6 +16,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_table import MIN_GROUPS
 from regbias.analysis.permutations import (
     EXACT_LIMIT,
@@ -33,6 +24,7 @@ from regbias.analysis.permutations import (
     Alternative,
     group_permutations,
     groups_in_order,
+    pair_indices,
     permutation_p,
     rank_correlation_null,
 )
@@ -42,8 +34,11 @@ from regbias.analysis.power.primary import (
     position_model_range,
     primary_power,
 )
+from regbias.errors import ConfigError
+from regbias.settings_reader import check_choices
 
 __all__ = [
+    "CorrelationSettings",
     "Direction",
     "PrimaryTest",
     "expected_direction",
@@ -57,15 +52,38 @@ Direction = Literal["auto", "greater", "less", "two-sided"]
 _EXPECTED: dict[str, Alternative] = {"gap_": "greater", "dcor_": "less"}
 
 
-def expected_direction(performance: str) -> Alternative:
-    """The protocol's expected sign: ``greater`` for ``gap_*``, ``less`` for ``dcor_*``.
+@dataclass(frozen=True)
+class CorrelationSettings:
+    """``analysis.correlation``: do distances track performance gaps.
 
-    Args:
-        performance: a performance column.
-
-    Returns:
-        ``two-sided`` for a column of neither kind (no expected sign).
+    Attributes:
+        relabellings: random group relabellings of every Mantel test when enumeration is too
+            large.
+        exact_limit: the largest ``K!`` enumerated exactly.
+        adjust: the adjustment marking significance of the secondary tests: ``maxt``,
+            ``holm``, ``bh`` or ``none``.
+        primary: the declared hypothesis ``(distance column, performance column)``, tested
+            alone on the regions' pairs; None when none is declared.
+        primary_direction: the primary test's alternative (``auto``: :func:`expected_direction`).
     """
+
+    relabellings: int
+    exact_limit: int
+    adjust: Adjustment
+    primary: tuple[str, str] | None
+    primary_direction: Direction
+
+    def __post_init__(self) -> None:
+        check_choices(self, "analysis.correlation")  # also made in Python
+        if self.primary is not None and len(self.primary) != 2:
+            raise ConfigError(
+                "analysis.correlation.primary names one distance and one performance column, "
+                f"e.g. [dist_sinkhorn_long, gap_accuracy]; got {list(self.primary)}."
+            )
+
+
+def expected_direction(performance: str) -> Alternative:
+    """The protocol's sign: ``greater`` for ``gap_*``, ``less`` for ``dcor_*``, else two-sided."""
     for prefix, direction in _EXPECTED.items():
         if performance.startswith(prefix):
             return direction
@@ -73,15 +91,7 @@ def expected_direction(performance: str) -> Alternative:
 
 
 def region_pairs(table: pd.DataFrame, reference_groups: Sequence[str]) -> pd.DataFrame:
-    """The rows of a pair table whose two groups are both regions.
-
-    Args:
-        table: the pair table.
-        reference_groups: the groups that are no region (the corpus's).
-
-    Returns:
-        The rows involving none of ``reference_groups``.
-    """
+    """The rows of a pair table involving none of ``reference_groups`` (two regions)."""
     involved = table["group_a"].isin(reference_groups) | table["group_b"].isin(reference_groups)
     return table[~involved]
 
@@ -103,17 +113,14 @@ class PrimaryTest:
         n_permutations: the relabellings of the null, the identity included.
         significance: the level the test is held to, alone.
         power: the test's power in a group model with as many groups; None when not computed.
-        power_models: the reachable rho, its power and the rho detected with 80% power under
-            each position model (1-D, isotropic 2-D, anisotropic 2-D); None with ``power``.
+        power_models: :func:`~regbias.analysis.power.primary.position_model_range`; None with
+            ``power``.
         note: why the test did not run (then ``rho`` and ``p_value`` are NaN).
-        ci_low: the lower end of rho's bootstrap interval over the same region pairs
-            (resampling models, distance repetitions and, with per-text scores, the
-            evaluation texts); NaN when not computed.
-        ci_high: its upper end.
-        confidence: the interval's level (NaN when not computed).
+        ci_low: the lower end of rho's bootstrap interval over the same region pairs (NaN:
+            none); ``ci_high`` its upper end, ``confidence`` its level.
         ci_note: why there is no interval ("" where there is one, or none was asked for).
-        ci_method: ``noise-corrected`` (an interval for the noise-free rho, when the gaps'
-            texts were resampled: :mod:`regbias.analysis.robustness.attenuation`) or ``percentile``.
+        ci_method: ``noise-corrected`` (:mod:`regbias.analysis.robustness.attenuation`) or
+            ``percentile``.
     """
 
     distance: str
@@ -205,12 +212,11 @@ def primary_test(
         n_permutations: random relabellings when ``K!`` exceeds ``exact_limit``.
         seed: their seed, and the power simulation's.
         exact_limit: the largest ``K!`` enumerated exactly.
-        power_couplings: the couplings of group scores to positions of the power table.
-        power_dimensions: the dimensions of the power model's group positions.
-        power_simulations: simulated studies per coupling; 0 = no power table.
-        power_permutations: relabellings per simulated test (all ``K!`` when fewer).
-        power_noise: by group, its measured evaluation noise over the spread of the groups'
-            true scores (the power model's gaps are measured that noisily); None: noise-free.
+        power_couplings: the couplings of the power table (:mod:`regbias.analysis.power.primary`).
+        power_dimensions: its model's dimensions.
+        power_simulations: its simulated studies per coupling (0: no power table).
+        power_permutations: its relabellings per simulated test.
+        power_noise: by group, its measured evaluation noise (None: noise-free).
 
     Returns:
         The test; with a ``note`` and NaN statistics when the columns are missing or fewer than
@@ -236,12 +242,11 @@ def primary_test(
     if missing:
         return replace(untested, note=f"not measured in this run (no column {', '.join(missing)})")
     data = region_pairs(table, reference_groups)[[*PAIR_COLUMNS, distance, performance]].dropna()
-    groups = tuple(groups_in_order(data))
+    names, index_a, index_b = pair_indices(data)
+    groups = tuple(names)
     if len(groups) < MIN_GROUPS:
         note = f"not tested: {len(groups)} regions with both values, fewer than {MIN_GROUPS}"
         return replace(untested, groups=groups, n_pairs=len(data), note=note)
-    rank = {g: i for i, g in enumerate(groups)}
-    index_a, index_b = (data[c].map(rank).to_numpy(dtype=np.int64) for c in PAIR_COLUMNS)
     perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
     x = data[distance].to_numpy(dtype=np.float64)
     y = data[[performance]].to_numpy(dtype=np.float64)

@@ -1,11 +1,8 @@
 """Rank correlations of every distance column with every performance column of a pair table.
 
-The rows of a pair table are not independent (every group appears in K-1 pairs), so the
-correlations carry Mantel-style permutation p-values: the group labels of the performance
-matrix are permuted (rows and columns together) and the statistic is recomputed on the pairs.
-The asymptotic p-values of ``scipy.stats`` (``spearman_p``, ``kendall_p``) are kept beside
-them for comparison only: they assume independent pairs, which pairs sharing groups are not,
-and no finding, adjustment or report line uses them.
+The p-values are Mantel-style (:mod:`regbias.analysis.permutations`). scipy's asymptotic
+p-values (``spearman_p``, ``kendall_p``) are kept for comparison only: they assume independent
+pairs, which pairs sharing groups are not, and nothing downstream uses them.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from regbias.analysis.permutations import (
     PAIR_COLUMNS,
     column_batches,
     group_permutations,
-    groups_in_order,
+    pair_indices,
     permutation_p,
     rank_correlation_null,
 )
@@ -48,38 +45,24 @@ def correlations(
 ) -> pd.DataFrame:
     """Spearman and Kendall correlations of every distance column with every performance column.
 
-    Rows with NaN in either column are dropped per column pair. Permutation p-values are
-    Mantel-style and two-sided: the groups of one matrix are relabelled (rows and columns
-    together) and the statistic recomputed on the pairs. When the K groups allow
-    ``K! <= exact_limit`` permutations all are enumerated (identity included) and
-    ``p = #{|s*| >= |s|} / K!``; otherwise ``n_permutations`` seeded random ones give
-    ``p = (1 + #{|s*| >= |s|}) / (1 + n_permutations)``. When pairs are missing, a pair whose
-    relabelled partner is missing is left out of that permutation's statistic; a relabelling
-    that leaves no correlation (a constant column) counts as at least as extreme.
-
-    Every row is a secondary test (the declared primary hypothesis is tested alone, on the
-    regions only: :mod:`regbias.analysis.correlation.primary`): the rows are adjusted together.
+    Rows with NaN in either column are dropped per column pair; the p-values are two-sided
+    Mantel p (:func:`regbias.analysis.permutations.rank_correlation_null`). Every row is a
+    secondary test, and the rows are adjusted together.
 
     Args:
         table: the pair table (a ``PairTable`` supplies its own column lists).
         distance_columns: defaults to the ``PairTable``'s or to every ``dist_*`` column.
         performance_columns: defaults to the ``PairTable``'s or every ``gap_*``/``dcor_*``.
-        n_permutations: random permutations when enumeration is too large.
-        seed: seed of the random permutations (the same for every column pair).
+        n_permutations: random relabellings when enumeration is too large.
+        seed: their seed (the same for every column pair).
         exact_limit: the largest ``K!`` enumerated exactly.
 
     Returns:
         One row per (distance, performance): ``distance, performance, n_pairs,
-        n_pairs_left_out`` (pairs whose distance or performance is undefined), ``spearman_rho,
-        spearman_p, spearman_p_perm, kendall_tau, kendall_p, kendall_p_perm, n_groups,
-        exact``, then the permutation p-values adjusted over all rows, per statistic:
-        ``spearman_p_holm, spearman_p_bh, kendall_p_holm, kendall_p_bh``, then the
-        Westfall-Young step-down maxT p-values over the relabellings the rows share,
-        ``spearman_p_maxt, kendall_p_maxt``, and ``maxt_method`` (``maxt``, or where missing
-        values give rows other pairs ``maxt_split``/``holm_fallback``: see
-        :data:`regbias.analysis.multiplicity.MAXT_METHODS`). Statistics are NaN where a
-        column is constant or fewer than 3 pairs remain; their p-values are left out of the
-        adjustment.
+        n_pairs_left_out, spearman_rho, spearman_p, spearman_p_perm, kendall_tau, kendall_p,
+        kendall_p_perm, n_groups, exact``, the :func:`~regbias.analysis.multiplicity.add_adjusted_p`
+        and :func:`~regbias.analysis.multiplicity.add_maxt_p` columns. Statistics are NaN
+        where a column is constant or fewer than 3 pairs remain (no test, not adjusted).
 
     Raises:
         DataError: a named column is missing from the table.
@@ -91,9 +74,10 @@ def correlations(
     if n_permutations < 1:
         raise ConfigError(f"n_permutations must be at least 1, got {n_permutations}.")
     found: dict[tuple[str, str], _Correlation] = {}
+    relabelling = (n_permutations, seed, exact_limit)
     for distance in distance_columns:
         for data, columns in column_batches(frame, distance, performance_columns):
-            batch = _correlate_batch(data, distance, columns, n_permutations, seed, exact_limit)
+            batch = _correlate_batch(data, distance, columns, relabelling)
             for correlation in batch.values():  # pairs whose value is undefined (NaN)
                 correlation.row["n_pairs_left_out"] = len(frame) - len(data)
             found.update(batch)
@@ -154,22 +138,15 @@ def _resolve_columns(
 
 
 def _correlate_batch(
-    data: pd.DataFrame,
-    distance: str,
-    columns: list[str],
-    n_permutations: int,
-    seed: int,
-    exact_limit: int,
+    data: pd.DataFrame, distance: str, columns: list[str], relabelling: tuple[int, int, int]
 ) -> dict[tuple[str, str], _Correlation]:
+    exact_limit = relabelling[2]
     x = data[distance].to_numpy(dtype=np.float64)
     ys = data[columns].to_numpy(dtype=np.float64)
-    groups = groups_in_order(data)
+    groups, index_a, index_b = pair_indices(data)
     rho = tau = None
     if len(data) >= 3:
-        rank = {g: i for i, g in enumerate(groups)}
-        index_a = data.group_a.map(rank).to_numpy(dtype=np.int64)
-        index_b = data.group_b.map(rank).to_numpy(dtype=np.int64)
-        perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
+        perms = group_permutations(len(groups), *relabelling)
         null = rank_correlation_null(x, ys, index_a, index_b, perms)
         rho, tau = null.spearman, null.kendall
     found = {}
@@ -213,16 +190,7 @@ def _asymptotic(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
 def strongest(
     correlations_df: pd.DataFrame, k: int = 5, statistic: str = "spearman_rho"
 ) -> pd.DataFrame:
-    """The ``k`` distance-performance pairs with the largest absolute ``statistic``.
-
-    Args:
-        correlations_df: the output of :func:`correlations`.
-        k: how many rows to keep.
-        statistic: the column ranked by absolute value (``spearman_rho`` or ``kendall_tau``).
-
-    Returns:
-        The strongest rows, strongest first, NaN statistics last and dropped beyond ``k``.
-    """
+    """The ``k`` rows of :func:`correlations` with the largest absolute ``statistic``, first."""
     if statistic not in correlations_df.columns:
         raise ConfigError(
             f"no column {statistic!r} to rank by; choose one of {list(correlations_df.columns)}."

@@ -1,19 +1,11 @@
 """The primary rho of two encoders compared: one joint bootstrap of both.
 
-Each encoder's primary rho (the declared distance against the declared gap, over the region
-pairs) has a bootstrap interval that resamples its models and its distance repetitions
-and, where every text's scores are known, its evaluation texts; each replicate's rho is then
-corrected for the gaps' noise, exactly as in the encoder's own report
-(:func:`regbias.analysis.robustness.bootstrap.rho_replicates`). Two encoders of one sweep were run
-on the
-same seeds: model ``(seed, fold)`` was trained on the same texts in both, repetition ``r``
-drew the same texts, and both scored the same evaluation texts. So one replicate draws the
-same models, repetitions and texts for both encoders (the same generator, seed and shapes
-give the same draws, and the same noise rows), and the difference of their rhos gets an
-interval from the replicates' differences (with the noise-corrected interval's calibrated
-tails where both are corrected) and a two-sided bootstrap p that agrees with it. Where the
-encoders' models, repetitions or texts differ, the two are resampled apart (``paired``
-False).
+Each encoder's rho has the interval of its own report
+(:func:`regbias.analysis.robustness.bootstrap.rho_replicates`). Two encoders of one sweep ran on
+the same seeds, so one replicate draws the same models, repetitions, texts and noise rows for
+both, and their difference gets an interval and a two-sided bootstrap p from the replicates'
+differences (docs/method.md, "Comparing encoders on the same texts"). Where the evidence
+differs, the two are resampled apart (``paired`` False).
 """
 
 from __future__ import annotations
@@ -38,7 +30,7 @@ from regbias.analysis.robustness.bootstrap import (
     rho_replicates,
     table_groups,
 )
-from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.analysis.tests.text_scores import PerfTexts, percentile_interval
 from regbias.distances.matrix import DistanceMatrix
 
 __all__ = ["NO_INTERVAL", "PrimaryEvidence", "PrimaryRho", "primary_contrasts", "primary_rho"]
@@ -49,14 +41,9 @@ NO_INTERVAL = "none"
 
 @dataclass(frozen=True)
 class PrimaryEvidence:
-    """What one encoder's primary rho is computed from.
+    """One encoder's region pairs (``group_a, group_b`` and the two columns) and what they rest on.
 
-    Attributes:
-        pairs: the region pairs' rows of its pair table (``group_a, group_b`` and the two
-            columns).
-        distance: the distance column's matrix (its repetitions are resampled), or None.
-        per_model: the long performance table (its models are resampled), or None.
-        texts: every text's per-model scores (its evaluation texts are resampled too), or None.
+    ``distance``'s repetitions, ``per_model``'s models and ``texts`` are resampled (None: none).
     """
 
     pairs: pd.DataFrame
@@ -92,9 +79,8 @@ def primary_rho(
 ) -> PrimaryRho:
     """The rho of ``correlation`` over ``evidence.pairs`` and its replicates (seeded).
 
-    As in the encoder's own report, there is no interval (NaN replicates, with the reason as
-    their note) where the rho is undefined or too little was measured to resample
-    (:func:`regbias.analysis.robustness.bootstrap.no_interval_note`).
+    As in the encoder's own report, no interval (NaN replicates, the reason their note) where
+    the rho is undefined or too little was measured to resample.
     """
     distance, performance = correlation
     table = evidence.pairs.reset_index(drop=True)
@@ -138,17 +124,14 @@ def primary_contrasts(
         correlation: ``(distance, performance)``, the primary hypothesis.
         n_bootstrap: replicates B.
         confidence: the intervals' level.
-        seed: the bootstrap's seed (the analysis's: each encoder's own interval is the one
-            its report shows).
+        seed: the bootstrap's seed (the analysis's, so each encoder's interval is its report's).
         order: the encoder pairs to compare (None: every pair in the labels' order).
 
     Returns:
-        One row per encoder pair: ``first, second, rho_first, rho_second`` with their
-        intervals (``..._ci_low``, ``..._ci_high``) and how they were made (``method_first``,
-        ``method_second``: noise-corrected, percentile or none), ``difference`` (first minus
-        second), ``ci_low, ci_high, p`` (two-sided bootstrap; NaN where a rho has no
-        interval), ``paired`` (whether both were resampled alike) and ``note`` (why a rho has
-        no interval, "" where both have one).
+        One row per encoder pair: ``first, second``, per encoder ``rho_<x>``,
+        ``rho_<x>_ci_low``, ``rho_<x>_ci_high`` and ``method_<x>``, ``difference`` (first
+        minus second) with ``ci_low, ci_high, p`` (NaN where a rho has no interval), ``note``
+        (why a rho has none) and ``paired`` (whether both were resampled alike).
     """
     rhos = {k: primary_rho(v, correlation, n_bootstrap, seed) for k, v in evidence.items()}
     rows = []
@@ -187,7 +170,7 @@ def _difference_interval(
     """The differences' percentile range; the calibrated tails where both rhos are corrected."""
     if corrected:
         return tail_interval(difference, confidence)
-    return _quantiles(difference, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return percentile_interval(difference, confidence)
 
 
 def _difference_p(difference: np.ndarray, corrected: bool) -> float:
@@ -200,10 +183,3 @@ def _difference_p(difference: np.ndarray, corrected: bool) -> float:
         return math.nan
     p = float(bootstrap_p(difference[:, None])[0])
     return min(1.0, p / TAIL_SCALE) if corrected else p
-
-
-def _quantiles(values: np.ndarray, tails: list[float]) -> tuple[float, float]:
-    if not np.isfinite(values).any():
-        return math.nan, math.nan
-    low, high = np.nanquantile(values, tails)
-    return float(low), float(high)

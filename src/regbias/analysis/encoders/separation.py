@@ -1,25 +1,14 @@
 """Two encoders on the same texts: how far apart each puts the groups, and their difference.
 
-The separation of groups ``a`` and ``b`` in one encoder is the squared distance of their mean
-sentence vectors divided by the groups' mean dispersion (the trace of the covariance matrix,
-averaged over the two groups)::
+The separation of groups ``a`` and ``b`` (docs/method.md, "Comparing encoders on the same
+texts")::
 
     delta^2 = |mu_a - mu_b|^2 / ((tr Sigma_a + tr Sigma_b) / 2)
 
-It is the test of record's own quantity (``analysis.tests.embedding.statistic: mean``) in units of
-the spread of single texts, so it does not change when an encoder's vectors are scaled,
-rotated or shifted (encoders differ in dimension and norm: MiniLM 384, mpnet 768). The
-numerator is estimated without bias by the U-statistic
-``|xbar_a - xbar_b|^2 - tr S_a / n_a - tr S_b / n_b`` (``S`` the unbiased covariance), so
-its expectation is the same at 250 texts as at 2,000: a plain squared distance of sample
-means grows as the groups shrink.
-
-Two encoders are compared on the same texts (the test of record's capped groups, shared texts
-left out of a pair as there): each bootstrap replicate draws every group's texts with
-replacement once, and that draw serves every pair the group is in and every encoder, so the
-difference of two encoders' separations (per pair and its mean over the region pairs) gets a
-paired percentile interval and a two-sided bootstrap p; the pairs' p are Holm-adjusted within
-each family, as the test of record's are.
+its numerator the unbiased U-statistic ``|xbar_a - xbar_b|^2 - tr S_a / n_a - tr S_b / n_b``.
+Each bootstrap replicate draws every group's texts with replacement once, for every pair and
+every encoder: the encoders' difference gets a paired percentile interval and a two-sided
+bootstrap p, Holm-adjusted within each family.
 """
 
 from __future__ import annotations
@@ -33,12 +22,8 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.multiplicity import adjust_p
-from regbias.analysis.tests.embedding import (
-    PRIMARY_FAMILY,
-    SECONDARY_FAMILY,
-    PairTestSettings,
-    plan_pairs,
-)
+from regbias.analysis.tests.embedding import PairTestSettings, plan_pairs
+from regbias.analysis.tests.pairwise import P_ADJUSTED, PRIMARY_FAMILY, holm_per_family
 from regbias.data.sampling import rng_for
 from regbias.interrupt import check_stop
 
@@ -54,15 +39,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ContrastPair:
-    """One pair as the contrast sees it: indices of its texts in each group's list.
-
-    Attributes:
-        group_a: the first group.
-        group_b: the second group.
-        family: ``regions`` or ``reference`` (as in the test of record).
-        side_a: indices into ``group_a``'s texts (:func:`contrast_pairs`) on its side.
-        side_b: the same for ``group_b``.
-    """
+    """One pair as the contrast sees it: its sides as indices into each group's texts."""
 
     group_a: str
     group_b: str
@@ -76,10 +53,8 @@ def contrast_pairs(
 ) -> tuple[dict[str, list[str]], list[ContrastPair]]:
     """The test of record's pairs (:func:`plan_pairs`: caps, shared texts left out), as indices.
 
-    A group's texts are every text it brings to any of its pairs, in the group's order: its
-    capped set and, for a reference group larger than the cap, each region's own capped rest
-    (capped after the region's texts are dropped). So one bootstrap weight per text serves
-    every pair the text is in.
+    A group's texts are every text it brings to any of its pairs, in the group's order, so one
+    bootstrap weight per text serves every pair the text is in.
 
     Returns:
         Each group's texts (groups in no testable pair left out), and every testable pair in
@@ -155,8 +130,7 @@ def separation_replicates(
 def bootstrap_p(replicates: np.ndarray) -> np.ndarray:
     """Two-sided bootstrap p of ``difference = 0`` per column: twice the smaller tail share.
 
-    ``(1 + #{D* <= 0}) / (1 + B)`` and ``(1 + #{D* >= 0}) / (1 + B)``, the smaller doubled,
-    at most 1: the p that puts 0 just outside the percentile interval of that level.
+    ``(1 + #{D* <= 0}) / (1 + B)`` or ``(1 + #{D* >= 0}) / (1 + B)``, doubled, at most 1.
     """
     finite = np.isfinite(replicates)
     b = finite.sum(axis=0)
@@ -170,18 +144,15 @@ class EncoderContrast:
     """The separations of two encoders on the same texts, and their paired difference.
 
     Attributes:
-        first: the first encoder's label.
-        second: the second encoder's label.
+        first: the first encoder's label (``second``: the other's).
         table: one row per pair: ``group_a, group_b, family, n_a, n_b``, ``first`` and
             ``second`` (each encoder's separation), ``difference`` (first minus second),
-            ``ci_low, ci_high`` (its paired bootstrap interval), ``p`` (two-sided bootstrap),
-            ``p_holm`` (Holm within the family) and ``differs``.
-        mean: the same over the region pairs' mean (all pairs where there is no region
-            pair): ``pairs, first, second, difference, ci_low, ci_high, p``, and
-            ``p_adjusted`` (Holm over the sweep's encoder pairs) and ``differs``.
-        confidence: the intervals' level.
-        alpha: the level of the verdicts.
-        n_bootstrap: the replicates.
+            ``ci_low, ci_high``, ``p`` (two-sided bootstrap), ``p_holm`` (within the family)
+            and ``differs``.
+        mean: the same over the region pairs' mean (all pairs where there is none):
+            ``pairs, first, second, difference, ci_low, ci_high, p``, ``p_adjusted`` (Holm
+            over the sweep's encoder pairs) and ``differs``.
+        confidence: the intervals' level (``alpha``: the verdicts'; ``n_bootstrap``: B).
     """
 
     first: str
@@ -229,7 +200,7 @@ def contrast_encoders(
         vectors_of: each encoder's sentence vectors of texts, in order, by its label.
         settings: the test of record's settings (its cap and seed choose the texts).
         references: the reference groups (their pairs form the second family).
-        n_bootstrap: replicates B (each group's texts drawn with replacement, shared by all).
+        n_bootstrap: replicates B.
         confidence: the intervals' level.
         alpha: the verdicts' level.
         seed: the bootstrap's seed.
@@ -276,26 +247,16 @@ def _contrast(
     tails = [(1 - confidence) / 2, (1 + confidence) / 2]
     difference = replicates[first] - replicates[second]
     table = pd.DataFrame(
-        {
-            "group_a": [p.group_a for p in pairs],
-            "group_b": [p.group_b for p in pairs],
-            "family": [p.family for p in pairs],
-            "n_a": [len(p.side_a) for p in pairs],
-            "n_b": [len(p.side_b) for p in pairs],
-            "first": observed[first],
-            "second": observed[second],
-            "difference": observed[first] - observed[second],
-        }
+        [(p.group_a, p.group_b, p.family, len(p.side_a), len(p.side_b)) for p in pairs],
+        columns=["group_a", "group_b", "family", "n_a", "n_b"],
     )
+    table["first"], table["second"] = observed[first], observed[second]
+    table["difference"] = observed[first] - observed[second]
     low, high = np.nanquantile(difference, tails, axis=0) if len(pairs) else ([], [])
     table["ci_low"], table["ci_high"] = low, high
     table["p"] = bootstrap_p(difference)
-    table["p_holm"] = np.nan
-    for family in (PRIMARY_FAMILY, SECONDARY_FAMILY):
-        members = (table["family"] == family).to_numpy()
-        if members.any():
-            table.loc[members, "p_holm"] = adjust_p(table.loc[members, "p"].to_numpy(), "holm")
-    table["differs"] = table["p_holm"].to_numpy() <= alpha
+    every = pd.Series(True, index=table.index)
+    table = holm_per_family(table, alpha, every).rename(columns={P_ADJUSTED: "p_holm"})
     regions = (table["family"] == PRIMARY_FAMILY).to_numpy()
     chosen = regions if regions.any() else np.ones(len(table), dtype=bool)
     mean_diff = difference[:, chosen].mean(axis=1)

@@ -1,19 +1,9 @@
 """What the test of record could detect: graded mixtures planted at the study's own sizes.
 
-A verdict "no difference" says nothing unless the test could have found one. For every size
-class of the tested pairs, two pseudo-groups of those sizes are drawn from one real group (the
-*source*, by default the largest region), so they are exchangeable; then a share ``pi`` of
-side ``b`` is replaced by texts of another group (the *donor*). Every plant draws fresh texts:
-new pseudo-groups and new donor texts (the same draw at every share of one plant, so a curve
-is smooth). The test of record runs on each plant exactly as on a real pair (the same
-statistic, whole texts relabelled), and a plant is *detected* when its p is at most
-``alpha / m``: Holm's first step over the ``m`` pairs of the pair's family, what a lone real
-difference must reach. At ``pi = 0`` that share is the false-positive rate.
-
-"Detected with 80% power" is said only where the 95% Clopper-Pearson lower bound of the
-detection rate is at least 0.8. Sizes are the tested pairs' size classes
-(:func:`regbias.analysis.tests.embedding.size_class`). For energy- and MMD-type statistics the
-distance scales with the square of the share: ``E(P, (1 - pi) P + pi Q) = pi^2 E(P, Q)``.
+docs/method.md, "What the test could detect": per size class two pseudo-groups from one
+*source* group, a share ``pi`` of side ``b`` replaced by texts of a *donor* (the same draw at
+every share of one plant), the test of record run on each plant, detected at ``p <= alpha /
+m``; "80% power" only where the 95% Clopper-Pearson lower bound reaches it.
 """
 
 from __future__ import annotations
@@ -26,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.tests.embedding import (
+from regbias.analysis.tests.embedding_null import (
     PairStatistic,
     pair_statistic_null,
     permutation_p,
@@ -46,6 +36,8 @@ __all__ = [
     "plant_power",
 ]
 
+#: The columns of :attr:`PowerResult.plants`.
+_PLANT_COLUMNS = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
 #: The power a planted effect must reach (by its Clopper-Pearson lower bound) to count as
 #: detected: the share a verdict quotes, and the rho the primary test's power table names.
 TARGET_POWER = 0.8
@@ -53,11 +45,7 @@ TARGET_POWER = 0.8
 
 @dataclass(frozen=True)
 class PrimaryPowerSettings:
-    """``analysis.power.primary``: the declared primary test's power in a group model.
-
-    Simulated with every primary test (:mod:`regbias.analysis.power.primary`), whatever
-    ``analysis.power.enabled`` says: group positions give the distances, scores coupled to them
-    the gaps ``|s_a - s_b|``.
+    """``analysis.power.primary``: the primary test's power (:mod:`regbias.analysis.power.primary`).
 
     Attributes:
         couplings: couplings c in [0, 1] of the group scores to the group positions.
@@ -95,20 +83,15 @@ class PowerSettings:
     """``analysis.power``: planted mixtures that measure what the test of record detects.
 
     Attributes:
-        enabled: run the plants at the end of a sweep (its report gains a power section and
-            each "no difference" its smallest detectable share); ``task=power`` runs them
-            whatever this says.
+        enabled: run the plants at the end of a sweep (``task=power`` runs them anyway).
         shares: the mixture shares planted (0 is always added: the false-positive rate).
         plants: plants per share and size class.
-        relabellings: relabellings of each plant's test (the smallest p must reach
-            ``alpha / m``).
+        relabellings: relabellings of each plant's test.
         source: the group cut into two pseudo-groups (None: the largest region).
         donor: the group mixed in (None: the largest other region).
         refine_step: where the detectable share falls between two planted shares, plant
-            the shares between them on a grid of this step too (a 10%-step grid by default;
-            null: no refinement), so "40%" does not stand for anywhere in (20%, 40%].
-        performance_gaps: the accuracy gaps planted for the performance test of record (a
-            share of one pseudo-group's correctness flipped; 0 is always added).
+            the shares between them on a grid of this step too (null: no refinement).
+        performance_gaps: the accuracy gaps planted for the performance test (0 is added).
         primary: the primary test's power (its own group model, not planted mixtures).
         seed: ``analysis.seed``, handed down (no key of this group): seed of the plants.
     """
@@ -150,9 +133,7 @@ class PowerResult:
         plants: one row per plant: ``n_a, n_b, family_pairs, share, plant, planted_a,
             planted_b, p`` (``planted_*``: the sizes planted, below the class's where the
             source or the donor cannot give it).
-        alpha: the level.
-        statistic: the test's statistic.
-        relabellings: relabellings per plant.
+        alpha: the level (``statistic``: the test's; ``relabellings``: per plant).
         source: the group cut into pseudo-groups; ``donor``: the group mixed in.
     """
 
@@ -176,10 +157,9 @@ class PowerResult:
         return 1.0 / (1 + self.relabellings) <= self.alpha / m
 
     def rates(self) -> pd.DataFrame:
-        """One row per size class and share: ``power`` (p <= alpha / m), its 95% interval.
+        """Per size class and share: ``plants``, ``power`` (p <= alpha / m), its 95% interval.
 
-        Columns: ``n_a, n_b, share, plants, power, power_low, power_high, power_unadjusted``
-        (at ``alpha``).
+        Columns: ``n_a, n_b, share, plants, power, power_low, power_high, power_unadjusted``.
         """
         rows = []
         keys = ["n_a", "n_b", "family_pairs", "share"]
@@ -204,10 +184,8 @@ class PowerResult:
     def detectable(self) -> dict[tuple[int, int], float]:
         """Per size class ``(n_a, n_b)``: the smallest share detected, every larger one too.
 
-        Detected: the power's Clopper-Pearson lower bound is >= 0.8. A share that passes while
-        a larger one fails is not detectable: the curve must hold from there up. NaN where
-        the largest planted share does not reach it (or the plants could not resolve the
-        level).
+        Detected: the power's lower bound reaches :data:`TARGET_POWER`. NaN where the largest
+        planted share does not (or the plants could not resolve the level).
         """
         out: dict[tuple[int, int], float] = {}
         for (n_a, n_b), part in self.rates().groupby(["n_a", "n_b"], sort=True):
@@ -249,10 +227,7 @@ class PowerResult:
 
 
 def fewest_plants() -> int:
-    """The fewest plants whose 95% Clopper-Pearson lower bound can reach :data:`TARGET_POWER`.
-
-    With ``n`` plants all detected the bound is ``0.025 ** (1 / n)``: 17 plants reach 0.8.
-    """
+    """The fewest plants whose 95% Clopper-Pearson lower bound can reach :data:`TARGET_POWER`."""
     n = 1
     while scipy_stats.binomtest(n, n).proportion_ci(0.95).low < TARGET_POWER:
         n += 1
@@ -310,18 +285,9 @@ class _Plants:
                 rng = rng_for(self.settings.seed, "plant-test", n_a, n_b, plant, f"{share:g}")
                 relabellings = self.settings.relabellings
                 observed, null = pair_statistic_null(matrix, planted_a, relabellings, rng)
-                out.append(
-                    {
-                        "n_a": n_a,
-                        "n_b": n_b,
-                        "family_pairs": m,
-                        "share": k / planted_b,
-                        "plant": plant,
-                        "planted_a": planted_a,
-                        "planted_b": planted_b,
-                        "p": permutation_p(observed, null),
-                    }
-                )
+                p = permutation_p(observed, null)
+                values = (n_a, n_b, m, k / planted_b, plant, planted_a, planted_b, p)
+                out.append(dict(zip(_PLANT_COLUMNS, values, strict=True)))
                 tick()
         return out
 
@@ -350,9 +316,8 @@ def plant_power(
         names: the source's and the donor's names, for the report.
         progress: show a progress bar.
 
-    A class larger than the source can give (two disjoint pseudo-groups) or the donor can fill
-    is planted at the largest sizes that fit, in the same ratio (``planted_a``, ``planted_b``):
-    a smaller pair has less power, so what is detected there is detected at the class too.
+    A class larger than the source or the donor can give is planted at the largest sizes that
+    fit, in the same ratio (``planted_a``, ``planted_b``: a lower bound of its power).
 
     Raises:
         SampleSizeError: the source cannot give two pseudo-groups of two texts at some class.
@@ -369,23 +334,19 @@ def plant_power(
                 f"{names[0]} has {len(source)}, {names[1]} {len(donor)}: name larger "
                 "groups in analysis.power.source and analysis.power.donor"
             )
-    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
+
+    def result(found: list[dict[str, float]]) -> PowerResult:
+        frame = pd.DataFrame(found, columns=_PLANT_COLUMNS)
+        return PowerResult(frame, alpha, statistic, settings.relabellings, *names)
+
     total = len(classes) * settings.plants * len(shares)
     with progress_bar(total=total, desc="power plants", disable=not progress) as bar:
         for n_a, n_b, m in classes:
             run = _Plants(source, donor, (n_a, n_b, m), fitted[(n_a, n_b)], settings, statistic)
             done = run.rows(shares, bar.update)
             if settings.refine_step is not None:
-                coarse = PowerResult(
-                    pd.DataFrame(done, columns=columns),
-                    alpha,
-                    statistic,
-                    settings.relabellings,
-                    *names,
-                )
-                finer = _between(shares, coarse.detectable()[(n_a, n_b)], settings.refine_step)
+                found = result(done).detectable()[(n_a, n_b)]
+                finer = _between(shares, found, settings.refine_step)
                 done += run.rows(finer, lambda: None)
             rows += done
-    columns = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
-    frame = pd.DataFrame(rows, columns=columns)
-    return PowerResult(frame, alpha, statistic, settings.relabellings, names[0], names[1])
+    return result(rows)

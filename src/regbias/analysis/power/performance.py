@@ -1,13 +1,8 @@
 """What the performance test of record could detect: planted accuracy gaps at the tested sizes.
 
 A plant cuts two disjoint pseudo-groups of the tested sizes out of one region's scored texts
-(their real per-text scores and labels: the real mix of easy and hard texts) and flips a share
-``pi`` of the second group's correctness (a text the models got right becomes one they got
-wrong, and back), which lowers its expected accuracy by ``pi (2 acc - 1)``: the planted gap.
-Each plant is tested as the test of record tests a pair (stratified relabellings, level
-``alpha / m`` for a family of ``m`` pairs). A gap is detected with 80% power where the 95%
-Clopper-Pearson lower bound of its detection rate says so, and every larger planted gap is too
-(the power curve must not fall back below the target).
+and flips a share ``pi`` of the second's correctness, a planted gap of ``pi (2 acc - 1)``;
+each plant is tested as a pair (docs/method.md, "Performance gaps", **Power**).
 """
 
 from __future__ import annotations
@@ -38,10 +33,8 @@ class PerfPower:
     """Detection rates of the performance test per size class and planted gap.
 
     Attributes:
-        source: the region whose texts were cut into pseudo-groups.
-        accuracy: its accuracy (the flips' effect is ``pi (2 acc - 1)``).
-        relabellings: relabellings of each plant's test.
-        plants: plants per gap and size class.
+        source: the region cut into pseudo-groups (``accuracy``: its accuracy).
+        relabellings: relabellings of each plant's test (``plants``: per gap and size class).
         rates: one row per size class and gap: ``n_a, n_b, m, gap, share, detected, power,
             power_low`` (``gap`` 0: the false-positive rate).
         note: why asked-for gaps were not planted ("" when all were).
@@ -55,11 +48,7 @@ class PerfPower:
     note: str = ""
 
     def detectable(self) -> dict[tuple[int, int], float]:
-        """Per size class, the smallest planted gap detected with 80% power (NaN: none).
-
-        Detected means the lower bound reaches the target at that gap and at every larger
-        planted gap.
-        """
+        """Per size class, the smallest gap from which on every bound reaches the target (NaN)."""
         out: dict[tuple[int, int], float] = {}
         for (n_a, n_b), part in self.rates.groupby(["n_a", "n_b"], sort=True):
             part = part[part["gap"] > 0].sort_values("gap")
@@ -78,10 +67,7 @@ class PerfPower:
 
 
 def perf_classes(tests: PerfTests) -> list[tuple[int, int, int]]:
-    """``(n_small, n_large, m)`` of every testable pair's size class (``m``: its family's size).
-
-    A class shared by both families takes the larger family (the stricter level).
-    """
+    """``(n_small, n_large, m)`` of every testable pair's size class, ``m`` its largest family."""
     classes: dict[tuple[int, int], int] = {}
     for family in tests.table["family"].unique():
         rows = tests.family(str(family))

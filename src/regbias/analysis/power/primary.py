@@ -1,31 +1,16 @@
 """How strong a correlation can the primary test detect with K groups? A group model's power.
 
-With six regions the primary test has 15 pairs and 720 relabellings: a null result says little
-unless the test could have detected the correlation the study cares about. The pairs share
-their groups, and so do the performance gaps: a gap is ``|s_a - s_b|``, a difference of two
-group scores. This module simulates studies with that structure and counts how often the same
-one-sided Mantel test as the primary one rejects at the level.
-
-The model, one simulated study at a time: each group g has a position ``x_g`` drawn from a
-standard normal in ``dimensions`` dimensions; the distance of a pair is the Euclidean distance
-of its positions. The group's score is ``s_g = c x_g1 + sqrt(1 - c^2) e_g`` (the coupling c
-ties it to the first coordinate, ``e_g`` standard normal noise), the performance of a pair is
-its gap ``|s_a - s_b|`` (negated when the test expects ``rho < 0``). The table reports, per
-coupling, the mean Spearman rho the simulated studies realise and the power with its 95%
-Clopper-Pearson interval. With one dimension a coupling of 1 makes the gap the distance
-(rho = 1); with more, the gap sees one direction of a distance that has several, so the
-reachable rho (the mean at c = 1) stays below 1. At ``c = 0`` the gaps are independent of the
-positions, so the rejection rate is the test's size (at most the level: the test is exact).
-
-Measured gaps carry evaluation noise: with ``noise`` (one ratio per group: the standard error
-of the group's measured metric over the standard deviation of the groups' true metrics, from
-the performance test of record's two-stage intervals) each simulated group's score gets that
-much independent noise, ``s~_g = s_g + r_g e'_g``, before its gaps are taken: the power at the
-run's own noise.
+Simulated studies with the primary test's structure, tested by the same Mantel test: each
+group g has a standard normal position ``x_g`` in ``dimensions`` dimensions (a pair's distance
+is the Euclidean distance of its positions) and a score ``s_g = c x_g1 + sqrt(1 - c^2) e_g``
+(coupling c); a pair's performance is its gap ``|s_a - s_b|`` (negated when the test expects
+``rho < 0``). With ``noise`` (per group, its measured metric's standard error over the true
+metrics' spread) each score gets that much independent noise, ``s~_g = s_g + r_g e'_g``, before
+its gaps are taken. At ``c = 0`` the rejection rate is the test's size; the mean rho at
+``c = 1`` is the most the model can reach (below 1 with more than one dimension).
 
 The relabellings are one matrix product: the null rho of study s under relabelling p is
-``sum_f,e x_sf y_se [moved_pe = f]``, the outer product of the study's two centred rank vectors
-against one indicator matrix per relabelling.
+``sum_f,e x_sf y_se [moved_pe = f]``, against one indicator matrix per relabelling.
 """
 
 from __future__ import annotations
@@ -79,14 +64,12 @@ class PrimaryPower:
 
     Attributes:
         n_groups: the groups K of each simulated study (all ``K(K-1)/2`` pairs present).
-        direction: the test's alternative.
-        significance: the level; a simulated test rejects when ``p < significance``.
+        direction: the test's alternative; it rejects when ``p < significance``.
         n_simulations: simulated studies per coupling.
-        n_permutations: relabellings of each simulated test, the identity included.
-        exact: whether they are all ``K!`` (else seeded random ones).
-        dimensions: the dimensions of the groups' positions (of the distance).
-        noise: per group, the measured evaluation noise over the spread of true scores
-            (empty: the gaps are measured without noise).
+        n_permutations: relabellings of each simulated test, the identity included (``exact``:
+            all ``K!``).
+        dimensions: the dimensions of the groups' positions.
+        noise: per group, the gaps' measured evaluation noise (empty: none).
         table: one row per coupling: ``coupling``, ``mean_rho`` (the simulated studies' mean
             Spearman rho, signed as the alternative expects), ``power`` and its 95%
             Clopper-Pearson interval ``power_low``, ``power_high``.
@@ -114,20 +97,13 @@ class PrimaryPower:
 
     @property
     def detected_rho(self) -> float | None:
-        """The smallest mean ``|rho|`` shown to reach :data:`TARGET_POWER` power.
-
-        Shown: the lower Clopper-Pearson bound of the simulated power is at least the target.
-        Signed as ``mean_rho``; None when no coupling shows it.
-        """
+        """The smallest mean rho whose power bound reaches :data:`TARGET_POWER` (None: none)."""
         row = self._first(self.table["power_low"] >= TARGET_POWER)
         return None if row is None else float(row["mean_rho"])
 
     @property
     def nearest_row(self) -> pd.Series | None:
-        """The weakest coupling whose point estimate reaches the target, not shown by its bound.
-
-        None when some coupling is shown to reach it (:attr:`detected_rho`) or none reaches it.
-        """
+        """The weakest coupling reaching the target by its estimate only (None: shown, or none)."""
         if self.detected_rho is not None:
             return None
         return self._first(self.table["power"] >= TARGET_POWER)
@@ -164,21 +140,14 @@ def primary_power(
         significance: the level.
         direction: ``greater`` plants gaps (rho > 0), ``less`` negated gaps (rho < 0),
             ``two-sided`` gaps tested two-sided.
-        couplings: the couplings c of the group scores to the positions, each in [0, 1]; 1 is
-            added when missing (the reachable rho).
+        couplings: the couplings c in [0, 1]; 1 is added when missing (the reachable rho).
         dimensions: the dimensions of the positions the distances come from.
         n_simulations: simulated studies per coupling.
         n_permutations: random relabellings per simulated test; all ``K!`` when ``K!`` is at
-            most ``n_permutations + 1`` (6 groups: the 720 of the real test).
-        seed: the seed; each coupling draws its own stream, so a coupling's power does not
-            depend on the other couplings asked for.
-        spread: the standard deviation of the positions' coordinates beyond the first (1:
-            isotropic; below 1: anisotropic, the distance mostly along the scores' axis).
-        noise: per group, its evaluation noise in units of the true scores' spread (the
-            module); empty or all zero: noise-free gaps.
-
-    Returns:
-        The power table (cached: the same arguments give the same numbers at no cost).
+            most ``n_permutations + 1``.
+        seed: the seed; each coupling draws its own stream.
+        spread: the standard deviation of the positions' coordinates beyond the first.
+        noise: per group, its evaluation noise (the module); empty or all zero: none.
 
     Raises:
         ValueError: fewer than 3 groups, a coupling outside [0, 1], no dimension or no
@@ -329,11 +298,9 @@ def position_model_range(
 ) -> pd.DataFrame:
     """The reachable rho, its power and the rho detected under each of :data:`POSITION_MODELS`.
 
-    The power of a group model depends on how the groups' positions spread: the one number of
-    one model is no law. ``noise``: the gaps' measured evaluation noise, as for
-    :func:`primary_power`. One row per model: ``model``, ``reachable_rho`` (the mean rho at
-    coupling 1), ``power`` there, its lower bound ``power_low``, and ``detected_rho`` (the
-    smallest mean rho shown to reach 80% power; NaN: none).
+    The arguments are :func:`primary_power`'s. One row per model: ``model``, ``reachable_rho``
+    (the mean rho at coupling 1), ``power`` there, ``power_low``, and ``detected_rho`` (NaN:
+    none).
     """
     rows = []
     for name, dimensions, spread in POSITION_MODELS:

@@ -1,20 +1,10 @@
 """The gaps' noise attenuates rho: the primary's interval for the noise-free rho.
 
-Every group's metric is measured on a finite set of texts by a finite set of models, so the
-measured gaps ``|m_a - m_b|`` are the true gaps plus noise, folded at zero. That noise pulls
-Spearman's rho towards zero, and a plain percentile bootstrap cannot see how far: its
-replicates add the noise once more to values that already hold it, and the second helping
-attenuates less than the first. On simulated studies whose groups share their texts' noise
-(``benchmarks/perf_coverage.py``) the measured rho was 0.13 below the true one on average and
-the percentile interval covered the true rho in 0.83-0.91 of the studies at a nominal 0.95.
-
-The correction is simulation-extrapolation (SIMEX) in its linear form. The bootstrap's own
-deviations ``m*_b - mean(m*)`` (and the distance replicates' ``d*_b - mean(d*)``) are draws
-of the measurement noise; adding one more draw to a set of values gives its rho at one more
-unit of noise, and the line through "as measured" and "one unit more" extrapolated back one
-unit estimates the rho without noise: ``2 rho(x) - mean_k rho(x + e_k)``. The interval is a
-percentile interval of that correction applied to every bootstrap replicate, so it speaks for
-the true rho, not for the attenuated one; its tails are calibrated (:data:`TAIL_SCALE`).
+Linear simulation-extrapolation (SIMEX), as docs/method.md ("Performance gaps") states and
+measures: the bootstrap's own deviations are draws of the measurement noise, and each
+replicate's rho is extrapolated back one unit of noise, ``2 rho(x) - mean_k rho(x + e_k)``.
+The interval is a percentile interval of the corrected replicates with calibrated tails
+(:data:`TAIL_SCALE`).
 """
 
 from __future__ import annotations
@@ -51,16 +41,13 @@ def corrected_rho(
     pairs: tuple[np.ndarray, np.ndarray],
     noise: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
-    """The linear SIMEX rho ``2 rho(x) - mean_k rho(x + e_k)`` of each row.
+    """The linear SIMEX rho ``2 rho(x) - mean_k rho(x + e_k)`` of each row (NaN: undefined).
 
     Args:
         distances: ``(n, m)`` the pairs' distances, one row per set of values.
         metrics: ``(n, G)`` the groups' metrics of the same rows.
         pairs: the group indices ``(a, b)`` of the ``m`` pairs.
         noise: ``(K, m)`` distance and ``(K, G)`` metric noise draws added to every row.
-
-    Returns:
-        ``(n,)`` corrected rhos (NaN where a row's rho is undefined).
     """
     ia, ib = pairs
     d_noise, m_noise = noise
@@ -78,18 +65,10 @@ def corrected_replicates(
     pairs: tuple[np.ndarray, np.ndarray],
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """The corrected rho of every bootstrap replicate (the module's correction, row by row).
+    """``(B,)`` corrected rhos of ``(B, m)`` distance and ``(B, G)`` metric ``replicates``.
 
-    Args:
-        replicates: their bootstrap replicates, ``(B, m)`` distances and ``(B, G)`` metrics,
-            drawn together.
-        pairs: the group indices ``(a, b)`` of the ``m`` pairs.
-        rng: draws the noise rows (:data:`INNER_DRAWS` of the replicates' deviations).
-
-    Returns:
-        ``(B,)`` corrected rhos, NaN where a replicate's rho is undefined. Two studies whose
-        replicates were drawn alike (the same seed and shapes) and whose ``rng`` is seeded
-        alike get the same noise rows, so their rows can be differenced.
+    ``rng`` draws the noise rows (:data:`INNER_DRAWS` of the replicates' deviations): studies
+    drawn alike with ``rng`` seeded alike get the same rows, so their rows can be differenced.
     """
     d_reps, m_reps = replicates
     with np.errstate(invalid="ignore"):
@@ -98,18 +77,23 @@ def corrected_replicates(
     return corrected_rho(d_reps, m_reps, pairs, (deviations[0][rows], deviations[1][rows]))
 
 
-def tail_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+def tail_interval(
+    values: np.ndarray, confidence: float, *, clip: bool = False
+) -> tuple[float, float]:
     """The calibrated percentile range of corrected replicates (or of their differences).
 
     Each tail holds :data:`TAIL_SCALE` times the nominal share; NaN rows are left out;
-    ``(nan, nan)`` when none is finite. Not clipped: a difference of two rhos spans [-2, 2].
+    ``(nan, nan)`` when none is finite. ``clip``: within [-1, 1], for a rho (a difference of
+    two rhos spans [-2, 2]).
     """
     finite = values[np.isfinite(values)]
     if not len(finite):
         return np.nan, np.nan
     tail = TAIL_SCALE * (1 - confidence) / 2
-    low, high = np.quantile(finite, [tail, 1 - tail])
-    return float(low), float(high)
+    bounds = np.quantile(finite, [tail, 1 - tail])
+    if clip:
+        bounds = np.clip(bounds, -1.0, 1.0)
+    return float(bounds[0]), float(bounds[1])
 
 
 def corrected_interval(
@@ -118,19 +102,5 @@ def corrected_interval(
     confidence: float,
     rng: np.random.Generator,
 ) -> tuple[float, float]:
-    """The interval for the noise-free rho (the module).
-
-    Args:
-        replicates: their bootstrap replicates, ``(B, m)`` and ``(B, G)``, drawn together.
-        pairs: the group indices ``(a, b)`` of the ``m`` pairs.
-        confidence: the interval's nominal level (its tails :data:`TAIL_SCALE` times wider
-            in share).
-        rng: draws the noise rows (:data:`INNER_DRAWS` of the replicates' deviations).
-
-    Returns:
-        ``(low, high)`` within [-1, 1]; NaN when no replicate gives a rho.
-    """
-    low, high = tail_interval(corrected_replicates(replicates, pairs, rng), confidence)
-    if not np.isfinite(low):
-        return low, high
-    return float(np.clip(low, -1.0, 1.0)), float(np.clip(high, -1.0, 1.0))
+    """The noise-free rho's interval within [-1, 1] (arguments: :func:`corrected_replicates`)."""
+    return tail_interval(corrected_replicates(replicates, pairs, rng), confidence, clip=True)

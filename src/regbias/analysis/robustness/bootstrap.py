@@ -1,13 +1,9 @@
 """Bootstrap intervals of a correlation's rho and tau, from every source of measurement noise.
 
-Every replicate resamples the models (with replacement, the same models for every metric;
-gaps and dcor recomputed) and each distance matrix's repetitions (their mean recomputed). Where
-every text's score is known (the ``texts`` design), the gaps of the metrics the texts give
-(accuracy; micro-F1, precision and recall) are resampled in two stages, the models and then
-the evaluation texts within group and label stratum (:mod:`regbias.analysis.tests.text_scores`): the
-texts a group happened to be scored on are noise its every model shares. Groups are fixed:
-leaving one group out (:mod:`regbias.analysis.robustness.leave_one_out`) speaks for the choice of
-groups.
+Every replicate resamples the models (the same for every metric) and each distance matrix's
+repetitions; with per-text scores the gaps are resampled in two stages, the models and then the
+texts within group and label stratum (:mod:`regbias.analysis.tests.text_scores`). Groups are
+fixed: :mod:`regbias.analysis.robustness.leave_one_out` speaks for their choice.
 """
 
 from __future__ import annotations
@@ -22,7 +18,11 @@ from regbias.analysis.correlation.table import CORRELATION_KEYS
 from regbias.analysis.pair_table import DISTANCE_PREFIX, GAP_PREFIX
 from regbias.analysis.ranks import kendall_rows, spearman_rows
 from regbias.analysis.robustness.attenuation import corrected_replicates, tail_interval
-from regbias.analysis.tests.text_scores import PerfTexts, group_metric_replicates
+from regbias.analysis.tests.text_scores import (
+    PerfTexts,
+    group_metric_replicates,
+    percentile_interval,
+)
 from regbias.console import progress_bar
 from regbias.distances.matrix import DistanceMatrix
 from regbias.interrupt import check_stop
@@ -40,8 +40,6 @@ __all__ = [
     "resampling_units",
     "rho_replicates",
     "table_groups",
-    "text_gap_replicates",
-    "text_resampled",
     "weighted_dcor",
 ]
 
@@ -57,6 +55,7 @@ NOISE_CORRECTED = "noise-corrected"
 PERCENTILE = "percentile"
 #: Why a bare pair table (``task=analyze``) has no interval.
 BARE_TABLE = "a bare pair table: task=analyze resamples no models or repetitions"
+_NOTHING_RESAMPLED = "one model and one repetition: nothing to resample"
 
 
 def resampling_units(
@@ -81,17 +80,15 @@ def resampling_units(
         for metric in pd.unique(per_model["metric"]):
             units |= {f"gap_{metric}": models, f"dcor_{metric}": models}
     for column in table.columns:
-        if text_resampled(texts, str(column)):
+        if _text_resampled(texts, str(column)):
             units[str(column)] = max(units.get(str(column), 1), len(texts.keys))  # type: ignore[union-attr]
     return {c: n for c, n in units.items() if c in table}
 
 
 def no_interval_note(columns: Sequence[str], units: Mapping[str, int] | None) -> str:
-    """Why a correlation of ``columns`` cannot have a bootstrap interval ("" where it can).
+    """Why a correlation of ``columns`` has no bootstrap interval ("" where it can have one).
 
-    Args:
-        columns: its distance and performance columns.
-        units: :func:`resampling_units` of the table (None: a bare table, nothing measured).
+    ``units``: :func:`resampling_units` of the table (None: a bare table, nothing measured).
     """
     if units is None:
         return BARE_TABLE
@@ -99,7 +96,7 @@ def no_interval_note(columns: Sequence[str], units: Mapping[str, int] | None) ->
     if max(counts) >= MIN_RESAMPLED:
         return ""
     if max(counts) <= 1:
-        return "one model and one repetition: nothing to resample"
+        return _NOTHING_RESAMPLED
     said = ", ".join(
         f"{n} {'repetition' if c.startswith(DISTANCE_PREFIX) else 'model'}{'s' * (n != 1)}"
         for c, n in zip(columns, counts, strict=True)
@@ -120,23 +117,19 @@ def bootstrap_replicates(
 
     Args:
         table: the pair table (its rows give the pairs, in order).
-        distances: matrices by name; one with at least 2 per-repetition matrices gives the
-            column ``dist_<name>``, each replicate the mean of R repetitions drawn with
-            replacement (NaN entries, repetitions left out of a pair's mean, are skipped).
-        per_model: the long performance table (``seed, fold, group, metric, value``); each
-            replicate draws the models (``seed, fold``) with replacement, the same for every
-            metric, and recomputes ``gap_<metric>`` and ``dcor_<metric>``.
+        distances: matrices by name; one with at least 2 repetitions gives ``dist_<name>``,
+            the mean of R repetitions drawn with replacement (NaN entries skipped).
+        per_model: the long performance table; each replicate draws the models
+            (``seed, fold``), the same for every metric, for ``gap_*`` and ``dcor_*``.
         n_bootstrap: replicates B.
         seed: the generator's seed.
-        texts: every text's per-model scores; the gaps of their metrics are then resampled
-            over the models and the texts (two stages), replacing the models-only replicates.
-        metrics: a dict that receives, with ``texts``, the groups' metric replicates the
-            gaps were folded from, ``(B, G)`` per metric, the groups in order of appearance in
-            the table (:func:`table_groups`).
+        texts: every text's per-model scores; their metrics' gaps are then resampled in two
+            stages instead.
+        metrics: receives, with ``texts``, the groups' ``(B, G)`` metric replicates per metric
+            (groups as :func:`table_groups` orders them).
 
     Returns:
-        Replicates by column; columns without a noise source (one repetition, one model, a
-        metric with an undefined value) are absent and stay fixed at their value.
+        Replicates by column; a column without a noise source is absent (held at its value).
     """
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
@@ -154,7 +147,7 @@ def bootstrap_replicates(
     if per_model is not None and len(per_model):
         out.update(_performance_replicates(per_model, table, n_bootstrap, rng))
     if texts is not None:
-        out.update(text_gap_replicates(texts, table, n_bootstrap, rng, metrics))
+        out.update(_text_gap_replicates(texts, table, n_bootstrap, rng, metrics))
     return out
 
 
@@ -163,19 +156,14 @@ def table_groups(table: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys([*table["group_a"], *table["group_b"]]))
 
 
-def text_gap_replicates(
+def _text_gap_replicates(
     texts: PerfTexts,
     table: pd.DataFrame,
     n_bootstrap: int,
     rng: np.random.Generator,
     keep: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """``(B, n_rows)`` replicates of ``gap_<metric>`` for the metrics the texts give.
-
-    Each replicate draws the models, then every group's texts within its label strata, and
-    recomputes each group's metric and so each pair's gap ``|m_a - m_b|``; ``keep`` receives
-    the groups' metric replicates ``(B, G)`` (groups as :func:`table_groups` orders them).
-    """
+    """Two-stage replicates of the texts' ``gap_<metric>``; ``keep`` gets the groups' ``(B, G)``."""
     columns = [m for m in texts.metrics if f"{GAP_PREFIX}{m}" in table]
     if not columns or len(texts.models) < 2:
         return {}
@@ -191,8 +179,7 @@ def text_gap_replicates(
     }
 
 
-def text_resampled(texts: PerfTexts | None, column: str) -> bool:
-    """Whether :func:`bootstrap_replicates` resamples ``column``'s texts too."""
+def _text_resampled(texts: PerfTexts | None, column: str) -> bool:
     return texts is not None and column in {f"{GAP_PREFIX}{m}" for m in texts.metrics}
 
 
@@ -241,17 +228,11 @@ def _performance_replicates(
 
 
 def weighted_dcor(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Distance correlation of every pair of columns, for each row of model weights.
+    """``(B, G, G)`` distance correlation of every pair of columns, per row of model weights.
 
-    Integer weights (bootstrap counts) give the V-statistic dcor of the resampled models (a
-    model drawn twice counts twice), as ``dcor.distance_correlation`` computes it.
-
-    Args:
-        values: ``(n_models, G)`` one metric's value per model and group.
-        weights: ``(B, n_models)`` non-negative model weights.
-
-    Returns:
-        ``(B, G, G)`` dcor (not squared); NaN where a group's weighted values are constant.
+    ``values``: ``(n_models, G)`` one metric per model and group; ``weights``: ``(B, n_models)``.
+    Integer weights (bootstrap counts) give the V-statistic dcor of the resampled models, as
+    ``dcor.distance_correlation`` computes it. Not squared; NaN where a group is constant.
     """
     n, g = values.shape
     a = np.abs(values.T[:, :, None] - values.T[:, None, :]).reshape(g, n * n)  # (G, n*n)
@@ -284,52 +265,46 @@ def bootstrap_intervals(
 
     Args:
         table: the pair table the replicates were drawn for.
-        found: the :func:`regbias.analysis.correlation.table.correlations` table (its
-            ``distance, performance`` rows).
+        found: the correlation table (its ``distance, performance`` rows).
         replicates: :func:`bootstrap_replicates`; a column absent there is held at its value.
-        confidence: the interval's level (0.95: the 2.5% and 97.5% quantiles).
-        units: :func:`resampling_units` (None: not known, every resampled column counts);
-            a correlation whose columns both have fewer than :data:`MIN_RESAMPLED` gets none.
+        confidence: the interval's level.
+        units: :func:`resampling_units` (None: every resampled column counts).
         texts: the per-text scores the replicates used (they name the gaps' source).
 
     Returns:
-        One row per correlation: ``spearman_ci_low, spearman_ci_high, kendall_ci_low,
-        kendall_ci_high``, ``bootstrap_sources`` (the resampled columns' kinds) and
-        ``bootstrap_note`` (why there is no interval, "" where there is one); NaN intervals
-        where neither column was resampled.
+        One row per correlation: ``bootstrap_sources`` (the resampled columns' kinds),
+        ``bootstrap_note`` (why there is no interval, "" where there is one) and
+        ``spearman_ci_low, spearman_ci_high, kendall_ci_low, kendall_ci_high``.
     """
-    quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
     rows = []
     pairs = found[CORRELATION_KEYS].itertuples(index=False)
     for distance, performance in progress_bar(pairs, total=len(found), desc="bootstrap intervals"):
         check_stop()  # a safe point between correlations
         kept = table[[distance, performance]].notna().all(axis=1).to_numpy()
-        sources = [_source(c, texts) for c in (distance, performance)]
-        sources = [
-            k for k, c in zip(sources, (distance, performance), strict=True) if c in replicates
-        ]
+        sources = [_source(c, texts) for c in (distance, performance) if c in replicates]
         row = {"distance": distance, "performance": performance}
         row["bootstrap_sources"] = "+".join(sources)
         note = "" if units is None else no_interval_note((distance, performance), units)
-        if not note and not sources:
-            note = "one model and one repetition: nothing to resample"
-        elif not note and kept.sum() < 3:
-            note = "fewer than 3 pairs with both values"
-        row["bootstrap_note"] = note
+        row["bootstrap_note"] = note = _unresampled(note, bool(sources), kept)
         x, y = (_replicates_of(table, c, replicates, kept) for c in (distance, performance))
         for name, statistic in (("spearman", spearman_rows), ("kendall", kendall_rows)):
             low = high = np.nan
             if not note:
-                values = statistic(x, y)
-                if np.isfinite(values).any():
-                    low, high = np.nanquantile(values, quantiles)
+                low, high = percentile_interval(statistic(x, y), confidence)
             row[f"{name}_ci_low"], row[f"{name}_ci_high"] = low, high
         rows.append(row)
     return pd.DataFrame(rows)
 
 
+def _unresampled(note: str, resampled: bool, kept: np.ndarray) -> str:
+    """``note``, or why an interval still cannot be made ("" where it can)."""
+    if note or not resampled:
+        return note or _NOTHING_RESAMPLED
+    return "fewer than 3 pairs with both values" if kept.sum() < 3 else ""
+
+
 def _source(column: str, texts: PerfTexts | None) -> str:
-    if text_resampled(texts, column):
+    if _text_resampled(texts, column):
         return _TEXTS_SOURCE
     return _SOURCE[column.startswith(DISTANCE_PREFIX)]
 
@@ -347,9 +322,8 @@ class RhoReplicates:
     """One correlation's rho over a set of pairs, bootstrapped.
 
     Attributes:
-        values: ``(B,)`` the replicates' rho; for :data:`NOISE_CORRECTED` each one corrected
-            for the gaps' noise
-            (:func:`regbias.analysis.robustness.attenuation.corrected_replicates`).
+        values: ``(B,)`` the replicates' rho, each corrected for the gaps' noise where
+            ``method`` is :data:`NOISE_CORRECTED`.
         method: :data:`NOISE_CORRECTED` or :data:`PERCENTILE`.
         note: why there is no interval ("" where there is one; ``values`` are NaN then).
     """
@@ -363,16 +337,8 @@ class RhoReplicates:
         if self.note:
             return np.nan, np.nan
         if self.method == NOISE_CORRECTED:
-            low, high = tail_interval(self.values, confidence)
-            return _clipped(low), _clipped(high)
-        if not np.isfinite(self.values).any():
-            return np.nan, np.nan
-        low, high = np.nanquantile(self.values, [(1 - confidence) / 2, (1 + confidence) / 2])
-        return float(low), float(high)
-
-
-def _clipped(value: float) -> float:
-    return value if not np.isfinite(value) else float(np.clip(value, -1.0, 1.0))
+            return tail_interval(self.values, confidence, clip=True)
+        return percentile_interval(self.values, confidence)
 
 
 def rho_replicates(
@@ -390,9 +356,19 @@ def rho_replicates(
 
     Where the gap's texts are resampled and the distance's repetitions too, each replicate is
     corrected for the gaps' noise (:mod:`regbias.analysis.robustness.attenuation`); otherwise it
-    is the replicate's plain rho. The arguments are :func:`interval_within`'s. Two calls with the
-    same seed on evidence of the same shapes (models, repetitions, texts per group) draw the
-    same resamples and the same noise rows: their replicates pair up row by row.
+    is the replicate's plain rho. Two calls with the same seed on evidence of the same shapes
+    (models, repetitions, texts per group) draw the same resamples and the same noise rows:
+    their replicates pair up row by row.
+
+    Args:
+        table: the pair table (all groups).
+        correlation: its ``(distance, performance)`` columns.
+        groups: the groups whose pairs count.
+        distances: the distance matrices (the distance column's repetitions are resampled).
+        per_model: the long performance table (its models are resampled).
+        n_bootstrap: replicates B.
+        seed: the generator's seed.
+        texts: every text's per-model scores (the gap's texts are resampled too).
     """
     distance, performance = correlation
     within = table["group_a"].isin(groups) & table["group_b"].isin(groups)
@@ -403,13 +379,9 @@ def rho_replicates(
     metrics: dict[str, np.ndarray] = {}
     replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts, metrics)
     units = resampling_units(pairs, matrices, per_model, texts)
-    note = no_interval_note(correlation, units)
-    resampled = [c for c in correlation if c in replicates]
-    if not note and not resampled:
-        note = "one model and one repetition: nothing to resample"
     kept = pairs[[distance, performance]].notna().all(axis=1).to_numpy()
-    if not note and kept.sum() < 3:
-        note = "fewer than 3 pairs with both values"
+    resampled = any(c in replicates for c in correlation)
+    note = _unresampled(no_interval_note(correlation, units), resampled, kept)
     if note:
         return RhoReplicates(np.full(n_bootstrap, np.nan), PERCENTILE, note)
     metric = performance.removeprefix(GAP_PREFIX)
@@ -437,24 +409,10 @@ def interval_within(
     seed: int,
     texts: PerfTexts | None = None,
 ) -> tuple[float, float, str]:
-    """Rho's interval for one correlation over the pairs within ``groups`` only.
+    """Rho's interval at ``confidence`` over the pairs within ``groups`` (:func:`rho_replicates`).
 
     The primary test's interval: the same pairs as its rho (the regions'), not the all-groups
-    row of the correlation table. Where the gap's texts are resampled and the distance's
-    repetitions too, it is the interval for the noise-free rho
-    (:mod:`regbias.analysis.robustness.attenuation`); otherwise the percentile interval of the
-    replicates' rho (:func:`rho_replicates`).
-
-    Args:
-        table: the pair table (all groups).
-        correlation: its ``(distance, performance)`` columns.
-        groups: the groups whose pairs count.
-        distances: the distance matrices (the distance column's repetitions are resampled).
-        per_model: the long performance table (its models are resampled).
-        texts: every text's per-model scores (the gap's texts are resampled too).
-        n_bootstrap: replicates B.
-        confidence: the interval's level.
-        seed: the generator's seed.
+    row of the correlation table; for the noise-free rho where :func:`rho_replicates` corrects.
 
     Returns:
         ``(low, high, method)``, the method :data:`NOISE_CORRECTED` or :data:`PERCENTILE`;

@@ -1,19 +1,9 @@
 """Does a distance-performance correlation survive its own evidence? One row per correlation.
 
-Four checks, each answering one objection to a rank correlation over group pairs:
-
-- **Leave one group out** (LOGO): is the correlation carried by one far-away group?
-- **Without** ``baseline`` and ``mixed`` (groups of another kind than the regions), and
-  without both: does it hold among comparable groups only? Both in
-  :mod:`regbias.analysis.robustness.leave_one_out`.
-- **Bootstrap interval** of rho and tau, resampling the models and each distance matrix's
-  repetitions: how far does measurement noise move it?
-  (:mod:`regbias.analysis.robustness.bootstrap`)
-- **Partial Mantel test** controlling for group size (the covariate ``1/n_a + 1/n_b``, the
-  shape of a two-sample distance's finite-sample bias): is it an artefact of small groups?
-  (:mod:`regbias.analysis.robustness.partial_mantel`)
-
-:func:`robustness` runs them all and joins their columns.
+Leave one group out and without ``baseline``/``mixed``
+(:mod:`regbias.analysis.robustness.leave_one_out`), bootstrap intervals
+(:mod:`regbias.analysis.robustness.bootstrap`), a partial Mantel test controlling for group
+size (:mod:`regbias.analysis.robustness.partial_mantel`); :func:`robustness` joins them.
 """
 
 from __future__ import annotations
@@ -82,29 +72,17 @@ def robustness(
     exact_limit: int = EXACT_LIMIT,
     texts: PerfTexts | None = None,
 ) -> pd.DataFrame:
-    """Every check of the module docstring for each row of a correlation table.
+    """Every check of the module for each row of a correlation table ``found`` of ``table``.
 
-    Args:
-        table: the pair table the correlations were computed on.
-        found: the :func:`regbias.analysis.correlation.table.correlations` table.
-        distances: the distance matrices (their repetitions feed the bootstrap).
-        per_model: the long performance table (its models feed the bootstrap).
-        group_sizes: texts per group (the partial Mantel covariate); None skips that test.
-        n_bootstrap: bootstrap replicates; 0 gives no intervals.
-        confidence: the interval level.
-        significance: the level ``survives_loo`` asks of every leave-one-group-out p.
-        n_permutations: random relabellings when enumeration is too large.
-        seed: seed of the permutations and the bootstrap.
-        exact_limit: the largest ``K!`` enumerated exactly.
-        texts: every text's per-model scores (the bootstrap resamples the gaps' texts too).
+    The bootstrap resamples ``distances``' repetitions, ``per_model``'s models and ``texts``
+    (none: a bare table); ``group_sizes`` gives the partial Mantel covariate (None: no such
+    test); ``significance`` is what ``survives_loo`` asks of every leave-one-group-out p.
 
     Returns:
         One row per correlation, in the order of ``found``: ``distance, performance,
-        spearman_rho, kendall_tau``, the LOGO summary (``loo_rho_min, loo_rho_max,
-        loo_most_influential, loo_rho_without_most_influential, loo_p_max, survives_loo``),
-        ``rho_without_*``/``p_without_*`` for baseline, mixed and both, the bootstrap
-        intervals, ``bootstrap_sources`` and ``bootstrap_note`` (why there is none), and
-        ``partial_rho, partial_p, size_rho``.
+        spearman_rho, kendall_tau``, the :func:`logo_summary` columns, ``rho_without_*`` and
+        ``p_without_*``, the :func:`bootstrap_intervals` columns, and ``partial_rho,
+        partial_p, size_rho``.
     """
     distance_columns = list(dict.fromkeys(found["distance"]))
     performance_columns = list(dict.fromkeys(found["performance"]))

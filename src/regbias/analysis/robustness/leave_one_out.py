@@ -1,12 +1,8 @@
 """Correlations without some groups: leave one group out, and without baseline and mixed.
 
-- **Leave one group out** (LOGO): with K groups, K analyses on the pairs that do not involve
-  the left-out group. A correlation carried by one far-away group moves a lot.
-- **Without** ``baseline`` (a different kind of sample), ``mixed`` (contains every region)
-  and without both: the correlation among comparable groups only.
-
-Each analysis is Spearman's rho with its Mantel permutation p, over the same relabellings as
-:func:`regbias.analysis.correlation.table.correlations`.
+Leave one group out (LOGO: a correlation carried by one far-away group moves a lot), and
+without ``baseline``, ``mixed`` and both (comparable groups only). Each analysis is Spearman's
+rho with the Mantel p of :func:`regbias.analysis.correlation.table.correlations`.
 """
 
 from __future__ import annotations
@@ -20,9 +16,9 @@ from scipy import stats as scipy_stats
 from regbias.analysis.correlation.table import CORRELATION_KEYS, correlations
 from regbias.analysis.permutations import (
     EXACT_LIMIT,
-    PAIR_COLUMNS,
     column_batches,
     groups_in_order,
+    pair_indices,
     permutation_p,
     relabelled_pairs,
 )
@@ -51,54 +47,34 @@ def without_groups(
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
 ) -> pd.DataFrame:
-    """Spearman's rho and its Mantel p on the pairs that involve none of ``groups``.
+    """Spearman's rho and its Mantel p on the pairs of ``table`` involving none of ``groups``.
 
-    The p-value is that of :func:`regbias.analysis.correlation.table.correlations` (the same
-    relabellings); when every pair of the remaining groups is present it is computed as one
-    matrix product per distance.
-
-    Args:
-        table: the pair table.
-        groups: the groups left out.
-        distance_columns: the distance columns.
-        performance_columns: the performance columns.
-        n_permutations: random relabellings when enumeration is too large.
-        seed: their seed.
-        exact_limit: the largest ``K!`` enumerated exactly.
+    The p-value is that of :func:`regbias.analysis.correlation.table.correlations`, with its
+    relabelling arguments; with every pair present, one matrix product per distance.
 
     Returns:
         One row per (distance, performance): ``distance, performance, n_pairs, spearman_rho,
         spearman_p_perm``.
     """
     kept = table[~(table["group_a"].isin(groups) | table["group_b"].isin(groups))]
+    permutation = {"n_permutations": n_permutations, "seed": seed, "exact_limit": exact_limit}
     rows = {}
     for distance in distance_columns:
         for data, columns in column_batches(kept, distance, performance_columns):
-            permutation = (n_permutations, seed, exact_limit)
             rows.update(_spearman_mantel(data, distance, columns, permutation))
     keys = [(d, p) for d in distance_columns for p in performance_columns]
     return pd.DataFrame([{"distance": d, "performance": p, **rows[(d, p)]} for d, p in keys])
 
 
 def _spearman_mantel(
-    data: pd.DataFrame, distance: str, columns: list[str], permutation: tuple[int, int, int]
+    data: pd.DataFrame, distance: str, columns: list[str], permutation: dict[str, int]
 ) -> dict[tuple[str, str], dict[str, float]]:
-    groups = groups_in_order(data)
+    groups, a, b = pair_indices(data)
     if len(data) < 3 or len(data) != len(groups) * (len(groups) - 1) // 2:
-        n_permutations, seed, exact_limit = permutation  # too few pairs, or some missing
-        found = correlations(
-            data,
-            [distance],
-            columns,
-            n_permutations=n_permutations,
-            seed=seed,
-            exact_limit=exact_limit,
-        )
+        found = correlations(data, [distance], columns, **permutation)  # few or missing pairs
     else:
-        rank = {g: i for i, g in enumerate(groups)}
-        a, b = (tuple(data[c].map(rank)) for c in PAIR_COLUMNS)
         # The distance relabelled, as correlations() does: the same null, value for value.
-        moved = relabelled_pairs(a, b, *permutation, inverse=False)
+        moved = relabelled_pairs(tuple(a), tuple(b), **permutation, inverse=False)
         with np.errstate(invalid="ignore", divide="ignore"):
             rx = unit_ranks(scipy_stats.rankdata(data[distance].to_numpy(dtype=np.float64)))
             ry = unit_ranks(scipy_stats.rankdata(data[columns].to_numpy(dtype=np.float64), axis=0))
@@ -126,14 +102,7 @@ def leave_one_group_out(
     performance_columns: list[str],
     **permutation: int,
 ) -> pd.DataFrame:
-    """One analysis per group, on the pairs that do not involve it.
-
-    Args:
-        table: the pair table.
-        distance_columns: the distance columns.
-        performance_columns: the performance columns.
-        **permutation: ``n_permutations``, ``seed`` and ``exact_limit`` of
-            :func:`without_groups`.
+    """One analysis per group, on the pairs without it (arguments: :func:`without_groups`).
 
     Returns:
         The stacked :func:`without_groups` tables, with the group in a first column
@@ -148,12 +117,7 @@ def leave_one_group_out(
 
 
 def logo_summary(found: pd.DataFrame, logo: pd.DataFrame, significance: float) -> pd.DataFrame:
-    """Per correlation: LOGO rho range, the group that moves rho most, and whether it holds.
-
-    Args:
-        found: the correlation table (its ``distance, performance, spearman_rho``).
-        logo: the :func:`leave_one_group_out` table of the same pair table.
-        significance: the level every leave-one-group-out p must be below.
+    """Per correlation of ``found``: its ``logo`` rho range, and whether it holds at a level.
 
     Returns:
         One row per correlation: ``loo_rho_min, loo_rho_max, loo_most_influential`` (the
@@ -196,12 +160,7 @@ def special_group_columns(
 ) -> pd.DataFrame:
     """Spearman's rho and its p without baseline, without mixed and without both.
 
-    Args:
-        table: the pair table.
-        distance_columns: the distance columns.
-        performance_columns: the performance columns.
-        **permutation: ``n_permutations``, ``seed`` and ``exact_limit`` of
-            :func:`without_groups`.
+    The arguments are :func:`without_groups`'s (``**permutation``: its keyword arguments).
 
     Returns:
         One row per (distance, performance) with ``rho_without_<g>`` and ``p_without_<g>``

@@ -1,14 +1,10 @@
 """The partial Mantel test of a correlation, controlling for the sizes of the two groups.
 
-Spearman's partial correlation of distance and performance given the size covariate
-``1/n_a + 1/n_b`` of each pair. That is the mechanism: the finite-sample bias of a distance
-between two draws (energy distance, MMD, a debiased Sinkhorn divergence) is additive in the
-groups' ``1/n`` terms, so a pair of two small groups is as suspect as a small-large pair (a
-sum, not ``|log n_a - log n_b|``), and a pair's bias ranks by ``1/n_a + 1/n_b``, not by
-``log n_a + log n_b`` (which ranks a 100-and-20,000 pair below a 1,000-and-1,000 pair). The
-null relabels the groups of the performance matrix (rows and columns together), with the
-distance and size matrices fixed: the scheme of the Mantel tests of
-:mod:`regbias.analysis.permutations`.
+Spearman's partial correlation of distance and performance given ``1/n_a + 1/n_b``: the
+finite-sample bias of a distance between two draws is additive in the groups' ``1/n`` terms,
+so a pair's bias ranks by that sum (not by ``log n_a + log n_b``, which ranks a
+100-and-20,000 pair below a 1,000-and-1,000 pair). The null relabels the groups of the
+performance matrix, as :mod:`regbias.analysis.permutations` does.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ from regbias.analysis.permutations import (
     EXACT_LIMIT,
     column_batches,
     group_permutations,
-    groups_in_order,
+    pair_indices,
     permutation_p,
     relabelled_pairs,
 )
@@ -37,15 +33,7 @@ _DEGENERATE = 1e-9
 
 
 def size_covariate(table: pd.DataFrame, group_sizes: Mapping[str, int]) -> np.ndarray:
-    """``1/n_a + 1/n_b`` per pair, the shape of a two-sample distance's finite-sample bias.
-
-    Args:
-        table: the pair table.
-        group_sizes: texts per group.
-
-    Returns:
-        One value per row of ``table``; NaN where a size is unknown or not positive.
-    """
+    """``1/n_a + 1/n_b`` per row of ``table``; NaN where a size is unknown or not positive."""
     inverse = {g: 1.0 / n for g, n in group_sizes.items() if n and n > 0}
     a = table["group_a"].map(inverse).to_numpy(dtype=np.float64)
     return a + table["group_b"].map(inverse).to_numpy(dtype=np.float64)
@@ -64,10 +52,8 @@ def partial_mantel(
     """Spearman partial correlation of distance and performance given group size, with its p.
 
     The statistic is ``(r_xy - r_xz r_yz) / sqrt((1 - r_xz^2)(1 - r_yz^2))`` on the ranks of
-    distance x, performance y and the size covariate z (:func:`size_covariate`) over the pairs.
-    Its two-sided p relabels the groups of the performance matrix, as the Mantel tests of
-    :func:`regbias.analysis.correlation.table.correlations` do (all ``K!`` relabellings when
-    ``K! <= exact_limit``).
+    distance x, performance y and the size covariate z (:func:`size_covariate`); its p is
+    two-sided.
 
     Returns:
         One row per (distance, performance): ``partial_rho``, ``partial_p`` and ``size_rho``
@@ -76,39 +62,31 @@ def partial_mantel(
     """
     sizes = table.assign(size=size_covariate(table, group_sizes))
     sizes = sizes[sizes["size"].notna()]
+    relabelling = (n_permutations, seed, exact_limit)
     rows = {}
     for distance in distance_columns:
         for data, columns in column_batches(sizes, distance, performance_columns):
             data = data.assign(size=sizes.loc[data.index, "size"])
-            stats = _partial_batch(data, distance, columns, n_permutations, seed, exact_limit)
+            stats = _partial_batch(data, distance, columns, relabelling)
             rows.update({(distance, c): s for c, s in zip(columns, stats, strict=True)})
     keys = [(d, p) for d in distance_columns for p in performance_columns]
     return pd.DataFrame([{"distance": d, "performance": p, **rows[(d, p)]} for d, p in keys])
 
 
 def _partial_batch(
-    data: pd.DataFrame,
-    distance: str,
-    columns: list[str],
-    n_permutations: int,
-    seed: int,
-    exact_limit: int,
+    data: pd.DataFrame, distance: str, columns: list[str], relabelling: tuple[int, int, int]
 ) -> list[dict[str, float]]:
     """The partial test of ``distance`` with each column of ``columns`` (the same pairs)."""
     if len(data) < 4:
         return [dict.fromkeys(["partial_rho", "partial_p", "size_rho"], np.nan) for _ in columns]
-    groups = groups_in_order(data)
-    rank = {g: i for i, g in enumerate(groups)}
-    a = data["group_a"].map(rank).to_numpy(dtype=np.int64)
-    b = data["group_b"].map(rank).to_numpy(dtype=np.int64)
+    groups, a, b = pair_indices(data)
     x, z = (data[c].to_numpy(dtype=np.float64) for c in (distance, "size"))
     ys = data[columns].to_numpy(dtype=np.float64)
     if len(data) == len(groups) * (len(groups) - 1) // 2:
-        permutation = (n_permutations, seed, exact_limit)
-        inverse = relabelled_pairs(tuple(a), tuple(b), *permutation, inverse=True)
+        inverse = relabelled_pairs(tuple(a), tuple(b), *relabelling, inverse=True)
         null = _partial_complete(x, z, ys, inverse)
     else:
-        perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
+        perms = group_permutations(len(groups), *relabelling)
         chunks = np.array_split(perms, max(1, math.ceil(len(perms) / _CHUNK)))
         null = np.empty((len(perms), len(columns)))
         for j in range(len(columns)):

@@ -1,25 +1,15 @@
 """A pair's size-free effect: an unbiased estimate of its statistic's population value.
 
-The test's own value ``T`` (and its ``z``) grows with the groups' sizes: under no difference
-``T`` is a weighted chi-square of mean ``(1 / n_a + 1 / n_b) tr(Sigma)``, and ``z`` grows as
-the square root of the sizes where there is one. The effect removes those terms: for
-``mean`` the U-statistic of the squared mean difference,
+The test's value ``T`` and its ``z`` grow with the groups' sizes; the effect is the
+U-statistic of the statistic instead (docs/method.md, "Which pairs differ"): for ``mean``
 
 ``U = sum_{i != j in a} x_i . x_j / (n_a (n_a - 1)) + (the same for b)
 - 2 sum_{i in a, j in b} x_i . y_j / (n_a n_b)``,
 
-whose expectation is ``|mu_a - mu_b|^2`` at any size (linear time: sums and squared norms);
-for ``energy`` and ``mmd`` the U-statistic forms of the energy distance and of the squared
-MMD (every within-group pair ``i != j``; the kernel's width as in the test, the median
-pairwise distance of the pooled texts), whose expectations are ``2 E|X - Y| - E|X - X'| -
-E|Y - Y'|`` and ``MMD^2``.
-
-The interval is a bootstrap over texts: each group's texts resampled with replacement
-(``resamples`` times), the U-statistic of each resample, its values shifted by their mean's
-distance from ``U`` (a resample's U-statistic is centred on the plug-in value, not on ``U``),
-and the percentiles at ``(1 +- confidence) / 2``. Coverage is checked on synthetic groups
-(``tests/analysis/test_pair_effect.py``); where the two groups hardly differ the effect is
-near 0 and its interval may reach below it.
+whose expectation is ``|mu_a - mu_b|^2`` at any size; for ``energy`` and ``mmd`` the same
+form of their kernels (the kernel's width as in the test). The interval: each group's texts
+resampled with replacement, each resample's U shifted by their mean's distance from ``U`` (a
+resample's U-statistic centres on the plug-in value), percentiles at ``(1 +- confidence) / 2``.
 """
 
 from __future__ import annotations
@@ -62,18 +52,9 @@ def pair_effect(
     confidence: float,
     rng: np.random.Generator,
 ) -> tuple[float, float, float]:
-    """The pair's effect and its bootstrap interval (see the module).
+    """``(effect, low, high)`` of sides ``a`` and ``b`` (``(n, d)`` vectors, ``n >= 2``).
 
-    Args:
-        a: ``(n_a, d)`` side ``a``'s sentence vectors (``n_a >= 2``).
-        b: ``(n_b, d)`` side ``b``'s.
-        statistic: ``mean``, ``energy`` or ``mmd``.
-        resamples: bootstrap resamples (0: no interval, NaN bounds).
-        confidence: the interval's level.
-        rng: the resamples' generator.
-
-    Returns:
-        ``(effect, low, high)``.
+    ``resamples``: bootstrap resamples of the interval (0: NaN bounds), drawn with ``rng``.
     """
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     n_a, n_b = len(x), len(y)

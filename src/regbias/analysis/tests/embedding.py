@@ -1,17 +1,11 @@
 """The test of record per pair: one permutation test on all distinct texts of both groups.
 
-Which regions differ is asked once per sweep, on all the data (docs/method.md, "Which pairs
-differ: the test of record"):
-for groups ``a`` and ``b`` the units are their distinct texts, one vector per text (the
-encoder's pooled sentence vector), and a relabelling splits the pooled texts uniformly at
-random into sides of the groups' sizes. There are no repetitions and no passages, so every
-text moves the same way everywhere it is used and the test is exact under exchangeability.
-
-The statistics and their permutation null: :mod:`regbias.analysis.tests.embedding_null`.
-
-Texts held by both groups (``mixed`` and a region, a corpus's shared rows) belong to neither
-side of that pair's test: a unit must sit on one side. A group larger than ``cap`` is
-subsampled once, seeded, before any pair is formed, so it is the same set in all its pairs.
+docs/method.md, "Which pairs differ: the test of record". The units are the groups' distinct
+texts, one sentence vector each, and a relabelling splits the pooled texts at random into
+sides of the groups' sizes. The statistics and their null:
+:mod:`regbias.analysis.tests.embedding_null`. Texts held by both groups belong to neither
+side of that pair; a group larger than ``cap`` is subsampled once, seeded, before any pair is
+formed.
 """
 
 from __future__ import annotations
@@ -27,9 +21,7 @@ import pandas as pd
 
 from regbias.analysis.tests.effect import pair_effect
 from regbias.analysis.tests.embedding_null import (
-    PAIR_STATISTICS,
     PairStatistic,
-    PooledForm,
     pair_statistic_null,
     permutation_p,
     pooled_form,
@@ -50,20 +42,14 @@ from regbias.errors import ConfigError
 from regbias.settings_reader import HANDED_DOWN, check_choices
 
 __all__ = [
-    "PAIR_STATISTICS",
     "PRIMARY_FAMILY",
     "SECONDARY_FAMILY",
-    "PairStatistic",
     "PairTestSettings",
     "PairTests",
     "PlannedPair",
     "cap_groups",
     "pair_family",
-    "pair_statistic_null",
-    "permutation_p",
     "plan_pairs",
-    "PooledForm",
-    "pooled_form",
     "record_tests",
     "size_class",
     "size_classes",
@@ -84,14 +70,12 @@ class PairTestSettings:
         enabled: run it (at the end of a sweep, or in a single run).
         statistic: ``energy``, ``mmd`` or ``mean`` (see the module).
         relabellings: relabellings per pair (the smallest p is ``1 / (1 + relabellings)``).
-        cap: the most texts a group brings (a larger group is subsampled once, seeded);
-            None: all its distinct texts.
-        quadratic_cap: the most texts a group brings to ``energy`` and ``mmd``, whose cost is
-            quadratic in the pooled texts (the smaller of the two caps where both are set);
-            ``mean`` is linear and ignores it.
+        cap: the most texts a group brings (None: all its distinct texts).
+        quadratic_cap: the most texts a group brings to ``energy`` and ``mmd`` (quadratic in
+            the texts; the smaller cap applies); ``mean`` ignores it.
         resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
         seed: ``analysis.seed``, handed down (no key of this group): seed of the subsamples
-            and the relabellings (also the training sample whose texts form ``baseline``).
+            and the relabellings.
     """
 
     enabled: bool
@@ -137,15 +121,12 @@ class PairTests(PairwiseTests):
     """The tests of record of every pair, with their families' adjusted verdicts.
 
     Attributes:
-        settings: what was run.
-        alpha: the level.
+        settings: what was run (``alpha``: the level).
         table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own
-            columns ``statistic`` (the test's value, which grows with the sizes), ``z`` (the
-            test's standardised statistic: the value in standard deviations of its null),
-            ``effect`` with ``effect_ci_low`` and ``effect_ci_high`` (the size-free effect,
-            :mod:`regbias.analysis.tests.effect`, and its bootstrap interval at
+            columns ``statistic``, ``z`` (in standard deviations of its null), ``effect`` with
+            ``effect_ci_low``/``effect_ci_high`` (:mod:`regbias.analysis.tests.effect`, at
             ``1 - alpha``), ``detectable_share`` (NaN until power is measured) and
-            ``untestable`` (why a pair is not tested, "" where it is: such a pair has no p).
+            ``untestable`` (why a pair has no p, "" where it is tested).
         group_sizes: distinct texts per group before the cap.
         section_columns: the columns of the report's table of the test, in order
             (``detectable_share`` follows them where power is measured).
@@ -219,10 +200,8 @@ class PairTests(PairwiseTests):
     def with_power(self, detectable: Mapping[tuple[int, int], float], donor: str = "") -> PairTests:
         """A copy whose ``detectable_share`` holds the smallest share detected with power.
 
-        Args:
-            detectable: by size class ``(n_small, n_large)`` (:func:`size_classes`), the
-                smallest planted share detected with 80% power (NaN: none planted was).
-            donor: the group whose texts were mixed in (``power_donor``, for the words).
+        ``detectable``: that share by size class (:func:`size_classes`; NaN: none); ``donor``:
+        the group whose texts were mixed in (``power_donor``, for the words).
         """
         table = self.table.copy()
         table["power_donor"] = donor
@@ -235,11 +214,7 @@ class PairTests(PairwiseTests):
 
 
 def size_class(n: int) -> int:
-    """``n`` rounded down to two significant digits (1,840 -> 1,800; 329 -> 320).
-
-    Power is planted at these sizes: a smaller size has less power, so a statement made at
-    the class holds for every pair in it.
-    """
+    """``n`` rounded down to two significant digits (1,840 -> 1,800): power is planted there."""
     if n < 100:
         return int(n)
     step = 10 ** (len(str(int(n))) - 2)
@@ -247,10 +222,7 @@ def size_class(n: int) -> int:
 
 
 def size_classes(plans: Sequence[PlannedPair]) -> list[tuple[int, int, int]]:
-    """``(n_small, n_large, m)`` of every testable pair's size class, ``m`` its family's size.
-
-    A class shared by both families takes the larger family (the stricter level).
-    """
+    """``(n_small, n_large, m)`` of every testable pair's size class, ``m`` its largest family."""
     families = Counter(plan.family for plan in plans)
     classes: dict[tuple[int, int], int] = {}
     for plan in plans:
@@ -270,11 +242,7 @@ def pair_family(a: str, b: str, references: Sequence[str]) -> str:
 def cap_groups(
     groups: Mapping[str, Sequence[str]], cap: int | None, seed: int
 ) -> dict[str, list[str]]:
-    """Each group's distinct texts, a group larger than ``cap`` subsampled once (seeded).
-
-    The subsample depends on the group's name and ``seed`` only, so it is the same in every
-    pair the group is in and in every run of the same corpus. ``cap=None``: every text.
-    """
+    """Each group's distinct texts, one larger than ``cap`` subsampled by its name and ``seed``."""
     return {
         name: _capped(list(dict.fromkeys(texts)), cap, seed, name) for name, texts in groups.items()
     }
@@ -339,11 +307,9 @@ def plan_pairs(
 ) -> list[PlannedPair]:
     """Every pair of ``groups`` in order, with the texts both groups hold left out.
 
-    Which texts both hold is asked of the whole groups, before any cap. Against a region, a
-    reference group (``mixed``) loses every text of the region, and is capped after that, so
-    its side is the other regions' texts; the region's side is its capped set as in every
-    pair. In a pair of two regions (or two references) a text both hold leaves both sides.
-    ``shared`` counts the texts so removed.
+    Asked of the whole groups, before any cap: against a region, a reference group loses every
+    text of the region and is capped after that; in a pair of two regions (or two references)
+    a text both hold leaves both sides. ``shared`` counts the texts so removed.
     """
     distinct = {name: list(dict.fromkeys(texts)) for name, texts in groups.items()}
     cap = settings.group_cap
@@ -383,13 +349,9 @@ def record_tests(
         groups: every group's texts (duplicates are counted once).
         vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
         settings: the test's settings.
-        references: the reference groups (``mixed``, ``baseline``, ...): their pairs form the
-            secondary family.
+        references: the reference groups: their pairs form the secondary family.
         alpha: the level.
         progress: called with each pair's name once it is tested.
-
-    Returns:
-        The tests, one row per pair in the groups' order.
     """
     plans = plan_pairs(groups, settings, references)
     texts = list(dict.fromkeys(t for plan in plans for t in (*plan.side_a, *plan.side_b)))

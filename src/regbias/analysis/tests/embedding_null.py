@@ -1,21 +1,12 @@
 """The permutation null of the test of record: a pair's pooled form and its relabellings.
 
-Three statistics, each a quadratic form ``T(u) = w^T M w`` in the side weights
+Each statistic is a quadratic form ``T(u) = w^T M w`` in the side weights
 ``w = u / n_a - (1 - u) / n_b`` (``u`` the side-``a`` indicator) of one pooled matrix ``M``:
-
-- ``energy``: the energy distance (Szekely and Rizzo 2004), ``M = -|x_i - x_j|``;
-- ``mmd``: the squared maximum mean discrepancy (biased V-statistic, Gretton et al. 2012) with
-  a Gaussian kernel whose width is the median pairwise distance of the pooled texts;
-- ``mean``: the squared distance of the two groups' mean vectors, ``M = x_i . x_j``.
-
-``K`` relabellings cost one matrix product ``M W`` of the ``(N, K)`` weight matrix, in
-blocks, in float64 (for ``mean``, ``M = X X^T``: the product ``X^T W``, ``d`` rows instead of
-``N``). ``p = (1 + #{T*_k >= T}) / (1 + K)``, the observed labelling's value computed in the
-same product. Ties are exact for any input (duplicated or discrete vectors included): every
-computed value lies within a bound of its exact value that follows from the products' float64
-error (``gamma_n = n u / (1 - n u)`` per inner product of ``n`` terms, :func:`tie_margin`), and
-a relabelled value within twice that bound of ``T`` is set to ``T``, so an exact tie is never
-lost to rounding.
+``energy`` ``M = -|x_i - x_j|`` (Szekely and Rizzo 2004); ``mmd`` a Gaussian kernel of median
+width (biased V-statistic, Gretton et al. 2012); ``mean`` ``M = x_i . x_j``. ``K``
+relabellings are one float64 matrix product in blocks, ``p = (1 + #{T*_k >= T}) / (1 + K)``;
+a relabelled value within :func:`tie_margin` of ``T`` (the products' float64 error bound) is
+set to ``T``, so an exact tie is never lost to rounding.
 """
 
 from __future__ import annotations
@@ -79,12 +70,7 @@ class PooledForm:
 
 
 def pooled_form(vectors: np.ndarray, statistic: PairStatistic) -> PooledForm:
-    """The statistic's form of the pooled texts (see the module), in float64.
-
-    Args:
-        vectors: ``(N, d)`` the pooled texts' vectors (side ``a``'s, then ``b``'s).
-        statistic: ``energy``, ``mmd`` or ``mean``.
-    """
+    """The ``statistic``'s form of ``(N, d)`` pooled vectors (``a``'s, then ``b``'s), in float64."""
     x = np.asarray(vectors, dtype=np.float64)
     if statistic == "mean":
         return PooledForm(x - x.mean(axis=0), factor=True)
@@ -163,18 +149,10 @@ def relabelled_values(form: PooledForm, n_a: int, sides: np.ndarray) -> np.ndarr
 def pair_statistic_null(
     form: PooledForm, n_a: int, relabellings: int, rng: np.random.Generator
 ) -> tuple[float, np.ndarray]:
-    """The observed statistic and its ``relabellings`` relabelled values.
+    """``(T, T*)``: the observed statistic of ``form`` and its ``(K,)`` relabelled values.
 
-    Args:
-        form: :func:`pooled_form` of the ``n_a + n_b`` pooled texts (``a``'s first).
-        n_a: texts on side ``a``.
-        relabellings: relabellings ``K``.
-        rng: the relabellings' generator.
-
-    Returns:
-        ``(T, T*)``: the observed value and the ``(K,)`` relabelled values, all computed by
-        the same float64 products; a relabelled value within :func:`tie_margin` of ``T`` is
-        ``T`` exactly (a tie).
+    All computed by the same float64 products; a relabelled value within :func:`tie_margin`
+    of ``T`` is ``T`` exactly (a tie).
     """
     n = form.n
     observed = np.zeros((n, 1))

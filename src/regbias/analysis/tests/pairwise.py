@@ -1,17 +1,9 @@
 """Which pairs differ: the shape every pairwise test of record shares.
 
-A pairwise test gives each pair of groups a p-value. The pairs fall in two declared families,
-pairs of two regions (the study's question) and pairs with a reference group (``mixed``,
-``baseline``, ...), and Holm adjusts each family apart (docs/method.md, "Which pairs differ:
-the test of record"). A pair that cannot be tested (too few texts a side once the texts both
-groups hold are left out, no label stratum in common) has no p, does not differ and is kept
-out of its family's count ``m``.
-
-:class:`PairwiseTests` holds that shape once: the table's shared columns, the families, Holm,
-the untestable pairs, the verdicts, and reading and writing. A test adds its own columns (its
-statistic, its interval) and its words (:class:`PairwiseWords`, :meth:`PairwiseTests.method`,
-:meth:`PairwiseTests.estimate`, :meth:`PairwiseTests.detectable`); the report renders every
-such test alike (:mod:`regbias.report.record`).
+Each pair gets a p-value; region pairs and pairs with a reference group are two families, Holm
+within each (docs/method.md, "Which pairs differ: the test of record"); an untestable pair has
+no p and is in no family. :class:`PairwiseTests` holds that shape once; a test adds its own
+columns and words, and the report renders every such test alike (:mod:`regbias.report.record`).
 """
 
 from __future__ import annotations
@@ -99,13 +91,9 @@ class PairwiseWords:
 
 
 def holm_per_family(table: pd.DataFrame, alpha: float, testable: pd.Series) -> pd.DataFrame:
-    """``table`` with ``p_adjusted`` (Holm within each family) and ``differs`` appended.
+    """``table`` (``family``, ``p``) with ``p_adjusted`` (Holm per family), ``differs`` appended.
 
-    Args:
-        table: one row per pair, with ``family`` and ``p``.
-        alpha: the level of the verdicts.
-        testable: per row, whether the pair was tested: an untestable pair is in no family
-            (NaN adjusted p) and does not differ.
+    A row not ``testable`` is in no family (NaN adjusted p) and does not differ.
     """
     table = table.copy()
     table[P_ADJUSTED] = np.nan
@@ -121,8 +109,7 @@ def holm_per_family(table: pd.DataFrame, alpha: float, testable: pd.Series) -> p
 class PairwiseTests(ABC):
     """A pairwise test of record: one row per pair of groups, Holm-adjusted per family.
 
-    A subclass is a frozen dataclass with at least ``settings`` (with ``relabellings``),
-    ``alpha`` and ``table``, and states its words and its own columns as class variables.
+    A subclass is a frozen dataclass with these fields and class variables.
 
     Attributes:
         settings: what was run.
@@ -206,11 +193,9 @@ class PairwiseTests(ABC):
         """A differing pair's estimate with its interval, in words."""
 
     def detectable(self, row: pd.Series, name: Callable[[str], str] = str) -> str:
-        """What the test detects at the pair's sizes ("" where it is not measured).
+        """What the test detects at the ``row``'s sizes ("" where it is not measured).
 
-        Args:
-            row: the pair's row.
-            name: how a group's name is written (the report escapes it for Markdown).
+        ``name`` writes a group's name (the report escapes it for Markdown).
         """
         return ""
 

@@ -1,29 +1,11 @@
 """The test of record for performance: do the sweep's classifiers treat two groups differently?
 
-Once per sweep (in its parent; a single run for itself), on every text every model scored
-(docs/method.md, "Performance gaps"). The unit is the text, its score what the models said of it
-(:mod:`regbias.analysis.tests.text_scores`); the models are fixed, so the question is whether
-*these* classifiers do better on one group's texts than on the other's.
-
-- **Strata.** Groups differ in their mix of labels (NZ: 136 negative, 193 positive tweets), and
-  a classifier is rarely equally good on both labels. Texts are relabelled only within their
-  label stratum (binary: the true label; multilabel: the exact topic set, a rule stated in
-  docs/method.md), so a different mix is never called a performance difference.
-- **Statistic.** The stratum-standardised gap: each side's metric of its strata's mean
-  components, weighted alike on both sides with the Cochran-Mantel-Haenszel weights
-  ``n_as n_bs / N_s`` (a stratum only one side has weighs nothing). For accuracy it is a
-  weighted difference of per-label accuracies, zero in expectation under the null. The plain
-  (unstratified) gap is reported beside it.
-- **Relabellings.** Within a stratum a relabelling only decides how many texts of each distinct
-  score go to side ``a``: a multivariate hypergeometric draw, ``K`` of them at once, and each
-  side's sums are the matrix product of those counts with the scores (exact, float64).
-  ``p = (1 + #{|T*| >= |T|}) / (1 + K)``, two-sided; a relabelled value within ``1e-9`` (of a
-  metric in [0, 1]) of ``|T|`` is a tie.
-- **Families.** Region pairs and pairs with a reference group are adjusted apart (Holm), as
-  for the distance test; an untestable pair (a side without texts, no stratum in common) is
-  said to be so and counts in no family.
-- **Intervals.** Each group's metric and each pair's gap get a two-stage bootstrap interval:
-  the models, then the texts within group and stratum.
+Once per sweep, on every text every model scored; the unit is the text, its score what the
+models said of it (:mod:`regbias.analysis.tests.text_scores`). docs/method.md, "Performance
+gaps", states the design: relabellings within label strata, the stratum-standardised gap
+(Cochran-Mantel-Haenszel weights ``n_as n_bs / N_s``) beside the plain one, multivariate
+hypergeometric relabellings (``p = (1 + #{|T*| >= |T|}) / (1 + K)``), Holm per family and
+two-stage bootstrap intervals.
 """
 
 from __future__ import annotations
@@ -57,7 +39,9 @@ from regbias.analysis.tests.text_scores import (
     group_metric_replicates,
     group_metrics,
     metric_of,
+    percentile_interval,
     resampled_sums,
+    side_metric,
 )
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
@@ -65,6 +49,7 @@ from regbias.interrupt import check_stop
 from regbias.settings_reader import HANDED_DOWN
 
 __all__ = [
+    "PairwiseTestSettings",
     "PerfTestSettings",
     "PerfTests",
     "StratifiedPair",
@@ -101,6 +86,21 @@ class PerfTestSettings:
             )
 
 
+@dataclass(frozen=True)
+class PairwiseTestSettings:
+    """``analysis.tests``: which pairs of groups differ, in two spaces.
+
+    Attributes:
+        embedding: the test of record in the encoder's space (sentence vectors of every
+            distinct text of both groups).
+        performance: the test of record of the classifiers' per-text scores (the ``texts``
+            design).
+    """
+
+    embedding: PairTestSettings
+    performance: PerfTestSettings
+
+
 #: What the performance test could have detected, where its power plants did not run.
 _NOT_MEASURED = (
     "What the performance test could have detected is not measured in this run: "
@@ -119,14 +119,12 @@ class PerfTests(PairwiseTests):
     """The performance tests of record of every pair, and each group's metric.
 
     Attributes:
-        settings: what was run.
-        alpha: the level of the Holm-adjusted verdicts (per family).
+        settings: what was run (``alpha``: the level of the verdicts).
         metric: the compared metric (``accuracy``; ``micro_f1`` for a multilabel corpus).
         confidence: the level of the intervals (NaN: no interval was made).
         table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own
             columns ``gap`` (stratum-standardised ``a - b``), ``ci_low``, ``ci_high``,
-            ``raw_gap`` (unstratified), ``note`` (why a pair is untestable, "" where it is
-            tested) and ``testable`` (whether the note is empty), and with power
+            ``raw_gap``, ``note`` (why a pair is untestable), ``testable``, and with power
             ``detectable_gap``.
         groups: one row per group and metric: ``group, metric, value, ci_low, ci_high,
             n_texts``.
@@ -218,13 +216,9 @@ def models_words(n: int) -> str:
 
 @dataclass(frozen=True)
 class StratifiedPair:
-    """One pair's sides, their common strata and the strata's CMH weights.
+    """Sides ``a`` and ``b``, the strata both hold (``common``) and their CMH ``weights``.
 
-    Attributes:
-        a: side ``a``'s texts by stratum.
-        b: side ``b``'s.
-        common: the strata both sides hold (the others weigh nothing).
-        weights: their Cochran-Mantel-Haenszel weights ``n_as n_bs / N_s``, summing to 1.
+    The weights are ``n_as n_bs / N_s``, summing to 1; a stratum one side lacks weighs nothing.
     """
 
     a: Side
@@ -264,12 +258,8 @@ def stratified_test(
 ) -> tuple[float, float]:
     """The pair's standardised gap ``T`` and its two-sided stratified permutation p.
 
-    Args:
-        scores: ``(N, d)`` every text's components (:meth:`PerfTexts.scores`).
-        pair: the pair's sides and strata.
-        metric: the compared metric.
-        relabellings: relabellings ``K``.
-        rng: the relabellings' generator.
+    ``scores``: ``(N, d)`` every text's components (:meth:`PerfTexts.scores`); ``relabellings``
+    ``K`` drawn with ``rng``.
     """
     k = relabellings
     d = scores.shape[1]
@@ -303,11 +293,7 @@ def stratified_test(
 
 def _raw_gap(scores: np.ndarray, pair: StratifiedPair, metric: str) -> float:
     """The plain gap ``metric(a) - metric(b)`` over all texts of both sides."""
-    values = []
-    for side in (pair.a, pair.b):
-        rows = np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
-        values.append(float(metric_of(metric, scores[rows].sum(axis=0), len(rows))))
-    return values[0] - values[1]
+    return side_metric(metric, scores, pair.a) - side_metric(metric, scores, pair.b)
 
 
 def _untestable_reason(pair: StratifiedPair) -> str:
@@ -335,8 +321,7 @@ def perf_record_tests(
         texts: the sweep's pooled per-text scores.
         groups: the groups, in display order (a group without scored texts is left out).
         settings: the test's settings.
-        plans_with: the distance test of record's settings: its rule for texts two groups
-            share gives each pair's sides (no cap: the texts scored are those it tests).
+        plans_with: the distance test of record's settings (its shared-text rule, no cap).
         references: the reference groups (their pairs form the reference family).
         alpha: the level of the adjusted verdicts.
         n_bootstrap: two-stage bootstrap replicates of the intervals (0: none).
@@ -386,8 +371,7 @@ def _pair_row(
     if min(pair.a.n, pair.b.n) >= 1:
         row["raw_gap"] = _raw_gap(scores, pair, metric)
     if reason:
-        nan = math.nan
-        undefined = {"gap": nan, "ci_low": nan, "ci_high": nan, "p": nan}
+        undefined = dict.fromkeys(("gap", "ci_low", "ci_high", "p"), math.nan)
         return {**row, **undefined, "testable": False, "note": reason}
     test_rng = rng_for(settings.seed, "perf-test", plan.group_a, plan.group_b)
     gap, p = stratified_test(scores, pair, metric, settings.relabellings, test_rng)
@@ -415,11 +399,7 @@ def _gap_interval(
             cache[key] = resampled_sums(replicates, Side(tuple(rows), pair.common), rng)
         sums, counts = cache[key]
         values.append(_standardised(metric, sums, counts, pair.weights))
-    gaps = values[0] - values[1]
-    if not np.isfinite(gaps).any():
-        return math.nan, math.nan
-    low, high = np.nanquantile(gaps, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(low), float(high)
+    return percentile_interval(values[0] - values[1], confidence)
 
 
 _ORDER = [GROUP_A, GROUP_B, FAMILY, N_A, N_B, SHARED, "gap", "ci_low", "ci_high"]
@@ -441,17 +421,13 @@ def _group_table(
         replicates = group_metric_replicates(
             texts, groups, n_bootstrap, rng_for(seed, "perf-test-groups")
         )
-    quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
     rows = []
     for g, group in enumerate(groups):
         n = texts.group_side(group).n
         for metric in texts.metrics:
             low = high = math.nan
-            if metric in replicates and np.isfinite(replicates[metric][:, g]).any():
-                low, high = np.nanquantile(replicates[metric][:, g], quantiles)
-            value = float(values[metric][g])
-            interval = {"ci_low": float(low), "ci_high": float(high)}
-            rows.append(
-                {"group": group, "metric": metric, "value": value, **interval, "n_texts": n}
-            )
+            if metric in replicates:
+                low, high = percentile_interval(replicates[metric][:, g], confidence)
+            row = {"group": group, "metric": metric, "value": float(values[metric][g])}
+            rows.append({**row, "ci_low": low, "ci_high": high, "n_texts": n})
     return pd.DataFrame(rows)

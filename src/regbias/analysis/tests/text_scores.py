@@ -1,19 +1,15 @@
 """A sweep's per-text performance, pooled over its models, and its two-stage bootstrap.
 
-The unit of the performance test of record is the text (docs/method.md, "Performance gaps"):
-each distinct text's score is what the sweep's models said of it, averaged over the models that
-scored it. A binary text has one component, its correctness (the share of models right about
-it); a multilabel text three, its true positive, false positive and false negative topics
-(micro-F1 is a ratio of their sums). A group's metric is then a function of its texts' summed
-components: accuracy ``c / n``, micro-F1 ``2 tp / (2 tp + fp + fn)``.
-
-The bootstrap has two stages, for the two sources of evaluation noise: the models (resampled
-with replacement, each text's score recomputed from the drawn models), then the texts within
-each group and label stratum (resampled with replacement, so a group keeps its mix of labels).
+A text's score is what the sweep's models said of it, averaged over the models that scored it
+(docs/method.md, "Performance gaps"): binary, one component (correctness); multilabel, three
+(true positive, false positive and false negative topics). A group's metric is a function of
+its texts' summed components: accuracy ``c / n``, micro-F1 ``2 tp / (2 tp + fp + fn)``. The
+bootstrap draws the models, then the texts within each group and label stratum.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,8 +25,10 @@ __all__ = [
     "group_metric_replicates",
     "group_metrics",
     "metric_of",
+    "percentile_interval",
     "pool_text_tables",
     "resampled_sums",
+    "side_metric",
 ]
 
 #: The metrics the per-text scores give, by task: binary accuracy; multilabel micro metrics.
@@ -41,11 +39,7 @@ TEXT_METRICS = {
 
 
 def pool_text_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Several jobs' per-text tables as one: a row per group and text, every model's columns.
-
-    Jobs of one sweep score the same groups' texts, each with its own models (and its own
-    held-out folds as ``baseline``); a text keeps its row order of first appearance.
-    """
+    """Several jobs' per-text tables as one: a row per group and text, every model's columns."""
     if len(tables) == 1:
         return tables[0]
     stacked = pd.concat(tables, ignore_index=True)
@@ -70,12 +64,7 @@ def metric_of(metric: str, sums: np.ndarray, n: np.ndarray | float) -> np.ndarra
 
 @dataclass(frozen=True)
 class Side:
-    """Texts of one side (a group, or a group less the texts it shares with a pair's other).
-
-    Attributes:
-        rows: positions in :attr:`PerfTexts.keys`, grouped by stratum.
-        strata: each stratum's label (binary: ``0``/``1``; multilabel: its topic set).
-    """
+    """A side's texts: their positions in :attr:`PerfTexts.keys` per stratum, and the strata."""
 
     rows: tuple[np.ndarray, ...]
     strata: tuple[str, ...]
@@ -145,10 +134,7 @@ class PerfTexts:
         return self.metrics[0]
 
     def scores(self) -> np.ndarray:
-        """``(N, d)`` each text's components averaged over the models that scored it.
-
-        NaN for a text no model scored (none of its rows is then used).
-        """
+        """``(N, d)`` each text's components averaged over the models that scored it (or NaN)."""
         finite = np.isfinite(self.values)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(finite, self.values, 0.0).sum(axis=1) / finite.sum(axis=1)
@@ -167,10 +153,7 @@ class PerfTexts:
         return self.side(self.members[group])
 
     def model_replicates(self, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
-        """``(B, N, d)`` float32 text scores, each replicate's models drawn with replacement.
-
-        A text none of a replicate's models scored is NaN there (left out of its group).
-        """
+        """``(B, N, d)`` float32 text scores of models drawn with replacement (NaN: none scored)."""
         m = len(self.models)
         weights = rng.multinomial(m, np.full(m, 1 / m), n_bootstrap).astype(np.float32)
         finite = np.isfinite(self.values)
@@ -188,8 +171,7 @@ def resampled_sums(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A side's per-stratum sums ``(B, S, d)`` and counts ``(B, S)``, texts resampled in strata.
 
-    Each replicate draws every stratum's texts with replacement (its size kept); a text whose
-    replicate score is NaN (no drawn model scored it) is left out.
+    A text whose replicate score is NaN (no drawn model scored it) is left out.
     """
     b = replicates.shape[0]
     sums = np.zeros((b, len(side.rows), replicates.shape[2]))
@@ -208,17 +190,7 @@ def resampled_sums(
 def group_metric_replicates(
     texts: PerfTexts, groups: Sequence[str], n_bootstrap: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    """Two-stage bootstrap replicates ``(B, G)`` of every group's metrics (models, then texts).
-
-    Args:
-        texts: the pooled per-text scores.
-        groups: the groups, in the order of the columns (a group without texts is NaN).
-        n_bootstrap: replicates B.
-        rng: the generator.
-
-    Returns:
-        Per metric of :attr:`PerfTexts.metrics`, the ``(B, G)`` replicates.
-    """
+    """Per metric, two-stage bootstrap replicates ``(B, G)`` of ``groups`` (no texts: NaN)."""
     replicates = texts.model_replicates(n_bootstrap, rng)
     out = {m: np.full((n_bootstrap, len(groups)), np.nan) for m in texts.metrics}
     for g, group in enumerate(groups):
@@ -238,7 +210,20 @@ def group_metrics(texts: PerfTexts, groups: Sequence[str]) -> Mapping[str, np.nd
         if group not in texts.members:
             continue
         side = texts.group_side(group)
-        rows = np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
         for metric in texts.metrics:
-            out[metric][g] = metric_of(metric, scores[rows].sum(axis=0), len(rows))
+            out[metric][g] = side_metric(metric, scores, side)
     return out
+
+
+def side_metric(metric: str, scores: np.ndarray, side: Side) -> float:
+    """``metric`` of all a side's texts, from every text's ``(N, d)`` ``scores``."""
+    rows = np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
+    return float(metric_of(metric, scores[rows].sum(axis=0), len(rows)))
+
+
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of bootstrap ``values`` (NaN left out; NaN ends: none finite)."""
+    if not np.isfinite(values).any():
+        return math.nan, math.nan
+    low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
