@@ -44,12 +44,8 @@ def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
         log.warning("run %s has no %s: left out of the aggregation", run.run_id, paths.STUDY_JSON)
         return None
     meta = json.loads(study.read_text())
-    distances = {}
-    folder = run.download(paths.DISTANCES_FOLDER, workdir)
-    if folder is not None:
-        for path in sorted(folder.glob("*.json")):
-            matrix = DistanceMatrix.from_dict(json.loads(path.read_text()))
-            distances[matrix.name] = matrix
+    run.download(paths.DISTANCES_FOLDER, workdir)
+    distances = paths.read_distances(workdir, strict=True)
     per_model_path = run.download(paths.PER_MODEL_CSV, workdir)
     per_model = read_table(per_model_path) if per_model_path is not None else None
     texts_path = run.download(paths.TEXTS_CSV, workdir)

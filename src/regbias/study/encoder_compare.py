@@ -23,10 +23,10 @@ from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.encoders.separation import EncoderContrast, contrast_encoders
 from regbias.analysis.pair_table import DISTANCE_PREFIX
 from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
-from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.embeddings.cache import embed_pooled
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.record import read_record
-from regbias.study.parts import record_study, study_encoder
+from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.settings import StudySettings
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
@@ -102,8 +102,7 @@ def _separation(own: Mapping[str, StudySettings], notes: list[str]) -> list[Enco
     groups = {name: list(texts.texts) for name, texts in study.groups.items()}
     vectors = {}
     for label, settings in own.items():
-        encoder = study_encoder(settings)
-        cache = EmbeddingCache(Path(settings.paths.cache_dir))
+        encoder, cache = study_encoder(settings), study_cache(settings)
         vectors[label] = lambda texts, e=encoder, c=cache: embed_pooled(e, c, texts)
     analysis = first.analysis
     log.info("encoders compared on the same texts: %s", ", ".join(own))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from regbias.analysis.study import StudyResults, analyse
@@ -13,7 +12,7 @@ from regbias.analysis.tests.embedding import cap_groups, plan_pairs
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.sampling import TokenBudget
-from regbias.data.study import StudyData, build_study, group_table, require_training
+from regbias.data.study import StudyData, group_table, require_training
 from regbias.data.window_fit import WindowFit
 from regbias.distances.plugin import TOKEN_KINDS
 from regbias.distances.suite import (
@@ -36,7 +35,7 @@ from regbias.report.job_artifacts import (
 )
 from regbias.report.publish import log_analysis, log_distances
 from regbias.study.checks import preflight_job, preflight_study
-from regbias.study.parts import study_encoder
+from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
@@ -78,19 +77,10 @@ def prepare(
 def read_study(settings: StudySettings) -> StudyData:
     """Check the settings, read the corpus, build the groups and the training sample."""
     preflight_job(settings)
-    dataset = settings.dataset
-    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
-    binary = corpus.task == "binary"
-    study = build_study(
-        corpus,
-        dataset.groups,
-        settings.finetune.sample_size if binary else None,
-        settings.seed,
-        settings.sampling.policy,
-    )
+    study = record_study(settings, settings.seed)
     if settings.finetune.enabled:
         require_training(study)
-    preflight_study(settings.distance, len(study.groups), corpus.emptied_note())
+    preflight_study(settings.distance, len(study.groups), study.corpus.emptied_note())
     return study
 
 
@@ -273,7 +263,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     with timed(timings, "data"):  # passages fit the encoder's window: drawn once it is known
         draws = draw_texts(settings, study, passage_budget(settings, encoder))
         log_study(run, study, draws, data_source(settings))
-    cache = EmbeddingCache(Path(settings.paths.cache_dir))
+    cache = study_cache(settings)
     run.tags(
         {
             "encoder.identity": encoder.spec.identity,
@@ -360,18 +350,13 @@ def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[st
     return {g: list(texts) if texts else capped[g] for g, texts in scored.items()}
 
 
-def _control_of(settings: StudySettings) -> int | None:
-    """A random-weights control's seed (``encoder.random_weights_seed``), else None."""
-    return getattr(settings.encoder, "random_weights_seed", None)
-
-
 def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
     return {
         "dataset": settings.dataset.name,
         "encoder": encoder.spec.name,
         "encoder_revision": encoder.spec.recorded_revision,
         "encoder_identity": encoder.spec.identity,
-        "encoder_control": _control_of(settings),
+        "encoder_control": getattr(settings.encoder, "random_weights_seed", None),
         "encoder_max_length": encoder.spec.max_length,
         "seed": settings.seed,
         "finetune_mode": settings.finetune.mode,

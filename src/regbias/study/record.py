@@ -11,24 +11,19 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.tests.embedding import PairTests, record_tests
 from regbias.console import progress_bar
 from regbias.data.study import StudyData
-from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.embeddings.cache import embed_pooled
 from regbias.embeddings.encoder import Encoder
-from regbias.study.parts import record_study, study_encoder
+from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.power import sweep_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
 
-__all__ = [
-    "record_and_power",
-    "record_study",
-    "run_record_tests",
-]
+__all__ = ["record_and_power", "record_study", "run_record_tests"]
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +47,7 @@ def run_record_tests(
     started = time.perf_counter()
     study = study if study is not None else record_study(settings)
     encoder = encoder if encoder is not None else study_encoder(settings)
-    cache = EmbeddingCache(Path(settings.paths.cache_dir))
+    cache = study_cache(settings)
     groups = {name: list(texts.texts) for name, texts in study.groups.items()}
     n = len(groups)
     log.info(
