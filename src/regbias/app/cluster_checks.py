@@ -95,9 +95,7 @@ def check_cluster_config(config: DictConfig) -> list[Problem]:
     if kind is None:
         return []
     task = config.get("task", "run")
-    problems: list[Problem] = []
-    if task in DATA_TASKS:
-        problems += _check_data_dir(config)
+    problems = _check_data_dir(config) if task in DATA_TASKS else []
     cache = _select(config, "paths.cache_dir")
     if task == "run" and cache is not None and not Path(cache).is_absolute():
         problems.append(
@@ -128,25 +126,20 @@ def _check_data_dir(config: DictConfig) -> list[Problem]:
     if configured is None:
         return []
     chosen = str(data_dir_for(configured))
-    source = data_dir_source(configured)
+    said = f"data directory '{chosen}' (from {data_dir_source(configured)})"
     if not Path(chosen).is_dir():
-        return [
-            Problem(
-                True,
-                f"data directory '{chosen}' (from {source}) does not exist on the submit "
-                f"host: every job would fail; set {DATA_DIR_ENV} or paths.data_dir to the "
-                "data on a filesystem the nodes share",
-            )
-        ]
-    if not Path(chosen).is_absolute():
-        return [
-            Problem(
-                True,
-                f"data directory '{chosen}' (from {source}) is relative: the nodes resolve it "
-                "in their own working directories; use an absolute path",
-            )
-        ]
-    return []
+        why = (
+            f"does not exist on the submit host: every job would fail; set {DATA_DIR_ENV} or "
+            "paths.data_dir to the data on a filesystem the nodes share"
+        )
+    elif not Path(chosen).is_absolute():
+        why = (
+            "is relative: the nodes resolve it in their own working directories; use an "
+            "absolute path"
+        )
+    else:
+        return []
+    return [Problem(True, f"{said} {why}")]
 
 
 def _check_store(config: DictConfig, kind: str) -> list[Problem]:
@@ -154,34 +147,29 @@ def _check_store(config: DictConfig, kind: str) -> list[Problem]:
     if uri is None:
         return []
     if _is_relative_store(uri):
-        return [
-            Problem(
-                True,
-                f"tracking.uri '{uri}' is relative: each node would write its own store and "
-                "the sweep could not aggregate its jobs; use an absolute sqlite:////PATH on a "
-                "shared filesystem or an MLflow server (tracking.uri=http://HOST:PORT)",
-            )
-        ]
-    if uri.startswith("sqlite:"):
-        return [
-            Problem(
-                False,
-                f"tracking.uri '{uri}' is a SQLite file: fine on one node, unsafe with "
-                "concurrent writers on several hosts over a network filesystem; use an MLflow "
-                "server for a real cluster (deploy/mlflow/start-local.sh, docs/scale.md)",
-            )
-        ]
-    host = uri.split("://", 1)[-1]
-    if uri.startswith(("http://", "https://")) and host.startswith(_LOOPBACK):
-        return [
-            Problem(
-                False,
-                f"tracking.uri '{uri}' is this host's loopback address: jobs on other "
-                f"{kind} nodes cannot reach it; use the server's name or address on the "
-                "cluster network",
-            )
-        ]
-    return []
+        problem = Problem(
+            True,
+            f"tracking.uri '{uri}' is relative: each node would write its own store and "
+            "the sweep could not aggregate its jobs; use an absolute sqlite:////PATH on a "
+            "shared filesystem or an MLflow server (tracking.uri=http://HOST:PORT)",
+        )
+    elif uri.startswith("sqlite:"):
+        problem = Problem(
+            False,
+            f"tracking.uri '{uri}' is a SQLite file: fine on one node, unsafe with "
+            "concurrent writers on several hosts over a network filesystem; use an MLflow "
+            "server for a real cluster (deploy/mlflow/start-local.sh, docs/scale.md)",
+        )
+    elif uri.startswith(("http://", "https://")) and uri.split("://", 1)[1].startswith(_LOOPBACK):
+        problem = Problem(
+            False,
+            f"tracking.uri '{uri}' is this host's loopback address: jobs on other "
+            f"{kind} nodes cannot reach it; use the server's name or address on the "
+            "cluster network",
+        )
+    else:
+        return []
+    return [problem]
 
 
 def _select(config: DictConfig, key: str) -> str | None:

@@ -27,9 +27,8 @@ from regbias.app.preflight import (
     preflight_groups,
     resume_inputs,
 )
-from regbias.app.quiet import ALWAYS_QUIET_LOGGERS, quiet_libraries
 from regbias.app.settings import plain_config, read_settings
-from regbias.app.start import data_for_job
+from regbias.app.start import ALWAYS_QUIET_LOGGERS, data_for_job, quiet_libraries
 from regbias.app.summary import finish_job
 from regbias.app.tasks import task_named
 from regbias.data.data_dir import data_dir_for

@@ -39,12 +39,12 @@ from regbias.report.local_copy import REPORT_FOLDER, copy_report
 from regbias.study.encoder_compare import compare_variants, jobs_texts
 from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, process_started
 from regbias.tracking import artifacts as paths
-from regbias.tracking.datasets import log_dataset
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, connect
 from regbias.tracking.ui import (
     DEFAULT_UI,
     describe_run,
+    log_dataset,
     rename_run,
     run_url,
     shared_and_swept,

@@ -40,10 +40,9 @@ from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
 from regbias.tracking import artifacts as paths
-from regbias.tracking.datasets import log_dataset
 from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
-from regbias.tracking.ui import log_derived
+from regbias.tracking.ui import log_dataset, log_derived
 
 __all__ = [
     "data_source",

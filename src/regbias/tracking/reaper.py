@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,16 +78,21 @@ def is_alive(owner: Owner) -> bool | None:
     return start == owner.start
 
 
+def _owner(tags: Mapping[str, str]) -> Owner | None:
+    """A run's owner from its tags; None for a run without them (started before they existed)."""
+    if OWNER_PID not in tags or OWNER_HOST not in tags:
+        return None
+    return Owner(int(tags[OWNER_PID]), tags[OWNER_HOST], tags.get(OWNER_START, "unknown"))
+
+
 def live_owner(tags: dict[str, str]) -> str | None:
     """``pid 123 on host h`` when a run's owner process may still run; None when it is dead.
 
     An owner on another host counts as alive (this host cannot tell); a run without owner
-    tags (started before they existed) has none.
+    tags has none.
     """
-    if OWNER_PID not in tags or OWNER_HOST not in tags:
-        return None
-    owner = Owner(int(tags[OWNER_PID]), tags[OWNER_HOST], tags.get(OWNER_START, "unknown"))
-    if is_alive(owner) is False:
+    owner = _owner(tags)
+    if owner is None or is_alive(owner) is False:
         return None
     return f"pid {owner.pid} on host {owner.host}"
 
@@ -102,11 +108,8 @@ def reap_dead_runs(client: MlflowClient, experiment_id: str) -> list[str]:
     )
     closed = []
     for run in runs:
-        tags = run.data.tags
-        if OWNER_PID not in tags or OWNER_HOST not in tags:
-            continue
-        owner = Owner(int(tags[OWNER_PID]), tags[OWNER_HOST], tags.get(OWNER_START, "unknown"))
-        if is_alive(owner) is not False:
+        owner = _owner(run.data.tags)
+        if owner is None or is_alive(owner) is not False:
             continue
         try:
             client.set_tag(run.info.run_id, "error.type", "owner process died")

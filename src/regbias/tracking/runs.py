@@ -184,22 +184,22 @@ class RunLog:
 
     def params(self, values: Mapping[str, Any]) -> None:
         """Log parameters (values as text, cut at 6,000 characters), in batches."""
-        items = [Param(k, str(v)[:6000]) for k, v in values.items()]
-        for start in range(0, len(items), _BATCH):
-            self.client.log_batch(self.run_id, params=items[start : start + _BATCH])
+        self._batches("params", [Param(k, str(v)[:6000]) for k, v in values.items()], _BATCH)
 
     def tags(self, values: Mapping[str, Any]) -> None:
         """Set tags (values as text, cut at 8,000 characters), in batches."""
-        items = [RunTag(k, str(v)[:8000]) for k, v in values.items()]
-        for start in range(0, len(items), _BATCH):
-            self.client.log_batch(self.run_id, tags=items[start : start + _BATCH])
+        self._batches("tags", [RunTag(k, str(v)[:8000]) for k, v in values.items()], _BATCH)
 
     def metrics(self, values: Mapping[str, float], step: int = 0) -> None:
         """Log metrics at ``step``, their keys under the prefix and made valid for MLflow."""
         now = int(time.time() * 1000)
         items = [Metric(metric_key(self._at(k)), float(v), now, step) for k, v in values.items()]
-        for start in range(0, len(items), 1000):
-            self.client.log_batch(self.run_id, metrics=items[start : start + 1000])
+        self._batches("metrics", items, 1000)
+
+    def _batches(self, kind: str, items: list[Any], size: int) -> None:
+        """``log_batch`` of ``items`` as ``kind`` (params, tags, metrics), ``size`` a call."""
+        for start in range(0, len(items), size):
+            self.client.log_batch(self.run_id, **{kind: items[start : start + size]})
 
     def json(self, data: Any, path: str) -> None:
         """Write ``data`` as a JSON artifact at ``path`` (under the prefix)."""

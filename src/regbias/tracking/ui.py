@@ -1,4 +1,4 @@
-"""What the MLflow UI shows: the experiment's kind, run names, descriptions, headline metrics.
+"""What the MLflow UI shows: the experiment's kind, run names, descriptions, input datasets.
 
 MLflow 3's UI opens an experiment on its runs table only when the experiment is tagged as a
 model-training one (``mlflow.experimentKind``); otherwise it shows the GenAI traces overview.
@@ -11,12 +11,16 @@ import copy
 import json
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pandas as pd
+from mlflow.entities import DatasetInput, InputTag
 from mlflow.tracking import MlflowClient
+from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
 from regbias.tracking.artifacts import REPORT_HTML
 from regbias.tracking.runs import RunLog
@@ -30,6 +34,7 @@ __all__ = [
     "NOTE_TAG",
     "describe_run",
     "fitted_description",
+    "log_dataset",
     "log_derived",
     "mark_model_training",
     "rename_run",
@@ -160,3 +165,25 @@ def ui_serving(base: str, run_id: str, timeout_s: float = 1.0) -> bool:
             )
     except (urllib.error.URLError, OSError, ValueError):
         return False
+
+
+def log_dataset(run: RunLog, table: pd.DataFrame, name: str, source: str, context: str) -> None:
+    """Record ``table`` (e.g. one row per group) as an input of ``run``.
+
+    Args:
+        run: the run.
+        table: what the run read, summarised (its digest, schema and size are shown).
+        name: the dataset's name (``sentiment140``).
+        source: where it was read from (the data directory).
+        context: the input's role, shown beside it (``groups``, ``pooled groups``).
+    """
+    # Where mlflow.data's from_pandas is defined (the package adds it at import time).
+    from mlflow.data.pandas_dataset import from_pandas
+
+    with warnings.catch_warnings():  # source-type guesses and integer-schema hints
+        warnings.simplefilter("ignore")
+        dataset = from_pandas(table, source=source, name=name)
+        # What the fluent mlflow.log_input logs, for a run this process does not make active.
+        entity = dataset._to_mlflow_entity()
+    tags = [InputTag(key=MLFLOW_DATASET_CONTEXT, value=context)]
+    run.client.log_inputs(run.run_id, datasets=[DatasetInput(entity, tags)])
