@@ -1,20 +1,11 @@
 """Before a sweep's jobs leave this machine (SLURM, Ray): absolute paths, and what would break.
 
-A cluster job runs on another host, in another working directory: SLURM starts it in the
-submit directory (on a shared filesystem, usually), a Ray worker in the directory its node's
-``ray start`` ran in. Relative paths there point elsewhere. So, on the submit host, before any
-job is submitted, :func:`prepare_cluster_sweep`
-
-* resolves the data directory, the embedding cache and a SQLite store to absolute paths and
-  exports them as ``REGBIAS_DATA_DIR``, ``REGBIAS_CACHE_DIR`` and ``MLFLOW_TRACKING_URI``
-  (where the config takes them from those variables): SLURM copies the submitting
-  environment into every job, and ``conf/hydra/launcher/ray_cluster.yaml`` passes them to Ray
-  workers as ``runtime_env`` variables;
-* returns one :class:`Problem` per thing that would still break on the nodes (a relative
-  SQLite URI or cache path set on the command line, a data directory missing on the submit
-  host, ...). :func:`presubmit` prints them, one line each, and exits 2 on a fatal one.
-
-Nothing happens for the local launchers (basic, joblib).
+A cluster job runs on another host, in another working directory, where relative paths point
+elsewhere. So, on the submit host, :func:`prepare_cluster_sweep` exports the data directory,
+the embedding cache and a SQLite store as absolute ``REGBIAS_DATA_DIR``, ``REGBIAS_CACHE_DIR``
+and ``MLFLOW_TRACKING_URI`` (SLURM copies the environment into every job;
+``conf/hydra/launcher/ray_cluster.yaml`` hands them to Ray workers) and returns one
+:class:`Problem` per thing that would still break on the nodes. Local launchers: nothing.
 """
 
 from __future__ import annotations
@@ -76,10 +67,7 @@ def presubmit(config: DictConfig) -> list[Problem]:
 
 
 def prepare_cluster_sweep(config: DictConfig, cwd: Path | None = None) -> list[Problem]:
-    """Export absolute paths for the jobs (see the module doc), then check the config.
-
-    Returns no problems and changes nothing when the launcher is not a cluster launcher.
-    """
+    """Export absolute paths for the jobs (see the module doc), then check the config."""
     if cluster_kind(config) is None:
         return []
     cwd = Path.cwd() if cwd is None else cwd
@@ -178,11 +166,7 @@ def _select(config: DictConfig, key: str) -> str | None:
 
 
 def _absolutize_env(config: DictConfig, key: str, env: str, cwd: Path, absolute: Any) -> None:
-    """Make ``key`` absolute through ``env`` when the config takes it from ``env``.
-
-    Works when the key is ``${oc.env:ENV,default}`` (set or not); a value given on the command
-    line stays as it is (and is then checked).
-    """
+    """Make ``key`` absolute through ``env`` where the config takes it from ``env``."""
     current = os.environ.get(env)
     if current is not None:
         os.environ[env] = absolute(current, cwd)

@@ -88,10 +88,7 @@ def open_parent(
 def refuse_live_parent(run: Any, what: str, elsewhere: str) -> None:
     """Refuse to start while ``run`` (a sweep's parent) is RUNNING and its owner lives.
 
-    Args:
-        run: the parent run (an MLflow ``Run``).
-        what: what the new sweep shares with it, for the message.
-        elsewhere: a further way out, e.g. ``", or give this sweep another hydra.sweep.dir"``.
+    ``what`` the new sweep shares with it and ``elsewhere`` (a further way out) are said.
 
     Raises:
         TrackingError: one line naming the run and its owner, and what to do.

@@ -1,16 +1,9 @@
 """The end of a sweep or a run: a local copy of the report, the UI's view, a printed summary.
 
-After the sweep's aggregation (or a single run, or ``task=analyze``) this
-
-- copies the run's ``report.md``, tables and figures under the Hydra output directory
-  (``multirun/<date>/<time>/report/``);
-- compares the variants of a sweep over several configs (``encoder=a,b``) in one page;
-- gives the run what the MLflow UI shows: its name, its description (the findings), the
-  shared and swept params and the headline metrics;
-- prints the findings, the farthest pair that differs (if any), where the report is, the
-  run's URL (or the ``mlflow ui`` command) and the wall time per stage.
-
-Nothing here may fail the sweep: a problem is logged and the summary is shorter.
+The report is copied under the Hydra output directory (``report/``), a sweep's variants are
+compared in one page, the run gets its UI name, description, params and headline metrics, and
+the findings, where the report is, the run's URL and the time per step are printed. Nothing
+here may fail the sweep: a problem is logged and the summary is shorter.
 """
 
 from __future__ import annotations
@@ -153,13 +146,7 @@ def _headlines(
     primary: tuple[str, str] | None = None,
     sweep: tuple[DictConfig, Path] | None = None,
 ) -> dict[str, Headline]:
-    """One headline per variant; several variants also get the comparison page.
-
-    The page answers which encoder separates the regions more, where their tests agree and
-    whether their primary rhos differ (:mod:`regbias.study.encoder_compare`, with ``sweep``:
-    the sweep's config and directory), then sets them side by side
-    (:mod:`regbias.report.encoders`).
-    """
+    """One headline per variant; several variants also get the comparison page."""
     variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
     if not variants:
         return {"": read_headline(folder)}
@@ -230,8 +217,7 @@ def _step_times(metrics: Mapping[str, float]) -> dict[str, float]:
 def _job_times(run_id: str, metrics: Mapping[str, float], summary: float) -> SweepTimes:
     """A single run's steps and summary, its start-up and the process's wall time so far.
 
-    The job's set-up (``job_setup``) begins before its MLflow run does, so the run's own span
-    is no total; the process's start is. A reused run ran no step in this process.
+    The job's set-up begins before its MLflow run does, so the process's start is the total's.
     """
     set_up_at = job_set_up_at(run_id)
     steps = {**_step_times(metrics), "summary": summary} if set_up_at is not None else {}

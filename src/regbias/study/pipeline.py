@@ -64,10 +64,7 @@ def prepare(
 ) -> tuple[StudyData, DistanceDraws]:
     """Check the settings, read the corpus, build the groups and sample, draw the texts.
 
-    Args:
-        settings: the job's settings.
-        budget: the encoder's window (:func:`token_budget`); None joins passages of
-            ``distance.long.texts_per_passage`` tweets whatever their length.
+    ``budget``: the encoder's window (:func:`token_budget`); None: fixed-size passages.
     """
     study = read_study(settings)
     return study, draw_texts(settings, study, budget)
@@ -118,10 +115,8 @@ def sweep_distances(
 ) -> DistanceSettings:
     """The distance settings shared by every job of a sweep, calibrated where a distance asks.
 
-    What a distance fixes once (Sinkhorn: epsilon, the annealing start, the solver, the
-    updates) is resolved from one calibration draw of the study's groups (without the job's
-    own baseline sample) seeded by ``distance.calibration_seed``, not by the job's seed; with
-    that seed null each job fixes it from its own draws (the first version).
+    One calibration draw of the study's groups (no baseline) seeded by
+    ``distance.calibration_seed`` (null: each job's own draws) fixes them for every job.
     """
     distance = settings.distance
     if distance.calibration_seed is None or not any(k in draws.texts for k in TOKEN_KINDS):
@@ -216,11 +211,7 @@ def data_source(settings: StudySettings) -> str:
 
 
 def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool = True) -> None:
-    """Log the matrices, per-pair metrics and the Sinkhorn diagnostics per repetition.
-
-    Also the LDA projection (the job's own passages) and, with ``figures``, the heatmaps and
-    floor plots.
-    """
+    """Log the matrices, per-pair metrics, Sinkhorn diagnostics, LDA projection and figures."""
     log_distances(run, suite.matrices, figures=figures)
     if suite.lda_projection is not None:
         write_lda(run, suite.lda_projection)
@@ -240,11 +231,7 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool
 def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) -> StudyResults:
     """The job: prepare and log the data, run the enabled stages, analyse and log it all.
 
-    Each step's wall time is logged as ``time/<step>_s`` (data, encoder, distance_suite,
-    distance_logging, performance, pair_tests, power, analysis). With ``pooled`` (a job of a
-    sweep whose parent run pools every job) the job logs its measurements and its LDA
-    projection only: the heatmaps, the test of record, the correlations and the report are
-    the parent's, drawn once from all jobs; a single run tests its own groups.
+    Each step's wall time is logged as ``time/<step>_s``.
 
     Args:
         settings: the job's settings.
@@ -333,10 +320,8 @@ def _performance(
 
 
 def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[str]]:
-    """The texts each model scores per group: those of the group in the test of record.
+    """The texts each model scores per group: every side it takes in the test of record.
 
-    Every side a group takes in the test of record's pairs (its distinct texts, capped as the
-    test caps them), so the performance test of record has a score for every text it tests;
     ``baseline`` is each model's held-out fold and is not listed.
     """
     analysis = settings.analysis

@@ -1,10 +1,7 @@
 """The test of record of every pair, wired to the configured study (once per sweep).
 
-Reads the corpus, builds its groups (``baseline`` is the training sample of
-``analysis.seed``), embeds every tested text's sentence vector through the
-embedding cache (most are there already from the jobs) and runs
-:func:`regbias.analysis.tests.embedding.record_tests`. A sweep's parent runs it once per variant,
-a single run once for itself.
+Reads the corpus, builds its groups, embeds every tested text through the embedding cache and
+runs :func:`regbias.analysis.tests.embedding.record_tests`, once per variant of a sweep.
 """
 
 from __future__ import annotations
@@ -34,12 +31,9 @@ def run_record_tests(
     study: StudyData | None = None,
     encoder: Encoder | None = None,
 ) -> PairTests | None:
-    """The tests of record of the configured study (None where ``pair_test.enabled`` is off).
+    """The tests of record of the configured study (None where they are off).
 
-    Args:
-        settings: the study's settings.
-        study: the groups (None: read as :func:`record_study` does).
-        encoder: the encoder (None: the configured one).
+    ``study`` and ``encoder`` None: read as :func:`record_study` and ``study_encoder`` do.
     """
     pair = settings.analysis.tests.embedding
     if not pair.enabled:

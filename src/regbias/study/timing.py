@@ -1,10 +1,7 @@
 """Wall time per step: of a job (``time/<step>_s``), of a sweep's end, of the whole process.
 
-A sweep's summary sets its wall time against the sum of its steps and one start-up, so time
-no step accounts for shows up as ``unaccounted`` instead of hiding between the jobs. A single
-run's (or ``task=analyze``'s) summary does the same for its process: start-up (from the
-process's start to the job's set-up), the job's steps and the summary, against the wall time
-since the process started.
+A summary sets the wall time against the sum of the steps and the start-up, so time no step
+accounts for shows instead of hiding between the jobs.
 """
 
 from __future__ import annotations

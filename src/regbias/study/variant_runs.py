@@ -1,12 +1,9 @@
 """One MLflow parent per variant of a sweep over more than the seed (one per encoder).
 
-A sweep over ``encoder=minilm_l6,minilm_random`` pools each encoder's jobs apart. Each variant
-gets its own run, a child of the sweep's parent and the parent of that variant's jobs. Its
-params are its jobs' (the seed left out), its metrics the pooled analysis's under the same
-names in every variant (``headline/primary_rho``, ``corr/...``, ``dist_mean/...``), so the
-runs table sets the encoders side by side as rows with comparable columns. A random-weights
-control's run says so in its name, its tags and its description. The sweep's parent keeps a
-copy of each variant's artifacts and metrics under ``variant-<hash>/`` for its comparison page.
+Each variant's run is a child of the sweep's parent and the parent of its jobs; its params are
+its jobs' (but the seed), its metrics the pooled analysis's under the same names in every
+variant, so the runs table sets the encoders side by side. The sweep's parent keeps a copy of
+each variant's artifacts and metrics under ``variant-<hash>/`` for its comparison page.
 """
 
 from __future__ import annotations
@@ -41,11 +38,9 @@ def variant_run(
 ) -> Iterator[RunLog]:
     """The variant's own run, open for its pooled analysis; published when the block ends.
 
-    On leaving the block the run's artifacts and metrics are copied into ``parent`` under
-    ``variant-<variant>/`` (the comparison page reads them there); the run gains
-    ``report.html``, its headline metrics and its description, ends FINISHED (FAILED if the
-    block raised), and its jobs become its children (a job reused from another sweep stays
-    there). Running the sweep again reuses the variant's run.
+    On leaving the block its artifacts and metrics are copied into ``parent`` under
+    ``variant-<variant>/``, it gains ``report.html``, headline metrics and description, ends
+    FINISHED (FAILED if the block raised) and adopts its jobs. A rerun reuses it.
 
     Args:
         parent: the sweep's parent run.

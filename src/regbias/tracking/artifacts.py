@@ -246,12 +246,7 @@ def read_distance(folder: Path, name: str) -> DistanceMatrix | None:
 def read_distances(folder: Path, *, strict: bool = False) -> dict[str, DistanceMatrix]:
     """Every distance matrix of a run folder's :data:`DISTANCES_FOLDER`, by name.
 
-    Args:
-        folder: the run folder.
-        strict: raise on a JSON file that is no distance matrix (else it is skipped).
-
-    Returns:
-        The matrices by their names (empty when the folder is not there).
+    ``strict``: raise on a JSON file that is no distance matrix (else it is skipped).
     """
     matrices = {}
     distances = folder / DISTANCES_FOLDER

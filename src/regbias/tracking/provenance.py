@@ -89,14 +89,7 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
 
 
 def provenance_tags(versions: bool = True) -> dict[str, str]:
-    """Tags for an MLflow run: commit, dirty flag, Python, platform and package versions.
-
-    Args:
-        versions: add one ``version.<package>`` tag per package.
-
-    Returns:
-        The tags by name.
-    """
+    """Tags for an MLflow run: commit, dirty flag, Python, platform and package versions."""
     tags = git_state()
     tags["python"] = platform.python_version()
     tags["platform"] = platform.platform()

@@ -70,8 +70,7 @@ class TrackingSettings:
 def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
     """A client for the store and the id of the experiment (created when missing).
 
-    A local store is checked for free space first, and its schema is created under a file lock
-    (:mod:`regbias.tracking.store`), so sweeps starting at once on a fresh store all get in.
+    A local store's schema is created under a file lock, after a free-space check.
 
     Raises:
         ConfigError: the store cannot be reached; the message names the URI.
@@ -156,11 +155,7 @@ def _probe(uri: str) -> None:
 
 
 class RunLog:
-    """Writes results into one MLflow run (params, metrics, tables, JSON, figures, files).
-
-    With a ``prefix`` every artifact path and metric key starts with it (``variant-ab12/``),
-    so several analyses can share one run.
-    """
+    """Writes results into one MLflow run, every artifact path and metric key under ``prefix``."""
 
     def __init__(self, client: MlflowClient, run_id: str, prefix: str = "") -> None:
         self.client = client
@@ -212,11 +207,7 @@ class RunLog:
     def table(
         self, frame: pd.DataFrame, path: str, index: bool = False, float_format: str | None = None
     ) -> None:
-        """Write ``frame`` as a CSV artifact at ``path`` (with its index if ``index``).
-
-        ``float_format`` (e.g. ``%.9g``) writes floats with that many digits; None: all of
-        them (pandas' round trip).
-        """
+        """Write ``frame`` as a CSV artifact at ``path`` (``float_format`` e.g. ``%.9g``)."""
         text = frame.to_csv(index=index, float_format=float_format)
         self.client.log_text(self.run_id, text, self._at(path))
 
@@ -261,9 +252,6 @@ def start_run(
 ) -> RunLog:
     """Create a RUNNING run (a child when ``parent_run_id`` is given), tagged with its owner.
 
-    The owner tags (pid, host, process start) let a later start tell a run whose process died
-    from one still running (:func:`regbias.tracking.reaper.reap_dead_runs`).
-
     Raises:
         TrackingError: the store refused the write (read-only, full disk); names the URI.
     """
@@ -289,8 +277,7 @@ def _first_line(error: BaseException) -> str:
 def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
     """End ``run`` FINISHED when the block completes, FAILED on any exception or interrupt.
 
-    ``on_abort`` (a callable) runs on Ctrl-C/SIGTERM, e.g. to close the sweep's parent run too.
-    The traceback of an unexpected error is logged as ``error.txt``.
+    ``on_abort`` runs on Ctrl-C/SIGTERM; an error's traceback is logged as ``error.txt``.
     """
     status = "FAILED"
     try:
@@ -323,8 +310,7 @@ def find_finished_run(
 ) -> str | None:
     """The newest FINISHED job run whose config hash equals ``config_hash``, if any.
 
-    With ``required`` (an artifact path) a run that lacks that artifact (its artifact folder
-    was deleted) does not count: the job runs again.
+    A run that lacks the artifact ``required`` (its folder was deleted) does not count.
     """
     runs = client.search_runs(
         [experiment_id],

@@ -76,14 +76,9 @@ def describe_run(run: RunLog, markdown: str) -> None:
 def fitted_description(markdown: str, report_link: str, limit: int = NOTE_LIMIT) -> str:
     """The description as it is, or cut at a line's end with a note linking the full report.
 
-    Args:
-        markdown: the description.
-        report_link: where the full report is (the run's ``report.html`` artifact).
-        limit: the most characters the description may have.
-
     Returns:
-        ``markdown`` when it fits; else its first whole lines and a closing note that says it
-        was cut, at how many of how many characters, and links the full report.
+        ``markdown`` when it fits ``limit``; else its first whole lines and a note saying where
+        it was cut and linking ``report_link``.
     """
     if len(markdown) <= limit:
         return markdown
@@ -168,14 +163,9 @@ def ui_serving(base: str, run_id: str, timeout_s: float = 1.0) -> bool:
 
 
 def log_dataset(run: RunLog, table: pd.DataFrame, name: str, source: str, context: str) -> None:
-    """Record ``table`` (e.g. one row per group) as an input of ``run``.
+    """Record ``table`` (one row per group) as an input of ``run``, read from ``source``.
 
-    Args:
-        run: the run.
-        table: what the run read, summarised (its digest, schema and size are shown).
-        name: the dataset's name (``sentiment140``).
-        source: where it was read from (the data directory).
-        context: the input's role, shown beside it (``groups``, ``pooled groups``).
+    ``context`` is the input's role shown beside it (``groups``, ``pooled groups``).
     """
     # Where mlflow.data's from_pandas is defined (the package adds it at import time).
     from mlflow.data.pandas_dataset import from_pandas
