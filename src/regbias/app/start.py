@@ -100,8 +100,7 @@ def data_for_job(cfg: DictConfig) -> None:
 def start_sweep(config: DictConfig) -> None:
     """Once per sweep, before its jobs: quiet libraries, every dataset the jobs read present.
 
-    A failure ends the sweep here in one ``regbias: error:`` line (exit 2), before any job or
-    MLflow run exists.
+    A failure ends the sweep in one ``regbias: error:`` line (exit 2), before any job runs.
     """
     _started.append(time.time())
     quiet_libraries()
@@ -119,10 +118,8 @@ def start_sweep(config: DictConfig) -> None:
 def check_output_folder(config: DictConfig, key: str) -> None:
     """Hydra's output folder (``key``: ``hydra.run.dir`` or ``hydra.sweep.dir``) can be written.
 
-    Hydra creates it and writes each run's config and log there before regbias runs; where it
-    cannot (a read-only working directory), the start ends here in one ``regbias: error:``
-    line (exit 2) instead of Hydra's chained tracebacks. Nothing is created: a file is made and
-    removed in the folder, or in the nearest folder above it that exists.
+    Else one ``regbias: error:`` line (exit 2) instead of Hydra's tracebacks; a file is made and
+    removed in the folder, or in the nearest one above it that exists.
     """
     folder = Path(str(OmegaConf.select(config, key)))
     existing = next((p for p in (folder, *folder.parents) if p.exists()), Path.cwd())

@@ -27,10 +27,10 @@ from regbias.report import comparison
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.headline import Headline, read_headline
-from regbias.report.html import publish_html
 from regbias.report.local_copy import REPORT_FOLDER, copy_report
 from regbias.study.encoder_compare import compare_variants, jobs_texts
 from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, process_started
+from regbias.study.variant_runs import publish_pages, publish_run
 from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, connect
@@ -60,7 +60,7 @@ def finish_sweep(
         children = _children(parent, records)
         _log_params(parent, [c.data.params for c in children])
         headlines = _headlines(parent, folder, records, _primary(config), (config, sweep_dir))
-        _publish_html(parent, folder)
+        publish_pages(parent, folder)
         _log_inputs(parent, folder, config.paths.get("data_dir"))
         first = next(iter(headlines.values()))
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
@@ -82,22 +82,12 @@ def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
         client, _ = connect(read_settings(cfg).tracking)  # the experiment the job logged to
         run = RunLog(client, run_id)
         folder = copy_report(run, output_dir / REPORT_FOLDER)
-        _publish_html(run, folder)
-        headline = read_headline(folder)
-        run.metrics(headline.metrics)
-        describe_run(run, headline.markdown())
+        headline = publish_run(run, folder)
         metrics = client.get_run(run_id).data.metrics
         times = _job_times(run_id, metrics, time.perf_counter() - started)
         print(_render(run, {"": headline}, folder, times), flush=True)
     except Exception:
         log.exception("could not write the run's summary (the results are in MLflow)")
-
-
-def _publish_html(run: RunLog, folder: Path) -> None:
-    """``report.html`` (figures embedded) beside each ``report.md`` of the copy and the run."""
-    for source in sorted(folder.glob("**/report.md")):
-        relative = source.parent.relative_to(folder).as_posix()
-        publish_html(run, source.parent, None if relative == "." else relative)
 
 
 def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:
@@ -112,10 +102,6 @@ def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:
         table = pd.DataFrame({"group": list(sizes), "n_texts": list(sizes.values())})
         name = str(found.get("meta", {}).get("dataset", "dataset"))
         log_dataset(run, table, name, source, "pooled groups")
-
-
-def _is_time(key: str) -> bool:
-    return key.startswith("time/") and key.endswith("_s")
 
 
 def _children(parent: RunLog, records: list[dict[str, Any]]) -> list[Any]:
@@ -211,7 +197,11 @@ def _description(headlines: Mapping[str, Headline]) -> str:
 
 def _step_times(metrics: Mapping[str, float]) -> dict[str, float]:
     """``time/<step>_s`` metrics of a job as ``{step: seconds}``."""
-    return {k[5:-2]: v for k, v in metrics.items() if _is_time(k) and "/" not in k[5:]}
+    return {
+        k[5:-2]: v
+        for k, v in metrics.items()
+        if k.startswith("time/") and k.endswith("_s") and "/" not in k[5:]
+    }
 
 
 def _job_times(run_id: str, metrics: Mapping[str, float], summary: float) -> SweepTimes:
@@ -233,7 +223,8 @@ def _job_times(run_id: str, metrics: Mapping[str, float], summary: float) -> Swe
 
 def _sweep_times(children: list[Any], records: list[dict[str, Any]], parent: RunLog) -> SweepTimes:
     """Seconds per step summed over the jobs that ran, the aggregation's steps, the start-up."""
-    ran = [c for c in children if c.info.run_id in _ran(records)]
+    finished = {str(r.get("run_id")) for r in records if r.get("status") == "FINISHED"}
+    ran = [c for c in children if c.info.run_id in finished]
     frame = pd.DataFrame([_step_times(c.data.metrics) for c in ran])
     steps = {k: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}
     metrics = parent.client.get_run(parent.run_id).data.metrics
@@ -250,10 +241,6 @@ def _sweep_times(children: list[Any], records: list[dict[str, Any]], parent: Run
         starts = [c.info.start_time / 1000 for c in ran if c.info.start_time]
         times.startup = min(starts) - began if starts else None
     return times
-
-
-def _ran(records: list[dict[str, Any]]) -> set[str]:
-    return {str(r.get("run_id")) for r in records if r.get("status") == "FINISHED"}
 
 
 def _render(run: RunLog, headlines: Mapping[str, Headline], folder: Path, times: SweepTimes) -> str:

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from regbias.tracking.reaper import process_start
+
 __all__ = [
     "SweepTimes",
     "format_seconds",
@@ -53,8 +55,7 @@ def timed(times: dict[str, float], step: str) -> Iterator[None]:
 def process_started() -> float | None:
     """When this process started (``time.time()`` seconds), from ``/proc``; None elsewhere."""
     try:
-        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = int(fields[19])  # field 22 of stat(5): start time in clock ticks after boot
+        ticks = int(process_start(os.getpid()) or "")
         boot = next(
             int(line.split()[1])
             for line in Path("/proc/stat").read_text().splitlines()

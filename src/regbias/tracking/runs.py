@@ -2,13 +2,20 @@
 
 Stages never import MLflow; they return results and :class:`RunLog` writes them. Every run this
 module starts ends FINISHED or FAILED, including on exceptions, Ctrl-C and SIGTERM.
+
+A fresh SQLite store is created (and migrated) on first use. Two sweeps starting at once race
+on that migration, and a store created on a full disk is left half-migrated; so the first use
+runs under an exclusive lock next to the database, after a free-space check of its folder.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import logging
+import os
+import shutil
 import tempfile
 import time
 import traceback
@@ -27,24 +34,87 @@ from regbias.interrupt import StopRequested, check_stop, stop_on_sigterm
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
-from regbias.tracking.store import check_free_space, local_store_path, store_lock
 
 __all__ = [
+    "MIN_FREE_MB",
     "TrackingSettings",
     "RunLog",
     "artifact_location",
+    "check_free_space",
     "connect",
     "start_run",
     "tracked_run",
     "find_finished_run",
     "has_artifact",
+    "local_store_path",
     "log_config",
     "metric_key",
+    "store_lock",
 ]
 
 log = logging.getLogger(__name__)
 
 _BATCH = 100  # MLflow's limit of params per log_batch call.
+
+MIN_FREE_MB = 64
+"""Below this many free megabytes in the store's folder a run does not start."""
+
+
+def local_store_path(uri: str) -> Path | None:
+    """The file (SQLite) or folder (file store) behind ``uri``; None for a server."""
+    if uri.startswith("sqlite:///"):
+        return Path(uri.removeprefix("sqlite:///"))
+    if uri.startswith("file://"):
+        return Path(uri.removeprefix("file://"))
+    if "://" in uri or uri.startswith("databricks"):
+        return None
+    return Path(uri)
+
+
+def check_free_space(uri: str, min_mb: float = MIN_FREE_MB) -> None:
+    """Raise before touching a local store whose disk is (nearly) full.
+
+    Raises:
+        TrackingError: fewer than ``min_mb`` megabytes free; the message names the folder.
+    """
+    path = local_store_path(uri)
+    if path is None:
+        return
+    folder = path.parent if path.suffix or not path.is_dir() else path
+    folder = _existing(folder.resolve())
+    free_mb = shutil.disk_usage(folder).free / 2**20
+    if free_mb < min_mb:
+        raise TrackingError(
+            f"only {free_mb:.0f} MB free in {folder}, where the MLflow store '{uri}' lives "
+            f"(at least {min_mb:.0f} MB needed): free space there or set tracking.uri elsewhere"
+        )
+
+
+def _existing(folder: Path) -> Path:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+@contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """Hold an exclusive lock on a local SQLite store while its schema may be created."""
+    path = local_store_path(uri)
+    if path is None or not uri.startswith("sqlite:///"):
+        yield
+        return
+    lock = path.resolve().with_name(path.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:  # a read-only folder: nobody can migrate there anyway
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
 
 
 @dataclass(frozen=True)
@@ -70,7 +140,7 @@ class TrackingSettings:
 def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
     """A client for the store and the id of the experiment (created when missing).
 
-    A local store's schema is created under a file lock, after a free-space check.
+    A local store's schema is created under :func:`store_lock`, after :func:`check_free_space`.
 
     Raises:
         ConfigError: the store cannot be reached; the message names the URI.
@@ -194,7 +264,8 @@ class RunLog:
     def _batches(self, kind: str, items: list[Any], size: int) -> None:
         """``log_batch`` of ``items`` as ``kind`` (params, tags, metrics), ``size`` a call."""
         for start in range(0, len(items), size):
-            self.client.log_batch(self.run_id, **{kind: items[start : start + size]})
+            batch: dict[str, Any] = {kind: items[start : start + size]}
+            self.client.log_batch(self.run_id, **batch)
 
     def json(self, data: Any, path: str) -> None:
         """Write ``data`` as a JSON artifact at ``path`` (under the prefix)."""
