@@ -112,9 +112,9 @@ def sweep_name(config: DictConfig, overrides: Iterable[str]) -> str:
         for word in shlex.split(line):
             key, _, value = word.partition("=")
             for item in _expand(value):
-                values.setdefault(key.lstrip("+~"), [])
-                if item not in values[key.lstrip("+~")]:
-                    values[key.lstrip("+~")].append(item)
+                items = values.setdefault(key.lstrip("+~"), [])
+                if item not in items:
+                    items.append(item)
     choices = config.hydra.runtime.choices if "hydra" in config else {}
     preset = choices.get("experiment") or "default"
     dataset = values.get("dataset") or [str(config.dataset.name)]

@@ -136,21 +136,22 @@ def _headlines(
     variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
     if not variants:
         return {"": read_headline(folder)}
-    labels = comparison.variant_labels([r for r in records if r.get("status") in DONE])
+    done = [r for r in records if r.get("status") in DONE]
+    labels = comparison.variant_labels(done)
     headlines = {
         labels.get(v, f"variant-{v}"): read_headline(folder / f"variant-{v}") for v in variants
     }
     table = comparison.comparison_table(headlines)
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
     evidence = encoder_evidence(folder, folders, primary)
-    same = comparison.same_override_notes([r for r in records if r.get("status") in DONE])
+    same = comparison.same_override_notes(done)
     for note in same:
         log.warning(note)
     # variants that ran other code or data on the same overrides compare no setting: not compared
     compared = (
         EncoderComparison(notes=[*same, "the variants were not compared on the same texts"])
         if same
-        else _compare(sweep, folder, folders, records, parent)
+        else _compare(sweep, folder, folders, done, parent)
     )
     name = " ~ ".join(primary) if primary else "n/a"
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
@@ -163,14 +164,13 @@ def _compare(
     sweep: tuple[DictConfig, Path] | None,
     folder: Path,
     folders: Mapping[str, str],
-    records: list[dict[str, Any]],
+    done: list[dict[str, Any]],
     parent: RunLog,
 ) -> EncoderComparison:
-    """The variants compared on the same texts; a note instead where that fails."""
+    """The variants compared on the same texts (``done``: the finished jobs' records)."""
     if sweep is None:
         return EncoderComparison(notes=["no sweep directory: the variants were not compared"])
     config, sweep_dir = sweep
-    done = [r for r in records if r.get("status") in DONE]
     jobs = {f"variant-{r.get('variant')}": r.get("job_num") for r in done}
     variants = {label: (name, jobs.get(name)) for label, name in folders.items()}
     try:

@@ -76,7 +76,8 @@ def run_columns(settings: StudySettings) -> tuple[list[str] | None, list[str] | 
     distance, dataset = settings.distance, settings.dataset
     distances = None
     if distance.enabled:
-        names = _matrix_names(distance, short=dataset.unit == "tweet")
+        short = dataset.unit == "tweet"  # documents are measured long only
+        names = distance.matrix_names([k for k in distance.drawn_kinds() if short or k != "short"])
         distances = [f"{DISTANCE_PREFIX}{n}" for n in names]
         if distance.floors:
             distances += [f"excess_{column}" for column in distances]
@@ -85,8 +86,3 @@ def run_columns(settings: StudySettings) -> tuple[list[str] | None, list[str] | 
         metrics = BINARY_METRICS if dataset.task == "binary" else MULTILABEL_METRICS
         performance = [f"{prefix}{m}" for prefix in PERFORMANCE_PREFIXES for m in metrics]
     return distances, performance
-
-
-def _matrix_names(distance: DistanceSettings, *, short: bool) -> list[str]:
-    """The matrices the distance suite computes with these settings (documents: no short)."""
-    return distance.matrix_names([k for k in distance.drawn_kinds() if short or k != "short"])

@@ -1,17 +1,9 @@
 """``task=power``: what the tests of record could detect, planted in the user's own data.
 
-Builds the plants of :mod:`regbias.analysis.power.embedding` from the configured study: the size
-classes of its tested pairs (capped as the test of record caps them, texts shared by a pair
-left out), the source and donor groups' sentence vectors through the embedding cache, and the
-test of record's own statistic. Logs the plants, the rates, a figure and one sentence per
-size class; a sweep with ``analysis.power.enabled`` adds each pair's smallest detectable share
-to its verdict.
-
-The performance test's plants need each text's real score, so the task trains the study's
-models once (the training sample of ``analysis.seed``, as for the test of record's
-``baseline``), scores the source region's texts with them and plants accuracy gaps at the
-tested size classes (:mod:`regbias.analysis.power.performance`). A multilabel corpus gets no
-performance plants (flipping a text's correctness is a binary plant).
+Plants of :mod:`regbias.analysis.power.embedding` at the size classes of the tested pairs, with
+the test of record's statistic; the performance test's plants need each text's real score, so
+the study's models are trained once (binary corpora only) and accuracy gaps are planted
+(:mod:`regbias.analysis.power.performance`).
 """
 
 from __future__ import annotations

@@ -83,9 +83,8 @@ class SweepTimes:
     Attributes:
         steps: seconds per job step (``time/<step>_s``), summed over the jobs that ran.
         jobs: how many jobs ran (reused jobs cost nothing now).
-        aggregation: seconds per step of the sweep's end (``load``, ``analysis``, ``report``,
-            ``power``, ``summary``).
-        startup: from the process's start to the first job's run (imports, config, data check).
+        aggregation: seconds per step of the sweep's end.
+        startup: from the process's start to the first job's run.
         total: from the process's start (or the sweep's) to now.
     """
 

@@ -1,9 +1,6 @@
-"""Every path of a run folder, named once, with the readers of what it holds.
+"""Every path of a run folder (its artifacts, and their local copy), named once, with readers.
 
-A run folder is a run's MLflow artifacts, and their local copy (``report/`` beside the Hydra
-outputs). Writers pass these names to :class:`regbias.tracking.runs.RunLog`; readers take the
-folder and find the file here. ``tests/layout`` keeps every other module free of these paths'
-literals.
+``tests/layout`` keeps every other module free of these paths' literals.
 """
 
 from __future__ import annotations

@@ -45,9 +45,7 @@ CODE_PATHS = ("src", "conf", "run.py", "pyproject.toml")
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, str]:
     """Commit, dirty flag and a hash of the uncommitted changes ("unknown" outside git).
 
-    ``git.diff_hash`` covers ``git diff HEAD`` and the untracked files, both under
-    :data:`CODE_PATHS`; it is "none" (and ``git.dirty`` false) where the code is the commit's.
-    Two dirty trees with the same diff hash run the same code.
+    ``git.diff_hash`` covers ``git diff HEAD`` and untracked files under :data:`CODE_PATHS`.
     """
     commit = _git(root, "rev-parse", "HEAD")
     if commit is None:

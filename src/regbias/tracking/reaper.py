@@ -1,8 +1,7 @@
 """Runs left RUNNING by a process that died (SIGKILL, power loss) are closed FAILED on start.
 
-Every run records its owner: pid, host and the process's start time (so a recycled pid is not
-mistaken for the owner). A run on this host whose owner is gone is dead; a run owned by another
-host is left alone, since its liveness cannot be checked from here.
+Every run records its owner: pid, host and process start (a recycled pid is no owner). A run
+owned by another host is left alone: its liveness cannot be checked from here.
 """
 
 from __future__ import annotations
@@ -86,11 +85,7 @@ def _owner(tags: Mapping[str, str]) -> Owner | None:
 
 
 def live_owner(tags: dict[str, str]) -> str | None:
-    """``pid 123 on host h`` when a run's owner process may still run; None when it is dead.
-
-    An owner on another host counts as alive (this host cannot tell); a run without owner
-    tags has none.
-    """
+    """``pid 123 on host h`` when a run's owner may still run (or is on another host), else None."""
     owner = _owner(tags)
     if owner is None or is_alive(owner) is False:
         return None
@@ -98,11 +93,7 @@ def live_owner(tags: dict[str, str]) -> str | None:
 
 
 def reap_dead_runs(client: MlflowClient, experiment_id: str) -> list[str]:
-    """Mark FAILED the RUNNING runs of the experiment whose owner process is dead.
-
-    Returns:
-        The ids of the runs closed; a caller says so in one line.
-    """
+    """Mark FAILED the RUNNING runs of the experiment whose owner process is dead; their ids."""
     runs = client.search_runs(
         [experiment_id], filter_string="attributes.status = 'RUNNING'", max_results=1000
     )

@@ -1,8 +1,6 @@
 """What the MLflow UI shows: the experiment's kind, run names, descriptions, input datasets.
 
-MLflow 3's UI opens an experiment on its runs table only when the experiment is tagged as a
-model-training one (``mlflow.experimentKind``); otherwise it shows the GenAI traces overview.
-A run's description on its page is the ``mlflow.note.content`` tag.
+MLflow 3's UI opens an experiment on its runs table only when it is tagged model-training.
 """
 
 from __future__ import annotations
@@ -141,11 +139,7 @@ def ui_command(tracking_uri: str) -> str:
 
 
 def run_url(base: str, experiment_id: str, run_id: str) -> str:
-    """The run's page in the UI at ``base``, in the UI's model-training view.
-
-    MLflow 3.17's UI picks its view from ``?workflowType=`` (else the browser's last choice,
-    GenAI by default); the experiment tag alone does not switch it.
-    """
+    """The run's page in the UI at ``base``, in the model-training view (``?workflowType=``)."""
     route = f"#/experiments/{quote(experiment_id)}/runs/{quote(run_id)}"
     return f"{base.rstrip('/')}/{route}?workflowType={WORKFLOW_TYPE}"
 
