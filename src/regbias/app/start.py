@@ -1,9 +1,7 @@
 """Before a run or a sweep starts: its output folder, quiet libraries, the data on first use.
 
-A job prints one line per stage with its time; MLflow's "Downloading artifacts" bars, Hugging
-Face's "Loading weights" bars, MLflow's database-migration lines and Lightning's banners stay
-out of it. ``hydra.verbose=true`` (or ``hydra.verbose=[regbias]``) brings them back, together
-with regbias's own debug lines (one per fold, ...).
+A job prints one line per stage with its time; third-party progress bars and start-up lines
+stay out of it unless ``hydra.verbose=true`` (or ``hydra.verbose=[regbias]``) asks for them.
 """
 
 from __future__ import annotations

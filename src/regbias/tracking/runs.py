@@ -164,9 +164,8 @@ def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
 def artifact_location(settings: TrackingSettings) -> str | None:
     """Where a new experiment of this store keeps its artifacts (None: the server decides).
 
-    A relative ``tracking.artifact_root`` of a SQLite store lies beside the store, so that one
-    ``MLFLOW_TRACKING_URI`` keeps its artifacts in one place whatever folder a run starts from
-    (the default ``sqlite:///mlruns.db`` with ``mlruns`` is ``./mlruns`` as before).
+    A relative ``tracking.artifact_root`` of a SQLite store lies beside the store, so one store
+    keeps its artifacts in one place whatever folder a run starts from.
     """
     if settings.uri.startswith(("http://", "https://", "databricks")):
         return None
