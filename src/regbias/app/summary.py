@@ -136,7 +136,7 @@ def _headlines(
     variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
     if not variants:
         return {"": read_headline(folder)}
-    done = [r for r in records if r.get("status") in DONE]
+    done: list[Mapping[str, Any]] = [r for r in records if r.get("status") in DONE]
     labels = comparison.variant_labels(done)
     headlines = {
         labels.get(v, f"variant-{v}"): read_headline(folder / f"variant-{v}") for v in variants
@@ -164,7 +164,7 @@ def _compare(
     sweep: tuple[DictConfig, Path] | None,
     folder: Path,
     folders: Mapping[str, str],
-    done: list[dict[str, Any]],
+    done: list[Mapping[str, Any]],
     parent: RunLog,
 ) -> EncoderComparison:
     """The variants compared on the same texts (``done``: the finished jobs' records)."""
