@@ -1,21 +1,12 @@
 """Config values -> typed, frozen settings: one generic converter instead of hand mappers.
 
-A settings dataclass names its fields exactly like the keys of its config group, so a value
-is written once (in ``conf/``) and a field once (in its dataclass). :func:`build` walks the
-dataclass's type hints: it converts and checks every value, builds nested dataclasses, and
-rejects unknown keys, missing keys and wrong types with one line that names the config key.
-A dataclass whose config group is shaped otherwise may provide a ``from_config(values, key)``
-classmethod, which the converter calls instead.
-
-A field marked :data:`HANDED_DOWN` is no key of its own group: it takes the value of the
-nearest enclosing group's key of the same name (one ``analysis.seed`` for every test and plant
-of the analysis), and a config that sets it in the inner group is refused.
-
-Where a config chooses code, it names the class, in Hydra's ``_target_`` convention: a group
-``{_target_: pkg.module.Class, ...}`` read into a field typed ``Base`` builds ``Class`` (which
-must be a dataclass subclass of ``Base``) from the group's other keys, with the same checks.
-A field typed with an abstract base needs a ``_target_``. Nothing here knows OmegaConf: it reads
-plain mappings (``regbias.app.settings`` turns the composed config into one).
+A settings dataclass names its fields like the keys of its config group; :func:`build` walks
+its type hints, converts and checks every value, builds nested dataclasses, and rejects
+unknown keys, missing keys and wrong types with one line that names the config key (a group
+shaped otherwise provides a ``from_config(values, key)`` classmethod). A field marked
+:data:`HANDED_DOWN` takes the nearest enclosing group's key of its name (one ``analysis.seed``).
+A group ``{_target_: pkg.module.Class, ...}`` builds ``Class``, a dataclass subclass of the
+field's type (an abstract one needs a ``_target_``). It reads plain mappings, not OmegaConf.
 """
 
 from __future__ import annotations
@@ -127,10 +118,6 @@ def _handed_value(hint: Any, name: str, handed: Handed) -> Any:
 def handed_down(config: Mapping[str, Any], key: str) -> dict[str, tuple[str, Any]]:
     """What :func:`build` hands the group at ``key`` of the whole ``config`` (nearest wins).
 
-    Args:
-        config: the whole config, as plain mappings.
-        key: the group's dotted key (``analysis.tests.embedding``).
-
     Returns:
         By name, the full key and value of every key of the groups enclosing ``key``.
     """
@@ -185,10 +172,7 @@ def target_class(path: object, base: type[T], key: str) -> type[T]:
 
 
 def _locate(path: str) -> object:
-    """The object a dotted path names: the longest importable module, then attributes.
-
-    (Hydra's ``get_class`` does the same but logs an error line of its own before ours.)
-    """
+    """The object a dotted path names (Hydra's ``get_class`` would log an error line of its own)."""
     parts = path.split(".")
     for cut in range(len(parts), 0, -1):
         try:
@@ -206,9 +190,7 @@ def _locate(path: str) -> object:
 def check_choices(settings: Any, key: str) -> None:
     """Check every field typed with a ``Literal`` against its choices, as :func:`build` does.
 
-    Settings read from the config are checked by :func:`build`; this gives settings made
-    directly in Python (tests, ``dataclasses.replace``) the same one-line error, from the
-    field's type alone, so that the choices are written once. Call it from ``__post_init__``.
+    For settings made in Python (tests, ``dataclasses.replace``); call it from ``__post_init__``.
 
     Args:
         settings: a dataclass instance.
@@ -248,10 +230,7 @@ def _join(key: str, name: str) -> str:
 
 
 def convert(hint: Any, value: Any, key: str, handed: Handed | None = None) -> Any:
-    """``value`` checked against the type ``hint`` (and converted where lossless).
-
-    ``handed``: the enclosing groups' keys, for a dataclass's :data:`HANDED_DOWN` fields.
-    """
+    """``value`` checked against the type ``hint`` (and converted where lossless)."""
     origin, args = get_origin(hint), get_args(hint)
     if hint is Any:
         return value
@@ -301,22 +280,18 @@ def _sequence(hint: Any, origin: Any, args: tuple[Any, ...], value: Any, key: st
 
 
 def _scalar(hint: Any, value: Any, key: str) -> Any:
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        raise ConfigError(f"{key} must be true or false, not {value!r}")
-    if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise ConfigError(f"{key} must be an integer, not {value!r}")
-    if hint is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise ConfigError(f"{key} must be a number, not {value!r}")
-    if hint is str:
-        if isinstance(value, str):
-            return value
-        raise ConfigError(f"{key} must be a string, not {value!r}")
+    number = not isinstance(value, bool)
+    scalars = {
+        bool: ("true or false", isinstance(value, bool)),
+        int: ("an integer", isinstance(value, int) and number),
+        float: ("a number", isinstance(value, int | float) and number),
+        str: ("a string", isinstance(value, str)),
+    }
+    if hint in scalars:
+        what, fits = scalars[hint]
+        if not fits:
+            raise ConfigError(f"{key} must be {what}, not {value!r}")
+        return float(value) if hint is float else value
     if isinstance(hint, type) and not isinstance(value, hint):
         raise ConfigError(f"{key} must be a {hint.__name__}, not {value!r}")
     return value

@@ -16,7 +16,7 @@ from regbias.app.settings import read_settings, validate_seed
 from regbias.data.sampling import long_text_passages
 from regbias.errors import ConfigError, DataError, SampleSizeError, TrackingError
 from regbias.study.pipeline import prepare as prepare_settings
-from regbias.tracking import store as store_module
+from regbias.tracking import runs as store_module
 from regbias.tracking.runs import TrackingSettings, connect
 from tests.conftest import packaged
 from tests.faults.conftest import composed, write_csv

@@ -31,8 +31,7 @@ from regbias.interrupt import (
 from regbias.performance import trainer
 from regbias.study import aggregate
 from regbias.tracking.reaper import OWNER_HOST, OWNER_PID, OWNER_START, reap_dead_runs
-from regbias.tracking.runs import start_run, tracked_run
-from regbias.tracking.store import store_lock
+from regbias.tracking.runs import start_run, store_lock, tracked_run
 from tests.faults.conftest import composed, regbias_lines, runs_of
 from tests.settings import packaged_sinkhorn
 

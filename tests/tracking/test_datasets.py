@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from regbias.tracking.datasets import log_dataset
 from regbias.tracking.runs import RunLog, connect, start_run
+from regbias.tracking.ui import log_dataset
 from tests.conftest import local_tracking
 
 

@@ -1,8 +1,7 @@
 """The ``regbias`` console command and ``python run.py``: one Hydra app, runnable from any folder.
 
-The configs ship inside the package (``regbias/conf``, the repository's ``conf/`` folder), so an
-installed ``regbias`` finds them wherever it runs; outputs, the MLflow store and the default
-data and cache folders are relative to the folder it runs in, as with ``python run.py``.
+The configs ship inside the package (``regbias/conf``); outputs, the store and the default data
+and cache folders are relative to the folder it runs in.
 """
 
 from __future__ import annotations
@@ -22,8 +21,6 @@ __all__ = ["main"]
 
 def main(config_dir: Path = CONFIG_DIR, job_name: str = "cli") -> None:
     """Compose the config, then run its task (run, describe, analyze or power) as one job or sweep.
-
-    Hydra reads the command line (``[-m] [key=value ...]``) itself.
 
     Args:
         config_dir: the folder of ``config.yaml`` (``run.py``: the ``conf/`` beside it).

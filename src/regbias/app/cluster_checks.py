@@ -1,20 +1,11 @@
 """Before a sweep's jobs leave this machine (SLURM, Ray): absolute paths, and what would break.
 
-A cluster job runs on another host, in another working directory: SLURM starts it in the
-submit directory (on a shared filesystem, usually), a Ray worker in the directory its node's
-``ray start`` ran in. Relative paths there point elsewhere. So, on the submit host, before any
-job is submitted, :func:`prepare_cluster_sweep`
-
-* resolves the data directory, the embedding cache and a SQLite store to absolute paths and
-  exports them as ``REGBIAS_DATA_DIR``, ``REGBIAS_CACHE_DIR`` and ``MLFLOW_TRACKING_URI``
-  (where the config takes them from those variables): SLURM copies the submitting
-  environment into every job, and ``conf/hydra/launcher/ray_cluster.yaml`` passes them to Ray
-  workers as ``runtime_env`` variables;
-* returns one :class:`Problem` per thing that would still break on the nodes (a relative
-  SQLite URI or cache path set on the command line, a data directory missing on the submit
-  host, ...). :func:`presubmit` prints them, one line each, and exits 2 on a fatal one.
-
-Nothing happens for the local launchers (basic, joblib).
+A cluster job runs on another host, in another working directory, where relative paths point
+elsewhere. So, on the submit host, :func:`prepare_cluster_sweep` exports the data directory,
+the embedding cache and a SQLite store as absolute ``REGBIAS_DATA_DIR``, ``REGBIAS_CACHE_DIR``
+and ``MLFLOW_TRACKING_URI`` (SLURM copies the environment into every job;
+``conf/hydra/launcher/ray_cluster.yaml`` hands them to Ray workers) and returns one
+:class:`Problem` per thing that would still break on the nodes. Local launchers: nothing.
 """
 
 from __future__ import annotations
@@ -76,10 +67,7 @@ def presubmit(config: DictConfig) -> list[Problem]:
 
 
 def prepare_cluster_sweep(config: DictConfig, cwd: Path | None = None) -> list[Problem]:
-    """Export absolute paths for the jobs (see the module doc), then check the config.
-
-    Returns no problems and changes nothing when the launcher is not a cluster launcher.
-    """
+    """Export absolute paths for the jobs (see the module doc), then check the config."""
     if cluster_kind(config) is None:
         return []
     cwd = Path.cwd() if cwd is None else cwd
@@ -95,9 +83,7 @@ def check_cluster_config(config: DictConfig) -> list[Problem]:
     if kind is None:
         return []
     task = config.get("task", "run")
-    problems: list[Problem] = []
-    if task in DATA_TASKS:
-        problems += _check_data_dir(config)
+    problems = _check_data_dir(config) if task in DATA_TASKS else []
     cache = _select(config, "paths.cache_dir")
     if task == "run" and cache is not None and not Path(cache).is_absolute():
         problems.append(
@@ -128,25 +114,20 @@ def _check_data_dir(config: DictConfig) -> list[Problem]:
     if configured is None:
         return []
     chosen = str(data_dir_for(configured))
-    source = data_dir_source(configured)
+    said = f"data directory '{chosen}' (from {data_dir_source(configured)})"
     if not Path(chosen).is_dir():
-        return [
-            Problem(
-                True,
-                f"data directory '{chosen}' (from {source}) does not exist on the submit "
-                f"host: every job would fail; set {DATA_DIR_ENV} or paths.data_dir to the "
-                "data on a filesystem the nodes share",
-            )
-        ]
-    if not Path(chosen).is_absolute():
-        return [
-            Problem(
-                True,
-                f"data directory '{chosen}' (from {source}) is relative: the nodes resolve it "
-                "in their own working directories; use an absolute path",
-            )
-        ]
-    return []
+        why = (
+            f"does not exist on the submit host: every job would fail; set {DATA_DIR_ENV} or "
+            "paths.data_dir to the data on a filesystem the nodes share"
+        )
+    elif not Path(chosen).is_absolute():
+        why = (
+            "is relative: the nodes resolve it in their own working directories; use an "
+            "absolute path"
+        )
+    else:
+        return []
+    return [Problem(True, f"{said} {why}")]
 
 
 def _check_store(config: DictConfig, kind: str) -> list[Problem]:
@@ -154,34 +135,29 @@ def _check_store(config: DictConfig, kind: str) -> list[Problem]:
     if uri is None:
         return []
     if _is_relative_store(uri):
-        return [
-            Problem(
-                True,
-                f"tracking.uri '{uri}' is relative: each node would write its own store and "
-                "the sweep could not aggregate its jobs; use an absolute sqlite:////PATH on a "
-                "shared filesystem or an MLflow server (tracking.uri=http://HOST:PORT)",
-            )
-        ]
-    if uri.startswith("sqlite:"):
-        return [
-            Problem(
-                False,
-                f"tracking.uri '{uri}' is a SQLite file: fine on one node, unsafe with "
-                "concurrent writers on several hosts over a network filesystem; use an MLflow "
-                "server for a real cluster (deploy/mlflow/start-local.sh, docs/scale.md)",
-            )
-        ]
-    host = uri.split("://", 1)[-1]
-    if uri.startswith(("http://", "https://")) and host.startswith(_LOOPBACK):
-        return [
-            Problem(
-                False,
-                f"tracking.uri '{uri}' is this host's loopback address: jobs on other "
-                f"{kind} nodes cannot reach it; use the server's name or address on the "
-                "cluster network",
-            )
-        ]
-    return []
+        problem = Problem(
+            True,
+            f"tracking.uri '{uri}' is relative: each node would write its own store and "
+            "the sweep could not aggregate its jobs; use an absolute sqlite:////PATH on a "
+            "shared filesystem or an MLflow server (tracking.uri=http://HOST:PORT)",
+        )
+    elif uri.startswith("sqlite:"):
+        problem = Problem(
+            False,
+            f"tracking.uri '{uri}' is a SQLite file: fine on one node, unsafe with "
+            "concurrent writers on several hosts over a network filesystem; use an MLflow "
+            "server for a real cluster (deploy/mlflow/start-local.sh, docs/scale.md)",
+        )
+    elif uri.startswith(("http://", "https://")) and uri.split("://", 1)[1].startswith(_LOOPBACK):
+        problem = Problem(
+            False,
+            f"tracking.uri '{uri}' is this host's loopback address: jobs on other "
+            f"{kind} nodes cannot reach it; use the server's name or address on the "
+            "cluster network",
+        )
+    else:
+        return []
+    return [problem]
 
 
 def _select(config: DictConfig, key: str) -> str | None:
@@ -190,11 +166,7 @@ def _select(config: DictConfig, key: str) -> str | None:
 
 
 def _absolutize_env(config: DictConfig, key: str, env: str, cwd: Path, absolute: Any) -> None:
-    """Make ``key`` absolute through ``env`` when the config takes it from ``env``.
-
-    Works when the key is ``${oc.env:ENV,default}`` (set or not); a value given on the command
-    line stays as it is (and is then checked).
-    """
+    """Make ``key`` absolute through ``env`` where the config takes it from ``env``."""
     current = os.environ.get(env)
     if current is not None:
         os.environ[env] = absolute(current, cwd)

@@ -1,8 +1,7 @@
 """One Hydra job: dispatch on ``task``, wrap the work in an MLflow run, report user errors.
 
-A mistake a user can make (``RegbiasError``) prints one line and exits non-zero. In a sweep a
-failed job is recorded in the sweep directory instead, so the remaining jobs run and the sweep's
-end can aggregate the finished ones and close the parent run; the sweep then exits non-zero.
+A user's mistake (``RegbiasError``) prints one line and exits non-zero; in a sweep a failed job
+is recorded in the sweep directory instead, so the other jobs run and are aggregated.
 """
 
 from __future__ import annotations
@@ -27,9 +26,8 @@ from regbias.app.preflight import (
     preflight_groups,
     resume_inputs,
 )
-from regbias.app.quiet import ALWAYS_QUIET_LOGGERS, quiet_libraries
 from regbias.app.settings import plain_config, read_settings
-from regbias.app.start import data_for_job
+from regbias.app.start import ALWAYS_QUIET_LOGGERS, data_for_job, quiet_libraries
 from regbias.app.summary import finish_job
 from regbias.app.tasks import task_named
 from regbias.data.data_dir import data_dir_for
@@ -171,11 +169,7 @@ def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
 def _tracked(
     settings: StudySettings, resolved: dict[str, Any], context: JobContext, work: Any
 ) -> Any:
-    """Run ``work(settings, run)`` inside a child (sweep) or standalone MLflow run.
-
-    The seconds from here to the start of ``work`` (store, fingerprints, config logging) are
-    logged as ``time/job_setup_s``.
-    """
+    """Run ``work(settings, run)`` in a child (sweep) or standalone run; set-up timed."""
     preflight_groups(settings)  # before any run exists: names that would break keys or paths
     check_primary(settings)  # and a primary the run would not measure
     check_encoder(settings)  # and a model whose packages are missing
@@ -219,10 +213,8 @@ def _tracked(
 def fingerprints(resolved: dict[str, Any], inputs: dict[str, str] | None = None) -> tuple[str, str]:
     """The job's hash (what makes two jobs the same) and its variant (the same without seed).
 
-    Both cover the resolved config without :data:`NEUTRAL` settings, plus the data directory
-    actually read, the code's git commit and ``inputs`` (:func:`resume_inputs`: the data
-    files' contents and the uncommitted diff): a rerun after a change of code or data is a new
-    job. Jobs of one sweep that share a variant are pooled by the sweep's end.
+    Both cover the resolved config but :data:`NEUTRAL`, the data directory read, the commit and
+    ``inputs`` (:func:`resume_inputs`): a change of code or data makes a new job.
     """
     kept = {k: v for k, v in resolved.items() if k not in NEUTRAL or NEUTRAL[k] is not None}
     for key, fields in NEUTRAL.items():

@@ -1,9 +1,7 @@
 """The sweep's parent run: its name, and one parent per sweep also when the sweep is rerun.
 
-Rerunning a sweep (same config, overrides and code; ``resume=true``) reopens the parent it had
-before, so its children and report stay in one place. With ``resume=false`` the rerun gets a
-new parent and the old one is tagged ``regbias.superseded_by`` (the new one
-``regbias.supersedes``).
+A rerun (same config, overrides and code) reopens its parent; with ``resume=false`` it gets a
+new one, tagged ``regbias.supersedes`` (the old one ``regbias.superseded_by``).
 """
 
 from __future__ import annotations
@@ -88,10 +86,7 @@ def open_parent(
 def refuse_live_parent(run: Any, what: str, elsewhere: str) -> None:
     """Refuse to start while ``run`` (a sweep's parent) is RUNNING and its owner lives.
 
-    Args:
-        run: the parent run (an MLflow ``Run``).
-        what: what the new sweep shares with it, for the message.
-        elsewhere: a further way out, e.g. ``", or give this sweep another hydra.sweep.dir"``.
+    ``what`` the new sweep shares with it and ``elsewhere`` (a further way out) are said.
 
     Raises:
         TrackingError: one line naming the run and its owner, and what to do.
@@ -110,19 +105,16 @@ def refuse_live_parent(run: Any, what: str, elsewhere: str) -> None:
 def sweep_name(config: DictConfig, overrides: Iterable[str]) -> str:
     """``sentiment140 · minilm_l6 · laptop · 5 seeds`` from the config and the jobs' overrides.
 
-    Args:
-        config: the sweep's config.
-        overrides: each job's overrides (``"seed=0 encoder=tiny"``), or the sweep's own
-            overrides (``"seed=range(5)"``) before the jobs exist.
+    ``overrides``: each job's (``"seed=0 encoder=tiny"``), or the sweep's (``"seed=range(5)"``).
     """
     values: dict[str, list[str]] = {}
     for line in overrides:
         for word in shlex.split(line):
             key, _, value = word.partition("=")
             for item in _expand(value):
-                values.setdefault(key.lstrip("+~"), [])
-                if item not in values[key.lstrip("+~")]:
-                    values[key.lstrip("+~")].append(item)
+                items = values.setdefault(key.lstrip("+~"), [])
+                if item not in items:
+                    items.append(item)
     choices = config.hydra.runtime.choices if "hydra" in config else {}
     preset = choices.get("experiment") or "default"
     dataset = values.get("dataset") or [str(config.dataset.name)]

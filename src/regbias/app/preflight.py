@@ -1,8 +1,4 @@
-"""Checks before any heavy work, and what the resume key covers besides the config.
-
-The settings check each value on reading (``regbias.app.settings``); what is checked here needs
-more than one value, the corpus, or the file system.
-"""
+"""Checks before any heavy work, and what the resume key covers besides the config."""
 
 from __future__ import annotations
 
@@ -42,12 +38,11 @@ MAX_PAIR_KEY = 210
 
 
 def preflight_sweep(settings: StudySettings) -> None:
-    """What a sweep checks once, before its jobs: the primary's columns, the data directory.
+    """What a sweep checks once, before its jobs (said once, not once per job).
 
     Raises:
-        ConfigError: an ``analysis.correlation.primary`` column the jobs do not produce, or a
-            model package missing (:func:`check_encoder`).
-        DataError: the data directory is missing (said once, not once per job).
+        ConfigError: a primary column the jobs do not produce, a model package missing.
+        DataError: the data directory is missing.
     """
     check_primary(settings)
     check_encoder(settings)
@@ -84,8 +79,6 @@ def check_cache_dir(settings: StudySettings) -> None:
 def check_encoder(settings: StudySettings) -> None:
     """The model's packages, checked before any run when the task loads the encoder.
 
-    Reading the settings never needs them (a config reads on a machine without the model).
-
     Raises:
         ConfigError: a package the model ships in is missing (one line with the install command).
     """
@@ -95,9 +88,6 @@ def check_encoder(settings: StudySettings) -> None:
 
 def refuse_repeated_values(overrides: list[str]) -> None:
     """A sweep lists each value once: ``seed=0,0,1`` would run seed 0 twice, counted twice.
-
-    Args:
-        overrides: the sweep's command-line overrides (``hydra.overrides.task``).
 
     Raises:
         ConfigError: an override that sweeps over a value more than once.
@@ -133,9 +123,7 @@ def _refuse_repeated_keys(parsed: list[Override]) -> None:
 
 
 def preflight_groups(settings: StudySettings) -> None:
-    """A CSV corpus's group names, checked before any MLflow run exists.
-
-    The named datasets' groups are fixed; a CSV file's come from its rows, so the file is read.
+    """A CSV corpus's group names (from its rows, so the file is read), before any run exists.
 
     Raises:
         DataError: a reserved, path-like or colliding group name (:func:`check_group_names`).
@@ -193,10 +181,8 @@ def _check_injective(keys: dict[str, str], what: str) -> None:
 def resume_inputs(settings: StudySettings) -> dict[str, str]:
     """What the resume key covers besides the config: data contents and the exact code.
 
-    The data files' content fingerprint (hashes memoised in the cache folder by size and
-    mtime), the git commit and the hash of uncommitted changes: a job reruns when a data file
-    or the code changed, and a dirty tree resumes only with an identical diff. A local model
-    folder (``encoder=local``, a ``PathEncoder``) adds the content hash of its files.
+    The data files' fingerprint, the commit and the hash of uncommitted changes (a dirty tree
+    resumes only with an identical diff), and a local model folder's content hash.
     """
     dataset, paths = settings.dataset, settings.paths
     data_dir = dataset.data_dir(paths.data_dir)

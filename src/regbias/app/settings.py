@@ -1,9 +1,7 @@
 """The composed Hydra config, read once into typed, frozen settings.
 
-Every config group maps onto the settings dataclass of the stage that uses it, field name =
-config key, through the generic converter of :mod:`regbias.settings_reader`; so a value is
-written once (``conf/``) and a field once (its dataclass), and a typo or a wrong type fails here,
-before any work, with the key. A group that chooses code names its class (``dataset._target_``).
+Every config group maps onto its stage's settings dataclass through
+:mod:`regbias.settings_reader`, so a typo or a wrong type fails here, before any work.
 """
 
 from __future__ import annotations
@@ -59,7 +57,8 @@ def read_settings(cfg: DictConfig) -> StudySettings:
     set_keys = [key for key in (*REMOVED_KEYS, *MOVED_KEYS) if _holds(values, key)]
     if set_keys:
         raise removed_setting(set_keys[0])
-    _check_task_and_seed(values)
+    task_named(values.get("task"))
+    validate_seed(values.get("seed"))
     return _random_encoder_apart(build(StudySettings, values, ""))
 
 
@@ -160,13 +159,9 @@ def _check_dataset_package(cfg: DictConfig) -> None:
 
 
 def _corpus_defaults(cfg: DictConfig) -> None:
-    """Fill in what a corpus's config may leave out: its primary column and reference groups.
+    """Fill in, in place, what a corpus's config may leave out: primary column, reference groups.
 
-    ``primary_performance`` is the one its task implies (:data:`TASK_PRIMARY_PERFORMANCE`),
-    ``reference_groups`` ``[baseline]``; ``analysis.correlation.primary`` and
-    ``analysis.reference_groups`` take them from ``dataset`` (without a value the message would
-    be OmegaConf's about an interpolation). The config is completed in place, so every later
-    read resolves it alike.
+    The analysis's keys interpolate them (without a value OmegaConf's message would say less).
     """
     dataset = cfg.get("dataset")
     if not isinstance(dataset, DictConfig):
@@ -186,20 +181,11 @@ def _corpus_defaults(cfg: DictConfig) -> None:
 
 
 def _random_encoder_apart(settings: StudySettings) -> StudySettings:
-    """Send a random encoder's runs to ``tracking.random_encoder_experiment``.
-
-    A toy (``encoder=tiny``) or a random-weights control (``encoder=minilm_random``): they stay
-    away from the study's real runs (their numbers are no finding about a pre-trained encoder).
-    """
+    """Send a random encoder's runs to ``tracking.random_encoder_experiment``, apart."""
     apart = settings.tracking.random_encoder_experiment
     if not settings.encoder.random_weights or not apart:
         return settings
     return replace(settings, tracking=replace(settings.tracking, experiment=apart))
-
-
-def _check_task_and_seed(values: dict[str, Any]) -> None:
-    task_named(values.get("task"))
-    validate_seed(values.get("seed"))
 
 
 def validate_seed(seed: object) -> int:
@@ -216,12 +202,7 @@ def validate_seed(seed: object) -> int:
 
 
 def variant_settings(settings: StudySettings, sweep_dir: Path, job_num: object) -> StudySettings:
-    """The settings of one variant of a sweep: its job's own composed config.
-
-    A sweep over other settings than the seed (``encoder=a,b``) has one variant per value; the
-    sweep's own config names only the defaults, so each variant reads a job's saved config
-    (``<sweep dir>/<job>/.hydra/config.yaml``); ``settings`` where there is none.
-    """
+    """The settings of one variant of a sweep: its job's saved config (else ``settings``)."""
     path = sweep_dir / str(job_num) / ".hydra" / "config.yaml"
     if not path.is_file():
         log.warning("no saved config at %s: the sweep's own settings stand in", path)

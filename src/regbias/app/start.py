@@ -1,21 +1,83 @@
-"""Before a run or a sweep starts: its output folder, quiet libraries, the data on first use."""
+"""Before a run or a sweep starts: its output folder, quiet libraries, the data on first use.
+
+A job prints one line per stage with its time; third-party progress bars and start-up lines
+stay out of it unless ``hydra.verbose=true`` (or ``hydra.verbose=[regbias]``) asks for them.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from regbias.app.quiet import quiet_libraries
 from regbias.app.tasks import DATA_TASKS
 from regbias.data.first_use import datasets_in_sweep, ensure_data
 from regbias.errors import RegbiasError
 
-__all__ = ["check_output_folder", "data_for_job", "start_sweep", "sweep_started"]
+__all__ = [
+    "ALWAYS_QUIET_LOGGERS",
+    "QUIET_ENV",
+    "QUIET_LOGGERS",
+    "check_output_folder",
+    "data_for_job",
+    "quiet_libraries",
+    "start_sweep",
+    "sweep_started",
+    "verbose",
+]
 _started: list[float] = []
+
+#: Environment variables set (unless the user set them) for a quiet run.
+QUIET_ENV = {
+    "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+}
+#: Start-up lines repeated in every job, quiet even with ``hydra.verbose``: warnings only.
+ALWAYS_QUIET_LOGGERS = ("lightning.pytorch.utilities.rank_zero", "jax._src.xla_bridge")
+#: Loggers of libraries that repeat start-up lines in every job: warnings only.
+QUIET_LOGGERS = (
+    "mlflow",
+    "alembic",
+    *ALWAYS_QUIET_LOGGERS,
+    "lightning.fabric.utilities.rank_zero",
+    "transformers",
+    "huggingface_hub",
+)
+# Warnings that say nothing to a regbias user (Lightning on a machine that has `srun`).
+_IGNORED_WARNINGS = (r".*The `srun` command is available on your system.*",)
+
+
+def verbose() -> bool:
+    """Whether the user asked for more output (``hydra.verbose`` set regbias to DEBUG)."""
+    return logging.getLogger("regbias").isEnabledFor(logging.DEBUG)
+
+
+def quiet_libraries() -> None:
+    """Silence third-party bars and chatter in this process and the jobs it starts.
+
+    Does nothing when :func:`verbose` is true; variables the user set are kept.
+    """
+    if verbose():
+        return
+    for key, value in QUIET_ENV.items():
+        os.environ.setdefault(key, value)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    for pattern in _IGNORED_WARNINGS:
+        warnings.filterwarnings("ignore", message=pattern)
+    if "transformers" in sys.modules:  # imported before the variables were set
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
 
 
 def sweep_started() -> float | None:
@@ -36,8 +98,7 @@ def data_for_job(cfg: DictConfig) -> None:
 def start_sweep(config: DictConfig) -> None:
     """Once per sweep, before its jobs: quiet libraries, every dataset the jobs read present.
 
-    A failure ends the sweep here in one ``regbias: error:`` line (exit 2), before any job or
-    MLflow run exists.
+    A failure ends the sweep in one ``regbias: error:`` line (exit 2), before any job runs.
     """
     _started.append(time.time())
     quiet_libraries()
@@ -55,10 +116,8 @@ def start_sweep(config: DictConfig) -> None:
 def check_output_folder(config: DictConfig, key: str) -> None:
     """Hydra's output folder (``key``: ``hydra.run.dir`` or ``hydra.sweep.dir``) can be written.
 
-    Hydra creates it and writes each run's config and log there before regbias runs; where it
-    cannot (a read-only working directory), the start ends here in one ``regbias: error:``
-    line (exit 2) instead of Hydra's chained tracebacks. Nothing is created: a file is made and
-    removed in the folder, or in the nearest folder above it that exists.
+    Else one ``regbias: error:`` line (exit 2) instead of Hydra's tracebacks; a file is made and
+    removed in the folder, or in the nearest one above it that exists.
     """
     folder = Path(str(OmegaConf.select(config, key)))
     existing = next((p for p in (folder, *folder.parents) if p.exists()), Path.cwd())

@@ -1,16 +1,9 @@
 """The end of a sweep or a run: a local copy of the report, the UI's view, a printed summary.
 
-After the sweep's aggregation (or a single run, or ``task=analyze``) this
-
-- copies the run's ``report.md``, tables and figures under the Hydra output directory
-  (``multirun/<date>/<time>/report/``);
-- compares the variants of a sweep over several configs (``encoder=a,b``) in one page;
-- gives the run what the MLflow UI shows: its name, its description (the findings), the
-  shared and swept params and the headline metrics;
-- prints the findings, the farthest pair that differs (if any), where the report is, the
-  run's URL (or the ``mlflow ui`` command) and the wall time per stage.
-
-Nothing here may fail the sweep: a problem is logged and the summary is shorter.
+The report is copied under the Hydra output directory (``report/``), a sweep's variants are
+compared in one page, the run gets its UI name, description, params and headline metrics, and
+the findings, where the report is, the run's URL and the time per step are printed. Nothing
+here may fail the sweep: a problem is logged and the summary is shorter.
 """
 
 from __future__ import annotations
@@ -34,17 +27,17 @@ from regbias.report import comparison
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.headline import Headline, read_headline
-from regbias.report.html import publish_html
 from regbias.report.local_copy import REPORT_FOLDER, copy_report
 from regbias.study.encoder_compare import compare_variants, jobs_texts
 from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, process_started
+from regbias.study.variant_runs import publish_pages, publish_run
 from regbias.tracking import artifacts as paths
-from regbias.tracking.datasets import log_dataset
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, connect
 from regbias.tracking.ui import (
     DEFAULT_UI,
     describe_run,
+    log_dataset,
     rename_run,
     run_url,
     shared_and_swept,
@@ -67,7 +60,7 @@ def finish_sweep(
         children = _children(parent, records)
         _log_params(parent, [c.data.params for c in children])
         headlines = _headlines(parent, folder, records, _primary(config), (config, sweep_dir))
-        _publish_html(parent, folder)
+        publish_pages(parent, folder)
         _log_inputs(parent, folder, config.paths.get("data_dir"))
         first = next(iter(headlines.values()))
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
@@ -89,22 +82,12 @@ def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
         client, _ = connect(read_settings(cfg).tracking)  # the experiment the job logged to
         run = RunLog(client, run_id)
         folder = copy_report(run, output_dir / REPORT_FOLDER)
-        _publish_html(run, folder)
-        headline = read_headline(folder)
-        run.metrics(headline.metrics)
-        describe_run(run, headline.markdown())
+        headline = publish_run(run, folder)
         metrics = client.get_run(run_id).data.metrics
         times = _job_times(run_id, metrics, time.perf_counter() - started)
         print(_render(run, {"": headline}, folder, times), flush=True)
     except Exception:
         log.exception("could not write the run's summary (the results are in MLflow)")
-
-
-def _publish_html(run: RunLog, folder: Path) -> None:
-    """``report.html`` (figures embedded) beside each ``report.md`` of the copy and the run."""
-    for source in sorted(folder.glob("**/report.md")):
-        relative = source.parent.relative_to(folder).as_posix()
-        publish_html(run, source.parent, None if relative == "." else relative)
 
 
 def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:
@@ -119,10 +102,6 @@ def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:
         table = pd.DataFrame({"group": list(sizes), "n_texts": list(sizes.values())})
         name = str(found.get("meta", {}).get("dataset", "dataset"))
         log_dataset(run, table, name, source, "pooled groups")
-
-
-def _is_time(key: str) -> bool:
-    return key.startswith("time/") and key.endswith("_s")
 
 
 def _children(parent: RunLog, records: list[dict[str, Any]]) -> list[Any]:
@@ -153,31 +132,26 @@ def _headlines(
     primary: tuple[str, str] | None = None,
     sweep: tuple[DictConfig, Path] | None = None,
 ) -> dict[str, Headline]:
-    """One headline per variant; several variants also get the comparison page.
-
-    The page answers which encoder separates the regions more, where their tests agree and
-    whether their primary rhos differ (:mod:`regbias.study.encoder_compare`, with ``sweep``:
-    the sweep's config and directory), then sets them side by side
-    (:mod:`regbias.report.encoders`).
-    """
+    """One headline per variant; several variants also get the comparison page."""
     variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
     if not variants:
         return {"": read_headline(folder)}
-    labels = comparison.variant_labels([r for r in records if r.get("status") in DONE])
+    done: list[Mapping[str, Any]] = [r for r in records if r.get("status") in DONE]
+    labels = comparison.variant_labels(done)
     headlines = {
         labels.get(v, f"variant-{v}"): read_headline(folder / f"variant-{v}") for v in variants
     }
     table = comparison.comparison_table(headlines)
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
     evidence = encoder_evidence(folder, folders, primary)
-    same = comparison.same_override_notes([r for r in records if r.get("status") in DONE])
+    same = comparison.same_override_notes(done)
     for note in same:
         log.warning(note)
     # variants that ran other code or data on the same overrides compare no setting: not compared
     compared = (
         EncoderComparison(notes=[*same, "the variants were not compared on the same texts"])
         if same
-        else _compare(sweep, folder, folders, records, parent)
+        else _compare(sweep, folder, folders, done, parent)
     )
     name = " ~ ".join(primary) if primary else "n/a"
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
@@ -190,14 +164,13 @@ def _compare(
     sweep: tuple[DictConfig, Path] | None,
     folder: Path,
     folders: Mapping[str, str],
-    records: list[dict[str, Any]],
+    done: list[Mapping[str, Any]],
     parent: RunLog,
 ) -> EncoderComparison:
-    """The variants compared on the same texts; a note instead where that fails."""
+    """The variants compared on the same texts (``done``: the finished jobs' records)."""
     if sweep is None:
         return EncoderComparison(notes=["no sweep directory: the variants were not compared"])
     config, sweep_dir = sweep
-    done = [r for r in records if r.get("status") in DONE]
     jobs = {f"variant-{r.get('variant')}": r.get("job_num") for r in done}
     variants = {label: (name, jobs.get(name)) for label, name in folders.items()}
     try:
@@ -224,14 +197,17 @@ def _description(headlines: Mapping[str, Headline]) -> str:
 
 def _step_times(metrics: Mapping[str, float]) -> dict[str, float]:
     """``time/<step>_s`` metrics of a job as ``{step: seconds}``."""
-    return {k[5:-2]: v for k, v in metrics.items() if _is_time(k) and "/" not in k[5:]}
+    return {
+        k[5:-2]: v
+        for k, v in metrics.items()
+        if k.startswith("time/") and k.endswith("_s") and "/" not in k[5:]
+    }
 
 
 def _job_times(run_id: str, metrics: Mapping[str, float], summary: float) -> SweepTimes:
     """A single run's steps and summary, its start-up and the process's wall time so far.
 
-    The job's set-up (``job_setup``) begins before its MLflow run does, so the run's own span
-    is no total; the process's start is. A reused run ran no step in this process.
+    The job's set-up begins before its MLflow run does, so the process's start is the total's.
     """
     set_up_at = job_set_up_at(run_id)
     steps = {**_step_times(metrics), "summary": summary} if set_up_at is not None else {}
@@ -247,7 +223,8 @@ def _job_times(run_id: str, metrics: Mapping[str, float], summary: float) -> Swe
 
 def _sweep_times(children: list[Any], records: list[dict[str, Any]], parent: RunLog) -> SweepTimes:
     """Seconds per step summed over the jobs that ran, the aggregation's steps, the start-up."""
-    ran = [c for c in children if c.info.run_id in _ran(records)]
+    finished = {str(r.get("run_id")) for r in records if r.get("status") == "FINISHED"}
+    ran = [c for c in children if c.info.run_id in finished]
     frame = pd.DataFrame([_step_times(c.data.metrics) for c in ran])
     steps = {k: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}
     metrics = parent.client.get_run(parent.run_id).data.metrics
@@ -264,10 +241,6 @@ def _sweep_times(children: list[Any], records: list[dict[str, Any]], parent: Run
         starts = [c.info.start_time / 1000 for c in ran if c.info.start_time]
         times.startup = min(starts) - began if starts else None
     return times
-
-
-def _ran(records: list[dict[str, Any]]) -> set[str]:
-    return {str(r.get("run_id")) for r in records if r.get("status") == "FINISHED"}
 
 
 def _render(run: RunLog, headlines: Mapping[str, Headline], folder: Path, times: SweepTimes) -> str:

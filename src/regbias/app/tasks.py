@@ -23,18 +23,13 @@ class Task:
     Attributes:
         name: the value (``task=<name>``).
         does: what it does, in a few words (for help and errors).
-        entry: ``module:function`` that does it: ``function(settings, run)`` for a tracked
-            task, ``function(settings)`` for one that is not.
+        entry: ``module:function``: ``function(settings, run)`` if tracked, else ``(settings)``.
         reads_data: it reads the dataset (which is then downloaded on first use).
         tracked: it runs inside an MLflow run (a sweep's child run).
         resumable: a FINISHED run with the same config is reused (``resume=true``).
-        pooled_in_sweep: in a sweep the parent pools the jobs' results, so the function is
-            called with ``pooled=True`` and skips its own analysis.
-        prints_summary: a single run (not a sweep's job) ends with the summary of its run's
-            report (:func:`regbias.app.summary.finish_job`: local copy, ``report.html``, the
-            findings printed).
-        loads_encoder: it loads the encoder, so the model's packages are checked before any
-            run (:meth:`regbias.embeddings.spec.EncoderSpec.check_available`).
+        pooled_in_sweep: in a sweep the function gets ``pooled=True``: the parent analyses.
+        prints_summary: a single run ends with its report's summary (``finish_job``).
+        loads_encoder: the model's packages are checked before any run.
     """
 
     name: str

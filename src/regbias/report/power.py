@@ -1,7 +1,7 @@
 """Write ``task=power``'s plants into its run: the plants, the rates and the power figure.
 
 The plants are :mod:`regbias.analysis.power`'s; the study's wiring (:mod:`regbias.study.power`,
-:mod:`regbias.study.perf_power`) builds them and hands them here.
+the performance test's plants too) builds them and hands them here.
 """
 
 from __future__ import annotations

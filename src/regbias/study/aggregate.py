@@ -44,12 +44,8 @@ def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
         log.warning("run %s has no %s: left out of the aggregation", run.run_id, paths.STUDY_JSON)
         return None
     meta = json.loads(study.read_text())
-    distances = {}
-    folder = run.download(paths.DISTANCES_FOLDER, workdir)
-    if folder is not None:
-        for path in sorted(folder.glob("*.json")):
-            matrix = DistanceMatrix.from_dict(json.loads(path.read_text()))
-            distances[matrix.name] = matrix
+    run.download(paths.DISTANCES_FOLDER, workdir)
+    distances = paths.read_distances(workdir, strict=True)
     per_model_path = run.download(paths.PER_MODEL_CSV, workdir)
     per_model = read_table(per_model_path) if per_model_path is not None else None
     texts_path = run.download(paths.TEXTS_CSV, workdir)
@@ -96,11 +92,7 @@ def reused_jobs(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def unique_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records with one per MLflow run: a job that reused another's run is not pooled twice.
-
-    Two jobs of one sweep with the same config (a value listed twice) share a run; its results
-    count once, and a warning names the jobs.
-    """
+    """The records with one per MLflow run: a job that reused another's run is not pooled twice."""
     first: dict[str, dict[str, Any]] = {}
     for record in records:
         kept = first.setdefault(str(record["run_id"]), record)
@@ -124,12 +116,8 @@ def aggregate_sweep(
     """Analyse the finished jobs of ``records`` together and log it all to ``parent``.
 
     ``tests_of`` gives each variant's test of record and power plants (from its jobs'
-    records); their verdicts lead the report, and the power adds what each test could detect.
-
-    Jobs are pooled only with jobs of the same variant (the same config but for the seed). A
-    sweep over other settings too (``encoder=a,b``) gets one analysis per variant, in the
-    variant's own run (:mod:`regbias.study.variant_runs`: a parent per encoder, comparable
-    columns) and copied under ``variant-<hash>/``, listed in ``sweep/variants.csv``.
+    records). Jobs are pooled only within their variant (the same config but the seed); several
+    variants get one analysis each, in the variant's own run (:mod:`regbias.study.variant_runs`).
 
     Returns:
         Seconds per step, summed over the variants: ``load`` (the jobs' artifacts),

@@ -1,8 +1,4 @@
-"""What a job checks before any heavy work, beyond the settings' own checks.
-
-The sizes that cannot work for the corpus, the declared primary's columns, and what needs the
-number of groups (LDA components): each a one-line :class:`~regbias.errors.ConfigError`.
-"""
+"""What a job checks before any heavy work, beyond the settings' own checks: one line each."""
 
 from __future__ import annotations
 
@@ -34,11 +30,7 @@ def preflight_job(settings: StudySettings) -> None:
 def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") -> None:
     """What needs the number of groups, checked before any embedding (LDA components).
 
-    Args:
-        distance: the distance settings.
-        n_groups: the groups studied.
-        why: why the study has fewer groups than the data (groups emptied by cleaning), said
-            in the error.
+    ``why`` (groups emptied by cleaning) is said in the error.
 
     Raises:
         ConfigError: a distance cannot measure that many groups (``distance.lda.n_components``
@@ -56,10 +48,7 @@ def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") ->
 def check_primary(settings: StudySettings) -> None:
     """In ``task=run``, ``analysis.correlation.primary`` names columns the run's pairs will have.
 
-    Checked before any stage (a typo would otherwise cost the whole run and end in "not
-    measured"), against what the configured run produces (:func:`run_columns`); a stage that
-    is off (``distance.enabled``, ``finetune.enabled``) leaves its half unchecked: the primary
-    test then says it was not measured.
+    A typo would otherwise cost the whole run; a stage that is off leaves its half unchecked.
 
     Raises:
         ConfigError: a name that is not one of the known columns, with the known names listed.
@@ -87,7 +76,8 @@ def run_columns(settings: StudySettings) -> tuple[list[str] | None, list[str] | 
     distance, dataset = settings.distance, settings.dataset
     distances = None
     if distance.enabled:
-        names = _matrix_names(distance, short=dataset.unit == "tweet")
+        short = dataset.unit == "tweet"  # documents are measured long only
+        names = distance.matrix_names([k for k in distance.drawn_kinds() if short or k != "short"])
         distances = [f"{DISTANCE_PREFIX}{n}" for n in names]
         if distance.floors:
             distances += [f"excess_{column}" for column in distances]
@@ -96,8 +86,3 @@ def run_columns(settings: StudySettings) -> tuple[list[str] | None, list[str] | 
         metrics = BINARY_METRICS if dataset.task == "binary" else MULTILABEL_METRICS
         performance = [f"{prefix}{m}" for prefix in PERFORMANCE_PREFIXES for m in metrics]
     return distances, performance
-
-
-def _matrix_names(distance: DistanceSettings, *, short: bool) -> list[str]:
-    """The matrices the distance suite computes with these settings (documents: no short)."""
-    return distance.matrix_names([k for k in distance.drawn_kinds() if short or k != "short"])

@@ -1,13 +1,8 @@
 """A sweep's encoders compared on the same texts, for its comparison page.
 
-For a sweep over several variants (``encoder=minilm_l6,mpnet_base``) this reads each
-variant's saved config, embeds the test of record's texts with each variant's encoder
-(through the embedding cache: the tests of record embedded them already) and contrasts
-their separations pair by pair (:mod:`regbias.analysis.encoders.separation`); it reads each
-variant's tests of record for their agreement and its pooled measurements (with its jobs'
-per-text scores, read back from their runs) for the joint bootstrap of the primary rhos
-(:mod:`regbias.analysis.encoders.primary`). A comparison that
-cannot be made (other texts, no test of record, no bootstrap) gives a note instead.
+Each variant's encoder embeds the test of record's texts (through the cache) for their
+separations pair by pair; each variant's tests of record give their agreement, and its pooled
+measurements the joint bootstrap of the primary rhos. What cannot be compared gets a note.
 """
 
 from __future__ import annotations
@@ -23,10 +18,10 @@ from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.encoders.separation import EncoderContrast, contrast_encoders
 from regbias.analysis.pair_table import DISTANCE_PREFIX
 from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
-from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.embeddings.cache import embed_pooled
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.record import read_record
-from regbias.study.parts import record_study, study_encoder
+from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.settings import StudySettings
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
@@ -53,10 +48,9 @@ def compare_variants(
         settings: the sweep's settings.
         folder: the sweep's report folder (``variant-<hash>/`` under it).
         variants: per label, its folder under ``folder`` and one of its jobs' number.
-        settings_of: a variant's own settings from one of its jobs' numbers (the app reads the
-            job's saved config).
+        settings_of: a variant's own settings from one of its jobs' numbers.
         texts_of: reads a variant's per-text scores back (:func:`jobs_texts`); None: the
-            primary rhos' bootstrap resamples models and repetitions only (percentile).
+            primary rhos' bootstrap resamples models and repetitions only.
     """
     analysis = settings.analysis
     found = EncoderComparison(confidence=analysis.robustness.confidence)
@@ -102,8 +96,7 @@ def _separation(own: Mapping[str, StudySettings], notes: list[str]) -> list[Enco
     groups = {name: list(texts.texts) for name, texts in study.groups.items()}
     vectors = {}
     for label, settings in own.items():
-        encoder = study_encoder(settings)
-        cache = EmbeddingCache(Path(settings.paths.cache_dir))
+        encoder, cache = study_encoder(settings), study_cache(settings)
         vectors[label] = lambda texts, e=encoder, c=cache: embed_pooled(e, c, texts)
     analysis = first.analysis
     log.info("encoders compared on the same texts: %s", ", ".join(own))

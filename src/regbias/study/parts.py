@@ -7,11 +7,14 @@ that no two modules import each other).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from regbias.data.study import StudyData, build_study
+from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.study.settings import StudySettings
 
-__all__ = ["record_study", "study_encoder"]
+__all__ = ["record_study", "study_cache", "study_encoder"]
 
 
 def study_encoder(settings: StudySettings) -> Encoder:
@@ -21,10 +24,15 @@ def study_encoder(settings: StudySettings) -> Encoder:
     return load_encoder(settings.encoder, device=device, cache_dir=settings.paths.cache_dir)
 
 
-def record_study(settings: StudySettings) -> StudyData:
-    """The study's groups as the test of record sees them.
+def study_cache(settings: StudySettings) -> EmbeddingCache:
+    """The embedding cache at ``paths.cache_dir``."""
+    return EmbeddingCache(Path(settings.paths.cache_dir))
 
-    ``baseline`` is the training sample of seed ``analysis.seed``.
+
+def record_study(settings: StudySettings, seed: int | None = None) -> StudyData:
+    """The study's groups as the test of record sees them (a job: as its ``seed`` draws them).
+
+    ``baseline`` is the training sample of ``seed`` (None: ``analysis.seed``).
     """
     dataset = settings.dataset
     corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
@@ -33,6 +41,6 @@ def record_study(settings: StudySettings) -> StudyData:
         corpus,
         dataset.groups,
         settings.finetune.sample_size if binary else None,
-        settings.analysis.tests.embedding.seed,
+        settings.analysis.tests.embedding.seed if seed is None else seed,
         settings.sampling.policy,
     )

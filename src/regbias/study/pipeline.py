@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from regbias.analysis.study import StudyResults, analyse
@@ -13,7 +12,7 @@ from regbias.analysis.tests.embedding import cap_groups, plan_pairs
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.sampling import TokenBudget
-from regbias.data.study import StudyData, build_study, group_table, require_training
+from regbias.data.study import StudyData, group_table, require_training
 from regbias.data.window_fit import WindowFit
 from regbias.distances.plugin import TOKEN_KINDS
 from regbias.distances.suite import (
@@ -36,15 +35,14 @@ from regbias.report.job_artifacts import (
 )
 from regbias.report.publish import log_analysis, log_distances
 from regbias.study.checks import preflight_job, preflight_study
-from regbias.study.parts import study_encoder
+from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
 from regbias.tracking import artifacts as paths
-from regbias.tracking.datasets import log_dataset
 from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
-from regbias.tracking.ui import log_derived
+from regbias.tracking.ui import log_dataset, log_derived
 
 __all__ = [
     "data_source",
@@ -66,10 +64,7 @@ def prepare(
 ) -> tuple[StudyData, DistanceDraws]:
     """Check the settings, read the corpus, build the groups and sample, draw the texts.
 
-    Args:
-        settings: the job's settings.
-        budget: the encoder's window (:func:`token_budget`); None joins passages of
-            ``distance.long.texts_per_passage`` tweets whatever their length.
+    ``budget``: the encoder's window (:func:`token_budget`); None: fixed-size passages.
     """
     study = read_study(settings)
     return study, draw_texts(settings, study, budget)
@@ -78,19 +73,10 @@ def prepare(
 def read_study(settings: StudySettings) -> StudyData:
     """Check the settings, read the corpus, build the groups and the training sample."""
     preflight_job(settings)
-    dataset = settings.dataset
-    corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
-    binary = corpus.task == "binary"
-    study = build_study(
-        corpus,
-        dataset.groups,
-        settings.finetune.sample_size if binary else None,
-        settings.seed,
-        settings.sampling.policy,
-    )
+    study = record_study(settings, settings.seed)
     if settings.finetune.enabled:
         require_training(study)
-    preflight_study(settings.distance, len(study.groups), corpus.emptied_note())
+    preflight_study(settings.distance, len(study.groups), study.corpus.emptied_note())
     return study
 
 
@@ -129,10 +115,8 @@ def sweep_distances(
 ) -> DistanceSettings:
     """The distance settings shared by every job of a sweep, calibrated where a distance asks.
 
-    What a distance fixes once (Sinkhorn: epsilon, the annealing start, the solver, the
-    updates) is resolved from one calibration draw of the study's groups (without the job's
-    own baseline sample) seeded by ``distance.calibration_seed``, not by the job's seed; with
-    that seed null each job fixes it from its own draws (the first version).
+    One calibration draw of the study's groups (no baseline) seeded by
+    ``distance.calibration_seed`` (null: each job's own draws) fixes them for every job.
     """
     distance = settings.distance
     if distance.calibration_seed is None or not any(k in draws.texts for k in TOKEN_KINDS):
@@ -227,11 +211,7 @@ def data_source(settings: StudySettings) -> str:
 
 
 def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool = True) -> None:
-    """Log the matrices, per-pair metrics and the Sinkhorn diagnostics per repetition.
-
-    Also the LDA projection (the job's own passages) and, with ``figures``, the heatmaps and
-    floor plots.
-    """
+    """Log the matrices, per-pair metrics, Sinkhorn diagnostics, LDA projection and figures."""
     log_distances(run, suite.matrices, figures=figures)
     if suite.lda_projection is not None:
         write_lda(run, suite.lda_projection)
@@ -251,11 +231,7 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool
 def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) -> StudyResults:
     """The job: prepare and log the data, run the enabled stages, analyse and log it all.
 
-    Each step's wall time is logged as ``time/<step>_s`` (data, encoder, distance_suite,
-    distance_logging, performance, pair_tests, power, analysis). With ``pooled`` (a job of a
-    sweep whose parent run pools every job) the job logs its measurements and its LDA
-    projection only: the heatmaps, the test of record, the correlations and the report are
-    the parent's, drawn once from all jobs; a single run tests its own groups.
+    Each step's wall time is logged as ``time/<step>_s``.
 
     Args:
         settings: the job's settings.
@@ -273,7 +249,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     with timed(timings, "data"):  # passages fit the encoder's window: drawn once it is known
         draws = draw_texts(settings, study, passage_budget(settings, encoder))
         log_study(run, study, draws, data_source(settings))
-    cache = EmbeddingCache(Path(settings.paths.cache_dir))
+    cache = study_cache(settings)
     run.tags(
         {
             "encoder.identity": encoder.spec.identity,
@@ -344,10 +320,8 @@ def _performance(
 
 
 def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[str]]:
-    """The texts each model scores per group: those of the group in the test of record.
+    """The texts each model scores per group: every side it takes in the test of record.
 
-    Every side a group takes in the test of record's pairs (its distinct texts, capped as the
-    test caps them), so the performance test of record has a score for every text it tests;
     ``baseline`` is each model's held-out fold and is not listed.
     """
     analysis = settings.analysis
@@ -360,18 +334,13 @@ def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[st
     return {g: list(texts) if texts else capped[g] for g, texts in scored.items()}
 
 
-def _control_of(settings: StudySettings) -> int | None:
-    """A random-weights control's seed (``encoder.random_weights_seed``), else None."""
-    return getattr(settings.encoder, "random_weights_seed", None)
-
-
 def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
     return {
         "dataset": settings.dataset.name,
         "encoder": encoder.spec.name,
         "encoder_revision": encoder.spec.recorded_revision,
         "encoder_identity": encoder.spec.identity,
-        "encoder_control": _control_of(settings),
+        "encoder_control": getattr(settings.encoder, "random_weights_seed", None),
         "encoder_max_length": encoder.spec.max_length,
         "seed": settings.seed,
         "finetune_mode": settings.finetune.mode,

@@ -1,34 +1,43 @@
 """``task=power``: what the tests of record could detect, planted in the user's own data.
 
-Builds the plants of :mod:`regbias.analysis.power.embedding` from the configured study: the size
-classes of its tested pairs (capped as the test of record caps them, texts shared by a pair
-left out), the source and donor groups' sentence vectors through the embedding cache, and the
-test of record's own statistic. Logs the plants, the rates, a figure and one sentence per
-size class; a sweep with ``analysis.power.enabled`` adds each pair's smallest detectable share
-to its verdict. The performance test's plants (planted accuracy gaps) follow
-(:mod:`regbias.study.perf_power`).
+Plants of :mod:`regbias.analysis.power.embedding` at the size classes of the tested pairs, with
+the test of record's statistic; the performance test's plants need each text's real score, so
+the study's models are trained once (binary corpora only) and accuracy gaps are planted
+(:mod:`regbias.analysis.power.performance`).
 """
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
+from dataclasses import replace
 
 import numpy as np
 
 from regbias.analysis.power.embedding import PowerResult, plant_power
+from regbias.analysis.power.performance import PerfPower, perf_plant_power
 from regbias.analysis.tests.embedding import PairTests, cap_groups, plan_pairs, size_classes
+from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.data.groups import BASELINE
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 from regbias.errors import ConfigError
-from regbias.report.power import write_power
-from regbias.study.parts import record_study, study_encoder
-from regbias.study.perf_power import log_perf_power, perf_power_study, perf_power_summary
+from regbias.performance.stage import run_performance_stage
+from regbias.report.power import write_perf_power, write_power
+from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.settings import StudySettings
 from regbias.tracking.runs import RunLog
 
-__all__ = ["log_power", "power_study", "power_summary", "run_power", "tested_classes"]
+__all__ = [
+    "log_perf_power",
+    "log_power",
+    "perf_power_study",
+    "perf_power_summary",
+    "power_study",
+    "power_summary",
+    "run_power",
+    "tested_classes",
+]
 
 log = logging.getLogger(__name__)
 #: The most texts of the source and donor embedded for plants: fresh texts for every plant
@@ -129,7 +138,7 @@ def log_power(run: RunLog, result: PowerResult) -> None:
 def run_power(settings: StudySettings, run: RunLog) -> PowerResult:
     """``task=power``: the study's groups, plants at their sizes, the rates logged."""
     study = record_study(settings)
-    cache = EmbeddingCache(Path(settings.paths.cache_dir))
+    cache = study_cache(settings)
     encoder = study_encoder(settings)
     result = power_study(settings, study, encoder, cache)
     log_power(run, result)
@@ -172,4 +181,73 @@ def sweep_power(
         return None
     study = study if study is not None else record_study(settings)
     encoder = encoder if encoder is not None else study_encoder(settings)
-    return power_study(settings, study, encoder, EmbeddingCache(Path(settings.paths.cache_dir)))
+    return power_study(settings, study, encoder, study_cache(settings))
+
+
+def perf_power_study(
+    settings: StudySettings,
+    study: StudyData,
+    encoder: Encoder,
+    classes: list[tuple[int, int, int]],
+    source: str,
+) -> PerfPower | None:
+    """Planted accuracy gaps in ``source``'s scored texts at ``classes``; None if multilabel."""
+    if study.corpus.task != "binary" or not settings.finetune.enabled:
+        return None
+    power = settings.analysis.power
+    only = replace(study, groups={source: study.groups[source]})
+    log.info("performance power: training the study's models to score %s's texts", source)
+    table = run_performance_stage(
+        replace(
+            settings.finetune, evaluation=replace(settings.finetune.evaluation, design="texts")
+        ),
+        settings.trainer,
+        only,
+        encoder,
+        study_cache(settings),
+        seed=settings.analysis.tests.embedding.seed,
+        policy=settings.sampling.policy,
+    )
+    assert table.texts is not None
+    texts = PerfTexts.of(table.texts[table.texts["group"] != BASELINE])
+    return perf_plant_power(
+        texts,
+        source,
+        classes,
+        power.performance_gaps,
+        plants=power.plants,
+        relabellings=power.relabellings,
+        alpha=settings.analysis.significance,
+        seed=power.seed,
+    )
+
+
+def log_perf_power(run: RunLog, result: PerfPower) -> None:
+    """The performance plants' rates and each size class's detectable gap."""
+    write_perf_power(run, result)
+    run.metrics(
+        {
+            f"power/detectable_gap/{a}__{b}": gap
+            for (a, b), gap in result.detectable().items()
+            if gap == gap
+        }
+    )
+
+
+def perf_power_summary(result: PerfPower) -> str:
+    """The console's lines: per size class, the smallest accuracy gap found with 80% power."""
+    lines = [
+        f"regbias: power of the performance test of record ({result.source}'s scored texts, "
+        f"accuracy {result.accuracy:.3f}, a share of one side's correctness flipped; "
+        f"{result.relabellings} relabellings a plant, {result.plants} plants a gap)"
+    ]
+    for (a, b), gap in result.detectable().items():
+        said = (
+            f"a gap of {100 * gap:.0f} points is found with 80% power"
+            if gap == gap
+            else "no planted gap is found with 80% power"
+        )
+        lines.append(f"  accuracy, pairs of {a} and {b} texts: {said}")
+    if result.note:
+        lines.append(f"  ({result.note})")
+    return "\n".join(lines)

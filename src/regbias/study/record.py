@@ -1,34 +1,26 @@
 """The test of record of every pair, wired to the configured study (once per sweep).
 
-Reads the corpus, builds its groups (``baseline`` is the training sample of
-``analysis.seed``), embeds every tested text's sentence vector through the
-embedding cache (most are there already from the jobs) and runs
-:func:`regbias.analysis.tests.embedding.record_tests`. A sweep's parent runs it once per variant,
-a single run once for itself.
+Reads the corpus, builds its groups, embeds every tested text through the embedding cache and
+runs :func:`regbias.analysis.tests.embedding.record_tests`, once per variant of a sweep.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.tests.embedding import PairTests, record_tests
 from regbias.console import progress_bar
 from regbias.data.study import StudyData
-from regbias.embeddings.cache import EmbeddingCache, embed_pooled
+from regbias.embeddings.cache import embed_pooled
 from regbias.embeddings.encoder import Encoder
-from regbias.study.parts import record_study, study_encoder
+from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.power import sweep_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
 
-__all__ = [
-    "record_and_power",
-    "record_study",
-    "run_record_tests",
-]
+__all__ = ["record_and_power", "record_study", "run_record_tests"]
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +31,9 @@ def run_record_tests(
     study: StudyData | None = None,
     encoder: Encoder | None = None,
 ) -> PairTests | None:
-    """The tests of record of the configured study (None where ``pair_test.enabled`` is off).
+    """The tests of record of the configured study (None where they are off).
 
-    Args:
-        settings: the study's settings.
-        study: the groups (None: read as :func:`record_study` does).
-        encoder: the encoder (None: the configured one).
+    ``study`` and ``encoder`` None: read as :func:`record_study` and ``study_encoder`` do.
     """
     pair = settings.analysis.tests.embedding
     if not pair.enabled:
@@ -52,7 +41,7 @@ def run_record_tests(
     started = time.perf_counter()
     study = study if study is not None else record_study(settings)
     encoder = encoder if encoder is not None else study_encoder(settings)
-    cache = EmbeddingCache(Path(settings.paths.cache_dir))
+    cache = study_cache(settings)
     groups = {name: list(texts.texts) for name, texts in study.groups.items()}
     n = len(groups)
     log.info(

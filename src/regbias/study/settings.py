@@ -1,8 +1,4 @@
-"""The study's settings: everything one job reads from its config, typed and validated.
-
-The composed config is read into these by :func:`regbias.app.settings.read_settings` (the only
-reader of Hydra's config); below the app every floor takes these frozen dataclasses.
-"""
+"""The study's settings: everything one job reads from its config, typed and validated."""
 
 from __future__ import annotations
 

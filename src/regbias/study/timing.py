@@ -1,10 +1,7 @@
 """Wall time per step: of a job (``time/<step>_s``), of a sweep's end, of the whole process.
 
-A sweep's summary sets its wall time against the sum of its steps and one start-up, so time
-no step accounts for shows up as ``unaccounted`` instead of hiding between the jobs. A single
-run's (or ``task=analyze``'s) summary does the same for its process: start-up (from the
-process's start to the job's set-up), the job's steps and the summary, against the wall time
-since the process started.
+A summary sets the wall time against the sum of the steps and the start-up, so time no step
+accounts for shows instead of hiding between the jobs.
 """
 
 from __future__ import annotations
@@ -16,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from regbias.tracking.reaper import process_start
 
 __all__ = [
     "SweepTimes",
@@ -56,8 +55,7 @@ def timed(times: dict[str, float], step: str) -> Iterator[None]:
 def process_started() -> float | None:
     """When this process started (``time.time()`` seconds), from ``/proc``; None elsewhere."""
     try:
-        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = int(fields[19])  # field 22 of stat(5): start time in clock ticks after boot
+        ticks = int(process_start(os.getpid()) or "")
         boot = next(
             int(line.split()[1])
             for line in Path("/proc/stat").read_text().splitlines()
@@ -85,9 +83,8 @@ class SweepTimes:
     Attributes:
         steps: seconds per job step (``time/<step>_s``), summed over the jobs that ran.
         jobs: how many jobs ran (reused jobs cost nothing now).
-        aggregation: seconds per step of the sweep's end (``load``, ``analysis``, ``report``,
-            ``power``, ``summary``).
-        startup: from the process's start to the first job's run (imports, config, data check).
+        aggregation: seconds per step of the sweep's end.
+        startup: from the process's start to the first job's run.
         total: from the process's start (or the sweep's) to now.
     """
 

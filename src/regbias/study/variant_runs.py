@@ -1,12 +1,9 @@
 """One MLflow parent per variant of a sweep over more than the seed (one per encoder).
 
-A sweep over ``encoder=minilm_l6,minilm_random`` pools each encoder's jobs apart. Each variant
-gets its own run, a child of the sweep's parent and the parent of that variant's jobs. Its
-params are its jobs' (the seed left out), its metrics the pooled analysis's under the same
-names in every variant (``headline/primary_rho``, ``corr/...``, ``dist_mean/...``), so the
-runs table sets the encoders side by side as rows with comparable columns. A random-weights
-control's run says so in its name, its tags and its description. The sweep's parent keeps a
-copy of each variant's artifacts and metrics under ``variant-<hash>/`` for its comparison page.
+Each variant's run is a child of the sweep's parent and the parent of its jobs; its params are
+its jobs' (but the seed), its metrics the pooled analysis's under the same names in every
+variant, so the runs table sets the encoders side by side. The sweep's parent keeps a copy of
+each variant's artifacts and metrics under ``variant-<hash>/`` for its comparison page.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from regbias.report.comparison import variant_labels
-from regbias.report.headline import read_headline
+from regbias.report.headline import Headline, read_headline
 from regbias.report.html import publish_html
 from regbias.report.local_copy import copy_report
 from regbias.report.sweep_artifacts import copy_run
@@ -26,7 +23,7 @@ from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, start_run, tracked_run
 from regbias.tracking.ui import describe_run
 
-__all__ = ["CONTROL_TAG", "VARIANT_ROLE", "variant_run"]
+__all__ = ["CONTROL_TAG", "VARIANT_ROLE", "publish_pages", "publish_run", "variant_run"]
 
 #: ``regbias.role`` of a variant's run (the sweep's parent is ``sweep``).
 VARIANT_ROLE = "variant"
@@ -41,11 +38,9 @@ def variant_run(
 ) -> Iterator[RunLog]:
     """The variant's own run, open for its pooled analysis; published when the block ends.
 
-    On leaving the block the run's artifacts and metrics are copied into ``parent`` under
-    ``variant-<variant>/`` (the comparison page reads them there); the run gains
-    ``report.html``, its headline metrics and its description, ends FINISHED (FAILED if the
-    block raised), and its jobs become its children (a job reused from another sweep stays
-    there). Running the sweep again reuses the variant's run.
+    On leaving the block its artifacts and metrics are copied into ``parent`` under
+    ``variant-<variant>/``, it gains ``report.html``, headline metrics and description, ends
+    FINISHED (FAILED if the block raised) and adopts its jobs. A rerun reuses it.
 
     Args:
         parent: the sweep's parent run.
@@ -74,7 +69,8 @@ def variant_run(
     with tracked_run(own):
         yield own
         _copy_into(own, parent.under(f"variant-{variant}/"))
-        _publish(own)
+        with tempfile.TemporaryDirectory() as tmp:
+            publish_run(own, copy_report(own, Path(tmp) / "report"))
     ours = (parent.run_id, own.run_id)
     _adopt(own, [j.info.run_id for j in jobs if j.data.tags.get("mlflow.parentRunId") in ours])
 
@@ -85,14 +81,20 @@ def _shared_params(params: list[Mapping[str, str]]) -> dict[str, str]:
     return {k: v for k, v in first.items() if k != "seed"}
 
 
-def _publish(run: RunLog) -> None:
-    """``report.html`` beside the run's report, its headline metrics and its description."""
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = copy_report(run, Path(tmp) / "report")
-        publish_html(run, folder)
-        headline = read_headline(folder)
-        run.metrics(headline.metrics)
-        describe_run(run, headline.markdown())
+def publish_pages(run: RunLog, folder: Path) -> None:
+    """``report.html`` (figures embedded) beside each ``report.md`` of the copy and the run."""
+    for source in sorted(folder.glob("**/report.md")):
+        relative = source.parent.relative_to(folder).as_posix()
+        publish_html(run, source.parent, None if relative == "." else relative)
+
+
+def publish_run(run: RunLog, folder: Path) -> Headline:
+    """The pages of ``folder`` (a copy of the run's report), its headline metrics, description."""
+    publish_pages(run, folder)
+    headline = read_headline(folder)
+    run.metrics(headline.metrics)
+    describe_run(run, headline.markdown())
+    return headline
 
 
 def _reopened(parent: RunLog, variant: str) -> RunLog | None:

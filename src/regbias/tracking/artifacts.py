@@ -1,9 +1,6 @@
-"""Every path of a run folder, named once, with the readers of what it holds.
+"""Every path of a run folder (its artifacts, and their local copy), named once, with readers.
 
-A run folder is a run's MLflow artifacts, and their local copy (``report/`` beside the Hydra
-outputs). Writers pass these names to :class:`regbias.tracking.runs.RunLog`; readers take the
-folder and find the file here. ``tests/layout`` keeps every other module free of these paths'
-literals.
+``tests/layout`` keeps every other module free of these paths' literals.
 """
 
 from __future__ import annotations
@@ -246,12 +243,7 @@ def read_distance(folder: Path, name: str) -> DistanceMatrix | None:
 def read_distances(folder: Path, *, strict: bool = False) -> dict[str, DistanceMatrix]:
     """Every distance matrix of a run folder's :data:`DISTANCES_FOLDER`, by name.
 
-    Args:
-        folder: the run folder.
-        strict: raise on a JSON file that is no distance matrix (else it is skipped).
-
-    Returns:
-        The matrices by their names (empty when the folder is not there).
+    ``strict``: raise on a JSON file that is no distance matrix (else it is skipped).
     """
     matrices = {}
     distances = folder / DISTANCES_FOLDER

@@ -1,10 +1,8 @@
 """The sweep's ledger in its directory: the parent run it opened and each job's outcome.
 
-A sweep's start writes :data:`PARENT_FILE` into the sweep directory (the parent run, its
-experiment and store, and the ``launch`` of this start); each job writes :data:`JOB_FILE` into
-its own output folder (its number, overrides and status, and the launch it ran under). Plain
-JSON files, so a launcher's jobs in other processes or on other machines find their parent, and
-the sweep's end reads every job's outcome without asking the store.
+Plain JSON files (:data:`PARENT_FILE` in the sweep directory, :data:`JOB_FILE` in each job's
+folder), so jobs on other machines find their parent and the sweep's end reads every outcome
+without asking the store.
 """
 
 from __future__ import annotations
@@ -59,11 +57,7 @@ def write_job_record(
     overrides: Sequence[str],
     outcome: Mapping[str, Any],
 ) -> None:
-    """Write one job's outcome (``status``, ``run_id``...) into its output folder, atomically.
-
-    Inside a sweep the record carries the sweep's launch: the sweep's end pools only the
-    records of its own start.
-    """
+    """Write one job's outcome (``status``, ``run_id``...) and the sweep's launch, atomically."""
     path = output_dir / JOB_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -76,11 +70,7 @@ def write_job_record(
 
 
 def job_records(sweep_dir: Path, launch: str | None = None) -> list[dict[str, Any]]:
-    """This sweep's job outcome records, by job number.
-
-    A reused ``hydra.sweep.dir`` still holds the records of an earlier sweep's jobs: only those
-    written under this sweep's launch (``launch``; by default the parent file's) are its own.
-    """
+    """This sweep's job outcome records (of its ``launch``, else the parent file's), by number."""
     launch = launch or (read_parent(sweep_dir) or {}).get("launch")
     records = []
     for path in sweep_dir.glob(f"*/{JOB_FILE}"):

@@ -16,21 +16,14 @@ __all__ = ["JobRunLogger", "RunPerformanceSink"]
 
 
 class JobRunLogger(MLFlowLogger):
-    """Lightning's MLflow logger writing into the job's own run, which it never ends.
-
-    (Lightning's logger marks its run FINISHED after every fit; the job's run ends once, when
-    the job does.)
-    """
+    """Lightning's MLflow logger writing into the job's own run, which it never ends."""
 
     def finalize(self, status: str = "success") -> None:
         """Leave the run open: the job ends it once, when the job does."""
         return None
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
-        """Log metrics, with Lightning's ``epoch`` under the fold's prefix (``fold0/epoch``).
-
-        Like the curves, so the folds of a job do not share one ``epoch`` series.
-        """
+        """Log metrics, with Lightning's ``epoch`` under the fold's prefix (``fold0/epoch``)."""
         prefixes = {key.split("/", 1)[0] for key in metrics if "/" in key}
         if "epoch" in metrics and len(prefixes) == 1:
             metrics = dict(metrics)
@@ -39,11 +32,7 @@ class JobRunLogger(MLFlowLogger):
 
 
 class RunPerformanceSink:
-    """A :class:`regbias.performance.stage.PerformanceSink` that writes into one job's run.
-
-    Training curves go through :class:`JobRunLogger`, best scores as run metrics, and each
-    model's weights as ``models/seed{s}_fold{j}.pt``.
-    """
+    """A :class:`regbias.performance.stage.PerformanceSink` that writes into one job's run."""
 
     def __init__(self, run: RunLog) -> None:
         self.run = run

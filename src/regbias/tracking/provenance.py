@@ -45,9 +45,7 @@ CODE_PATHS = ("src", "conf", "run.py", "pyproject.toml")
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, str]:
     """Commit, dirty flag and a hash of the uncommitted changes ("unknown" outside git).
 
-    ``git.diff_hash`` covers ``git diff HEAD`` and the untracked files, both under
-    :data:`CODE_PATHS`; it is "none" (and ``git.dirty`` false) where the code is the commit's.
-    Two dirty trees with the same diff hash run the same code.
+    ``git.diff_hash`` covers ``git diff HEAD`` and untracked files under :data:`CODE_PATHS`.
     """
     commit = _git(root, "rev-parse", "HEAD")
     if commit is None:
@@ -89,14 +87,7 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
 
 
 def provenance_tags(versions: bool = True) -> dict[str, str]:
-    """Tags for an MLflow run: commit, dirty flag, Python, platform and package versions.
-
-    Args:
-        versions: add one ``version.<package>`` tag per package.
-
-    Returns:
-        The tags by name.
-    """
+    """Tags for an MLflow run: commit, dirty flag, Python, platform and package versions."""
     tags = git_state()
     tags["python"] = platform.python_version()
     tags["platform"] = platform.platform()

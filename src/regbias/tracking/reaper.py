@@ -1,8 +1,7 @@
 """Runs left RUNNING by a process that died (SIGKILL, power loss) are closed FAILED on start.
 
-Every run records its owner: pid, host and the process's start time (so a recycled pid is not
-mistaken for the owner). A run on this host whose owner is gone is dead; a run owned by another
-host is left alone, since its liveness cannot be checked from here.
+Every run records its owner: pid, host and process start (a recycled pid is no owner). A run
+owned by another host is left alone: its liveness cannot be checked from here.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,36 +77,30 @@ def is_alive(owner: Owner) -> bool | None:
     return start == owner.start
 
 
-def live_owner(tags: dict[str, str]) -> str | None:
-    """``pid 123 on host h`` when a run's owner process may still run; None when it is dead.
-
-    An owner on another host counts as alive (this host cannot tell); a run without owner
-    tags (started before they existed) has none.
-    """
+def _owner(tags: Mapping[str, str]) -> Owner | None:
+    """A run's owner from its tags; None for a run without them (started before they existed)."""
     if OWNER_PID not in tags or OWNER_HOST not in tags:
         return None
-    owner = Owner(int(tags[OWNER_PID]), tags[OWNER_HOST], tags.get(OWNER_START, "unknown"))
-    if is_alive(owner) is False:
+    return Owner(int(tags[OWNER_PID]), tags[OWNER_HOST], tags.get(OWNER_START, "unknown"))
+
+
+def live_owner(tags: dict[str, str]) -> str | None:
+    """``pid 123 on host h`` when a run's owner may still run (or is on another host), else None."""
+    owner = _owner(tags)
+    if owner is None or is_alive(owner) is False:
         return None
     return f"pid {owner.pid} on host {owner.host}"
 
 
 def reap_dead_runs(client: MlflowClient, experiment_id: str) -> list[str]:
-    """Mark FAILED the RUNNING runs of the experiment whose owner process is dead.
-
-    Returns:
-        The ids of the runs closed; a caller says so in one line.
-    """
+    """Mark FAILED the RUNNING runs of the experiment whose owner process is dead; their ids."""
     runs = client.search_runs(
         [experiment_id], filter_string="attributes.status = 'RUNNING'", max_results=1000
     )
     closed = []
     for run in runs:
-        tags = run.data.tags
-        if OWNER_PID not in tags or OWNER_HOST not in tags:
-            continue
-        owner = Owner(int(tags[OWNER_PID]), tags[OWNER_HOST], tags.get(OWNER_START, "unknown"))
-        if is_alive(owner) is not False:
+        owner = _owner(run.data.tags)
+        if owner is None or is_alive(owner) is not False:
             continue
         try:
             client.set_tag(run.info.run_id, "error.type", "owner process died")

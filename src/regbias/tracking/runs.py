@@ -2,13 +2,20 @@
 
 Stages never import MLflow; they return results and :class:`RunLog` writes them. Every run this
 module starts ends FINISHED or FAILED, including on exceptions, Ctrl-C and SIGTERM.
+
+A fresh SQLite store is created (and migrated) on first use. Two sweeps starting at once race
+on that migration, and a store created on a full disk is left half-migrated; so the first use
+runs under an exclusive lock next to the database, after a free-space check of its folder.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import logging
+import os
+import shutil
 import tempfile
 import time
 import traceback
@@ -27,24 +34,87 @@ from regbias.interrupt import StopRequested, check_stop, stop_on_sigterm
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
-from regbias.tracking.store import check_free_space, local_store_path, store_lock
 
 __all__ = [
+    "MIN_FREE_MB",
     "TrackingSettings",
     "RunLog",
     "artifact_location",
+    "check_free_space",
     "connect",
     "start_run",
     "tracked_run",
     "find_finished_run",
     "has_artifact",
+    "local_store_path",
     "log_config",
     "metric_key",
+    "store_lock",
 ]
 
 log = logging.getLogger(__name__)
 
 _BATCH = 100  # MLflow's limit of params per log_batch call.
+
+MIN_FREE_MB = 64
+"""Below this many free megabytes in the store's folder a run does not start."""
+
+
+def local_store_path(uri: str) -> Path | None:
+    """The file (SQLite) or folder (file store) behind ``uri``; None for a server."""
+    if uri.startswith("sqlite:///"):
+        return Path(uri.removeprefix("sqlite:///"))
+    if uri.startswith("file://"):
+        return Path(uri.removeprefix("file://"))
+    if "://" in uri or uri.startswith("databricks"):
+        return None
+    return Path(uri)
+
+
+def check_free_space(uri: str, min_mb: float = MIN_FREE_MB) -> None:
+    """Raise before touching a local store whose disk is (nearly) full.
+
+    Raises:
+        TrackingError: fewer than ``min_mb`` megabytes free; the message names the folder.
+    """
+    path = local_store_path(uri)
+    if path is None:
+        return
+    folder = path.parent if path.suffix or not path.is_dir() else path
+    folder = _existing(folder.resolve())
+    free_mb = shutil.disk_usage(folder).free / 2**20
+    if free_mb < min_mb:
+        raise TrackingError(
+            f"only {free_mb:.0f} MB free in {folder}, where the MLflow store '{uri}' lives "
+            f"(at least {min_mb:.0f} MB needed): free space there or set tracking.uri elsewhere"
+        )
+
+
+def _existing(folder: Path) -> Path:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+@contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """Hold an exclusive lock on a local SQLite store while its schema may be created."""
+    path = local_store_path(uri)
+    if path is None or not uri.startswith("sqlite:///"):
+        yield
+        return
+    lock = path.resolve().with_name(path.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:  # a read-only folder: nobody can migrate there anyway
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
 
 
 @dataclass(frozen=True)
@@ -70,8 +140,7 @@ class TrackingSettings:
 def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
     """A client for the store and the id of the experiment (created when missing).
 
-    A local store is checked for free space first, and its schema is created under a file lock
-    (:mod:`regbias.tracking.store`), so sweeps starting at once on a fresh store all get in.
+    A local store's schema is created under :func:`store_lock`, after :func:`check_free_space`.
 
     Raises:
         ConfigError: the store cannot be reached; the message names the URI.
@@ -95,9 +164,8 @@ def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
 def artifact_location(settings: TrackingSettings) -> str | None:
     """Where a new experiment of this store keeps its artifacts (None: the server decides).
 
-    A relative ``tracking.artifact_root`` of a SQLite store lies beside the store, so that one
-    ``MLFLOW_TRACKING_URI`` keeps its artifacts in one place whatever folder a run starts from
-    (the default ``sqlite:///mlruns.db`` with ``mlruns`` is ``./mlruns`` as before).
+    A relative ``tracking.artifact_root`` of a SQLite store lies beside the store, so one store
+    keeps its artifacts in one place whatever folder a run starts from.
     """
     if settings.uri.startswith(("http://", "https://", "databricks")):
         return None
@@ -156,11 +224,7 @@ def _probe(uri: str) -> None:
 
 
 class RunLog:
-    """Writes results into one MLflow run (params, metrics, tables, JSON, figures, files).
-
-    With a ``prefix`` every artifact path and metric key starts with it (``variant-ab12/``),
-    so several analyses can share one run.
-    """
+    """Writes results into one MLflow run, every artifact path and metric key under ``prefix``."""
 
     def __init__(self, client: MlflowClient, run_id: str, prefix: str = "") -> None:
         self.client = client
@@ -184,22 +248,23 @@ class RunLog:
 
     def params(self, values: Mapping[str, Any]) -> None:
         """Log parameters (values as text, cut at 6,000 characters), in batches."""
-        items = [Param(k, str(v)[:6000]) for k, v in values.items()]
-        for start in range(0, len(items), _BATCH):
-            self.client.log_batch(self.run_id, params=items[start : start + _BATCH])
+        self._batches("params", [Param(k, str(v)[:6000]) for k, v in values.items()], _BATCH)
 
     def tags(self, values: Mapping[str, Any]) -> None:
         """Set tags (values as text, cut at 8,000 characters), in batches."""
-        items = [RunTag(k, str(v)[:8000]) for k, v in values.items()]
-        for start in range(0, len(items), _BATCH):
-            self.client.log_batch(self.run_id, tags=items[start : start + _BATCH])
+        self._batches("tags", [RunTag(k, str(v)[:8000]) for k, v in values.items()], _BATCH)
 
     def metrics(self, values: Mapping[str, float], step: int = 0) -> None:
         """Log metrics at ``step``, their keys under the prefix and made valid for MLflow."""
         now = int(time.time() * 1000)
         items = [Metric(metric_key(self._at(k)), float(v), now, step) for k, v in values.items()]
-        for start in range(0, len(items), 1000):
-            self.client.log_batch(self.run_id, metrics=items[start : start + 1000])
+        self._batches("metrics", items, 1000)
+
+    def _batches(self, kind: str, items: list[Any], size: int) -> None:
+        """``log_batch`` of ``items`` as ``kind`` (params, tags, metrics), ``size`` a call."""
+        for start in range(0, len(items), size):
+            batch: dict[str, Any] = {kind: items[start : start + size]}
+            self.client.log_batch(self.run_id, **batch)
 
     def json(self, data: Any, path: str) -> None:
         """Write ``data`` as a JSON artifact at ``path`` (under the prefix)."""
@@ -212,11 +277,7 @@ class RunLog:
     def table(
         self, frame: pd.DataFrame, path: str, index: bool = False, float_format: str | None = None
     ) -> None:
-        """Write ``frame`` as a CSV artifact at ``path`` (with its index if ``index``).
-
-        ``float_format`` (e.g. ``%.9g``) writes floats with that many digits; None: all of
-        them (pandas' round trip).
-        """
+        """Write ``frame`` as a CSV artifact at ``path`` (``float_format`` e.g. ``%.9g``)."""
         text = frame.to_csv(index=index, float_format=float_format)
         self.client.log_text(self.run_id, text, self._at(path))
 
@@ -261,9 +322,6 @@ def start_run(
 ) -> RunLog:
     """Create a RUNNING run (a child when ``parent_run_id`` is given), tagged with its owner.
 
-    The owner tags (pid, host, process start) let a later start tell a run whose process died
-    from one still running (:func:`regbias.tracking.reaper.reap_dead_runs`).
-
     Raises:
         TrackingError: the store refused the write (read-only, full disk); names the URI.
     """
@@ -289,8 +347,7 @@ def _first_line(error: BaseException) -> str:
 def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
     """End ``run`` FINISHED when the block completes, FAILED on any exception or interrupt.
 
-    ``on_abort`` (a callable) runs on Ctrl-C/SIGTERM, e.g. to close the sweep's parent run too.
-    The traceback of an unexpected error is logged as ``error.txt``.
+    ``on_abort`` runs on Ctrl-C/SIGTERM; an error's traceback is logged as ``error.txt``.
     """
     status = "FAILED"
     try:
@@ -323,8 +380,7 @@ def find_finished_run(
 ) -> str | None:
     """The newest FINISHED job run whose config hash equals ``config_hash``, if any.
 
-    With ``required`` (an artifact path) a run that lacks that artifact (its artifact folder
-    was deleted) does not count: the job runs again.
+    A run that lacks the artifact ``required`` (its folder was deleted) does not count.
     """
     runs = client.search_runs(
         [experiment_id],

@@ -1,8 +1,6 @@
-"""What the MLflow UI shows: the experiment's kind, run names, descriptions, headline metrics.
+"""What the MLflow UI shows: the experiment's kind, run names, descriptions, input datasets.
 
-MLflow 3's UI opens an experiment on its runs table only when the experiment is tagged as a
-model-training one (``mlflow.experimentKind``); otherwise it shows the GenAI traces overview.
-A run's description on its page is the ``mlflow.note.content`` tag.
+MLflow 3's UI opens an experiment on its runs table only when it is tagged model-training.
 """
 
 from __future__ import annotations
@@ -11,12 +9,16 @@ import copy
 import json
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pandas as pd
+from mlflow.entities import DatasetInput, InputTag
 from mlflow.tracking import MlflowClient
+from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
 from regbias.tracking.artifacts import REPORT_HTML
 from regbias.tracking.runs import RunLog
@@ -30,6 +32,7 @@ __all__ = [
     "NOTE_TAG",
     "describe_run",
     "fitted_description",
+    "log_dataset",
     "log_derived",
     "mark_model_training",
     "rename_run",
@@ -71,14 +74,9 @@ def describe_run(run: RunLog, markdown: str) -> None:
 def fitted_description(markdown: str, report_link: str, limit: int = NOTE_LIMIT) -> str:
     """The description as it is, or cut at a line's end with a note linking the full report.
 
-    Args:
-        markdown: the description.
-        report_link: where the full report is (the run's ``report.html`` artifact).
-        limit: the most characters the description may have.
-
     Returns:
-        ``markdown`` when it fits; else its first whole lines and a closing note that says it
-        was cut, at how many of how many characters, and links the full report.
+        ``markdown`` when it fits ``limit``; else its first whole lines and a note saying where
+        it was cut and linking ``report_link``.
     """
     if len(markdown) <= limit:
         return markdown
@@ -141,11 +139,7 @@ def ui_command(tracking_uri: str) -> str:
 
 
 def run_url(base: str, experiment_id: str, run_id: str) -> str:
-    """The run's page in the UI at ``base``, in the UI's model-training view.
-
-    MLflow 3.17's UI picks its view from ``?workflowType=`` (else the browser's last choice,
-    GenAI by default); the experiment tag alone does not switch it.
-    """
+    """The run's page in the UI at ``base``, in the model-training view (``?workflowType=``)."""
     route = f"#/experiments/{quote(experiment_id)}/runs/{quote(run_id)}"
     return f"{base.rstrip('/')}/{route}?workflowType={WORKFLOW_TYPE}"
 
@@ -160,3 +154,20 @@ def ui_serving(base: str, run_id: str, timeout_s: float = 1.0) -> bool:
             )
     except (urllib.error.URLError, OSError, ValueError):
         return False
+
+
+def log_dataset(run: RunLog, table: pd.DataFrame, name: str, source: str, context: str) -> None:
+    """Record ``table`` (one row per group) as an input of ``run``, read from ``source``.
+
+    ``context`` is the input's role shown beside it (``groups``, ``pooled groups``).
+    """
+    # Where mlflow.data's from_pandas is defined (the package adds it at import time).
+    from mlflow.data.pandas_dataset import from_pandas
+
+    with warnings.catch_warnings():  # source-type guesses and integer-schema hints
+        warnings.simplefilter("ignore")
+        dataset = from_pandas(table, source=source, name=name)
+        # What the fluent mlflow.log_input logs, for a run this process does not make active.
+        entity = dataset._to_mlflow_entity()
+    tags = [InputTag(key=MLFLOW_DATASET_CONTEXT, value=context)]
+    run.client.log_inputs(run.run_id, datasets=[DatasetInput(entity, tags)])
