@@ -21,7 +21,7 @@ from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
-from regbias.report.power import write_perf_power
+from regbias.report.publish import write_perf_power
 from regbias.study.settings import StudySettings
 from regbias.tracking.runs import RunLog
 

@@ -22,7 +22,7 @@ from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 from regbias.errors import ConfigError
-from regbias.report.power import write_power
+from regbias.report.publish import write_power
 from regbias.study.parts import record_study, study_encoder
 from regbias.study.perf_power import log_perf_power, perf_power_study, perf_power_summary
 from regbias.study.settings import StudySettings
