@@ -25,8 +25,7 @@ from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings import details_markdown, finding_lines
 from regbias.report.findings_model import Findings
 from regbias.report.noise import noise_section, unusable_lines, unusable_warnings
-from regbias.report.perf_record import perf_section
-from regbias.report.record import record_section
+from regbias.report.record import perf_section, record_section
 from regbias.tracking import artifacts as paths
 
 __all__ = [

@@ -44,8 +44,13 @@ from regbias.report.markdown import (
     scatter_rows,
 )
 from regbias.report.noise import verdict_lines
-from regbias.report.perf_record import perf_figure
-from regbias.report.record import pairs_columns, pairs_lines, pairs_metrics, record_matrix
+from regbias.report.record import (
+    pairs_columns,
+    pairs_lines,
+    pairs_metrics,
+    perf_figure,
+    record_matrix,
+)
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
