@@ -26,6 +26,7 @@ from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
 
 __all__ = [
     "GLOSSARY",
+    "SIDES",
     "describe_column",
     "details_markdown",
     "finding_lines",
@@ -73,7 +74,8 @@ _ADJUSTED = {
     "bh": "Benjamini-Hochberg-adjusted",
     "none": "unadjusted",
 }
-_SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
+#: The primary test's direction (``PrimaryTest.direction``) in words.
+SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
 _DETECTS = {"greater": "rho >= {:.2f}", "less": "rho <= {:.2f}", "two-sided": "|rho| >= {:.2f}"}
 
 
@@ -226,7 +228,7 @@ def primary_sentence(test: PrimaryTest) -> str:
     subject = f"{subject[0].upper()}{subject[1:]} ({columns}"
     if test.note:
         return f"{_PRIMARY_ROW}{subject}): {test.note}."
-    scope = f"regions only, {test.n_pairs} pairs, {_SIDES[test.direction]}"
+    scope = f"regions only, {test.n_pairs} pairs, {SIDES[test.direction]}"
     if not _finite(test.rho):
         return f"{_PRIMARY_ROW}{subject}; {scope}): no rank correlation (a constant column)."
     kind = "exact Mantel p" if test.exact else f"Mantel p ({test.n_permutations - 1} relabellings)"

@@ -30,7 +30,7 @@ from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.text_scores import PROBABILITY_FORMAT
 from regbias.report import figures as plots
-from regbias.report.bottom_line import Evidence
+from regbias.report.bottom_line import Evidence, mantel_kind
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
@@ -294,10 +294,9 @@ def _primary_figure(run: RunLog, analysis: Analysis) -> None:
         return
     pairs = analysis.pairwise
     regions = pairs[pairs["group_a"].isin(test.groups) & pairs["group_b"].isin(test.groups)]
-    kind = "exact Mantel p" if test.exact else "Mantel p"
     title = (
         f"primary hypothesis, regions only ({test.n_pairs} pairs): rho = {test.rho:.2f}, "
-        f"{kind} = {test.p_value:.2g} (level {test.significance:g})"
+        f"{mantel_kind(test)} = {test.p_value:.2g} (level {test.significance:g})"
     )
     figure = plots.pair_scatter(regions, test.distance, test.performance, title=title)
     run.figure(figure, primary_scatter_path(test))
