@@ -1,13 +1,9 @@
 """Which pairs differ, in words: one renderer for every pairwise test of record.
 
-Which pairs differ is said from the tests of record alone (:mod:`regbias.analysis.tests.pairwise`):
-the embedding-space test (:mod:`regbias.analysis.tests.embedding`) and the performance test
-(:mod:`regbias.analysis.tests.performance`). For each, the region pairs are its primary family, the
-pairs with a reference group a secondary one, each Holm-adjusted; an untestable pair is said
-to be so, with its reason, and kept out of the count. A pair not shown to differ is said with
-what the test could have detected at its size (the power plants), where that was measured.
-This module writes each test's bottom-line clause, findings, metrics, headline counts and
-pairwise columns, and each test's own section (the performance test's with its figure).
+Which pairs differ is said from the tests of record alone (:mod:`regbias.analysis.tests.pairwise`:
+the embedding-space and the performance test, two Holm families each; docs/method.md). This
+module writes each test's bottom-line clause, findings, metrics, headline counts and pairwise
+columns, and each test's own section (the performance test's with its figure).
 """
 
 from __future__ import annotations
@@ -39,7 +35,7 @@ from regbias.analysis.tests.performance import PerfTests, models_words, points, 
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.canvas import new_figure
-from regbias.report.escape import markdown_text
+from regbias.report.escape import cell_text, markdown_text
 from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PAIR_TESTS_JSON, PERF_FIGURE
 
 __all__ = [
@@ -256,7 +252,7 @@ def record_section(tests: PairTests | None) -> str:
     header = "| pair | " + " | ".join(columns) + " |"
     rule = "|" + "---|" * (len(columns) + 1)
     body = [
-        "| " + " | ".join([str(i), *(_cell(row[c]) for c in columns)]) + " |"
+        "| " + " | ".join([str(i), *(cell_text(row[c]) for c in columns)]) + " |"
         for i, row in table.iterrows()
     ]
     return "\n".join(
@@ -285,14 +281,6 @@ def record_section(tests: PairTests | None) -> str:
             "",
         ]
     )
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
-    if isinstance(value, float | np.floating):
-        return "" if math.isnan(value) else f"{value:.4g}"
-    return markdown_text(value)
 
 
 def perf_section(tests: PerfTests | None) -> str:
@@ -361,8 +349,8 @@ def _pair_line(tests: PerfTests, row: pd.Series) -> str:
         _points(float(row["gap"])),
         points_interval(float(row["ci_low"]), float(row["ci_high"])),
         _points(float(row["raw_gap"])),
-        _cell(float(row[P])),
-        _cell(float(row[P_ADJUSTED])),
+        cell_text(float(row[P])),
+        cell_text(float(row[P_ADJUSTED])),
         _verdict(tests, row),
     ]
     return "| " + " | ".join(cells) + " |"
