@@ -1,9 +1,7 @@
 """The study's questions answered from its tests: the bottom line and the Findings table.
 
-Built from the same tests as the full bottom line (:class:`~regbias.report.bottom_line.Evidence`):
-the test of record of every pair, the performance test of record, the primary hypothesis held
-alone to the level and the secondary correlations by their adjusted p-values. Each answer is
-short (counts and names); every number behind it is in the report's details.
+Built from the same tests as the full bottom line (:class:`~regbias.report.bottom_line.Evidence`);
+each answer is short (counts and names), every number behind it is in the report's details.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The report's first sentence: what was found, and what was not shown.
 
-It is built from the same tests the Findings list: the primary hypothesis held alone to the
-level, the secondary correlations by their adjusted p-values, and the test of record of every
-pair (Holm within its family). An unadjusted p never makes a finding here; the distances' own
-(secondary) pair tests never make one either.
+Built from the tests the Findings list; an unadjusted p never makes a finding (docs/method.md).
 """
 
 from __future__ import annotations

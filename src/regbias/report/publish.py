@@ -84,13 +84,7 @@ LEFT_OUT = frozenset({paths.HYDRA_FOLDER, paths.MODELS_FOLDER, paths.ERROR_TXT})
 
 
 def write_groups(run: RunLog, table: pd.DataFrame, dropped: Mapping[str, int]) -> None:
-    """The group table (``data/groups.csv``) and the texts dropped (``data/dropped.json``).
-
-    Args:
-        run: the job's run.
-        table: the group sizes, training pool and sample included.
-        dropped: texts dropped per reason, and the groups emptied by cleaning.
-    """
+    """The group table (sizes, training pool and sample) and the texts dropped per reason."""
     run.table(table, paths.GROUPS_CSV)
     run.json(dict(dropped), paths.DROPPED_JSON)
 
@@ -119,26 +113,14 @@ def write_distance_tables(
 
 
 def write_performance(run: RunLog, per_model: pd.DataFrame, texts: pd.DataFrame | None) -> None:
-    """The per-model scores (``per_model.csv``) and, if kept, each text's (``texts.csv``).
-
-    Args:
-        run: the job's (or the pooled variant's) run.
-        per_model: one row per trained model and group.
-        texts: one row per scored text, written with :data:`PROBABILITY_FORMAT`; None: none.
-    """
+    """The per-model scores and, if kept, each text's (with :data:`PROBABILITY_FORMAT`)."""
     run.table(per_model, paths.PER_MODEL_CSV)
     if texts is not None:
         run.table(texts, paths.TEXTS_CSV, float_format=PROBABILITY_FORMAT)
 
 
 def write_study(run: RunLog, results: StudyResults, runs: list[str] | None = None) -> None:
-    """The groups, their sizes and the meta (``study.json``); a pooled study adds its runs.
-
-    Args:
-        run: the job's or the sweep's run.
-        results: the measurements whose groups to write.
-        runs: the run ids of the jobs pooled; None for a job's own study.
-    """
+    """The groups, their sizes and the meta (``study.json``); a pooled study adds its runs."""
     study: dict[str, object] = {
         "groups": results.groups,
         "group_sizes": results.group_sizes,
