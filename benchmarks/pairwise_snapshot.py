@@ -21,7 +21,6 @@ from regbias.analysis.tests.embedding import PairTestSettings, record_tests
 from regbias.analysis.tests.pairwise import PairwiseTests
 from regbias.analysis.tests.performance import PerfTests, PerfTestSettings, perf_record_tests
 from regbias.analysis.tests.text_scores import PerfTexts
-from regbias.report.perf_record import perf_section
 from regbias.report.record import (
     pairs_columns,
     pairs_found,
@@ -29,6 +28,7 @@ from regbias.report.record import (
     pairs_metrics,
     pairs_numbers,
     pairs_part,
+    perf_section,
     record_section,
 )
 

@@ -27,7 +27,7 @@ from regbias.report import comparison
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.headline import Headline, read_headline
-from regbias.report.local_copy import REPORT_FOLDER, copy_report
+from regbias.report.publish import REPORT_FOLDER, copy_report
 from regbias.study.encoder_compare import compare_variants, jobs_texts
 from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, process_started
 from regbias.study.variant_runs import publish_pages, publish_run

@@ -29,7 +29,7 @@ from regbias.interrupt import (
     ctrl_c_at_safe_points,
     install_sigterm_flag,
 )
-from regbias.report.sweep_artifacts import write_jobs, write_versions
+from regbias.report.publish import write_jobs, write_versions
 from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
 from regbias.tracking.ledger import (

@@ -1,9 +1,7 @@
 """The study's questions answered from its tests: the bottom line and the Findings table.
 
-Built from the same tests as the full bottom line (:class:`~regbias.report.bottom_line.Evidence`):
-the test of record of every pair, the performance test of record, the primary hypothesis held
-alone to the level and the secondary correlations by their adjusted p-values. Each answer is
-short (counts and names); every number behind it is in the report's details.
+Built from the same tests as the full bottom line (:class:`~regbias.report.bottom_line.Evidence`);
+each answer is short (counts and names), every number behind it is in the report's details.
 """
 
 from __future__ import annotations
@@ -19,10 +17,12 @@ from regbias.analysis.multiplicity import p_column
 from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
-from regbias.analysis.tests.performance import PerfTests
-from regbias.report.bottom_line import Evidence, primary_clause
+from regbias.analysis.tests.performance import PerfTests, models_words
+from regbias.report.bottom_line import ADJUSTED_NAMES, Evidence, mantel_kind, primary_clause
 from regbias.report.escape import markdown_code, markdown_text
+from regbias.report.findings import SIDES
 from regbias.report.findings_model import Answer, Findings
+from regbias.report.record import pair_name
 
 __all__ = ["QUESTIONS", "bottom_lines", "study_findings"]
 
@@ -36,8 +36,15 @@ QUESTIONS = (
 _RECORD = "Which pairs differ: the test of record"
 _PERFORMANCE = "Performance gaps: the test of record for performance"
 _CORRELATIONS = "Correlations, with a clear family"
-_ADJUSTED = {"maxt": "maxT", "holm": "Holm", "bh": "Benjamini-Hochberg"}
-_SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
+# The bottom line's count of each test of record: no verdict; found of tested.
+_RECORD_COUNT = (
+    "no verdict on which region pairs differ in the encoder's space",
+    "{} of {} region pairs differ in the encoder's space",
+)
+_PERFORMANCE_COUNT = (
+    "no performance verdict on the region pairs",
+    "the classifiers treat {} of {} differently",
+)
 #: At most this many pairs or correlations are named in an answer (the rest are counted).
 _NAMED = 6
 
@@ -60,15 +67,12 @@ class _Family:
             return f"no verdict on the {self.tested} {words} (too few relabellings){untestable}"
         if not len(self.differing):
             return f"none of the {self.tested} {words} {verb}{untestable}"
-        return f"{len(self.differing)} of {self.tested} {words} {verb}{untestable}: " + _names(
-            self.differing
-        )
+        names = _listed([pair_name(r) for _, r in self.differing.iterrows()])
+        return f"{len(self.differing)} of {self.tested} {words} {verb}{untestable}: {names}"
 
 
-def _names(rows: pd.DataFrame) -> str:
-    names = [
-        f"{markdown_text(r['group_a'])}-{markdown_text(r['group_b'])}" for _, r in rows.iterrows()
-    ]
+def _listed(names: list[str]) -> str:
+    """The first :data:`_NAMED` names, then how many more."""
     more = len(names) - _NAMED
     return ", ".join(names[:_NAMED]) + (f" and {more} more" if more > 0 else "")
 
@@ -112,10 +116,9 @@ def performance_answer(tests: PerfTests | None) -> Answer:
         return Answer(question, "Not tested", "performance test of record", _PERFORMANCE)
     regions = _family(tests, PRIMARY_FAMILY)
     reference = _family(tests, SECONDARY_FAMILY)
-    models = f"{tests.models} model" + ("s" if tests.models != 1 else "")
     how = (
-        f"{markdown_code(tests.metric)} of {models} per text, relabelled within label strata; "
-        f"Holm within each family, p <= {tests.alpha:g}"
+        f"{markdown_code(tests.metric)} of {models_words(tests.models)} per text, relabelled "
+        f"within label strata; Holm within each family, p <= {tests.alpha:g}"
     )
     answer = _pairs_answer(regions, reference, "are treated differently")
     return Answer(question, answer, how, _PERFORMANCE)
@@ -139,7 +142,7 @@ def primary_answer(
     how = (
         f"Mantel test of {markdown_code(test.performance)} against "
         f"{markdown_code(test.distance)}, regions only ({test.n_pairs} pairs), "
-        f"{_SIDES[test.direction]}, alone at level {test.significance:g}"
+        f"{SIDES[test.direction]}, alone at level {test.significance:g}"
     )
     if test.note:
         return Answer(question, f"Not tested: {test.note}", how, _CORRELATIONS)
@@ -147,8 +150,8 @@ def primary_answer(
         answer = "Not tested: no rank correlation (a constant column)"
         return Answer(question, answer, how, _CORRELATIONS)
     verdict = "Yes" if test.significant else "No"
-    kind = "exact Mantel p" if test.exact else "Mantel p"
-    answer = f"{verdict}: rho = {test.rho:.2f}, {_interval(test)}, {kind} = {test.p_value:.2g}"
+    answer = f"{verdict}: rho = {test.rho:.2f}, {_interval(test)}, {mantel_kind(test)}"
+    answer += f" = {test.p_value:.2g}"
     return Answer(question, answer, how, _CORRELATIONS)
 
 
@@ -168,7 +171,7 @@ def _primary_row_answer(
     if not len(rows) or not math.isfinite(float(rows.iloc[0]["spearman_rho"])):
         return Answer(question, "Not tested in this run", how, _CORRELATIONS)
     row = rows.iloc[0]
-    words = _ADJUSTED.get(adjust)
+    words = ADJUSTED_NAMES.get(adjust)
     how = (
         f"Spearman rho of {markdown_code(primary[1])} against {markdown_code(primary[0])} "
         f"over {int(row['n_pairs'])} pairs, {f'{words}-adjusted' if words else 'unadjusted'} p"
@@ -200,13 +203,13 @@ def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: f
             question, "None computed", "Spearman rho, Mantel permutation p", _CORRELATIONS
         )
     total = len(correlations)
-    if adjust not in _ADJUSTED:
+    if adjust not in ADJUSTED_NAMES:
         how = f"Spearman rho over {total} rows, unadjusted p (analysis.correlation.adjust={adjust})"
         return Answer(
             question, "None is a finding: the p-values are unadjusted", how, _CORRELATIONS
         )
     how = (
-        f"Spearman rho, Mantel permutation p, {_ADJUSTED[adjust]}-adjusted over the {total} "
+        f"Spearman rho, Mantel permutation p, {ADJUSTED_NAMES[adjust]}-adjusted over the {total} "
         f"secondary rows, p < {level:g}"
     )
     p = correlations[p_column("spearman", adjust)].to_numpy(dtype=float)
@@ -217,11 +220,9 @@ def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: f
     named = [
         f"{markdown_text(r['performance'])} ~ {markdown_text(r['distance'])} "
         f"(rho = {r['spearman_rho']:.2f})"
-        for _, r in found.loc[order].head(_NAMED).iterrows()
+        for _, r in found.loc[order].iterrows()
     ]
-    more = len(found) - _NAMED
-    listed = ", ".join(named) + (f" and {more} more" if more > 0 else "")
-    return Answer(question, f"{len(found)} of {total}: {listed}", how, _CORRELATIONS)
+    return Answer(question, f"{len(found)} of {total}: {_listed(named)}", how, _CORRELATIONS)
 
 
 def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
@@ -238,41 +239,33 @@ def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
     else:
         first = "Nothing here is beyond noise: the table below says what was tested."
     lines = [f"**Bottom line.** {first}"]
-    primary = evidence.primary
-    if primary is not None:
-        lines.append(_primary_line(primary))
+    if evidence.primary is not None:
+        lines.append(_sentence(primary_clause(evidence.primary)))
+    untested = evidence.record is None and not evidence.record_enabled
     counts = [
-        _count(evidence.record, evidence.record_enabled),
-        _perf_count(evidence.performance),
+        "which pairs differ was not tested" if untested else "",
+        _count(evidence.record, *_RECORD_COUNT),
+        _count(evidence.performance, *_PERFORMANCE_COUNT),
         _correlation_count(evidence),
     ]
-    said = [c for c in counts if c]
+    said = "; ".join(c for c in counts if c)
     if said:
-        lines.append("; ".join(said)[0].upper() + "; ".join(said)[1:] + ".")
+        lines.append(_sentence(said))
     return tuple(lines)
 
 
-def _primary_line(test: PrimaryTest) -> str:
-    clause = primary_clause(test)
+def _sentence(clause: str) -> str:
     return f"{clause[0].upper()}{clause[1:]}."
 
 
-def _count(tests: PairTests | None, enabled: bool) -> str:
-    if tests is None:
-        return "" if enabled else "which pairs differ was not tested"
-    family = _family(tests, PRIMARY_FAMILY)
-    if not family.tested or not family.decidable:
-        return "no verdict on which region pairs differ in the encoder's space"
-    return f"{len(family.differing)} of {family.tested} region pairs differ in the encoder's space"
-
-
-def _perf_count(tests: PerfTests | None) -> str:
+def _count(tests: PairwiseTests | None, no_verdict: str, found: str) -> str:
+    """The region pairs a test of record finds differing, as ``found`` words them."""
     if tests is None:
         return ""
     family = _family(tests, PRIMARY_FAMILY)
     if not family.tested or not family.decidable:
-        return "no performance verdict on the region pairs"
-    return f"the classifiers treat {len(family.differing)} of {family.tested} differently"
+        return no_verdict
+    return found.format(len(family.differing), family.tested)
 
 
 def _correlation_count(evidence: Evidence) -> str:

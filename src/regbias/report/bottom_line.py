@@ -1,9 +1,6 @@
 """The report's first sentence: what was found, and what was not shown.
 
-It is built from the same tests the Findings list: the primary hypothesis held alone to the
-level, the secondary correlations by their adjusted p-values, and the test of record of every
-pair (Holm within its family). An unadjusted p never makes a finding here; the distances' own
-(secondary) pair tests never make one either.
+Built from the tests the Findings list; an unadjusted p never makes a finding (docs/method.md).
 """
 
 from __future__ import annotations
@@ -22,10 +19,12 @@ from regbias.analysis.tests.performance import PerfTests
 from regbias.report.record import pairs_found, pairs_numbers, pairs_part
 
 __all__ = [
+    "ADJUSTED_NAMES",
     "CONTROL_WARNING",
     "RANDOM_ENCODER_WARNING",
     "Evidence",
     "primary_clause",
+    "mantel_kind",
     "random_encoder_warning",
 ]
 
@@ -38,7 +37,8 @@ CONTROL_WARNING = (
     "and tokenizer but weights drawn from seed {seed}: what it finds is not from "
     "pre-training. Compare it with its pre-trained twin."
 )
-_ADJUSTED = {"maxt": "maxT", "holm": "Holm", "bh": "Benjamini-Hochberg"}
+#: The adjustments of the secondary correlations, by ``analysis.correlation.adjust``.
+ADJUSTED_NAMES = {"maxt": "maxT", "holm": "Holm", "bh": "Benjamini-Hochberg"}
 
 
 def random_encoder_warning(meta: Mapping[str, object]) -> str | None:
@@ -92,7 +92,7 @@ class Evidence:
     @property
     def significant_correlations(self) -> int | None:
         """Secondary correlations below the level after adjustment (None: not adjusted)."""
-        if self.correlations is None or self.adjust not in _ADJUSTED:
+        if self.correlations is None or self.adjust not in ADJUSTED_NAMES:
             return None
         p = self.correlations.get(p_column("spearman", self.adjust))
         return 0 if p is None else int((p.to_numpy(dtype=float) < self.significance).sum())
@@ -159,7 +159,7 @@ class Evidence:
                 f"the {total} secondary correlations are unadjusted "
                 f"(analysis.correlation.adjust={self.adjust}): none is a finding"
             )
-        word = _ADJUSTED[self.adjust]
+        word = ADJUSTED_NAMES[self.adjust]
         if not found:
             return f"none of the {total} secondary correlations is significant ({word}-adjusted)"
         return f"{found} of {total} secondary correlations are significant ({word}-adjusted)"
@@ -172,8 +172,12 @@ def primary_clause(test: PrimaryTest | None) -> str:
     if test.note or not math.isfinite(test.rho):
         return "the primary hypothesis could not be tested"
     verdict = "supported" if test.significant else "not supported"
-    kind = "exact Mantel p" if test.exact else "Mantel p"
     return (
-        f"the primary hypothesis is {verdict} (rho = {test.rho:.2f}, {kind} = "
+        f"the primary hypothesis is {verdict} (rho = {test.rho:.2f}, {mantel_kind(test)} = "
         f"{test.p_value:.2g}, level {test.significance:g})"
     )
+
+
+def mantel_kind(test: PrimaryTest) -> str:
+    """``exact Mantel p`` or ``Mantel p``: how the primary test's p was found."""
+    return "exact Mantel p" if test.exact else "Mantel p"

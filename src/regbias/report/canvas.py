@@ -19,14 +19,9 @@ DPI = 150
 
 
 def new_figure(width: float, height: float) -> Figure:
-    """An empty figure on its own Agg canvas, laid out by matplotlib's constrained layout.
+    """An empty ``width`` by ``height`` inch figure on its own Agg canvas, constrained layout.
 
-    Args:
-        width: width in inches.
-        height: height in inches.
-
-    Returns:
-        The figure; unknown to pyplot, so freed with its last reference.
+    Unknown to pyplot, it is freed with its last reference.
     """
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from regbias.report.canvas import new_figure, save_figure
 from regbias.report.encoder_contrast import markdown_table
-from regbias.report.escape import markdown_text
+from regbias.report.escape import markdown_text, path_text
 from regbias.report.headline import Headline
 from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD, comparison_csv
 from regbias.tracking.runs import RunLog
@@ -43,7 +43,10 @@ HEADLINE_PERFORMANCE = ("gap_accuracy", "gap_roc_auc", "gap_micro_f1", "gap_subs
 
 def variant_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
     """Per variant, the overrides that set it apart (``encoder=tiny``), from the job records."""
-    labels = _override_labels(records)
+    labels = {
+        v: " ".join(sorted(words)) or f"variant-{v}"
+        for v, words in _distinct_overrides(records).items()
+    }
     repeated = {label for label in labels.values() if list(labels.values()).count(label) > 1}
     # Variants that differ only in what overrides do not show (the code's commit): add the hash.
     return {v: f"{label} ({v[:8]})" if label in repeated else label for v, label in labels.items()}
@@ -81,16 +84,9 @@ def _distinct_overrides(records: list[Mapping[str, Any]]) -> dict[str, frozenset
     return {v: frozenset(w - everywhere) for v, w in common.items()}
 
 
-def _override_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
-    return {
-        v: " ".join(sorted(words)) or f"variant-{v}"
-        for v, words in _distinct_overrides(records).items()
-    }
-
-
 def metric_label(label: str) -> str:
     """A variant label as a metric-key segment (``encoder=tiny`` -> ``encoder_tiny``)."""
-    return "".join(c if c.isalnum() or c in "_-." else "_" for c in label.replace(" ", "__"))
+    return path_text(label.replace(" ", "__"))
 
 
 def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
@@ -121,10 +117,7 @@ def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
 
 def _headline_performance(metrics: Mapping[str, float]) -> str | None:
     present = {k.split("/")[2] for k in metrics if k.startswith("corr/")}
-    for name in HEADLINE_PERFORMANCE:
-        if name in present:
-            return name
-    return min(present) if present else None
+    return next((n for n in HEADLINE_PERFORMANCE if n in present), min(present, default=None))
 
 
 def comparison_metrics(headlines: Mapping[str, Headline]) -> dict[str, float]:

@@ -1,11 +1,7 @@
 """The comparison page's answers: separation, agreement, primary rhos, encoder against encoder.
 
-Which encoder separates the regions more on the same texts, where the encoders' tests of
-record agree, and whether their primary rhos differ.
-
-Every table here names each of its columns in its header and explains it in the legend under
-it; no unadjusted p stands as a finding (the bootstrap p of a pair is shown with its Holm
-adjustment, and only the adjusted one makes a verdict).
+Every table names each column and explains it in the legend under it; no unadjusted p stands
+as a finding (only a pair's Holm-adjusted bootstrap p makes a verdict).
 """
 
 from __future__ import annotations
@@ -20,7 +16,8 @@ from regbias.analysis.encoders.primary import NO_INTERVAL
 from regbias.analysis.encoders.separation import EncoderContrast
 from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED, PERCENTILE
 from regbias.analysis.tests.embedding import PairTests
-from regbias.report.escape import markdown_text
+from regbias.numbers import number_text
+from regbias.report.escape import markdown_text, path_text
 
 __all__ = [
     "EncoderComparison",
@@ -56,9 +53,7 @@ def markdown_table(frame: pd.DataFrame, legend: Mapping[str, str]) -> list[str]:
 def _cell(value: object) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return "n/a" if not math.isfinite(value) else f"{value:.3g}"
-    return markdown_text(value)
+    return number_text(value) if isinstance(value, float) else markdown_text(value)
 
 
 def separation_lines(contrasts: Sequence[EncoderContrast]) -> list[str]:
@@ -160,19 +155,16 @@ def agreement_lines(records: Mapping[str, PairTests]) -> list[str]:
 def primary_sentence(row: Mapping[str, object], confidence: float) -> str:
     """The difference of two encoders' primary rhos, with its joint-bootstrap interval."""
     first, second = str(row["first"]), str(row["second"])
+    rhos = f"rho {number_text(row['rho_first'])} against {number_text(row['rho_second'])}"
     numbers = (
-        f"rho {_f(row['rho_first'])} against {_f(row['rho_second'])}, difference "
-        f"{_f(row['difference'])}, {confidence:.0%} interval {_f(row['ci_low'])} to "
-        f"{_f(row['ci_high'])}, joint bootstrap{_of(row)}"
+        f"{rhos}, difference {number_text(row['difference'])}, {confidence:.0%} interval "
+        f"{number_text(row['ci_low'])} to {number_text(row['ci_high'])}, joint bootstrap{_of(row)}"
         + ("" if row.get("paired", True) else " (resampled apart: other models or repetitions)")
     )
     low, high = float(row["ci_low"]), float(row["ci_high"])  # type: ignore[arg-type]
     if not (math.isfinite(low) and math.isfinite(high)):
         why = str(row.get("note") or "") or "nothing could be resampled"
-        return (
-            f"{first} against {second}: no interval for the difference (rho "
-            f"{_f(row['rho_first'])} against {_f(row['rho_second'])}; {why})"
-        )
+        return f"{first} against {second}: no interval for the difference ({rhos}; {why})"
     if low > 0 or high < 0:
         higher = first if low > 0 else second
         return f"the primary rho is higher in {higher} ({numbers})"
@@ -268,11 +260,6 @@ def contrast_findings(
     return lines
 
 
-def _f(value: object) -> str:
-    number = float(value)  # type: ignore[arg-type]
-    return "n/a" if not math.isfinite(number) else f"{number:.3g}"
-
-
 @dataclass
 class EncoderComparison:
     """What the comparison page reports on a sweep's variants side by side.
@@ -316,8 +303,4 @@ class EncoderComparison:
             out["agreement"] = agreement_table(self.records)
         if self.primary is not None:
             out["primary"] = self.primary
-        return {_safe(k): v for k, v in out.items()}
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
+        return {path_text(k): v for k, v in out.items()}

@@ -1,10 +1,7 @@
 """An encoder sweep's comparison: per encoder the verdicts, the primary rho, the heatmaps.
 
-A sweep over encoders (``encoder=minilm_l6,minilm_random,mpnet_base``) pools each encoder's
-jobs into its own variant folder. This page sets them side by side: per encoder the pair
-verdicts, the primary rho with its bootstrap interval, and each distance's heatmap; and for
-each random-weights control, what survives in its pre-trained twin but not in the control
-(there, pre-training made the difference, not the vocabulary or the architecture).
+Each random-weights control is set against its pre-trained twin: what survives in the twin
+but not in the control, pre-training made (not the vocabulary or the architecture).
 """
 
 from __future__ import annotations
@@ -102,8 +99,9 @@ def encoder_evidence(
     found = []
     for label, folder in folders.items():
         path = root / folder
-        meta = _meta(path)
-        correlations = _correlations(path)
+        study = paths.read_study(path)
+        meta = study.get("meta", {}) if study is not None else {}
+        correlations = paths.read_table_at(path, paths.CORRELATIONS_CSV)
         numbers = _primary(path)
         found.append(
             EncoderEvidence(
@@ -282,15 +280,6 @@ def _names(names: list[str], twin: EncoderEvidence) -> str:
     if not names:
         return "none"
     return "; ".join(f"{n} (rho {twin.correlations[n][0]:.2f})" for n in names)
-
-
-def _meta(folder: Path) -> dict[str, object]:
-    study = paths.read_study(folder)
-    return study.get("meta", {}) if study is not None else {}
-
-
-def _correlations(folder: Path) -> pd.DataFrame | None:
-    return paths.read_table_at(folder, paths.CORRELATIONS_CSV)
 
 
 def _correlation_cells(correlations: pd.DataFrame | None) -> dict[str, tuple[float, float]]:

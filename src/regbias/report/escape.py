@@ -10,9 +10,20 @@ through :func:`html_text`.
 from __future__ import annotations
 
 import html
+import math
 import re
 
-__all__ = ["description_text", "html_text", "markdown_code", "markdown_text", "plain_text"]
+import numpy as np
+
+__all__ = [
+    "cell_text",
+    "description_text",
+    "html_text",
+    "markdown_code",
+    "markdown_text",
+    "path_text",
+    "plain_text",
+]
 
 # Backslash-escaped: what could start markup (emphasis, code, links, HTML, entities,
 # strike-through) or end a table cell; CommonMark allows a backslash before any of them. An
@@ -60,6 +71,20 @@ def markdown_code(value: object) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def cell_text(value: object) -> str:
+    """A table cell: ``yes``/``no``, a float to 4 digits (NaN: empty), else as text."""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, float | np.floating):
+        return "" if math.isnan(value) else f"{value:.4g}"
+    return markdown_text(value)
+
+
+def path_text(name: str) -> str:
+    """``name`` with every character but letters, digits, ``_``, ``-`` and ``.`` as ``_``."""
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
 
 
 def html_text(value: object) -> str:

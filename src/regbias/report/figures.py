@@ -1,8 +1,6 @@
 """The paper's figures: distance heatmaps, correlation heatmaps, scatters, distributions.
 
-Figures are built on the Agg canvas directly, without pyplot, so that importing this module
-changes no global backend and figures made in a long sweep are never kept alive by pyplot.
-Each function returns the ``Figure``; :func:`save_figure` writes it as PNG.
+Each function returns a ``Figure`` on :mod:`regbias.report.canvas`; :func:`save_figure` writes it.
 """
 
 from __future__ import annotations

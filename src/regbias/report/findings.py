@@ -1,9 +1,7 @@
 """The findings in detail: each headline correlation with its own evidence, then the terms.
 
-The declared primary hypothesis comes first, as one sentence: its regions-only test, held
-alone to the level, and how large a correlation that test could detect. Every other sentence
-is a secondary correlation; its p-value is the adjusted one (``analysis.correlation.adjust``),
-and any p-value a sentence shows that is not adjusted is called "unadjusted" there.
+The primary hypothesis comes first; every other sentence is a secondary correlation with its
+adjusted p (docs/method.md, "Correlations, with a clear family").
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
 
 __all__ = [
     "GLOSSARY",
+    "SIDES",
     "describe_column",
     "details_markdown",
     "finding_lines",
@@ -73,7 +72,8 @@ _ADJUSTED = {
     "bh": "Benjamini-Hochberg-adjusted",
     "none": "unadjusted",
 }
-_SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
+#: The primary test's direction (``PrimaryTest.direction``) in words.
+SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
 _DETECTS = {"greater": "rho >= {:.2f}", "less": "rho <= {:.2f}", "two-sided": "|rho| >= {:.2f}"}
 
 
@@ -104,21 +104,16 @@ def findings_markdown(
     """The findings in detail: one plain sentence per headline correlation, then a glossary.
 
     Args:
-        found: the correlation table (the secondary tests, with their adjusted p-values), or
-            None.
-        checks: the robustness table (one row per correlation), or None.
-        primary: the declared ``(distance, performance)`` hypothesis, stated first.
-        adjust: the adjustment whose p-values mark the secondary tests' significance.
-        significance: the level.
-        confidence: the level of the bootstrap intervals.
-        n_strongest: how many of the strongest other correlations (by ``|rho|``) follow.
-        extra_lines: further findings (e.g. which pairs are above the noise floor), added as
-            they are after the correlation sentences.
-        note: said instead of the sentences when there are no correlations.
-        primary_test: the primary hypothesis's regions-only test (:class:`PrimaryTest`),
-            stated first as one sentence; its pair's row of ``found`` (all groups) then
-            follows as a secondary correlation. None: the row of ``found`` is stated as the
-            primary hypothesis (the form of reports without a regions-only test).
+        found: as :func:`finding_lines`.
+        checks: as :func:`finding_lines`.
+        primary: as :func:`finding_lines`.
+        adjust: as :func:`finding_lines`.
+        significance: as :func:`finding_lines`.
+        confidence: as :func:`finding_lines`.
+        n_strongest: as :func:`finding_lines`.
+        extra_lines: further findings, added as they are after the correlation sentences.
+        note: as :func:`finding_lines`.
+        primary_test: as :func:`finding_lines`.
         opening: lines stated before every finding (a warning, the bottom line in full).
 
     Returns:
@@ -175,7 +170,9 @@ def finding_lines(
         confidence: the level of the bootstrap intervals.
         n_strongest: how many of the strongest other correlations follow.
         note: said instead of the sentences when there are no correlations.
-        primary_test: the primary hypothesis's regions-only test, or None.
+        primary_test: the primary hypothesis's regions-only test, stated first; its pair's row
+            of ``found`` (all groups) then follows as a secondary correlation. None: that row
+            is stated as the primary hypothesis (reports without a regions-only test).
 
     Returns:
         The lines, without list markers.
@@ -216,17 +213,14 @@ def primary_sentence(test: PrimaryTest) -> str:
     Returns:
         E.g. "**Primary hypothesis.** The accuracy gap against the long-text Sinkhorn distance
         (`dist_sinkhorn_long`, `gap_accuracy`; regions only, 15 pairs, one-sided rho > 0):
-        rho = 0.31, exact Mantel p = 0.12, not significant at 0.05; with 6 groups 80% power
-        is not reachable in a group model in 2 dimensions: at its largest rho, 0.61, the power
-        is 0.64 (95% interval 0.61-0.67)." (the power is shown to reach 80% only where the
-        Clopper-Pearson bound says so, else the point estimate and its interval are given).
+        rho = 0.31, exact Mantel p = 0.12, not significant at 0.05; with 6 groups ...".
     """
     subject = f"{describe_column(test.performance)} against {describe_column(test.distance)}"
     columns = f"{markdown_code(test.distance)}, {markdown_code(test.performance)}"
     subject = f"{subject[0].upper()}{subject[1:]} ({columns}"
     if test.note:
         return f"{_PRIMARY_ROW}{subject}): {test.note}."
-    scope = f"regions only, {test.n_pairs} pairs, {_SIDES[test.direction]}"
+    scope = f"regions only, {test.n_pairs} pairs, {SIDES[test.direction]}"
     if not _finite(test.rho):
         return f"{_PRIMARY_ROW}{subject}; {scope}): no rank correlation (a constant column)."
     kind = "exact Mantel p" if test.exact else f"Mantel p ({test.n_permutations - 1} relabellings)"

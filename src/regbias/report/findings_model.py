@@ -29,7 +29,6 @@ __all__ = [
     "heading_anchor",
 ]
 
-#: The findings' file, beside ``report.md`` in a run's report folder.
 #: Where each answer's method is described (the "how" column links its headings).
 METHOD_DOC = "docs/method.md"
 #: The sections that follow the Findings: every long line, then the glossary.

@@ -5,12 +5,8 @@ are not resolved there); it shows an HTML artifact as a page. So the report is a
 HTML with every linked PNG inlined as a ``data:`` URI: it reads the same in MLflow, in a
 browser from the local copy, or mailed as one file.
 
-MLflow 3.17's viewer draws such a page in a frame: measured with a real browser wait
-(``deploy/mlflow/screenshots.py``), pages up to 6.0 MB with 294 embedded figures drew in
-under 5 s. A page still keeps to a budget, :data:`PAGE_LIMIT`, so that it opens quickly and
-the artifact store stays small: figures are re-encoded small (at most :data:`_WIDTH` pixels
-wide, a palette of :data:`_COLOURS` colours), and a figure that would pass the budget is named
-instead of embedded (it is a separate artifact of the run, ``figures/<name>.png``).
+A page keeps to a budget, :data:`PAGE_LIMIT` (what MLflow's viewer draws: docs/outputs.md):
+figures are re-encoded small, and a figure that would pass it is named instead of embedded.
 """
 
 from __future__ import annotations

@@ -21,12 +21,11 @@ from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
 from regbias.report.answers import study_findings
 from regbias.report.bottom_line import Evidence, random_encoder_warning
-from regbias.report.escape import markdown_code, markdown_text
+from regbias.report.escape import cell_text, markdown_code, markdown_text, path_text
 from regbias.report.findings import details_markdown, finding_lines
 from regbias.report.findings_model import Findings
 from regbias.report.noise import noise_section, unusable_lines, unusable_warnings
-from regbias.report.perf_record import perf_section
-from regbias.report.record import record_section
+from regbias.report.record import perf_section, record_section
 from regbias.tracking import artifacts as paths
 
 __all__ = [
@@ -365,16 +364,10 @@ def _markdown_table(frame: pd.DataFrame) -> str:
     header = "| " + " | ".join(markdown_text(n) for n in names) + " |"
     rule = "|" + "---|" * (len(frame.columns) + 1)
     body = [
-        "| " + " | ".join([markdown_text(i), *(_cell(v) for v in row)]) + " |"
+        "| " + " | ".join([markdown_text(i), *(cell_text(v) for v in row)]) + " |"
         for i, row in zip(frame.index, frame.to_numpy(), strict=False)
     ]
     return "\n".join([header, rule, *body])
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, float):
-        return "" if math.isnan(value) else f"{value:.4g}"
-    return markdown_text(value)
 
 
 def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame:
@@ -436,8 +429,7 @@ def artifact_name(name: object) -> str:
     Only letters, digits, ``_``, ``-`` and ``.`` are kept (others become ``_``) and leading dots
     go, so ``../x`` or ``a/b`` can never leave or nest the run's artifact folder.
     """
-    safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in str(name))
-    return safe.lstrip(".") or "_"
+    return path_text(str(name)).lstrip(".") or "_"
 
 
 def representation_names(results: StudyResults) -> list[str]:

@@ -1,25 +1,36 @@
-"""Write a job's or a sweep's results into its MLflow run: tables, figures, ``report.md``.
+"""Write a job's or a sweep's results into its MLflow run, and copy a run's report.
 
-The page itself is :mod:`regbias.report.markdown`'s; this module writes it, and the tables and
-figures it links, into the run.
+Every result artifact goes through here: a job's measurements (its data, distance tables and
+performance), the tables and figures of the report and ``report.md`` itself (the page is
+:mod:`regbias.report.markdown`'s), ``task=power``'s plants, a sweep's own artifacts, and the
+copies of a run (into a sweep's parent, or next to the Hydra outputs). The run-folder paths
+are :mod:`regbias.tracking.artifacts`'.
 """
 
 from __future__ import annotations
 
 import math
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.power.embedding import PowerResult
+from regbias.analysis.power.performance import PerfPower
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import DIFFERS, GROUP_A, GROUP_B, PairwiseTests
 from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
+from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
+from regbias.performance.text_scores import PROBABILITY_FORMAT
 from regbias.report import figures as plots
-from regbias.report.bottom_line import Evidence
+from regbias.report.bottom_line import Evidence, mantel_kind
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
@@ -33,25 +44,91 @@ from regbias.report.markdown import (
     scatter_rows,
 )
 from regbias.report.noise import verdict_lines
-from regbias.report.perf_record import (
-    perf_figure,
-)
 from regbias.report.record import (
     pairs_columns,
     pairs_lines,
     pairs_metrics,
+    perf_figure,
     record_matrix,
 )
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
 __all__ = [
+    "LEFT_OUT",
+    "REPORT_FOLDER",
+    "copy_report",
+    "copy_run",
     "log_analysis",
     "log_distances",
     "log_perf_record",
     "log_record",
     "log_tests",
+    "write_distance_tables",
+    "write_draws",
+    "write_groups",
+    "write_jobs",
+    "write_lda",
+    "write_perf_power",
+    "write_performance",
+    "write_power",
+    "write_study",
+    "write_variants",
+    "write_versions",
 ]
+
+#: The folder of a local copy, inside a run's or a sweep's Hydra output directory.
+REPORT_FOLDER = "report"
+#: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.
+LEFT_OUT = frozenset({paths.HYDRA_FOLDER, paths.MODELS_FOLDER, paths.ERROR_TXT})
+
+
+def write_groups(run: RunLog, table: pd.DataFrame, dropped: Mapping[str, int]) -> None:
+    """The group table (sizes, training pool and sample) and the texts dropped per reason."""
+    run.table(table, paths.GROUPS_CSV)
+    run.json(dict(dropped), paths.DROPPED_JSON)
+
+
+def write_draws(run: RunLog, frame: pd.DataFrame) -> None:
+    """Every draw's size and group (``data/draws.csv``)."""
+    run.table(frame, paths.DRAWS_CSV)
+
+
+def write_lda(run: RunLog, projection: LdaProjection) -> None:
+    """The LDA projection of the job's own passages, as a figure (repetition 0)."""
+    figure = plots.lda_scatter(projection, "LDA projection (repetition 0)")
+    run.figure(figure, paths.LDA_FIGURE)
+
+
+def write_distance_tables(
+    run: RunLog,
+    sensitivity: Mapping[str, pd.DataFrame],
+    diagnostics: Mapping[str, pd.DataFrame],
+) -> None:
+    """Each distance's sensitivity table and its Sinkhorn diagnostics per repetition."""
+    for name, table in sensitivity.items():
+        run.table(table, paths.sensitivity_csv(name))
+    for name, table in diagnostics.items():
+        run.table(table, paths.diagnostics_csv(name))
+
+
+def write_performance(run: RunLog, per_model: pd.DataFrame, texts: pd.DataFrame | None) -> None:
+    """The per-model scores and, if kept, each text's (with :data:`PROBABILITY_FORMAT`)."""
+    run.table(per_model, paths.PER_MODEL_CSV)
+    if texts is not None:
+        run.table(texts, paths.TEXTS_CSV, float_format=PROBABILITY_FORMAT)
+
+
+def write_study(run: RunLog, results: StudyResults, runs: list[str] | None = None) -> None:
+    """The groups, their sizes and the meta (``study.json``); a pooled study adds its runs."""
+    study: dict[str, object] = {
+        "groups": results.groups,
+        "group_sizes": results.group_sizes,
+        "meta": results.meta,
+    }
+    if runs is not None:
+        study["runs"] = runs
+    run.json(study, paths.STUDY_JSON)
 
 
 def log_distances(
@@ -199,10 +276,9 @@ def _primary_figure(run: RunLog, analysis: Analysis) -> None:
         return
     pairs = analysis.pairwise
     regions = pairs[pairs["group_a"].isin(test.groups) & pairs["group_b"].isin(test.groups)]
-    kind = "exact Mantel p" if test.exact else "Mantel p"
     title = (
         f"primary hypothesis, regions only ({test.n_pairs} pairs): rho = {test.rho:.2f}, "
-        f"{kind} = {test.p_value:.2g} (level {test.significance:g})"
+        f"{mantel_kind(test)} = {test.p_value:.2g} (level {test.significance:g})"
     )
     figure = plots.pair_scatter(regions, test.distance, test.performance, title=title)
     run.figure(figure, primary_scatter_path(test))
@@ -216,3 +292,67 @@ def _representation_figures(run: RunLog, results: StudyResults) -> None:
         distance = {g: matrix.value(g, BASELINE) for g in share if g in matrix.groups}
         figure = plots.representation_plot(distance, share, name, log_share=True)
         run.figure(figure, paths.representation_figure(name))
+
+
+def write_power(run: RunLog, result: PowerResult) -> None:
+    """``task=power``: the embedding test's plants and rates, and its power curves."""
+    run.table(result.plants, paths.POWER_PLANTS_CSV)
+    rates = result.rates()
+    run.table(rates, paths.POWER_RATES_CSV)
+    curves = rates.assign(distance=rates["n_a"].astype(str) + " + " + rates["n_b"].astype(str))
+    run.figure(plots.power_curves(curves, "p <= alpha / m"), paths.POWER_FIGURE)
+
+
+def write_perf_power(run: RunLog, result: PerfPower) -> None:
+    """``task=power``: the performance test's planted-gap rates as a table."""
+    run.table(result.rates, paths.PERF_POWER_RATES_CSV)
+
+
+def write_variants(parent: RunLog, rows: Sequence[Mapping[str, str]]) -> None:
+    """One row per variant of the sweep: its hash, its jobs and their overrides."""
+    parent.table(pd.DataFrame(list(rows)), paths.VARIANTS_CSV)
+
+
+def write_versions(parent: RunLog, versions: Mapping[str, str]) -> None:
+    """The packages' versions, as one artifact of the sweep's parent."""
+    parent.json(dict(versions), paths.VERSIONS_JSON)
+
+
+def write_jobs(parent: RunLog, records: list[dict[str, Any]]) -> None:
+    """Every job record of the sweep (its ledger), as ``sweep/jobs.json``."""
+    parent.json(records, paths.JOBS_JSON)
+
+
+def copy_run(source: RunLog, target: RunLog) -> None:
+    """Every artifact of ``source`` written to ``target`` as well (under its prefix).
+
+    Args:
+        source: the run whose artifacts to copy (a variant's run).
+        target: where to write them (the sweep's parent, under ``variant-<hash>/``, which the
+            comparison page reads there).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        local = Path(source.client.download_artifacts(source.run_id, "", tmp))
+        target.directory(local)
+
+
+def copy_report(run: RunLog, destination: Path) -> Path:
+    """Copy every artifact of ``run`` but :data:`LEFT_OUT` into ``destination`` (replaced).
+
+    A reader opens ``multirun/<date>/<time>/report/report.md`` (or ``outputs/.../report/``)
+    with any Markdown viewer, without MLflow; its figure links are relative, so they work there.
+
+    Args:
+        run: the run whose report to copy.
+        destination: the folder of the copy; an older copy there is replaced.
+
+    Returns:
+        ``destination``.
+    """
+    if destination.exists():
+        shutil.rmtree(destination)
+    destination.mkdir(parents=True)
+    for artifact in run.client.list_artifacts(run.run_id):
+        if artifact.path not in LEFT_OUT:
+            run.client.download_artifacts(run.run_id, artifact.path, str(destination))
+    return destination

@@ -1,14 +1,9 @@
 """Which pairs differ, in words: one renderer for every pairwise test of record.
 
-Which pairs differ is said from the tests of record alone (:mod:`regbias.analysis.tests.pairwise`):
-the embedding-space test (:mod:`regbias.analysis.tests.embedding`) and the performance test
-(:mod:`regbias.analysis.tests.performance`). For each, the region pairs are its primary family, the
-pairs with a reference group a secondary one, each Holm-adjusted; an untestable pair is said
-to be so, with its reason, and kept out of the count. A pair not shown to differ is said with
-what the test could have detected at its size (the power plants), where that was measured.
-This module writes each test's bottom-line clause, findings, metrics, headline counts and
-pairwise columns; the embedding test's own section and figure data are here too (the
-performance test's: :mod:`regbias.report.perf_record`).
+Which pairs differ is said from the tests of record alone (:mod:`regbias.analysis.tests.pairwise`:
+the embedding-space and the performance test, two Holm families each; docs/method.md). This
+module writes each test's bottom-line clause, findings, metrics, headline counts and pairwise
+columns, and each test's own section (the performance test's with its figure).
 """
 
 from __future__ import annotations
@@ -19,24 +14,34 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import (
     DIFFERS,
     FAMILIES,
+    FAMILY,
     GROUP_A,
     GROUP_B,
+    N_A,
+    N_B,
     P_ADJUSTED,
     PRIMARY_FAMILY,
     SECONDARY_FAMILY,
+    P,
     PairwiseTests,
 )
+from regbias.analysis.tests.performance import PerfTests, models_words, points, points_interval
+from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
-from regbias.report.escape import markdown_text
-from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PAIR_TESTS_JSON
+from regbias.report.canvas import new_figure
+from regbias.report.escape import cell_text, markdown_text
+from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PAIR_TESTS_JSON, PERF_FIGURE
 
 __all__ = [
     "pair_name",
+    "perf_figure",
+    "perf_section",
     "read_record",
     "record_matrix",
     "record_section",
@@ -247,7 +252,7 @@ def record_section(tests: PairTests | None) -> str:
     header = "| pair | " + " | ".join(columns) + " |"
     rule = "|" + "---|" * (len(columns) + 1)
     body = [
-        "| " + " | ".join([str(i), *(_cell(row[c]) for c in columns)]) + " |"
+        "| " + " | ".join([str(i), *(cell_text(row[c]) for c in columns)]) + " |"
         for i, row in table.iterrows()
     ]
     return "\n".join(
@@ -278,9 +283,111 @@ def record_section(tests: PairTests | None) -> str:
     )
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
-    if isinstance(value, float | np.floating):
-        return "" if math.isnan(value) else f"{value:.4g}"
-    return markdown_text(value)
+def perf_section(tests: PerfTests | None) -> str:
+    """Markdown: each group's metric with its interval, the pair table and the figure."""
+    if tests is None:
+        return ""
+    level = f"{tests.confidence:.0%}" if math.isfinite(tests.confidence) else ""
+    groups = tests.groups[tests.groups["metric"] == tests.metric]
+    group_rows = [
+        f"| {markdown_text(r['group'])} | {r['value']:.4f} | "
+        f"{_interval_plain(r['ci_low'], r['ci_high'])} | {int(r['n_texts'])} |"
+        for _, r in groups.iterrows()
+    ]
+    pair_rows = [_pair_line(tests, r) for _, r in tests.table.iterrows()]
+    return "\n".join(
+        [
+            "### Which pairs the classifiers treat differently: the test of record",
+            "",
+            "Every model scored every distinct text of every group once (never a text of its "
+            f"own training data{_baseline_words(tests)}). A text's score is "
+            f"what the {models_words(tests.models)} said of it; a group's {tests.metric} is "
+            f"{_group_metric_words(tests.metric)}. Pairs are tested by relabelling whole texts "
+            f"within their label stratum ({tests.settings.relabellings} relabellings), so a "
+            "different mix of labels is not called a difference: `gap` is the stratum-"
+            "standardised gap (Cochran-Mantel-Haenszel weights, points of the metric), "
+            "`raw gap` the plain one. Region pairs and pairs with a reference group are two "
+            "families, Holm-adjusted apart.",
+            "",
+            f"Intervals ({level}): a two-stage bootstrap, the models drawn with replacement, "
+            "then the texts within group and label stratum. They cover the noise of which "
+            "models were trained and which texts were scored; not the choice of groups.",
+            "",
+            f"| group | {markdown_text(tests.metric)} | interval | texts |",
+            "|---|---|---|---|",
+            *group_rows,
+            "",
+            f"![performance per group]({PERF_FIGURE})",
+            "",
+            "| pair | family | n_a | n_b | gap (points) | interval | raw gap | p | Holm p | "
+            "verdict |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *pair_rows,
+            "",
+        ]
+    )
+
+
+def _baseline_words(tests: PerfTests) -> str:
+    if BASELINE not in set(tests.groups["group"]):
+        return ""
+    return "; `baseline` is each model's held-out fold"
+
+
+def _group_metric_words(metric: str) -> str:
+    if metric == "accuracy":
+        return "the mean of its texts' correctness (the share of models right about each)"
+    return "the micro-F1 of its texts' true positive, false positive and false negative topics"
+
+
+def _pair_line(tests: PerfTests, row: pd.Series) -> str:
+    cells = [
+        pair_name(row),
+        markdown_text(row[FAMILY]),
+        str(int(row[N_A])),
+        str(int(row[N_B])),
+        _points(float(row["gap"])),
+        points_interval(float(row["ci_low"]), float(row["ci_high"])),
+        _points(float(row["raw_gap"])),
+        cell_text(float(row[P])),
+        cell_text(float(row[P_ADJUSTED])),
+        _verdict(tests, row),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _points(value: float) -> str:
+    return points(value) if math.isfinite(value) else ""
+
+
+def _interval_plain(low: float, high: float) -> str:
+    if not (math.isfinite(float(low)) and math.isfinite(float(high))):
+        return "no interval"
+    return f"{float(low):.4f} to {float(high):.4f}"
+
+
+def _verdict(tests: PerfTests, row: pd.Series) -> str:
+    if row[tests.reason]:
+        return f"untestable: {markdown_text(row[tests.reason])}"
+    return "differs" if bool(row["differs"]) else "not shown to differ"
+
+
+def perf_figure(tests: PerfTests) -> Figure:
+    """Each group's metric with its interval, largest first (a forest plot)."""
+    groups = tests.groups[tests.groups["metric"] == tests.metric]
+    groups = groups.sort_values("value", ascending=True, kind="stable")
+    fig = new_figure(6.0, 0.45 * len(groups) + 1.4)
+    ax = fig.add_subplot()
+    y = np.arange(len(groups))
+    value = groups["value"].to_numpy(dtype=float)
+    low = groups["ci_low"].to_numpy(dtype=float)
+    high = groups["ci_high"].to_numpy(dtype=float)
+    known = np.isfinite(low) & np.isfinite(high)
+    errors = np.vstack([np.where(known, value - low, 0.0), np.where(known, high - value, 0.0)])
+    ax.errorbar(value, y, xerr=errors, fmt="o", color="#1f77b4", capsize=3)
+    ax.set_yticks(y, [str(g).upper() for g in groups["group"]])
+    level = f"{tests.confidence:.0%} " if math.isfinite(tests.confidence) else ""
+    ax.set_xlabel(f"{tests.metric} ({level}two-stage bootstrap interval: models, texts)")
+    ax.set_title(f"{tests.metric} per group, every scored text, {models_words(tests.models)}")
+    ax.grid(axis="x", alpha=0.3)
+    return fig

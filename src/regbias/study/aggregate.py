@@ -20,9 +20,13 @@ from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
-from regbias.report.job_artifacts import write_performance, write_study
-from regbias.report.publish import log_analysis, log_distances
-from regbias.report.sweep_artifacts import write_variants
+from regbias.report.publish import (
+    log_analysis,
+    log_distances,
+    write_performance,
+    write_study,
+    write_variants,
+)
 from regbias.study.timing import timed
 from regbias.study.variant_runs import variant_run
 from regbias.tables import read_table

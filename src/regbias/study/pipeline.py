@@ -25,7 +25,9 @@ from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
 from regbias.performance.table import PerformanceTable
-from regbias.report.job_artifacts import (
+from regbias.report.publish import (
+    log_analysis,
+    log_distances,
     write_distance_tables,
     write_draws,
     write_groups,
@@ -33,7 +35,6 @@ from regbias.report.job_artifacts import (
     write_performance,
     write_study,
 )
-from regbias.report.publish import log_analysis, log_distances
 from regbias.study.checks import preflight_job, preflight_study
 from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.record import record_and_power

@@ -23,7 +23,7 @@ from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 from regbias.errors import ConfigError
 from regbias.performance.stage import run_performance_stage
-from regbias.report.power import write_perf_power, write_power
+from regbias.report.publish import write_perf_power, write_power
 from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.settings import StudySettings
 from regbias.tracking.runs import RunLog

@@ -17,8 +17,7 @@ from typing import Any
 from regbias.report.comparison import variant_labels
 from regbias.report.headline import Headline, read_headline
 from regbias.report.html import publish_html
-from regbias.report.local_copy import copy_report
-from regbias.report.sweep_artifacts import copy_run
+from regbias.report.publish import copy_report, copy_run
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, start_run, tracked_run
 from regbias.tracking.ui import describe_run
