@@ -20,6 +20,7 @@ from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence
+from regbias.report.explain import explain_section, log_explanations
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
@@ -133,6 +134,9 @@ def log_analysis(
     report = report_markdown(results, analysis, settings, findings=findings)
     if power is not None:
         report += "\n" + power_section(power)
+    if results.explained is not None:
+        log_explanations(run, results.explained)
+        report += "\n" + explain_section(results.explained)
     run.text(report, paths.REPORT_MD)
 
 
