@@ -97,7 +97,7 @@ def test_a_planted_null_has_no_marker_sized_word(shared_data_dir: Path) -> None:
     """Two random halves of US tweets: no word reaches the z a planted marker reaches."""
     texts = _tweets(shared_data_dir, "us", 600, seed=3)
     words = distinguishing_words(texts[:300], texts[300:], 10)
-    assert words["z"].abs().max() < 4
+    assert words["z"].abs().max() < 3  # measured: 1.96; the marker reaches 5.6
 
 
 def _explained(groups, gazetteer, seed: int = 0, **changes) -> tuple[object, Explanations]:
@@ -193,7 +193,7 @@ def test_bad_input_gives_one_clear_error(monkeypatch) -> None:
         load_gazetteer(100_000)
 
 
-def test_an_encoder_without_a_vocabulary_is_refused_for_masking() -> None:
+def test_an_encoder_without_a_vocabulary_is_refused_for_masking(caplog) -> None:
     from types import SimpleNamespace
 
     from regbias.study.explain import check_mask_token
@@ -204,5 +204,34 @@ def test_an_encoder_without_a_vocabulary_is_refused_for_masking() -> None:
     other = SimpleNamespace(
         spec=SimpleNamespace(name="x"), tokenizer=SimpleNamespace(get_vocab=lambda: {"a": 0})
     )
-    with pytest.raises(ConfigError, match="not one token"):
-        check_mask_token(other)  # type: ignore[arg-type]
+    check_mask_token(other)  # type: ignore[arg-type]
+    assert sum("not one token" in r.message for r in caplog.records) == 1
+
+
+@pytest.mark.slow
+def test_with_minilm_city_names_added_to_one_group_only_are_not_shown_once_masked(
+    shared_data_dir: Path,
+) -> None:
+    """The issue's plant, with the real encoder: "in London" or "in Manchester" added to 30%
+    of one group of US tweets only (the fast test above covers the mechanics)."""
+    from regbias.embeddings.encoder import load_encoder
+    from regbias.embeddings.spec import EncoderSpec
+
+    encoder = load_encoder(packaged(EncoderSpec, "encoder"), device="cpu")
+    gazetteer = load_gazetteer(100_000)
+    frame = pd.read_csv(shared_data_dir / "regional_sentiment140" / "us.csv")
+    us = [t for t in dict.fromkeys(frame["text"].dropna().astype(str)) if t.strip()]
+    rng = np.random.default_rng(0)
+    pool = [us[i] for i in rng.choice(len(us), 160, replace=False)]
+    pool = [t for t in pool if gazetteer.mask(t) == t][:160]
+    a = [f"{t} in {CITIES[i % 2]}" if rng.random() < 0.3 else t for i, t in enumerate(pool[:80])]
+    groups = {"a": a, "b": pool[80:]}
+
+    def vectors(texts: list[str]) -> np.ndarray:
+        return encoder.pooled(texts)
+
+    tests = record_tests(groups, vectors, _pair_settings(0))
+    assert tests.table.iloc[0]["differs"]
+    explained = explain_pairs(tests, groups, vectors, _settings(), gazetteer=gazetteer)
+    (pair,) = explained.pairs
+    assert pair.only_places and pair.masked_p_adjusted > 0.05

@@ -75,13 +75,13 @@ def run_explain(
 
 
 def check_mask_token(encoder: Encoder) -> None:
-    """Refuse an encoder whose tokenizer has no vocabulary, or none with the mask word.
+    """Refuse an encoder whose tokenizer has no vocabulary; warn where it lacks the mask word.
 
-    The mask must be one ordinary token to the encoder (not split, not unknown), or masking
-    would itself move the texts in its space.
+    The mask should be one ordinary token to the encoder (not split, not unknown), or masking
+    moves the texts in its space more than a word does.
 
     Raises:
-        ConfigError: no vocabulary, or :data:`~regbias.analysis.explain.places.MASK` not in it.
+        ConfigError: the tokenizer has no vocabulary.
     """
     name = encoder.spec.name
     try:
@@ -95,7 +95,11 @@ def check_mask_token(encoder: Encoder) -> None:
             "analysis.explain.mask_places=false"
         )
     if MASK not in vocabulary and f"\u0120{MASK}" not in vocabulary:
-        raise ConfigError(
-            f"the mask word {MASK!r} is not one token of encoder {name!r}'s vocabulary; set "
-            "analysis.explain.mask_places=false"
+        # A small vocabulary (the tiny test encoder's) splits it: masking still works, but the
+        # word itself is then several pieces to the encoder.
+        log.warning(
+            "the mask word %r is not one token of encoder %r's vocabulary: masked texts carry "
+            "its pieces",
+            MASK,
+            name,
         )

@@ -100,6 +100,12 @@ def record_and_power(
     Each pair's smallest detectable share is added to its row. Seconds are added to ``times``
     as ``pair_tests``, ``power`` and ``explain``.
     """
+    analysis = settings.analysis
+    if analysis.explain.enabled and analysis.tests.embedding.enabled:
+        # Read once for the test and its explanations (and the plants), not once each.
+        with timed(times, "pair_tests"):
+            study = study if study is not None else record_study(settings)
+            encoder = encoder if encoder is not None else study_encoder(settings)
     with timed(times, "pair_tests"):
         record = run_record_tests(settings, study=study, encoder=encoder)
     with timed(times, "power"):
