@@ -92,6 +92,7 @@ ANALYSIS_LAYERS = (
     ("robustness",),
     ("correlation",),
     ("power",),
+    ("explain",),
     ("tests",),
     ("pair_table", "ranks", "permutations", "multiplicity"),
 )

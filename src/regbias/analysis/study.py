@@ -15,6 +15,8 @@ from scipy import stats as scipy_stats
 
 from regbias.analysis.correlation.primary import CorrelationSettings, PrimaryTest, primary_test
 from regbias.analysis.correlation.table import correlations
+from regbias.analysis.explain.result import Explanations
+from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.pair_table import (
     GAP_PREFIX,
     MIN_GROUPS,
@@ -73,6 +75,8 @@ class StudyResults:
         window_fits: per measurement, how many drawn texts fit the encoder's window.
         reused: a sweep's jobs that reused a finished run (``resume=true``): ``(job number,
             run id)`` each, in job order.
+        explained: what carries each difference the test of record finds, or None
+            (``analysis.explain.enabled=false``).
     """
 
     groups: list[str]
@@ -84,6 +88,7 @@ class StudyResults:
     texts: pd.DataFrame | None = None
     window_fits: list[WindowFit] = field(default_factory=list)
     reused: list[tuple[str, str]] = field(default_factory=list)
+    explained: Explanations | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,7 @@ class AnalysisSettings:
         correlation: the correlation table and the declared primary hypothesis.
         robustness: the bootstrap behind every interval.
         analyze: ``task=analyze``: the pair table to re-analyse.
+        explain: what carries each difference the test of record finds.
     """
 
     seed: int
@@ -112,6 +118,7 @@ class AnalysisSettings:
     correlation: CorrelationSettings
     robustness: RobustnessSettings
     analyze: AnalyzeSettings
+    explain: ExplainSettings
 
     def __post_init__(self) -> None:
         if not 0 < self.significance < 1:

@@ -235,7 +235,7 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -
     times: dict[str, float] = {}
     variants = {str(r.get("variant", "")) for r in records if r.get("status") in DONE}
 
-    def tests_of(members: list[dict[str, Any]]) -> tuple[Any, Any]:
+    def tests_of(members: list[dict[str, Any]]) -> tuple[Any, Any, Any]:
         own = settings
         if len(variants) > 1:
             own = variant_settings(settings, sweep_dir, members[0].get("job_num"))

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
+from regbias.analysis.explain.result import Explanations
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.performance import PerfTests
+from regbias.report.escape import markdown_text
 from regbias.report.record import pairs_found, pairs_numbers, pairs_part
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "CONTROL_WARNING",
     "RANDOM_ENCODER_WARNING",
     "Evidence",
+    "control_clause",
     "primary_clause",
     "mantel_kind",
     "random_encoder_warning",
@@ -66,6 +69,7 @@ class Evidence:
         record_enabled: ``analysis.tests.embedding.enabled`` (off: the sentence says the pairs
             were not tested, rather than keep silent about them).
         performance: the test of record for performance (None: not run).
+        explained: what carries each difference, with the place-name control (None: not run).
     """
 
     primary: PrimaryTest | None
@@ -75,6 +79,7 @@ class Evidence:
     significance: float
     record_enabled: bool = True
     performance: PerfTests | None = None
+    explained: Explanations | None = None
 
     @classmethod
     def of(cls, results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> Evidence:
@@ -87,6 +92,7 @@ class Evidence:
             settings.significance,
             settings.tests.embedding.enabled,
             getattr(analysis, "performance_record", None),
+            results.explained,
         )
 
     @property
@@ -116,6 +122,7 @@ class Evidence:
         if self.record is None and not self.record_enabled:
             pairs = "which pairs differ was not tested (analysis.tests.embedding.enabled=false)"
         parts = [primary_clause(self.primary), self._secondary_part(), pairs]
+        parts.append(control_clause(self.explained))
         parts.append(pairs_part(self.performance))
         text = "; ".join(p for p in parts if p) or "no test ran"
         if not self.found:
@@ -181,3 +188,19 @@ def primary_clause(test: PrimaryTest | None) -> str:
 def mantel_kind(test: PrimaryTest) -> str:
     """``exact Mantel p`` or ``Mantel p``: how the primary test's p was found."""
     return "exact Mantel p" if test.exact else "Mantel p"
+
+
+def control_clause(explained: Explanations | None) -> str:
+    """The place-name control in one clause (empty where it did not run or nothing differs)."""
+    if explained is None or not explained.controlled or not explained.pairs:
+        return ""
+    only = explained.only_places()
+    n = len(explained.pairs)
+    if not only:
+        return f"all {n} differing pairs still differ with place names masked"
+    names = ", ".join(f"{markdown_text(p.group_a)}-{markdown_text(p.group_b)}" for p in only)
+    verb = "is" if len(only) == 1 else "are"
+    return (
+        f"{len(only)} of {n} differing pairs ({names}) {verb} not shown to differ with place "
+        "names masked"
+    )

@@ -31,6 +31,7 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.text_scores import PROBABILITY_FORMAT
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence, mantel_kind
+from regbias.report.explain import explain_section, log_explanations
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
@@ -210,6 +211,9 @@ def log_analysis(
     report = report_markdown(results, analysis, settings, findings=findings)
     if power is not None:
         report += "\n" + power_section(power)
+    if results.explained is not None:
+        log_explanations(run, results.explained)
+        report += "\n" + explain_section(results.explained)
     run.text(report, paths.REPORT_MD)
 
 

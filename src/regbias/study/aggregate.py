@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from regbias.analysis.explain.result import Explanations
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse
 from regbias.analysis.tests.embedding import PairTests
@@ -37,8 +38,10 @@ from regbias.tracking.runs import RunLog
 __all__ = ["aggregate_sweep", "load_job_results", "pool_results", "reused_jobs", "unique_runs"]
 
 log = logging.getLogger(__name__)
-#: A variant's test of record and power plants, from its jobs' records.
-TestsOf = Callable[[list[dict[str, Any]]], tuple[PairTests | None, PowerResult | None]]
+#: A variant's test of record, power plants and explanations, from its jobs' records.
+TestsOf = Callable[
+    [list[dict[str, Any]]], tuple[PairTests | None, PowerResult | None, Explanations | None]
+]
 
 
 def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
@@ -164,11 +167,12 @@ def _aggregate_variant(
                 jobs.append(results)
     if not jobs:
         return times
-    tests, power = tests_of(records) if tests_of is not None else (None, None)
+    tests, power, explained = tests_of(records) if tests_of is not None else (None, None, None)
     check_stop()
     with timed(times, "analysis"):
         pooled = pool_results(jobs)
         pooled.record = tests
+        pooled.explained = explained
         pooled.reused = reused_jobs(records)
         analysis = analyse(pooled, settings)
     check_stop()

@@ -8,19 +8,27 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import NamedTuple
 
+from regbias.analysis.explain.result import Explanations
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.tests.embedding import PairTests, record_tests
 from regbias.console import progress_bar
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import embed_pooled
 from regbias.embeddings.encoder import Encoder
+from regbias.study.explain import run_explain
 from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.power import sweep_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
 
-__all__ = ["record_and_power", "record_study", "run_record_tests"]
+__all__ = [
+    "ParentTests",
+    "record_and_power",
+    "record_study",
+    "run_record_tests",
+]
 
 log = logging.getLogger(__name__)
 
@@ -64,22 +72,39 @@ def run_record_tests(
     return tests
 
 
+class ParentTests(NamedTuple):
+    """What the parent asks once per variant: the test of record, its power, its explanations."""
+
+    record: PairTests | None
+    power: PowerResult | None
+    explained: Explanations | None
+
+
 def record_and_power(
     settings: StudySettings,
     times: dict[str, float],
     *,
     study: StudyData | None = None,
     encoder: Encoder | None = None,
-) -> tuple[PairTests | None, PowerResult | None]:
-    """The tests of record and, where ``analysis.power.enabled``, their power plants.
+) -> ParentTests:
+    """The tests of record, their power plants and what carries each difference they find.
 
+    Power where ``analysis.power.enabled``, explanations where ``analysis.explain.enabled``.
     Each pair's smallest detectable share is added to its row. Seconds are added to ``times``
-    as ``pair_tests`` and ``power``.
+    as ``pair_tests``, ``power`` and ``explain``.
     """
+    analysis = settings.analysis
+    if analysis.explain.enabled and analysis.tests.embedding.enabled:
+        # Read once for the test and its explanations (and the plants), not once each.
+        with timed(times, "pair_tests"):
+            study = study if study is not None else record_study(settings)
+            encoder = encoder if encoder is not None else study_encoder(settings)
     with timed(times, "pair_tests"):
         record = run_record_tests(settings, study=study, encoder=encoder)
     with timed(times, "power"):
         power = sweep_power(settings, record, study=study, encoder=encoder)
+    with timed(times, "explain"):
+        explained = run_explain(settings, record, study=study, encoder=encoder)
     if record is not None and power is not None:
         record = record.with_power(power.detectable(), power.donor)
-    return record, power
+    return ParentTests(record, power, explained)

@@ -24,6 +24,9 @@ __all__ = [
     "DRAWS_CSV",
     "DROPPED_JSON",
     "ERROR_TXT",
+    "EXPLAIN_FOLDER",
+    "EXPLAIN_JSON",
+    "MASKED_TESTS_CSV",
     "FIGURES_FOLDER",
     "GAPS_CSV",
     "GROUPS_CSV",
@@ -64,6 +67,9 @@ __all__ = [
     "distance_figure",
     "distance_json",
     "distance_sd_csv",
+    "explain_figure",
+    "explain_typical_csv",
+    "explain_words_csv",
     "floor_figure",
     "performance_figure",
     "read_distance",
@@ -81,6 +87,7 @@ __all__ = [
 DISTANCES_FOLDER = "distances"
 FIGURES_FOLDER = "figures"
 COMPARISON_FOLDER = "comparison"
+EXPLAIN_FOLDER = "explain"
 #: The composed Hydra config and the fine-tuned models' checkpoints (not copied locally).
 HYDRA_FOLDER = ".hydra"
 MODELS_FOLDER = "models"
@@ -89,6 +96,7 @@ RUN_FOLDERS = (
     COMPARISON_FOLDER,
     "data",
     DISTANCES_FOLDER,
+    EXPLAIN_FOLDER,
     FIGURES_FOLDER,
     "performance",
     "power",
@@ -132,6 +140,10 @@ PRIMARY_CSV = "analysis/primary.csv"
 PRIMARY_POWER_CSV = "analysis/primary_power.csv"
 #: The bottom line's numbers a report writes (read back as ``headline/<key>`` metrics).
 HEADLINE_JSON = "analysis/headline.json"
+
+#: What carries each difference: the explanations, the test of record on masked texts.
+EXPLAIN_JSON = f"{EXPLAIN_FOLDER}/explanations.json"
+MASKED_TESTS_CSV = f"{EXPLAIN_FOLDER}/masked_pair_tests.csv"
 
 #: ``task=power``: the planted mixtures, their rejection rates, the performance test's.
 POWER_PLANTS_CSV = "power/plants.csv"
@@ -179,6 +191,21 @@ def diagnostics_csv(name: str) -> str:
 def comparison_csv(name: str) -> str:
     """One table of a sweep's comparison of its variants."""
     return f"{COMPARISON_FOLDER}/{name}.csv"
+
+
+def explain_words_csv(pair: str) -> str:
+    """A differing pair's distinguishing words (``pair`` already safe in a path)."""
+    return f"{EXPLAIN_FOLDER}/{pair}.csv"
+
+
+def explain_typical_csv(pair: str) -> str:
+    """A differing pair's typical texts."""
+    return f"{EXPLAIN_FOLDER}/{pair}_typical.csv"
+
+
+def explain_figure(pair: str) -> str:
+    """A differing pair's distinguishing words as a diverging bar chart."""
+    return f"{FIGURES_FOLDER}/explain/{pair}.png"
 
 
 def distance_figure(name: str) -> str:

@@ -1,0 +1,125 @@
+"""Explain every pair the test of record calls different, on the texts that test used.
+
+Per differing pair: its distinguishing words (:mod:`.words`), its typical texts
+(:mod:`.typical`) and, where a gazetteer is given, the place-name control (:mod:`.places`):
+every group's texts with place names masked, and the test of record run again on them by
+:func:`~regbias.analysis.tests.embedding.record_tests` itself (the same settings, seed, caps,
+pairs, families and Holm), so a masked verdict is a verdict of record.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from regbias.analysis.explain.places import Gazetteer, english_share
+from regbias.analysis.explain.result import Explanations, PairExplanation
+from regbias.analysis.explain.settings import ExplainSettings
+from regbias.analysis.explain.typical import typical_texts
+from regbias.analysis.explain.words import corpus_counts, distinguishing_words
+from regbias.analysis.tests.embedding import PairTests, PlannedPair, plan_pairs, record_tests
+from regbias.analysis.tests.pairwise import DIFFERS, GROUP_A, GROUP_B, P_ADJUSTED
+
+__all__ = ["ENGLISH_FLOOR", "explain_pairs"]
+
+log = logging.getLogger(__name__)
+#: Below this share of English stop words a corpus is taken for another language: its words
+#: are still computed, no place name is masked (English tweets: about 0.45).
+ENGLISH_FLOOR = 0.1
+
+
+def explain_pairs(
+    tests: PairTests,
+    groups: Mapping[str, Sequence[str]],
+    vectors: Callable[[list[str]], np.ndarray],
+    settings: ExplainSettings,
+    *,
+    references: Sequence[str] = (),
+    gazetteer: Gazetteer | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Explanations:
+    """Words, typical texts and the place-name control of every pair ``tests`` call different.
+
+    Args:
+        tests: the test of record (its settings choose the texts, as they did for it).
+        groups: every group's texts, as given to the test.
+        vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
+        settings: ``analysis.explain``.
+        references: the reference groups, as given to the test.
+        gazetteer: the place names to mask (None: no control).
+        progress: called with each pair's name once it is explained.
+    """
+    note = ""
+    if gazetteer is not None:
+        share = english_share([t for texts in groups.values() for t in texts])
+        if share < ENGLISH_FLOOR:
+            note = (
+                f"The texts do not read as English ({share:.0%} of their words are English "
+                "stop words, against about 45% in English tweets): no place name is masked."
+            )
+            log.warning("%s", note)
+            gazetteer = None
+    masked = None
+    if gazetteer is not None:
+        masked_groups = {g: gazetteer.mask_all(list(texts)) for g, texts in groups.items()}
+        masked = record_tests(
+            masked_groups, vectors, tests.settings, references=references, alpha=tests.alpha
+        )
+    corpus = None
+    if settings.prior == "corpus":
+        corpus = corpus_counts(list(dict.fromkeys(t for ts in groups.values() for t in ts)))
+    plans = {(p.group_a, p.group_b): p for p in plan_pairs(groups, tests.settings, references)}
+    explained = []
+    differing = tests.table[tests.table[DIFFERS].astype(bool)]
+    for _, row in differing.iterrows():
+        plan = plans[(row[GROUP_A], row[GROUP_B])]
+        explained.append(_explain(plan, row, vectors, settings, corpus, gazetteer, masked))
+        if progress is not None:
+            progress(f"{plan.group_a}-{plan.group_b}")
+    return Explanations(
+        settings, explained, masked, gazetteer.source if gazetteer is not None else "", note
+    )
+
+
+def _explain(
+    plan: PlannedPair,
+    row: Mapping[str, object],
+    vectors: Callable[[list[str]], np.ndarray],
+    settings: ExplainSettings,
+    corpus: dict[str, int] | None,
+    gazetteer: Gazetteer | None,
+    masked: PairTests | None,
+) -> PairExplanation:
+    words = distinguishing_words(plan.side_a, plan.side_b, settings.top_words, corpus)
+    typical = typical_texts(
+        plan.side_a,
+        plan.side_b,
+        vectors(plan.side_a),
+        vectors(plan.side_b),
+        settings.typical_texts,
+    )
+    explanation = PairExplanation(
+        plan.group_a,
+        plan.group_b,
+        words,
+        typical,
+        float(row["effect"]),  # type: ignore[arg-type]
+        float(row[P_ADJUSTED]),  # type: ignore[arg-type]
+    )
+    if gazetteer is None or masked is None:
+        return explanation
+    texts = [*plan.side_a, *plan.side_b]
+    share = sum(gazetteer.mask(t) != t for t in texts) / len(texts) if texts else math.nan
+    table = masked.table
+    after = table[(table[GROUP_A] == plan.group_a) & (table[GROUP_B] == plan.group_b)].iloc[0]
+    return replace(
+        explanation,
+        masked_share=share,
+        masked_effect=float(after["effect"]),
+        masked_p_adjusted=float(after[P_ADJUSTED]),
+        masked_differs=bool(after[DIFFERS]),
+    )

@@ -1,0 +1,133 @@
+"""The typed result of the explanations: one :class:`PairExplanation` per differing pair."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from regbias.analysis.explain.settings import ExplainSettings
+from regbias.analysis.explain.typical import TYPICAL_COLUMNS
+from regbias.analysis.explain.words import WORD_COLUMNS
+from regbias.analysis.tests.embedding import PairTests
+
+__all__ = ["Explanations", "PairExplanation"]
+
+
+@dataclass(frozen=True)
+class PairExplanation:
+    """What carries one pair's difference, on the texts its test of record used.
+
+    Attributes:
+        group_a: the pair's first group (side a; positive ``z`` and projections are its).
+        group_b: its second group.
+        words: the distinguishing words (:data:`~regbias.analysis.explain.words.WORD_COLUMNS`).
+        typical: the typical texts (:data:`~regbias.analysis.explain.typical.TYPICAL_COLUMNS`).
+        effect: the test of record's size-free effect.
+        p_adjusted: its Holm-adjusted p.
+        masked_share: the share of the pair's texts in which a place name was masked (NaN: no
+            control ran).
+        masked_effect: the effect on the masked texts (NaN: no control ran).
+        masked_p_adjusted: the Holm-adjusted p on the masked texts (NaN: no control ran).
+        masked_differs: the verdict on the masked texts (None: no control ran).
+    """
+
+    group_a: str
+    group_b: str
+    words: pd.DataFrame
+    typical: pd.DataFrame
+    effect: float
+    p_adjusted: float
+    masked_share: float = math.nan
+    masked_effect: float = math.nan
+    masked_p_adjusted: float = math.nan
+    masked_differs: bool | None = None
+
+    @property
+    def pair(self) -> str:
+        """``a-b``."""
+        return f"{self.group_a}-{self.group_b}"
+
+    @property
+    def only_places(self) -> bool:
+        """Whether the pair differs only through place names (not shown to once masked)."""
+        return self.masked_differs is False
+
+    def side_words(self, side: str) -> pd.DataFrame:
+        """The words of side ``a`` (z > 0) or ``b`` (z < 0)."""
+        positive = self.words["z"].astype(float) > 0
+        return self.words[positive if side == "a" else ~positive]
+
+    def side_texts(self, side: str) -> pd.DataFrame:
+        """The typical texts of side ``a`` or ``b``."""
+        return self.typical[self.typical["side"] == side]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (:meth:`from_dict` reads it back)."""
+        out = dataclasses.asdict(self)
+        out["words"] = self.words.to_dict(orient="records")
+        out["typical"] = self.typical.to_dict(orient="records")
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PairExplanation:
+        """The explanation written by :meth:`to_dict`."""
+        values = dict(data)
+        values["words"] = pd.DataFrame(data["words"], columns=list(WORD_COLUMNS))
+        values["typical"] = pd.DataFrame(data["typical"], columns=list(TYPICAL_COLUMNS))
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Explanations:
+    """What carries each difference the test of record finds.
+
+    Attributes:
+        settings: what was run.
+        pairs: one explanation per differing pair, in the test's order.
+        masked: the test of record again on the texts with place names masked (None: the
+            control did not run).
+        gazetteer: the gazetteer in words ("" where no control ran).
+        note: why the control did not run where it was asked for ("" otherwise).
+    """
+
+    settings: ExplainSettings
+    pairs: list[PairExplanation] = field(default_factory=list)
+    masked: PairTests | None = None
+    gazetteer: str = ""
+    note: str = ""
+
+    @property
+    def controlled(self) -> bool:
+        """Whether the place-name control ran."""
+        return self.masked is not None
+
+    def only_places(self) -> list[PairExplanation]:
+        """The differing pairs not shown to differ once place names are masked."""
+        return [p for p in self.pairs if p.only_places]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (:meth:`from_dict` reads it back)."""
+        return {
+            "settings": dataclasses.asdict(self.settings),
+            "pairs": [p.to_dict() for p in self.pairs],
+            "masked": None if self.masked is None else self.masked.to_dict(),
+            "gazetteer": self.gazetteer,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Explanations:
+        """The explanations written by :meth:`to_dict`."""
+        masked = data.get("masked")
+        return cls(
+            ExplainSettings(**data["settings"]),
+            [PairExplanation.from_dict(p) for p in data.get("pairs", [])],
+            None if masked is None else PairTests.from_dict(masked),
+            str(data.get("gazetteer", "")),
+            str(data.get("note", "")),
+        )

@@ -1,0 +1,138 @@
+"""What carries each difference: the report's section, the pair tables and the word figures.
+
+The explanations are :mod:`regbias.analysis.explain`'s; the parent computes them once per
+variant (:mod:`regbias.study.explain`) and this module writes them into its run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from regbias.analysis.explain.places import MASK
+from regbias.analysis.explain.result import Explanations, PairExplanation
+from regbias.report.canvas import new_figure
+from regbias.report.escape import markdown_code, markdown_text
+from regbias.report.markdown import artifact_name
+from regbias.tracking import artifacts as paths
+from regbias.tracking.runs import RunLog
+
+__all__ = [
+    "explain_section",
+    "log_explanations",
+    "masked_verdict",
+    "words_figure",
+]
+
+#: Words each way, and typical texts a side, the report shows (the CSVs hold all).
+SHOWN_WORDS = 8
+SHOWN_TEXTS = 2
+#: The most characters of a typical text the report shows.
+_TEXT_LIMIT = 240
+
+
+def log_explanations(run: RunLog, explained: Explanations) -> None:
+    """Every differing pair's words and typical texts, its figure, the masked test, the JSON."""
+    run.json(explained.to_dict(), paths.EXPLAIN_JSON)
+    if explained.masked is not None:
+        run.table(explained.masked.table, paths.MASKED_TESTS_CSV)
+    for pair in explained.pairs:
+        name = artifact_name(pair.pair)
+        run.table(pair.words, paths.explain_words_csv(name))
+        run.table(pair.typical, paths.explain_typical_csv(name))
+        run.figure(words_figure(pair), paths.explain_figure(name))
+
+
+def words_figure(pair: PairExplanation, top: int = 15) -> Figure:
+    """The pair's distinguishing words as diverging bars: side a's to the right, b's left."""
+    a, b = pair.side_words("a").head(top), pair.side_words("b").head(top)
+    words = [*a["word"], *b["word"]][::-1]
+    z = np.array([*a["z"], *b["z"]], dtype=float)[::-1]
+    fig = new_figure(6.5, 1.2 + 0.22 * max(len(words), 1))
+    ax = fig.add_subplot()
+    colours = ["#b2182b" if v > 0 else "#2166ac" for v in z]
+    ax.barh(range(len(words)), z, color=colours)
+    ax.set_yticks(range(len(words)), words, fontsize=8)
+    ax.axvline(0, color="#444", linewidth=0.8)
+    ax.set_xlabel(f"log-odds z (right: {pair.group_a}, left: {pair.group_b}; descriptive)")
+    ax.set_title(f"{pair.pair}: distinguishing words", fontsize=10)
+    return fig
+
+
+def masked_verdict(pair: PairExplanation) -> str:
+    """``uk-us: differs, effect 0.077 → 0.071 with place names masked in 8% of texts``."""
+    name = f"{markdown_text(pair.group_a)}-{markdown_text(pair.group_b)}"
+    if pair.masked_differs is None:
+        return f"{name}: differs, effect {pair.effect:.3g} (Holm p {pair.p_adjusted:.2g})"
+    where = f"with place names masked in {pair.masked_share:.0%} of texts"
+    change = (
+        f"effect {pair.effect:.3g} → {pair.masked_effect:.3g} {where} (Holm p "
+        f"{pair.p_adjusted:.2g} → {pair.masked_p_adjusted:.2g})"
+    )
+    if pair.masked_differs:
+        return f"{name}: differs, {change}"
+    return f"{name}: differs only through place names: not shown to differ {where}; {change}"
+
+
+def explain_section(explained: Explanations) -> str:
+    """Markdown: per differing pair its top words each way, typical texts, masked verdict."""
+    lines = ["## What carries each difference", ""]
+    if not explained.pairs:
+        lines.append("The test of record finds no pair that differs: there is nothing to explain.")
+        return "\n".join(lines) + "\n"
+    s = explained.settings
+    prior = "the pair's pooled counts" if s.prior == "pair" else "every group's counts"
+    lines += [
+        "For each pair the test of record calls different, on the texts that test used: its "
+        "distinguishing words (log-odds ratio with an informative Dirichlet prior, Monroe, "
+        f"Colaresi and Quinn 2008; prior: {prior}; lower-cased words), its typical texts (those "
+        "of each side furthest along the difference of the sides' mean sentence vectors, with "
+        "their projection) and the place-name control. A word's z ranks it and is descriptive, "
+        "not a test: the words are chosen by it and no multiplicity is held.",
+        "",
+    ]
+    if explained.controlled:
+        lines += [
+            "The place-name control runs the test of record again, with its own settings, seed, "
+            f"families and Holm, on every group's texts with place names and demonyms replaced "
+            f"by {markdown_code(MASK)} ({markdown_text(explained.gazetteer)}). A pair not shown "
+            "to differ once they are masked differs only through place names; one that still "
+            "differs is not shown to be free of them (which place is named is gone, that one "
+            "is named is not; a place the gazetteer lacks stays).",
+            "",
+        ]
+    elif explained.note:
+        lines += [markdown_text(explained.note), ""]
+    for pair in explained.pairs:
+        lines += _pair_lines(pair)
+    lines += [
+        f"Every pair's words ({s.top_words} each way): {paths.EXPLAIN_FOLDER}/<pair>.csv; its "
+        f"typical texts ({s.typical_texts} a side): {paths.EXPLAIN_FOLDER}/<pair>_typical.csv"
+        + (f"; the masked test: {paths.MASKED_TESTS_CSV}." if explained.controlled else ".")
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _pair_lines(pair: PairExplanation) -> list[str]:
+    name = f"{markdown_text(pair.group_a)}-{markdown_text(pair.group_b)}"
+    lines = [f"### {name}", "", f"- **{masked_verdict(pair)}**"]
+    for side, group in (("a", pair.group_a), ("b", pair.group_b)):
+        words = pair.side_words(side).head(SHOWN_WORDS)
+        listed = ", ".join(
+            f"{markdown_text(r['word'])} (z {float(r['z']):.1f}; {int(r['count_a'])} vs "
+            f"{int(r['count_b'])})"
+            for _, r in words.iterrows()
+        )
+        lines.append(f"- words of {markdown_text(group)}: {listed or 'none'}")
+    for side, group in (("a", pair.group_a), ("b", pair.group_b)):
+        for _, r in pair.side_texts(side).head(SHOWN_TEXTS).iterrows():
+            lines.append(
+                f"- typical of {markdown_text(group)} (projection {float(r['projection']):.3g}): "
+                f"“{markdown_text(_short(str(r['text'])))}”"
+            )
+    lines += ["", f"![{name} words]({paths.explain_figure(artifact_name(pair.pair))})", ""]
+    return lines
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"

@@ -1,0 +1,66 @@
+"""The section "What carries each difference", its tables, figures and bottom-line clause."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from sklearn.feature_extraction.text import HashingVectorizer
+
+from regbias.analysis.explain.pairs import explain_pairs
+from regbias.analysis.explain.places import gazetteer_of
+from regbias.analysis.explain.settings import ExplainSettings
+from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
+from regbias.analysis.tests.embedding import PairTestSettings, record_tests
+from regbias.report.publish import log_analysis
+from regbias.tracking import artifacts as paths
+from tests.conftest import packaged
+from tests.report.test_findings import FakeRun
+
+_HASHED = HashingVectorizer(n_features=256, alternate_sign=False, norm="l2")
+
+
+def _vectors(texts: list[str]) -> np.ndarray:
+    return _HASHED.transform(texts).toarray()
+
+
+def test_the_section_tables_figures_and_bottom_line_clause_appear() -> None:
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(30)] + ["the", "and", "of", "to", "it", "we", "is", "in"]
+    base = [" ".join(rng.choice(words, 8)) for _ in range(240)]
+    groups = {
+        # uk and us differ by which city they name only; au by a word no gazetteer knows.
+        "uk": [f"{t} London" for t in base[:80]],
+        "us": [f"{t} Boston" for t in base[80:160]],
+        "au": [f"{t} <b>arvo|</b>" for t in base[160:]],
+    }
+    pair = dataclasses.replace(
+        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=999),
+        statistic="mean",
+        resamples=0,
+    )
+    tests = record_tests(groups, _vectors, pair)
+    explain = packaged(ExplainSettings, "analysis.explain")
+    gazetteer = gazetteer_of(["London", "Boston"], "two cities")
+    explained = explain_pairs(tests, groups, _vectors, explain, gazetteer=gazetteer)
+    results = StudyResults(list(groups), meta={"dataset": "toy"}, record=tests)
+    results.explained = explained
+    analysis = Analysis(None, None, None, tests.table[["group_a", "group_b"]].copy(), None)
+    run = FakeRun()
+    log_analysis(run, results, analysis, packaged(AnalysisSettings, "analysis"))  # type: ignore[arg-type]
+
+    report = run.texts[paths.REPORT_MD]
+    section = report.split("## What carries each difference", 1)[1]
+    differing = [p.pair for p in explained.pairs]
+    assert "uk-us" in differing and "us-au" in differing
+    for name in differing:
+        assert f"### {name}" in section
+        assert paths.explain_words_csv(name) in run.tables
+        assert paths.explain_typical_csv(name) in run.tables
+        assert paths.explain_figure(name) in run.figures
+    assert "uk-us: differs only through place names" in section
+    assert "descriptive, not a test" in section
+    assert "arvo" in section and "<b>" not in section  # a text is escaped
+    assert paths.MASKED_TESTS_CSV in run.tables and paths.EXPLAIN_JSON in run.texts
+    bottom = report.split("**Bottom line in full.**", 1)[1].split("\n", 1)[0]
+    assert "not shown to differ with place names masked" in bottom and "uk-us" in bottom
