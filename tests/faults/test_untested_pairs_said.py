@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from regbias.analysis.study import StudyResults
 from regbias.app.settings import read_settings
 from regbias.report.bottom_line import Evidence
 from tests.faults.conftest import composed
@@ -15,7 +16,7 @@ from tests.faults.conftest import composed
 
 def sentence(*overrides: str) -> str:
     settings = read_settings(composed(*overrides)).analysis
-    results = SimpleNamespace(record=None)
+    results = StudyResults([])
     analysis = SimpleNamespace(primary=None, correlations=None)
     return Evidence.of(results, analysis, settings).sentence()  # type: ignore[arg-type]
 

@@ -26,8 +26,10 @@ __all__ = [
     "MIN_GROUPS",
     "PERFORMANCE_PREFIXES",
     "PairTable",
+    "RecordedVerdict",
     "pairwise_table",
     "read_pairwise_csv",
+    "recorded_verdicts",
 ]
 
 #: The prefix of a pair table's distance columns (``dist_<matrix name>``).
@@ -243,6 +245,55 @@ def read_pairwise_csv(
             f"({n_groups} left after exclusions); include more groups."
         )
     return PairTable(frame.reset_index(drop=True), list(distances), list(performance))
+
+
+#: The tests of record whose verdicts a pairwise table carries, by column prefix.
+RECORDED_TESTS = {"pair_test": "test of record", "perf_test": "performance test of record"}
+
+
+@dataclass(frozen=True)
+class RecordedVerdict:
+    """One family of a test of record as a pairwise table records it (read, not re-run).
+
+    Attributes:
+        test: the test in words (:data:`RECORDED_TESTS`).
+        family: ``regions`` or ``reference``.
+        tested: the family's pairs with an adjusted p.
+        differing: the pairs the table says differ, ``a-b`` each.
+    """
+
+    test: str
+    family: str
+    tested: int
+    differing: tuple[str, ...]
+
+
+def recorded_verdicts(path: Path | str, references: Iterable[str]) -> list[RecordedVerdict]:
+    """The verdicts of the tests of record a pairwise table carries (``<prefix>_differs``).
+
+    A pair is in a family where its ``<prefix>_p_adjusted`` is a number; its family is
+    ``<prefix>_family`` where the table has it, else ``reference`` for a pair with one of
+    ``references``. A table without these columns carries none.
+    """
+    frame = _stripped_names(read_table(Path(path), skipinitialspace=True))
+    reference = set(references)
+    found = []
+    for prefix, test in RECORDED_TESTS.items():
+        differs, adjusted = f"{prefix}_differs", f"{prefix}_p_adjusted"
+        if differs not in frame or adjusted not in frame:
+            continue
+        rows = frame[pd.to_numeric(frame[adjusted], errors="coerce").notna()]
+        in_reference = rows[PAIR_COLUMNS].isin(reference).any(axis=1)
+        by_groups = in_reference.map({True: "reference", False: "regions"})
+        family = rows.get(f"{prefix}_family", by_groups)
+        for name in ("regions", "reference"):
+            members = rows[(family == name).to_numpy()]
+            if not len(members):
+                continue
+            flags = members[differs].astype(str).str.strip().str.lower().isin(("true", "1", "1.0"))
+            pairs = tuple(f"{a}-{b}" for a, b in members.loc[flags, PAIR_COLUMNS].to_numpy())
+            found.append(RecordedVerdict(test, name, len(members), pairs))
+    return found
 
 
 def _stripped_names(frame: pd.DataFrame) -> pd.DataFrame:

@@ -22,6 +22,7 @@ from regbias.analysis.pair_table import (
     MIN_GROUPS,
     AnalyzeSettings,
     PairTable,
+    RecordedVerdict,
     pairwise_table,
 )
 from regbias.analysis.power.embedding import PowerSettings
@@ -77,6 +78,7 @@ class StudyResults:
             run id)`` each, in job order.
         explained: what carries each difference the test of record finds, or None
             (``analysis.explain.enabled=false``).
+        recorded: ``task=analyze``: the verdicts of the tests of record its table carries.
     """
 
     groups: list[str]
@@ -88,6 +90,7 @@ class StudyResults:
     texts: pd.DataFrame | None = None
     window_fits: list[WindowFit] = field(default_factory=list)
     reused: list[tuple[str, str]] = field(default_factory=list)
+    recorded: list[RecordedVerdict] = field(default_factory=list)
     explained: Explanations | None = None
 
 

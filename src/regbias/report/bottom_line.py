@@ -14,11 +14,13 @@ import pandas as pd
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.multiplicity import p_column
+from regbias.analysis.pair_table import RecordedVerdict
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.tests.pairwise import FAMILIES
 from regbias.analysis.tests.performance import PerfTests
 from regbias.report.escape import markdown_text
-from regbias.report.record import pairs_found, pairs_numbers, pairs_part
+from regbias.report.record import pairs_found, pairs_numbers, pairs_part, recorded_part
 
 __all__ = [
     "ADJUSTED_NAMES",
@@ -69,6 +71,7 @@ class Evidence:
         record_enabled: ``analysis.tests.embedding.enabled`` (off: the sentence says the pairs
             were not tested, rather than keep silent about them).
         performance: the test of record for performance (None: not run).
+        recorded: ``task=analyze``: the verdicts its table carries (read, not re-run).
         explained: what carries each difference, with the place-name control (None: not run).
     """
 
@@ -79,6 +82,7 @@ class Evidence:
     significance: float
     record_enabled: bool = True
     performance: PerfTests | None = None
+    recorded: tuple[RecordedVerdict, ...] = ()
     explained: Explanations | None = None
 
     @classmethod
@@ -92,7 +96,8 @@ class Evidence:
             settings.significance,
             settings.tests.embedding.enabled,
             getattr(analysis, "performance_record", None),
-            results.explained,
+            recorded=tuple(results.recorded),
+            explained=results.explained,
         )
 
     @property
@@ -110,7 +115,15 @@ class Evidence:
             return True
         if self.significant_correlations:
             return True
+        if any(v.differing for v in self.recorded):
+            return True
         return pairs_found(self.record) or pairs_found(self.performance)
+
+    @property
+    def verdictless(self) -> bool:
+        """Whether a pairwise test ran on a family it cannot reject in (too few relabellings)."""
+        tests = [t for t in (self.record, self.performance) if t is not None]
+        return any(len(t.family(f)) and not t.can_reject(f) for t in tests for f in FAMILIES)
 
     def sentence(self) -> str:
         """One sentence: the primary test, the secondary correlations, the pairs that differ.
@@ -123,8 +136,10 @@ class Evidence:
             pairs = "which pairs differ was not tested (analysis.tests.embedding.enabled=false)"
         parts = [primary_clause(self.primary), self._secondary_part(), pairs]
         parts.append(control_clause(self.explained))
-        parts.append(pairs_part(self.performance))
+        parts += [pairs_part(self.performance), recorded_part(self.recorded)]
         text = "; ".join(p for p in parts if p) or "no test ran"
+        if not self.found and self.verdictless:
+            return f"**Bottom line.** Nothing was shown; some pairs could get no verdict: {text}."
         if not self.found:
             return f"**Bottom line.** Nothing here is beyond noise: {text}."
         return f"**Bottom line.** {text[0].upper()}{text[1:]}."

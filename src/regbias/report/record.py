@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from regbias.analysis.pair_table import RecordedVerdict
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import (
     DIFFERS,
@@ -69,6 +71,19 @@ def _p(value: float) -> str:
 def pair_name(row: pd.Series) -> str:
     """The pair as Markdown text (a group's name comes from the data: escaped)."""
     return f"{markdown_text(row[GROUP_A])}-{markdown_text(row[GROUP_B])}"
+
+
+def recorded_part(verdicts: Sequence[RecordedVerdict]) -> str:
+    """The bottom line's clause on the verdicts a read table carries (empty: none)."""
+    by_test: dict[str, list[str]] = {}
+    for v in verdicts:
+        listed = f" ({', '.join(markdown_text(p) for p in v.differing)})" if v.differing else ""
+        counted = f"{len(v.differing)} of {v.tested} {_FAMILIES[v.family]} differ{listed}"
+        by_test.setdefault(v.test, []).append(counted)
+    return "; ".join(
+        f"the table's {test} (as recorded in it, not re-run): {', '.join(counts)}"
+        for test, counts in by_test.items()
+    )
 
 
 def pairs_part(tests: PairwiseTests | None) -> str:

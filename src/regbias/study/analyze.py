@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from regbias.analysis.pair_table import read_pairwise_csv
+from regbias.analysis.pair_table import read_pairwise_csv, recorded_verdicts
 from regbias.analysis.study import Analysis, StudyResults, analyse_table
 from regbias.errors import ConfigError
 from regbias.report.publish import log_analysis
@@ -33,6 +33,7 @@ def run_analysis(study: StudySettings, run: RunLog) -> Analysis:
     start = time.perf_counter()
     analysis = analyse_table(table, settings)
     run.metrics({"time/analysis_s": time.perf_counter() - start})  # the one stage that ran
-    results = StudyResults(table.groups, meta={"input": given.input})
+    recorded = recorded_verdicts(given.input, settings.reference_groups)
+    results = StudyResults(table.groups, meta={"input": given.input}, recorded=recorded)
     log_analysis(run, results, analysis, settings)
     return analysis

@@ -94,12 +94,11 @@ def record_and_power(
     as ``pair_tests``, ``power`` and ``explain``.
     """
     analysis = settings.analysis
-    if analysis.explain.enabled and analysis.tests.embedding.enabled:
-        # Read once for the test and its explanations (and the plants), not once each.
-        with timed(times, "pair_tests"):
+    with timed(times, "pair_tests"):
+        if analysis.explain.enabled and analysis.tests.embedding.enabled:
+            # Read once for the test and its explanations (and the plants), not once each.
             study = study if study is not None else record_study(settings)
             encoder = encoder if encoder is not None else study_encoder(settings)
-    with timed(times, "pair_tests"):
         record = run_record_tests(settings, study=study, encoder=encoder)
     with timed(times, "power"):
         power = sweep_power(settings, record, study=study, encoder=encoder)
