@@ -40,7 +40,7 @@ def test_the_section_tables_figures_and_bottom_line_clause_appear() -> None:
         resamples=0,
     )
     tests = record_tests(groups, _vectors, pair)
-    explain = packaged(ExplainSettings, "analysis.explain")
+    explain = packaged(ExplainSettings, "analysis.explain", mask_places=True)
     gazetteer = gazetteer_of(["London", "Boston"], "two cities")
     explained = explain_pairs(tests, groups, _vectors, explain, gazetteer=gazetteer)
     results = StudyResults(list(groups), meta={"dataset": "toy"}, record=tests)

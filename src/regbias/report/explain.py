@@ -71,7 +71,7 @@ def masked_verdict(pair: PairExplanation) -> str:
     )
     if pair.masked_differs:
         return f"{name}: differs, {change}"
-    return f"{name}: differs only through place names: not shown to differ {where}; {change}"
+    return f"{name}: differs only through place names (not shown to differ once masked): {change}"
 
 
 def explain_section(explained: Explanations) -> str:
