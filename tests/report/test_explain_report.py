@@ -12,6 +12,7 @@ from regbias.analysis.explain.places import gazetteer_of
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.analysis.tests.embedding import PairTestSettings, record_tests
+from regbias.report.explain import explain_section
 from regbias.report.publish import log_analysis
 from regbias.tracking import artifacts as paths
 from tests.conftest import packaged
@@ -64,3 +65,22 @@ def test_the_section_tables_figures_and_bottom_line_clause_appear() -> None:
     assert paths.MASKED_TESTS_CSV in run.tables and paths.EXPLAIN_JSON in run.texts
     bottom = report.split("**Bottom line in full.**", 1)[1].split("\n", 1)[0]
     assert "not shown to differ with place names masked" in bottom and "uk-us" in bottom
+
+
+def test_without_the_control_the_section_says_how_to_run_it() -> None:
+    groups = {"uk": [f"tea and biscuits {i} London" for i in range(40)]}
+    groups["us"] = [f"coffee and cookies {i} Boston" for i in range(40)]
+    pair = dataclasses.replace(
+        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=199),
+        statistic="mean",
+        resamples=0,
+    )
+    tests = record_tests(groups, _vectors, pair)
+    explain = packaged(ExplainSettings, "analysis.explain")
+    assert not explain.mask_places  # off by default: it costs a second test of record
+    explained = explain_pairs(tests, groups, _vectors, explain)
+    assert explained.pairs and not explained.controlled
+    section = explain_section(explained)
+    assert "and the place-name control" not in section
+    assert "The place-name control did not run: `analysis.explain.mask_places=true`" in section
+    assert "masked in" not in section  # no pair claims a masked verdict

@@ -87,8 +87,10 @@ def explain_section(explained: Explanations) -> str:
         "distinguishing words (log-odds ratio with an informative Dirichlet prior, Monroe, "
         f"Colaresi and Quinn 2008; prior: {prior}; lower-cased words), its typical texts (those "
         "of each side furthest along the difference of the sides' mean sentence vectors, with "
-        "their projection) and the place-name control. A word's z ranks it and is descriptive, "
-        "not a test: the words are chosen by it and no multiplicity is held.",
+        "their projection)"
+        + (" and the place-name control" if explained.controlled else "")
+        + ". A word's z ranks it and is descriptive, not a test: the words are chosen by it and "
+        "no multiplicity is held.",
         "",
     ]
     if explained.controlled:
@@ -103,6 +105,13 @@ def explain_section(explained: Explanations) -> str:
         ]
     elif explained.note:
         lines += [markdown_text(explained.note), ""]
+    else:
+        lines += [
+            "The place-name control did not run: `analysis.explain.mask_places=true` runs the "
+            "test of record again with place names masked (a second test of record: "
+            "docs/scale.md).",
+            "",
+        ]
     for pair in explained.pairs:
         lines += _pair_lines(pair)
     lines += [
