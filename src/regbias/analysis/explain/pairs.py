@@ -63,9 +63,15 @@ def explain_pairs(
             )
             log.warning("%s", note)
             gazetteer = None
-    masked = None
+    masked, changed = None, set()
     if gazetteer is not None:
         masked_groups = {g: gazetteer.mask_all(list(texts)) for g, texts in groups.items()}
+        changed = {
+            t
+            for g, texts in groups.items()
+            for t, m in zip(texts, masked_groups[g], strict=True)
+            if m != t
+        }
         masked = record_tests(
             masked_groups, vectors, tests.settings, references=references, alpha=tests.alpha
         )
@@ -77,7 +83,7 @@ def explain_pairs(
     differing = tests.table[tests.table[DIFFERS].astype(bool)]
     for _, row in differing.iterrows():
         plan = plans[(row[GROUP_A], row[GROUP_B])]
-        explained.append(_explain(plan, row, vectors, settings, corpus, gazetteer, masked))
+        explained.append(_explain(plan, row, vectors, settings, corpus, changed, masked))
         if progress is not None:
             progress(f"{plan.group_a}-{plan.group_b}")
     return Explanations(
@@ -91,7 +97,7 @@ def _explain(
     vectors: Callable[[list[str]], np.ndarray],
     settings: ExplainSettings,
     corpus: dict[str, int] | None,
-    gazetteer: Gazetteer | None,
+    changed: set[str],
     masked: PairTests | None,
 ) -> PairExplanation:
     words = distinguishing_words(plan.side_a, plan.side_b, settings.top_words, corpus)
@@ -110,10 +116,10 @@ def _explain(
         float(row["effect"]),  # type: ignore[arg-type]
         float(row[P_ADJUSTED]),  # type: ignore[arg-type]
     )
-    if gazetteer is None or masked is None:
+    if masked is None:
         return explanation
     texts = [*plan.side_a, *plan.side_b]
-    share = sum(gazetteer.mask(t) != t for t in texts) / len(texts) if texts else math.nan
+    share = sum(t in changed for t in texts) / len(texts) if texts else math.nan
     table = masked.table
     after = table[(table[GROUP_A] == plan.group_a) & (table[GROUP_B] == plan.group_b)].iloc[0]
     return replace(
