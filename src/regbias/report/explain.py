@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from regbias.analysis.explain.places import MASK
 from regbias.analysis.explain.result import Explanations, PairExplanation
+from regbias.numbers import p_text
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.markdown import artifact_name
@@ -63,11 +64,11 @@ def masked_verdict(pair: PairExplanation) -> str:
     """``uk-us: differs, effect 0.077 → 0.071 with place names masked in 8% of texts``."""
     name = f"{markdown_text(pair.group_a)}-{markdown_text(pair.group_b)}"
     if pair.masked_differs is None:
-        return f"{name}: differs, effect {pair.effect:.3g} (Holm p {pair.p_adjusted:.2g})"
+        return f"{name}: differs, effect {pair.effect:.3g} (Holm p {p_text(pair.p_adjusted)})"
     where = f"with place names masked in {pair.masked_share:.0%} of texts"
     change = (
         f"effect {pair.effect:.3g} → {pair.masked_effect:.3g} {where} (Holm p "
-        f"{pair.p_adjusted:.2g} → {pair.masked_p_adjusted:.2g})"
+        f"{p_text(pair.p_adjusted)} → {p_text(pair.masked_p_adjusted)})"
     )
     if pair.masked_differs:
         return f"{name}: differs, {change}"
