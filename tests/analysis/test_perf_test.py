@@ -19,9 +19,12 @@ from regbias.analysis.tests.performance import (
     perf_record_tests,
     stratified_test,
 )
-from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
+from regbias.analysis.tests.text_scores import PerfTexts, group_metrics, pool_text_tables
 from regbias.report.record import pairs_lines
+from tests.benchmark_module import load_benchmark
 from tests.conftest import packaged
+
+rates = load_benchmark("perf_test_rates")
 
 
 def perf_settings(**changes: object) -> PerfTestSettings:
@@ -120,6 +123,34 @@ def test_planted_nulls_reject_at_the_nominal_rate(null_ps, alpha):
     assert high / n < 2 * alpha
 
 
+def _upper(n: int, alpha: float) -> float:
+    """The top of the 99.8% binomial band of a rate ``alpha`` in ``n``."""
+    return float(stats.binom.ppf(0.999, n, alpha) / n)
+
+
+def test_equal_accuracy_with_a_wider_spread_is_not_a_difference():
+    # ZA's per-text scores spread far wider (sd 0.39 against 0.12) at the same per-label
+    # accuracy, all 25 models shared: the plain gap's relabellings reject most of these pairs.
+    regime = rates.Regime("stress", spread=10.0, others=0.5)
+    ps = rates.regime_ps(regime, 250, 199, 7, [("au", "za")])[:, 0]
+    for alpha in (0.05, 0.01):
+        assert np.mean(ps[:, 0] <= alpha) > 2 * alpha  # the plain gap: the regime bites
+        assert np.mean(ps[:, 1] <= alpha) <= _upper(len(ps), alpha)
+
+
+@pytest.mark.slow
+def test_the_unequal_spread_null_stays_at_the_level():
+    # Issue #45's null: ZA's per-text scores sd 0.34 against 0.30, the same per-label accuracy;
+    # 600 independent pairs of ZA with each region at the real sizes.
+    regime = rates.REGIMES["unequal-spread null"]
+    ps = np.concatenate(
+        [rates.regime_ps(regime, 600, 199, 45, [(g, "za")])[:, 0] for g in rates.SIZES if g != "za"]
+    )
+    assert np.mean(ps[:, 0] <= 0.05) > 0.06  # today's plain gap
+    assert np.mean(ps[:, 1] <= 0.05) <= 0.06
+    assert np.mean(ps[:, 1] <= 0.01) <= _upper(len(ps), 0.01) < 0.02
+
+
 def test_a_planted_gap_is_found():
     rng = np.random.default_rng(5)
     detected = 0
@@ -135,7 +166,7 @@ def test_a_planted_gap_is_found():
 
 
 def test_p_is_the_exact_permutation_p_on_tiny_groups():
-    # Enumerate every relabelling within strata of a 4 + 3 pair and compare.
+    # Enumerate every relabelling within strata of a 4 + 3 pair: the studentized gap's p.
     labels_a, labels_b = np.array([0, 0, 1, 1]), np.array([0, 1, 1])
     right_a, right_b = np.array([1.0, 1, 1, 0]), np.array([0.0, 0, 1])
     frame = texts_frame({"a": (labels_a, right_a), "b": (labels_b, right_b)}, models=1)
@@ -147,22 +178,28 @@ def test_p_is_the_exact_permutation_p_on_tiny_groups():
     zero, one = np.flatnonzero(labels == 0), np.flatnonzero(labels == 1)
     for side_zero in itertools.combinations(zero, 2):
         for side_one in itertools.combinations(one, 2):
-            values.append(_cmh_gap(scores, labels, set(side_zero) | set(side_one)))
-    exact = np.mean(np.abs(values) >= abs(observed) - 1e-12)
+            values.append(_studentized_gap(scores, labels, set(side_zero) | set(side_one)))
+    z = _studentized_gap(scores, labels, set(range(4)))
+    assert observed == pytest.approx(_studentized_gap(scores, labels, set(range(4)), se=False))
+    exact = np.mean(np.abs(values) >= abs(z) - 1e-12)
     # The observed labelling is one of the 9, so p's Monte Carlo error is at most ~0.002.
     assert tests.table.iloc[0]["p"] == pytest.approx(exact, abs=0.005)
 
 
-def _cmh_gap(scores, labels, side_a):
-    gap, total = 0.0, 0.0
+def _studentized_gap(scores, labels, side_a, se=True):
+    """The CMH gap over its standard error (unbiased variances in each stratum and side)."""
+    gap, variance, total = 0.0, 0.0, 0.0
     for label in (0, 1):
         members = np.flatnonzero(labels == label)
-        a = [i for i in members if i in side_a]
-        b = [i for i in members if i not in side_a]
+        a = scores[[i for i in members if i in side_a]]
+        b = scores[[i for i in members if i not in side_a]]
         w = len(a) * len(b) / len(members)
-        gap += w * (scores[a].mean() - scores[b].mean())
+        gap += w * (a.mean() - b.mean())
+        variance += w**2 * sum(x.var(ddof=1) / len(x) if len(x) > 1 else 0.0 for x in (a, b))
         total += w
-    return gap / total
+    if not se:
+        return gap / total
+    return gap / np.sqrt(variance) if variance > 0 else np.sign(gap) * np.inf
 
 
 def test_identical_sides_give_p_one():
@@ -258,3 +295,20 @@ def test_the_power_note_names_the_corpus_s_own_metric(metric):
     assert f"{metric} gaps" in note
     other = "micro_f1" if metric == "accuracy" else "accuracy"
     assert other not in note
+
+
+def test_a_text_two_groups_label_differently_is_scored_with_each_group_s_label():
+    # Text "t" is labelled 0 in a and 1 in b; its one model says positive: wrong in a, right in b.
+    frame = pd.DataFrame(
+        {
+            "group": ["a", "a", "b", "b", "c", "c"],
+            "key": ["t", "u", "t", "v", "w", "x"],
+            "label": [0, 1, 1, 0, 1, 0],
+            "prob:seed0/fold0": [0.9, 0.9, 0.9, 0.1, 0.9, 0.9],
+        }
+    )
+    texts = PerfTexts.of(frame)
+    assert group_metrics(texts, ["a", "b", "c"])["accuracy"].tolist() == [0.5, 1.0, 0.5]
+    table = record_tests(frame, relabellings=99).table.set_index(["group_a", "group_b"])
+    assert table.loc[("b", "c"), "raw_gap"] == 0.5  # b's "t" counted right, as b labels it
+    assert table.loc[("a", "c"), "raw_gap"] == 0.0

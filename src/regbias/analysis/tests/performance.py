@@ -3,8 +3,9 @@
 Once per sweep, on every text every model scored; the unit is the text, its score what the
 models said of it (:mod:`regbias.analysis.tests.text_scores`). docs/method.md, "Performance
 gaps", states the design: relabellings within label strata, the stratum-standardised gap
-(Cochran-Mantel-Haenszel weights ``n_as n_bs / N_s``) beside the plain one, multivariate
-hypergeometric relabellings (``p = (1 + #{|T*| >= |T|}) / (1 + K)``), Holm per family and
+(Cochran-Mantel-Haenszel weights ``n_as n_bs / N_s``) beside the plain one, studentized
+(Chung and Romano 2013: a test of equal accuracy, not of equal score distributions), multivariate
+hypergeometric relabellings (``p = (1 + #{|Z*| >= |Z|}) / (1 + K)``), Holm per family and
 two-stage bootstrap intervals.
 """
 
@@ -249,6 +250,102 @@ def _standardised(metric: str, sums: np.ndarray, counts: np.ndarray, w: np.ndarr
     return metric_of(metric, np.einsum("...sd,s->...d", means, w), 1.0)
 
 
+def _gradient(metric: str, means: np.ndarray) -> np.ndarray:
+    """``(..., d)`` the metric's gradient in its mean components (central differences)."""
+    steps = np.eye(means.shape[-1]) * 1e-6
+    return np.stack(
+        [
+            (metric_of(metric, means + h, 1.0) - metric_of(metric, means - h, 1.0)) / 2e-6
+            for h in steps
+        ],
+        axis=-1,
+    )
+
+
+@dataclass(frozen=True)
+class _Stratum:
+    """One common stratum: its distinct scores, how many texts hold each, side ``a``'s counts.
+
+    ``counts`` is ``(1 + K, C)``: the observed labelling first, then the relabellings.
+    """
+
+    colours: np.ndarray
+    sizes: np.ndarray
+    counts: np.ndarray
+
+    def side(self, a: bool) -> np.ndarray:
+        """``(1 + K, C)`` how many texts of each score side ``a`` (or ``b``) holds."""
+        return self.counts if a else self.sizes - self.counts
+
+
+def _side_statistic(
+    metric: str, strata: Sequence[_Stratum], w: np.ndarray, a: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """A side's standardised metric and its squared standard error (delta method), per row."""
+    counts = [s.side(a) for s in strata]
+    n = np.stack([c.sum(axis=1) for c in counts], axis=1).astype(np.float64)  # (1 + K, S)
+    sums = np.stack([c @ s.colours for c, s in zip(counts, strata, strict=True)], axis=1)
+    means = np.einsum("ksd,s->kd", sums / n[..., None], w)
+    gradient = _gradient(metric, means)  # (1 + K, d): the text's linearised score is g . x
+    variance = np.zeros(len(n))
+    for j, (c, s) in enumerate(zip(counts, strata, strict=True)):
+        u = gradient @ s.colours.T  # (1 + K, C)
+        total, square = (c * u).sum(axis=1), (c * u**2).sum(axis=1)
+        spread = np.maximum(square - total**2 / n[:, j], 0.0) / np.maximum(n[:, j] - 1, 1)
+        variance += w[j] ** 2 * spread / n[:, j]
+    return metric_of(metric, means, 1.0), variance
+
+
+@dataclass(frozen=True)
+class Relabelled:
+    """A pair's standardised gap and its standard error: observed (``[0]``), then relabelled."""
+
+    gaps: np.ndarray
+    errors: np.ndarray
+
+    def p(self, studentized: bool = True) -> float:
+        """Two-sided permutation p of the studentized gap (or of the plain gap)."""
+        stat = self.gaps
+        if studentized:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                stat = np.where(
+                    self.errors > 0, self.gaps / self.errors, np.sign(self.gaps) * np.inf
+                )
+        extreme = int(np.sum(np.abs(stat[1:]) >= abs(stat[0]) - _TIE))
+        return (1 + extreme) / len(stat)
+
+
+def relabel(
+    scores: np.ndarray,
+    pair: StratifiedPair,
+    metric: str,
+    relabellings: int,
+    rng: np.random.Generator,
+) -> Relabelled:
+    """The pair's gap and standard error, observed and under ``relabellings`` drawn with ``rng``.
+
+    ``scores``: ``(N, d)`` every text's components (:meth:`PerfTexts.scores`).
+    """
+    strata = []
+    for rows_a, rows_b in zip(pair.rows(pair.a), pair.rows(pair.b), strict=True):
+        pooled = scores[np.concatenate([rows_a, rows_b])]
+        if pooled.shape[1] == 1:  # unique scalars: an order of magnitude faster than rows
+            values, inverse, sizes = np.unique(pooled, return_inverse=True, return_counts=True)
+            colours = values[:, None]
+        else:
+            colours, inverse, sizes = np.unique(
+                pooled, axis=0, return_inverse=True, return_counts=True
+            )
+        observed = np.bincount(inverse.reshape(-1)[: len(rows_a)], minlength=len(colours))
+        drawn = rng.multivariate_hypergeometric(
+            sizes, len(rows_a), size=relabellings, method="marginals"
+        )
+        strata.append(_Stratum(colours, sizes, np.vstack([observed, drawn])))
+    value_a, variance_a = _side_statistic(metric, strata, pair.weights, a=True)
+    value_b, variance_b = _side_statistic(metric, strata, pair.weights, a=False)
+    return Relabelled(value_a - value_b, np.sqrt(variance_a + variance_b))
+
+
 def stratified_test(
     scores: np.ndarray,
     pair: StratifiedPair,
@@ -256,39 +353,9 @@ def stratified_test(
     relabellings: int,
     rng: np.random.Generator,
 ) -> tuple[float, float]:
-    """The pair's standardised gap ``T`` and its two-sided stratified permutation p.
-
-    ``scores``: ``(N, d)`` every text's components (:meth:`PerfTexts.scores`); ``relabellings``
-    ``K`` drawn with ``rng``.
-    """
-    k = relabellings
-    d = scores.shape[1]
-    observed_a = np.zeros((len(pair.common), d))
-    observed_b = np.zeros_like(observed_a)
-    drawn_a = np.zeros((k, len(pair.common), d))
-    drawn_b = np.zeros_like(drawn_a)
-    n_a = np.zeros(len(pair.common))
-    n_b = np.zeros_like(n_a)
-    for s, (rows_a, rows_b) in enumerate(zip(pair.rows(pair.a), pair.rows(pair.b), strict=True)):
-        pooled = scores[np.concatenate([rows_a, rows_b])]
-        colours, inverse, sizes = np.unique(pooled, axis=0, return_inverse=True, return_counts=True)
-        inverse = inverse.reshape(-1)
-        total = pooled.sum(axis=0)
-        observed_a[s] = np.bincount(inverse[: len(rows_a)], minlength=len(colours)) @ colours
-        observed_b[s] = total - observed_a[s]
-        counts = rng.multivariate_hypergeometric(sizes, len(rows_a), size=k, method="marginals")
-        drawn_a[:, s] = counts @ colours
-        drawn_b[:, s] = total - drawn_a[:, s]
-        n_a[s], n_b[s] = len(rows_a), len(rows_b)
-    t = float(
-        _standardised(metric, observed_a, n_a, pair.weights)
-        - _standardised(metric, observed_b, n_b, pair.weights)
-    )
-    null = _standardised(metric, drawn_a, n_a, pair.weights) - _standardised(
-        metric, drawn_b, n_b, pair.weights
-    )
-    extreme = int(np.sum(np.abs(null) >= abs(t) - _TIE))
-    return t, (1 + extreme) / (1 + k)
+    """The pair's standardised gap ``T`` and the two-sided p of its studentized relabellings."""
+    found = relabel(scores, pair, metric, relabellings, rng)
+    return float(found.gaps[0]), found.p()
 
 
 def _raw_gap(scores: np.ndarray, pair: StratifiedPair, metric: str) -> float:
@@ -331,7 +398,7 @@ def perf_record_tests(
     keys = {g: [str(k) for k in texts.keys[texts.members[g]]] for g in present}
     uncapped = replace(plans_with, cap=None, quadratic_cap=None)  # the scored texts are capped
     plans = plan_pairs(keys, uncapped, references)
-    where = {str(k): i for i, k in enumerate(texts.keys)}
+    where = {g: dict(zip(keys[g], texts.members[g], strict=True)) for g in present}
     scores = texts.scores()
     metric = texts.primary_metric
     rng = rng_for(settings.seed, "perf-test-bootstrap")
@@ -349,9 +416,12 @@ def perf_record_tests(
     return PerfTests(settings, alpha, metric, level, table, summary, len(texts.models))
 
 
-def _pair_of(texts: PerfTexts, plan: PlannedPair, where: Mapping[str, int]) -> StratifiedPair:
-    side_a = texts.side(np.array([where[k] for k in plan.side_a], dtype=np.int64))
-    side_b = texts.side(np.array([where[k] for k in plan.side_b], dtype=np.int64))
+def _pair_of(
+    texts: PerfTexts, plan: PlannedPair, where: Mapping[str, Mapping[str, int]]
+) -> StratifiedPair:
+    """The plan's sides, each text the unit of its own group (its own label)."""
+    side_a = texts.side(np.array([where[plan.group_a][k] for k in plan.side_a], dtype=np.int64))
+    side_b = texts.side(np.array([where[plan.group_b][k] for k in plan.side_b], dtype=np.int64))
     return StratifiedPair.of(side_a, side_b)
 
 

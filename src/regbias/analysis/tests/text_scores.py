@@ -79,11 +79,14 @@ class Side:
 class PerfTexts:
     """Every distinct text's per-model components, and which groups hold it.
 
+    A text two groups label differently is two units, one per label (each group's scored with
+    its own label): ``keys`` then repeats its key.
+
     Attributes:
         task: ``binary`` or ``multilabel``.
-        keys: the distinct texts' keys.
-        strata: each text's label stratum (binary ``"0"``/``"1"``; multilabel its topics).
-        values: ``(N, M, d)`` each model's components of each text; NaN: not scored.
+        keys: the distinct units' text keys.
+        strata: each unit's label stratum (binary ``"0"``/``"1"``; multilabel its topics).
+        values: ``(N, M, d)`` each model's components of each unit; NaN: not scored.
         models: the ``M`` models' names.
         members: per group, the positions of its texts in ``keys``, in table order.
     """
@@ -100,9 +103,11 @@ class PerfTexts:
         """The pooled per-text table (:func:`pool_text_tables`) as arrays."""
         probs = model_columns(texts, "prob")
         task = "binary" if probs else "multilabel"
-        distinct = texts.drop_duplicates("key")
+        # A unit per text and label: a text two groups label differently is scored with each
+        # group's own label.
+        unit = texts.groupby(["key", "label"], sort=False).ngroup().to_numpy()
+        distinct = texts[~pd.Series(unit).duplicated().to_numpy()]
         keys = distinct["key"].to_numpy()
-        position = pd.Series(np.arange(len(keys)), index=keys)
         strata = distinct["label"].astype(str).to_numpy()
         if task == "binary":
             models = list(probs)
@@ -117,10 +122,8 @@ class PerfTexts:
                 [distinct[[columns[k][m] for m in models]].to_numpy(np.float64) for k in COUNTS],
                 axis=2,
             )
-        members = {
-            str(g): position.loc[frame["key"].to_numpy()].to_numpy()
-            for g, frame in texts.groupby("group", sort=False)
-        }
+        groups = texts["group"].astype(str).to_numpy()
+        members = {str(g): unit[groups == g] for g in dict.fromkeys(groups)}
         return cls(task, keys, strata, values, models, members)
 
     @property
