@@ -117,8 +117,8 @@ def performance_answer(tests: PerfTests | None) -> Answer:
     regions = _family(tests, PRIMARY_FAMILY)
     reference = _family(tests, SECONDARY_FAMILY)
     how = (
-        f"{markdown_code(tests.metric)} of {models_words(tests.models)} per text, relabelled "
-        f"within label strata; Holm within each family, p <= {tests.alpha:g}"
+        f"studentized gap in {markdown_code(tests.metric)} of {models_words(tests.models)} per "
+        f"text, relabelled within label strata; Holm within each family, p <= {tests.alpha:g}"
     )
     answer = _pairs_answer(regions, reference, "are treated differently")
     return Answer(question, answer, how, _PERFORMANCE)

@@ -161,9 +161,9 @@ class PerfTests(PairwiseTests):
     def method(self) -> str:
         """The metric, the models, the strata, the relabellings and the adjustment, in words."""
         return (
-            f"{self.metric} of {models_words(self.models)} on every scored text, relabelled "
-            f"within label strata ({self.settings.relabellings} relabellings), Holm per family, "
-            f"p <= {self.alpha:g}"
+            f"studentized gap in {self.metric} of {models_words(self.models)} on every scored "
+            f"text, relabelled within label strata ({self.settings.relabellings} relabellings), "
+            f"Holm per family, p <= {self.alpha:g}"
         )
 
     def estimate(self, row: pd.Series) -> str:
