@@ -8,8 +8,6 @@ from regbias.distances import distance_label
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text
 
-__all__ = ["noise_section", "unusable_lines", "unusable_warnings", "verdict_lines"]
-
 
 def _pairs(matrix: DistanceMatrix) -> list[tuple[int, int]]:
     k = len(matrix.groups)
