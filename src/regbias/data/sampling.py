@@ -16,16 +16,6 @@ import numpy as np
 from regbias.data.corpus import TextSet
 from regbias.errors import ConfigError, SampleSizeError
 
-__all__ = [
-    "SizePolicy",
-    "Draw",
-    "TokenBudget",
-    "rng_for",
-    "draw_indices",
-    "long_text_passages",
-    "common_size",
-]
-
 SizePolicy = Literal["error", "all"]
 POLICIES = ("error", "all")
 

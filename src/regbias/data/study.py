@@ -12,8 +12,6 @@ from regbias.data.groups import BASELINE, RESERVED, TRAIN_POOL
 from regbias.data.sampling import SizePolicy, draw_indices, rng_for
 from regbias.errors import ConfigError, DataError
 
-__all__ = ["StudyData", "build_study", "group_table", "require_training", "select_groups"]
-
 
 @dataclass(frozen=True)
 class StudyData:

@@ -33,17 +33,6 @@ from regbias.data.groups import BASELINE
 from regbias.performance.evaluation import binary_metrics, multilabel_metrics
 from regbias.performance.folds import FoldModel
 
-__all__ = [
-    "COUNTS",
-    "PROBABILITY_FORMAT",
-    "THRESHOLD",
-    "model_columns",
-    "per_model_rows",
-    "scored_subsets",
-    "text_key",
-    "text_table",
-]
-
 #: A text is predicted positive (a topic predicted) when its probability exceeds this.
 THRESHOLD = 0.5
 #: Probabilities are written with the digits that give a float32 back exactly.
