@@ -142,9 +142,8 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
     """
     if matrix.floor is None:
         raise ValueError(f"{matrix.name} has no noise floor")
-    pairs = [(i, j) for i in range(len(matrix.groups)) for j in range(i + 1, len(matrix.groups))]
-    pairs.sort(key=lambda p: matrix.mean[p])
-    floor_sd = matrix.floor_sd if matrix.floor_sd is not None else np.zeros_like(matrix.floor)
+    pairs = sorted(matrix.pair_indices(), key=lambda p: matrix.mean[p])
+    floor_sd = matrix.floor_spread()
     fig = new_figure(7.0, 0.8 + 0.22 * len(pairs))
     ax = fig.add_subplot()
     for y, (i, j) in enumerate(pairs):
