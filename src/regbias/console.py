@@ -16,15 +16,6 @@ import time
 from collections.abc import Iterable, Iterator, Sized
 from typing import Any, Protocol
 
-__all__ = [
-    "PLAIN_INTERVAL_S",
-    "PROGRESS_ENV",
-    "PlainProgress",
-    "ProgressBar",
-    "progress_bar",
-    "progress_mode",
-]
-
 #: Environment variable choosing the progress style: ``bar``, ``plain`` or ``off``.
 PROGRESS_ENV = "REGBIAS_PROGRESS"
 #: Least seconds between two plain progress lines of one task.

@@ -21,16 +21,6 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from regbias.errors import ConfigError
 
-__all__ = [
-    "HANDED_DOWN",
-    "TARGET",
-    "build",
-    "check_choices",
-    "convert",
-    "handed_down",
-    "target_class",
-]
-
 #: The key that names the class a config group builds (Hydra's convention).
 TARGET = "_target_"
 #: Field metadata of a setting that an enclosing group hands down (``field(metadata=HANDED_DOWN)``).

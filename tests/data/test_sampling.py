@@ -9,7 +9,6 @@ from regbias.data.corpus import TextSet
 from regbias.data.sampling import (
     common_size,
     draw_indices,
-    equal_size_draws,
     long_text_passages,
     rng_for,
 )
@@ -47,14 +46,6 @@ def test_policy_all_takes_whole_group_and_says_so():
 def test_unknown_policy():
     with pytest.raises(ConfigError, match=r"sampling\.policy"):
         draw_indices("g", 10, 5, rng_for(0), "some")
-
-
-def test_equal_size_draws_independent_of_group_order():
-    groups = {"a": textset(100), "b": textset(80)}
-    one = equal_size_draws(groups, 10, 7, "p")
-    two = equal_size_draws(dict(reversed(groups.items())), 10, 7, "p")
-    assert all(np.array_equal(one[g].indices, two[g].indices) for g in groups)
-    assert {d.size for d in one.values()} == {10}
 
 
 def test_long_text_passages_partition_distinct_texts_of_one_group():

@@ -8,7 +8,6 @@ import pytest
 from regbias.data.corpus import TextSet
 from regbias.performance.folds import FoldModel
 from regbias.performance.text_scores import (
-    model_of,
     per_model_rows,
     scored_subsets,
     text_key,
@@ -55,9 +54,3 @@ def test_each_distinct_text_once_and_never_a_models_own_training_text():
 def test_scored_subsets_keep_the_named_texts_only():
     raw = {"a": TextSet(["x", "y", "z"], np.array([1, 0, 1]))}
     assert scored_subsets(raw, {"a": ["z", "x", "nope"]})["a"].texts == ["z", "x"]
-
-
-def test_model_names_round_trip():
-    assert model_of("seed3/fold4") == (3, 4)
-    with pytest.raises(ValueError):
-        model_of("seed3")

@@ -13,13 +13,13 @@ from matplotlib.figure import Figure
 from regbias.analysis.correlation.table import correlations
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError
+from regbias.report.canvas import save_figure
 from regbias.report.figures import (
     correlation_heatmap,
     distance_heatmap,
     pair_scatter,
     performance_distributions,
     representation_plot,
-    save_figure,
 )
 from tests.settings import packaged_lda
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["TWEET_PATTERN", "clean_reuters", "clean_tweet"]
-
 #: Mentions, every character that is not an ASCII letter, digit, space or tab, and URLs
 #: (docs/method.md, "The study's groups"). The URL branch comes last as in the authors' code; it
 #: removes whole URLs because a URL starts with a letter, which the first two branches skip.

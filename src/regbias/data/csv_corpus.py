@@ -15,8 +15,6 @@ from regbias.data.csv_rows import read_csv_rows
 from regbias.data.dataset import Dataset
 from regbias.errors import ConfigError, DataError
 
-__all__ = ["CsvDataset", "read_csv_corpus"]
-
 log = logging.getLogger(__name__)
 
 #: ``(negative, positive)`` word labels whose positive class needs no ``positive_label``

@@ -8,8 +8,6 @@ from pathlib import Path
 
 from regbias.errors import DataError
 
-__all__ = ["read_csv_rows", "non_utf8_message"]
-
 #: The largest field limit every platform's ``csv`` accepts (a C long on Windows).
 _LARGEST_FIELD = 2**31 - 1
 

@@ -16,14 +16,6 @@ from pathlib import Path
 from regbias.config_files import packaged_value
 from regbias.errors import DataError
 
-__all__ = [
-    "DATA_DIR_ENV",
-    "PathSettings",
-    "data_dir_for",
-    "data_dir_source",
-    "resolve_data_dir",
-]
-
 #: The environment variable that sets ``paths.data_dir`` (in ``conf/config.yaml``).
 DATA_DIR_ENV = "REGBIAS_DATA_DIR"
 

@@ -29,14 +29,6 @@ from regbias.data.sampling import (
 from regbias.data.window_fit import texts_in_full
 from regbias.errors import ConfigError, SampleSizeError
 
-__all__ = [
-    "DrawSizes",
-    "DistanceDraws",
-    "distance_draws",
-    "evaluation_draws",
-    "validate_draw_sizes",
-]
-
 Unit = Literal["tweet", "document"]
 
 

@@ -30,8 +30,6 @@ from regbias.data.fingerprint import file_sha256
 from regbias.data.registry import fetchable
 from regbias.errors import DataError
 
-__all__ = ["Opener", "fetch", "fetch_command", "fetch_files", "main"]
-
 #: Opens a URL for reading, like :func:`urllib.request.urlopen`.
 Opener = Callable[[str], BinaryIO]
 

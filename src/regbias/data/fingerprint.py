@@ -15,8 +15,6 @@ from typing import Any
 
 from regbias.files import file_mode
 
-__all__ = ["MEMO_FILE", "file_sha256", "content_fingerprint"]
-
 MEMO_FILE = "file_hashes.json"
 _CHUNK = 1 << 22
 

@@ -29,14 +29,6 @@ from regbias.data.registry import dataset_class, dataset_names
 from regbias.errors import DataError
 from regbias.settings_reader import TARGET
 
-__all__ = [
-    "MIRROR_ENV",
-    "OFFLINE_ENV",
-    "datasets_in_sweep",
-    "ensure_data",
-    "missing_files",
-]
-
 OFFLINE_ENV = "REGBIAS_OFFLINE"
 MIRROR_ENV = "REGBIAS_DATA_MIRROR"
 _TIMEOUT_S = 20

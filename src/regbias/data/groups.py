@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = ["BASELINE", "MIXED", "TRAIN_POOL", "TRAIN_SAMPLE", "RESERVED"]
-
 #: A job's general training sample; as an evaluation group, each fold model's held-out fold.
 BASELINE = "baseline"
 #: Every regional group pooled into one (Sentiment140).

@@ -14,8 +14,6 @@ from regbias.data.dataset import Dataset, ManifestEntry
 from regbias.errors import ConfigError
 from regbias.settings_reader import TARGET, build, target_class
 
-__all__ = ["GROUP", "dataset_class", "dataset_names", "fetchable", "packaged_dataset"]
-
 #: The config group of the datasets.
 GROUP = "dataset"
 

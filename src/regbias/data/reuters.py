@@ -17,19 +17,6 @@ from regbias.data.dataset import Dataset, ManifestEntry, manifest
 from regbias.data.fetch import fetch_command
 from regbias.errors import DataError
 
-__all__ = [
-    "AUTHORS_MULTIPLE_PLACES",
-    "AUTHORS_SPLITS",
-    "REUTERS_DOWNLOADS",
-    "FOCUS_PLACES",
-    "REUTERS_GROUPS",
-    "SGML_FILES",
-    "Reuters21578",
-    "ReutersDocument",
-    "parse_reuters_sgml",
-    "read_reuters21578",
-]
-
 #: Group name -> the PLACES value of its single-place documents, in display order.
 FOCUS_PLACES: dict[str, str] = {"ca": "canada", "au": "australia", "uk": "uk", "us": "usa"}
 #: The places the authors' ``multiple`` split accepted: the paper's six regions.

@@ -16,17 +16,6 @@ import numpy as np
 from regbias.data.corpus import TextSet
 from regbias.errors import ConfigError, SampleSizeError
 
-__all__ = [
-    "SizePolicy",
-    "Draw",
-    "TokenBudget",
-    "rng_for",
-    "draw_indices",
-    "equal_size_draws",
-    "long_text_passages",
-    "common_size",
-]
-
 SizePolicy = Literal["error", "all"]
 POLICIES = ("error", "all")
 
@@ -108,16 +97,6 @@ def draw_indices(
             )
         return Draw(group, rng.permutation(available), size, available, whole_group=True)
     return Draw(group, rng.choice(available, size=size, replace=False), size, available)
-
-
-def equal_size_draws(
-    groups: dict[str, TextSet], size: int, seed: int, purpose: str, policy: SizePolicy = "error"
-) -> dict[str, Draw]:
-    """One draw of ``size`` texts from every group, each from its own seeded generator."""
-    return {
-        name: draw_indices(name, len(texts), size, rng_for(seed, purpose, name), policy)
-        for name, texts in groups.items()
-    }
 
 
 def common_size(groups: dict[str, TextSet], size: int, policy: SizePolicy) -> int:

@@ -18,19 +18,6 @@ from regbias.data.fetch import fetch_command
 from regbias.data.groups import MIXED
 from regbias.errors import DataError
 
-__all__ = [
-    "SENTIMENT140_DOWNLOADS",
-    "FULL_TRAINING_FILE",
-    "LABEL_NAMES",
-    "POOL_FILES",
-    "REGIONS",
-    "SENTIMENT140_GROUPS",
-    "Sentiment140",
-    "read_regional_tweets",
-    "read_sentiment140",
-    "read_training_pool",
-]
-
 #: The six inner-circle English regions, in display order.
 REGIONS: tuple[str, ...] = ("au", "ca", "nz", "uk", "us", "za")
 #: The groups the reader builds; ``baseline`` is the pipeline's held-out training fold.

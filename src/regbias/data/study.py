@@ -12,8 +12,6 @@ from regbias.data.groups import BASELINE, RESERVED, TRAIN_POOL
 from regbias.data.sampling import SizePolicy, draw_indices, rng_for
 from regbias.errors import ConfigError, DataError
 
-__all__ = ["StudyData", "build_study", "group_table", "require_training", "select_groups"]
-
 
 @dataclass(frozen=True)
 class StudyData:
@@ -26,13 +24,11 @@ class StudyData:
             model, so as a group of texts (for distances) it is the union of the held-out folds.
         training: the job's training sample (Sentiment140: drawn from the general pool with the
             job's seed; Reuters: the whole ModApte train split).
-        training_index: positions of ``training`` in ``corpus.train``.
     """
 
     corpus: Corpus
     groups: dict[str, TextSet]
     training: TextSet
-    training_index: np.ndarray
 
 
 def build_study(
@@ -60,7 +56,7 @@ def build_study(
         )
     training = corpus.train.subset(index)
     groups = {name: training if name == BASELINE else corpus.groups[name] for name in names}
-    return StudyData(corpus, groups, training, index)
+    return StudyData(corpus, groups, training)
 
 
 def _check_not_empty(corpus: Corpus, names: list[str]) -> None:

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["WindowFit", "texts_in_full"]
-
 
 def texts_in_full(records: pd.DataFrame) -> pd.DataFrame:
     """Per kind of the draw records (``data/draws.csv``): texts drawn, in full, and the share.

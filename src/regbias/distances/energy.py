@@ -25,15 +25,6 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
 from regbias.interrupt import check_stop
 
-__all__ = [
-    "EnergyDistance",
-    "block_sums",
-    "energy_distance",
-    "energy_from_blocks",
-    "energy_matrix",
-]
-
-
 # Rows of the point-distance matrix computed at a time (memory: rows x all points, float64).
 _ROWS = 1024
 

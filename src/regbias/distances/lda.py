@@ -23,14 +23,6 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.settings_reader import check_choices
 
-__all__ = [
-    "LdaProjection",
-    "LdaSettings",
-    "check_components",
-    "lda_distance_matrix",
-    "lda_projection",
-]
-
 #: ``distance.lda.solver``: scikit-learn's solvers (``lsqr`` is rejected: it cannot project).
 LdaSolver = Literal["svd", "eigen", "lsqr"]
 

@@ -15,8 +15,6 @@ from regbias.distances.lda import (
 )
 from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
 
-__all__ = ["LdaDistance"]
-
 
 @dataclass(frozen=True)
 class LdaDistance(LdaSettings, Distance):

@@ -139,12 +139,21 @@ class DistanceMatrix:
         i, j = self.groups.index(group_a), self.groups.index(group_b)
         return float(self.mean[i, j])
 
+    def pair_indices(self) -> list[tuple[int, int]]:
+        """Every unordered pair of groups as ``(i, j)`` with ``i < j``, in the groups' order."""
+        k = len(self.groups)
+        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+
+    def floor_spread(self) -> np.ndarray:
+        """Each group's floor standard deviation (zeros where none was measured)."""
+        return self.floor_sd if self.floor_sd is not None else np.zeros(len(self.groups))
+
     def pairs(self) -> pd.DataFrame:
         """One row per unordered pair: ``group_a, group_b, mean, sd``."""
-        rows = []
-        for i, a in enumerate(self.groups):
-            for j in range(i + 1, len(self.groups)):
-                rows.append((a, self.groups[j], self.mean[i, j], self.sd[i, j]))
+        rows = [
+            (self.groups[i], self.groups[j], self.mean[i, j], self.sd[i, j])
+            for i, j in self.pair_indices()
+        ]
         return pd.DataFrame(rows, columns=["group_a", "group_b", "mean", "sd"])
 
     def to_dict(self) -> dict[str, Any]:

@@ -29,17 +29,6 @@ from regbias.embeddings.joint import embed_jointly
 from regbias.errors import ConfigError
 from regbias.settings_reader import TARGET, build, target_class
 
-__all__ = [
-    "DistanceSettings",
-    "DistanceSuiteResult",
-    "LongSettings",
-    "SentenceSettings",
-    "ShortSettings",
-    "calibrate_distances",
-    "run_distance_suite",
-    "suite_inputs",
-]
-
 
 @dataclass(frozen=True)
 class ShortSettings:

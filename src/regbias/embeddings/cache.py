@@ -38,8 +38,6 @@ from regbias.files import file_mode
 if TYPE_CHECKING:
     from regbias.embeddings.encoder import Encoder, Padding
 
-__all__ = ["EmbeddingCache", "Embeddings", "embed_pooled", "embed_tokens", "text_key"]
-
 Embeddings = list[np.ndarray] | np.ndarray
 """Token vectors (a list of ``(n_tokens, d)`` arrays) or pooled vectors (an ``(n, d)`` array)."""
 

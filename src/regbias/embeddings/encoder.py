@@ -16,20 +16,10 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from regbias.embeddings.pooling import Pooling, pool
+from regbias.embeddings.pooling import pool
 from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import check_stop
-
-__all__ = [
-    "BATCH_ROWS",
-    "Encoder",
-    "Padding",
-    "Pooling",
-    "batch_rows",
-    "load_encoder",
-    "plan_batches",
-]
 
 Padding = Literal["real", "max_length"]
 

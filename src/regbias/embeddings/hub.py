@@ -11,8 +11,6 @@ import os
 import socket
 from urllib.parse import urlparse
 
-__all__ = ["HUB_TIMEOUT_S", "hub_offline", "hub_reachable", "one_line", "path_hint"]
-
 HUB_TIMEOUT_S = 3.0
 _TRUE = {"1", "true", "yes", "on"}
 

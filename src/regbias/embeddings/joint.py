@@ -17,8 +17,6 @@ import numpy as np
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder, Padding
 
-__all__ = ["JointEmbeddings", "embed_jointly"]
-
 
 @dataclass(frozen=True)
 class JointEmbeddings:

@@ -29,8 +29,6 @@ import torch
 from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import ConfigError
 
-__all__ = ["TOLERANCE", "OnnxModel", "onnx_model"]
-
 log = logging.getLogger(__name__)
 
 #: Largest absolute difference allowed between the backends' last hidden states (float32).

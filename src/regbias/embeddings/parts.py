@@ -24,8 +24,6 @@ from pathlib import Path
 from regbias.data.fingerprint import file_sha256
 from regbias.errors import CacheError, ConfigError
 
-__all__ = ["WEIGHTS", "assemble_model", "install_line", "part_files", "parts_version"]
-
 #: The weights file whose size and SHA-256 an assembled model must match.
 WEIGHTS = "model.safetensors"
 _TEMP_PREFIX = ".tmp-"

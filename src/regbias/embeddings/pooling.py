@@ -8,8 +8,6 @@ import torch
 
 from regbias.errors import ConfigError
 
-__all__ = ["POOLINGS", "Pooling", "check_pooling", "pool"]
-
 Pooling = Literal["pooler", "cls", "mean"]
 POOLINGS: tuple[str, ...] = ("pooler", "cls", "mean")
 

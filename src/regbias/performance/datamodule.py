@@ -13,21 +13,6 @@ from torch.utils.data import DataLoader, Dataset
 
 from regbias.errors import ConfigError
 
-__all__ = [
-    "PREDICT_BATCH_SIZE",
-    "FeatureDataset",
-    "FoldDataModule",
-    "ModelInputs",
-    "TextCollator",
-    "TextDataset",
-    "check_inputs",
-    "fold_splits",
-    "make_dataset",
-    "make_loader",
-    "take_inputs",
-    "validation_split",
-]
-
 # Texts (``full`` mode) or an ``(n, hidden)`` array of cached pooled vectors (``head`` mode).
 ModelInputs = list[str] | np.ndarray
 Mode = Literal["full", "head"]

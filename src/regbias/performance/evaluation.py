@@ -16,18 +16,6 @@ from regbias.data.draws import evaluation_draws
 from regbias.data.sampling import SizePolicy
 from regbias.errors import ConfigError, DataError
 
-__all__ = [
-    "BINARY_METRICS",
-    "MULTILABEL_METRICS",
-    "EvaluatedModel",
-    "binary_metrics",
-    "evaluate_groups",
-    "multilabel_metrics",
-    "performance_dcor",
-    "performance_gaps",
-    "summarise",
-]
-
 BINARY_METRICS = (
     "accuracy",
     "roc_auc",

@@ -29,8 +29,6 @@ from regbias.performance.predict import FeatureFn, model_inputs, predict_groups
 from regbias.performance.settings import FinetuneSettings, TrainerSettings
 from regbias.performance.trainer import EncoderParts, check_monitor, text_parts, train_fold
 
-__all__ = ["FoldModel", "FoldPlan", "ModelSink", "fold_plans", "fold_seed", "run_folds"]
-
 log = logging.getLogger(__name__)
 
 #: Receives each trained model (fold number, module), e.g. to log its weights.

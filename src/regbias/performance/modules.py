@@ -14,14 +14,6 @@ from regbias.embeddings.pooling import check_pooling, pool
 from regbias.errors import ConfigError
 from regbias.performance.targets import OptimizerSettings
 
-__all__ = [
-    "MODES",
-    "EncoderClassifier",
-    "MultilabelClassifier",
-    "SentimentClassifier",
-    "classifier_for",
-]
-
 MODES = ("full", "head")
 Mode = Literal["full", "head"]
 #: The authors' sentiment optimiser and DocBERT's, the classifiers' defaults.

@@ -12,8 +12,6 @@ from regbias.performance.datamodule import PREDICT_BATCH_SIZE, ModelInputs, make
 from regbias.performance.modules import EncoderClassifier
 from regbias.performance.settings import FinetuneSettings, TrainerSettings
 
-__all__ = ["FeatureFn", "model_inputs", "predict_groups", "predict_proba"]
-
 #: ``features(texts) -> (n, hidden)`` cached pooled vectors (``head`` mode).
 FeatureFn = Callable[[list[str]], np.ndarray]
 

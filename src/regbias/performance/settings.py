@@ -17,15 +17,6 @@ from regbias.performance.modules import MODES
 from regbias.performance.targets import CallbackSettings, OptimizerSettings
 from regbias.settings_reader import check_choices
 
-__all__ = [
-    "MONITORS",
-    "EvaluationDesign",
-    "EvaluationSettings",
-    "FinetuneSettings",
-    "Precision",
-    "TrainerSettings",
-]
-
 MONITORS = ("train/loss", "val/loss", "val/acc", "val/micro_f1")
 #: How each model is scored: ``texts`` (every distinct text of every group once) or ``draws``
 #: (the first version's repeated equal-size draws).

@@ -31,8 +31,6 @@ from regbias.performance.table import PerformanceTable
 from regbias.performance.text_scores import per_model_rows, scored_subsets, text_table
 from regbias.performance.trainer import EncoderParts
 
-__all__ = ["PerformanceSink", "run_performance_stage"]
-
 log = logging.getLogger(__name__)
 
 

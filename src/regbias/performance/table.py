@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["COLUMNS", "PerformanceTable"]
-
 #: The columns of ``performance/per_model.csv``, in order.
 COLUMNS = ("model", "seed", "fold", "group", "repetition", "metric", "value", "n_texts")
 

@@ -29,8 +29,6 @@ import torch
 from regbias.errors import ConfigError
 from regbias.settings_reader import TARGET, target_class
 
-__all__ = ["PARTIAL", "CallbackSettings", "OptimizerSettings", "Target"]
-
 #: Hydra's key for "call later": the group gives a partial of its class.
 PARTIAL = "_partial_"
 

@@ -33,15 +33,6 @@ from regbias.performance.datamodule import FoldDataModule, ModelInputs
 from regbias.performance.modules import EncoderClassifier, classifier_for
 from regbias.performance.settings import FinetuneSettings, TrainerSettings
 
-__all__ = [
-    "EncoderParts",
-    "build_classifier",
-    "check_monitor",
-    "text_parts",
-    "train_fold",
-    "train_model",
-]
-
 LIGHTNING_CHATTER = ("lightning.pytorch.utilities.rank_zero", "lightning.pytorch.accelerators.cuda")
 
 

@@ -22,17 +22,6 @@ from regbias.analysis.tests.performance import PerfTests
 from regbias.report.escape import markdown_text
 from regbias.report.record import pairs_found, pairs_numbers, pairs_part, recorded_part
 
-__all__ = [
-    "ADJUSTED_NAMES",
-    "CONTROL_WARNING",
-    "RANDOM_ENCODER_WARNING",
-    "Evidence",
-    "control_clause",
-    "primary_clause",
-    "mantel_kind",
-    "random_encoder_warning",
-]
-
 RANDOM_ENCODER_WARNING = (
     "**Warning: random encoder.** `{name}` is a randomly initialised encoder (for tests and "
     "smoke runs): its distances, scores and correlations say nothing about regional bias."

@@ -12,8 +12,6 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["DPI", "new_figure", "save_figure"]
-
 #: Resolution of every written figure.
 DPI = 150
 

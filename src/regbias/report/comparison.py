@@ -24,19 +24,6 @@ from regbias.report.headline import Headline
 from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD, comparison_csv
 from regbias.tracking.runs import RunLog
 
-__all__ = [
-    "HEADLINE_PERFORMANCE",
-    "comparison_figure",
-    "comparison_markdown",
-    "comparison_metrics",
-    "comparison_table",
-    "exploratory_lines",
-    "metric_label",
-    "same_override_notes",
-    "variant_labels",
-    "write_comparison",
-]
-
 #: The performance column the comparison puts first (the protocol's primary gap).
 HEADLINE_PERFORMANCE = ("gap_accuracy", "gap_roc_auc", "gap_micro_f1", "gap_subset_accuracy")
 

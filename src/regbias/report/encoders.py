@@ -20,8 +20,6 @@ from regbias.numbers import number_text, p_text
 from regbias.report.record import read_record
 from regbias.tracking import artifacts as paths
 
-__all__ = ["EncoderEvidence", "encoder_evidence", "encoders_markdown", "verdict_count"]
-
 #: Correlation p-value columns, the first present one decides (adjusted across the family).
 _ADJUSTED_P = ("spearman_p_maxt", "spearman_p_holm", "spearman_p_bh")
 _CONTROL_SUFFIX = re.compile(r"\+random_weights_seed=\d+")

@@ -15,16 +15,6 @@ import re
 
 import numpy as np
 
-__all__ = [
-    "cell_text",
-    "description_text",
-    "html_text",
-    "markdown_code",
-    "markdown_text",
-    "path_text",
-    "plain_text",
-]
-
 # Backslash-escaped: what could start markup (emphasis, code, links, HTML, entities,
 # strike-through) or end a table cell; CommonMark allows a backslash before any of them. An
 # underscore between two letters or digits (``gap_accuracy``) never delimits emphasis.

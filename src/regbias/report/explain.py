@@ -18,13 +18,6 @@ from regbias.report.markdown import artifact_name
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
-__all__ = [
-    "explain_section",
-    "log_explanations",
-    "masked_verdict",
-    "words_figure",
-]
-
 #: Words each way, and typical texts a side, the report shows (the CSVs hold all).
 SHOWN_WORDS = 8
 SHOWN_TEXTS = 2

@@ -1,6 +1,7 @@
 """The paper's figures: distance heatmaps, correlation heatmaps, scatters, distributions.
 
-Each function returns a ``Figure`` on :mod:`regbias.report.canvas`; :func:`save_figure` writes it.
+Each function returns a ``Figure`` on :mod:`regbias.report.canvas`, whose ``save_figure``
+writes it.
 """
 
 from __future__ import annotations
@@ -19,18 +20,7 @@ from regbias.analysis.pair_table import PairTable
 from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError
-from regbias.report.canvas import new_figure, save_figure
-
-__all__ = [
-    "correlation_heatmap",
-    "distance_heatmap",
-    "lda_scatter",
-    "pair_scatter",
-    "performance_distributions",
-    "power_curves",
-    "representation_plot",
-    "save_figure",
-]
+from regbias.report.canvas import new_figure
 
 ALPHA = 0.05
 # Below this many groups a cell has room for the standard deviation under the mean.
@@ -152,9 +142,8 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
     """
     if matrix.floor is None:
         raise ValueError(f"{matrix.name} has no noise floor")
-    pairs = [(i, j) for i in range(len(matrix.groups)) for j in range(i + 1, len(matrix.groups))]
-    pairs.sort(key=lambda p: matrix.mean[p])
-    floor_sd = matrix.floor_sd if matrix.floor_sd is not None else np.zeros_like(matrix.floor)
+    pairs = sorted(matrix.pair_indices(), key=lambda p: matrix.mean[p])
+    floor_sd = matrix.floor_spread()
     fig = new_figure(7.0, 0.8 + 0.22 * len(pairs))
     ax = fig.add_subplot()
     for y, (i, j) in enumerate(pairs):

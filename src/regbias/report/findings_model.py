@@ -20,15 +20,6 @@ from typing import Any
 from regbias.report.escape import markdown_text, plain_text
 from regbias.tracking.artifacts import FINDINGS_JSON
 
-__all__ = [
-    "DETAILS_HEADING",
-    "METHOD_DOC",
-    "TERMS_HEADING",
-    "Answer",
-    "Findings",
-    "heading_anchor",
-]
-
 #: Where each answer's method is described (the "how" column links its headings).
 METHOD_DOC = "docs/method.md"
 #: The sections that follow the Findings: every long line, then the glossary.

@@ -20,12 +20,6 @@ from regbias.report.escape import description_text, markdown_text
 from regbias.report.findings_model import Findings
 from regbias.tracking import artifacts as paths
 
-__all__ = [
-    "Headline",
-    "correlation_metrics",
-    "read_headline",
-]
-
 #: Correlation columns logged as ``corr/<distance>/<performance>/<suffix>``.
 METRIC_COLUMNS = {
     "spearman_rho": "rho",

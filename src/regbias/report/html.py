@@ -23,8 +23,6 @@ from regbias.report.escape import html_text
 from regbias.tracking.artifacts import REPORT_HTML, REPORT_MD
 from regbias.tracking.runs import RunLog
 
-__all__ = ["PAGE_LIMIT", "publish_html", "report_html", "write_html_report"]
-
 #: The most bytes a page may have: a third of the largest page MLflow's viewer was seen to draw.
 PAGE_LIMIT = 2_000_000
 _WIDTH = 900

@@ -28,21 +28,6 @@ from regbias.report.noise import noise_section, unusable_lines, unusable_warning
 from regbias.report.record import perf_section, record_section
 from regbias.tracking import artifacts as paths
 
-__all__ = [
-    "DISTRIBUTION_METRICS",
-    "MAX_SCATTERS",
-    "artifact_name",
-    "power_section",
-    "primary_row",
-    "primary_scatter_path",
-    "region_shares",
-    "report_findings",
-    "report_markdown",
-    "representation_names",
-    "scatter_path",
-    "scatter_rows",
-]
-
 #: Metrics whose per-group distributions are drawn (the paper's Figs. 9/10).
 DISTRIBUTION_METRICS = ("accuracy", "roc_auc", "subset_accuracy", "micro_f1")
 #: At most this many significant correlations are drawn as scatter plots.

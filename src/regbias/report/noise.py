@@ -8,19 +8,12 @@ from regbias.distances import distance_label
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.escape import markdown_text
 
-__all__ = ["noise_section", "unusable_lines", "unusable_warnings", "verdict_lines"]
-
-
-def _pairs(matrix: DistanceMatrix) -> list[tuple[int, int]]:
-    k = len(matrix.groups)
-    return [(i, j) for i in range(k) for j in range(i + 1, k)]
-
 
 def _unusable(matrices: dict[str, DistanceMatrix]) -> dict[str, list[tuple[int, int]]]:
     """The distances without a single finite pair value, with their pairs."""
     found = {}
     for name, matrix in matrices.items():
-        pairs = _pairs(matrix)
+        pairs = matrix.pair_indices()
         if pairs and not any(np.isfinite(matrix.mean[i, j]) for i, j in pairs):
             found[name] = pairs
     return found
@@ -78,10 +71,6 @@ def verdict_lines(matrices: dict[str, DistanceMatrix]) -> list[str]:
     ]
 
 
-def _floor_sd(matrix: DistanceMatrix) -> np.ndarray:
-    return matrix.floor_sd if matrix.floor_sd is not None else np.zeros(len(matrix.groups))
-
-
 def noise_section(matrices: dict[str, DistanceMatrix]) -> str:
     """Markdown: each distance's floor per group and the repetitions left out per pair."""
     parts = []
@@ -92,14 +81,14 @@ def noise_section(matrices: dict[str, DistanceMatrix]) -> str:
         if matrix.floor is not None:
             cells = [
                 f"{markdown_text(g)} {f:.4g} ± {s:.2g}"
-                for g, f, s in zip(matrix.groups, matrix.floor, _floor_sd(matrix), strict=True)
+                for g, f, s in zip(matrix.groups, matrix.floor, matrix.floor_spread(), strict=True)
             ]
             parts.append("Floor (mean ± sd over repetitions): " + "; ".join(cells) + ".")
         if matrix.excluded is not None and matrix.excluded.any():
             left = [
                 f"{markdown_text(matrix.groups[i])}-{markdown_text(matrix.groups[j])} "
                 f"{int(matrix.excluded[i, j])}"
-                for i, j in _pairs(matrix)
+                for i, j in matrix.pair_indices()
                 if matrix.excluded[i, j]
             ]
             parts.append(

@@ -55,29 +55,6 @@ from regbias.report.record import (
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
-__all__ = [
-    "LEFT_OUT",
-    "REPORT_FOLDER",
-    "copy_report",
-    "copy_run",
-    "log_analysis",
-    "log_distances",
-    "log_perf_record",
-    "log_record",
-    "log_tests",
-    "write_distance_tables",
-    "write_draws",
-    "write_groups",
-    "write_jobs",
-    "write_lda",
-    "write_perf_power",
-    "write_performance",
-    "write_power",
-    "write_study",
-    "write_variants",
-    "write_versions",
-]
-
 #: The folder of a local copy, inside a run's or a sweep's Hydra output directory.
 REPORT_FOLDER = "report"
 #: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.

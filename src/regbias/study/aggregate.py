@@ -35,8 +35,6 @@ from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog
 
-__all__ = ["aggregate_sweep", "load_job_results", "pool_results", "reused_jobs", "unique_runs"]
-
 log = logging.getLogger(__name__)
 #: A variant's test of record, power plants and explanations, from its jobs' records.
 TestsOf = Callable[

@@ -11,8 +11,6 @@ from regbias.report.publish import log_analysis
 from regbias.study.settings import StudySettings
 from regbias.tracking.runs import RunLog
 
-__all__ = ["run_analysis"]
-
 
 def run_analysis(study: StudySettings, run: RunLog) -> Analysis:
     """Read ``analysis.analyze.input``, correlate the chosen columns, log the results to ``run``."""

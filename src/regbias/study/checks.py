@@ -8,8 +8,6 @@ from regbias.errors import ConfigError
 from regbias.performance.evaluation import BINARY_METRICS, MULTILABEL_METRICS
 from regbias.study.settings import StudySettings
 
-__all__ = ["check_primary", "preflight_job", "preflight_study", "run_columns"]
-
 
 def preflight_job(settings: StudySettings) -> None:
     """What one ``task=run`` job checks before reading data, beyond the settings' own checks.

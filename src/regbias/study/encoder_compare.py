@@ -26,7 +26,6 @@ from regbias.study.settings import StudySettings
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
-__all__ = ["SettingsOf", "TextsOf", "compare_variants", "jobs_texts"]
 #: A variant's settings from one of its jobs' numbers.
 SettingsOf = Callable[[object], StudySettings]
 #: A variant's pooled per-text scores from its jobs' run IDs (None: a job has none).

@@ -23,8 +23,6 @@ from regbias.errors import ConfigError
 from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.settings import StudySettings
 
-__all__ = ["check_mask_token", "run_explain"]
-
 log = logging.getLogger(__name__)
 
 

@@ -14,8 +14,6 @@ from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder
 from regbias.study.settings import StudySettings
 
-__all__ = ["record_study", "study_cache", "study_encoder"]
-
 
 def study_encoder(settings: StudySettings) -> Encoder:
     """The configured encoder on the trainer's device (cpu, cuda or auto)."""

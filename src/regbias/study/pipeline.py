@@ -45,18 +45,6 @@ from regbias.tracking.lightning import RunPerformanceSink
 from regbias.tracking.runs import RunLog
 from regbias.tracking.ui import log_dataset, log_derived
 
-__all__ = [
-    "data_source",
-    "draw_texts",
-    "passage_budget",
-    "prepare",
-    "read_study",
-    "run_pipeline",
-    "study_encoder",
-    "sweep_distances",
-    "token_budget",
-]
-
 log = logging.getLogger(__name__)
 
 

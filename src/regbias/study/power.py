@@ -28,17 +28,6 @@ from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.settings import StudySettings
 from regbias.tracking.runs import RunLog
 
-__all__ = [
-    "log_perf_power",
-    "log_power",
-    "perf_power_study",
-    "perf_power_summary",
-    "power_study",
-    "power_summary",
-    "run_power",
-    "tested_classes",
-]
-
 log = logging.getLogger(__name__)
 #: The most texts of the source and donor embedded for plants: fresh texts for every plant
 #: without embedding all of a large region.

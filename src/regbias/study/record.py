@@ -23,13 +23,6 @@ from regbias.study.power import sweep_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
 
-__all__ = [
-    "ParentTests",
-    "record_and_power",
-    "record_study",
-    "run_record_tests",
-]
-
 log = logging.getLogger(__name__)
 
 

@@ -13,8 +13,6 @@ from regbias.embeddings.spec import EncoderSpec
 from regbias.performance.settings import FinetuneSettings, TrainerSettings
 from regbias.tracking.runs import TrackingSettings
 
-__all__ = ["SamplingSettings", "StudySettings"]
-
 
 @dataclass(frozen=True)
 class SamplingSettings:

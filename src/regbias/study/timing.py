@@ -16,15 +16,6 @@ from pathlib import Path
 
 from regbias.tracking.reaper import process_start
 
-__all__ = [
-    "SweepTimes",
-    "format_seconds",
-    "job_set_up_at",
-    "note_job_set_up",
-    "process_started",
-    "timed",
-]
-
 log = logging.getLogger(__name__)
 # When this process began setting up each run it started (``time.time()``), by run id.
 _SET_UP_AT: dict[str, float] = {}

@@ -22,8 +22,6 @@ from regbias.tracking.ledger import DONE
 from regbias.tracking.runs import RunLog, start_run, tracked_run
 from regbias.tracking.ui import describe_run
 
-__all__ = ["CONTROL_TAG", "VARIANT_ROLE", "publish_pages", "publish_run", "variant_run"]
-
 #: ``regbias.role`` of a variant's run (the sweep's parent is ``sweep``).
 VARIANT_ROLE = "variant"
 #: ``true`` on the run of a random-weights variant (a control, or a toy encoder).

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,75 +14,6 @@ import pandas as pd
 
 from regbias.distances.matrix import DistanceMatrix
 from regbias.tables import NAME_COLUMNS, read_table
-
-__all__ = [
-    "FINDINGS_JSON",
-    "COMPARISON_FIGURE",
-    "COMPARISON_FOLDER",
-    "CORRELATIONS_CSV",
-    "DCOR_CSV",
-    "DISTANCES_FOLDER",
-    "DRAWS_CSV",
-    "DROPPED_JSON",
-    "ERROR_TXT",
-    "EXPLAIN_FOLDER",
-    "EXPLAIN_JSON",
-    "MASKED_TESTS_CSV",
-    "FIGURES_FOLDER",
-    "GAPS_CSV",
-    "GROUPS_CSV",
-    "HEADLINE_JSON",
-    "HYDRA_FOLDER",
-    "JOBS_JSON",
-    "LDA_FIGURE",
-    "MODELS_FOLDER",
-    "PAIRWISE_CSV",
-    "PAIR_TESTS_CSV",
-    "PAIR_TESTS_JSON",
-    "PAIR_TEST_FIGURE",
-    "PERF_FIGURE",
-    "PERF_GROUPS_CSV",
-    "PERF_POWER_CSV",
-    "PERF_POWER_RATES_CSV",
-    "PERF_TESTS_CSV",
-    "PERF_TESTS_JSON",
-    "PER_MODEL_CSV",
-    "POWER_FIGURE",
-    "POWER_PLANTS_CSV",
-    "POWER_RATES_CSV",
-    "PRIMARY_CSV",
-    "PRIMARY_POWER_CSV",
-    "REPORT_HTML",
-    "REPORT_MD",
-    "ROBUSTNESS_CSV",
-    "RUN_FOLDERS",
-    "STUDY_JSON",
-    "SUMMARY_CSV",
-    "TEXTS_CSV",
-    "VARIANTS_CSV",
-    "VERSIONS_JSON",
-    "comparison_csv",
-    "correlation_figure",
-    "diagnostics_csv",
-    "distance_csv",
-    "distance_figure",
-    "distance_json",
-    "distance_sd_csv",
-    "explain_figure",
-    "explain_typical_csv",
-    "explain_words_csv",
-    "floor_figure",
-    "performance_figure",
-    "read_distance",
-    "read_distances",
-    "read_json",
-    "read_study",
-    "read_table_at",
-    "read_text_table",
-    "representation_figure",
-    "scatter_figure",
-    "sensitivity_csv",
-]
 
 #: The folders of a run folder (what a path of this module starts with).
 DISTANCES_FOLDER = "distances"
@@ -163,79 +95,42 @@ POWER_FIGURE = "figures/power.png"
 COMPARISON_FIGURE = "figures/comparison.png"
 
 
-def distance_json(name: str) -> str:
-    """A distance matrix with its pairs' spreads (:meth:`DistanceMatrix.to_dict`)."""
-    return f"{DISTANCES_FOLDER}/{name}.json"
+@dataclass(frozen=True)
+class Named:
+    """A family of paths, one per name: ``pattern`` with a ``{}`` for each name."""
+
+    pattern: str
+
+    def __call__(self, *names: str) -> str:
+        """The path of ``names`` (each already safe as a path component)."""
+        return self.pattern.format(*names)
 
 
-def distance_csv(name: str) -> str:
-    """A distance matrix as a table."""
-    return f"{DISTANCES_FOLDER}/{name}.csv"
-
-
-def distance_sd_csv(name: str) -> str:
-    """A distance matrix's standard deviations over repetitions."""
-    return f"{DISTANCES_FOLDER}/{name}_sd.csv"
-
-
-def sensitivity_csv(name: str) -> str:
-    """A Sinkhorn distance's sensitivity to its regularisation."""
-    return f"{DISTANCES_FOLDER}/sensitivity_{name}.csv"
-
-
-def diagnostics_csv(name: str) -> str:
-    """A Sinkhorn distance's solver diagnostics."""
-    return f"{DISTANCES_FOLDER}/{name}_diagnostics.csv"
-
-
-def comparison_csv(name: str) -> str:
-    """One table of a sweep's comparison of its variants."""
-    return f"{COMPARISON_FOLDER}/{name}.csv"
-
-
-def explain_words_csv(pair: str) -> str:
-    """A differing pair's distinguishing words (``pair`` already safe in a path)."""
-    return f"{EXPLAIN_FOLDER}/{pair}.csv"
-
-
-def explain_typical_csv(pair: str) -> str:
-    """A differing pair's typical texts."""
-    return f"{EXPLAIN_FOLDER}/{pair}_typical.csv"
-
-
-def explain_figure(pair: str) -> str:
-    """A differing pair's distinguishing words as a diverging bar chart."""
-    return f"{FIGURES_FOLDER}/explain/{pair}.png"
-
-
-def distance_figure(name: str) -> str:
-    """A distance matrix's heatmap."""
-    return f"{FIGURES_FOLDER}/{name}.png"
-
-
-def floor_figure(name: str) -> str:
-    """A distance against its noise floor."""
-    return f"{FIGURES_FOLDER}/{name}_floor.png"
-
-
-def performance_figure(metric: str) -> str:
-    """A metric's distribution per group."""
-    return f"{FIGURES_FOLDER}/performance_{metric}.png"
-
-
-def correlation_figure(statistic: str) -> str:
-    """The heatmap of one correlation statistic (``spearman_rho``, ``kendall_tau``)."""
-    return f"{FIGURES_FOLDER}/correlations_{statistic}.png"
-
-
-def representation_figure(name: str) -> str:
-    """Each region's distance to the baseline against its share of the regional data."""
-    return f"{FIGURES_FOLDER}/representation_{name}.png"
-
-
-def scatter_figure(distance: str, performance: str) -> str:
-    """One correlation's scatter plot (both names already safe in a path)."""
-    return f"{FIGURES_FOLDER}/scatter/{distance}__{performance}.png"
+#: A distance matrix with its pairs' spreads (:meth:`DistanceMatrix.to_dict`), as a table,
+#: its standard deviations over repetitions, a Sinkhorn distance's sensitivity to its
+#: regularisation and its solver diagnostics.
+distance_json = Named(f"{DISTANCES_FOLDER}/{{}}.json")
+distance_csv = Named(f"{DISTANCES_FOLDER}/{{}}.csv")
+distance_sd_csv = Named(f"{DISTANCES_FOLDER}/{{}}_sd.csv")
+sensitivity_csv = Named(f"{DISTANCES_FOLDER}/sensitivity_{{}}.csv")
+diagnostics_csv = Named(f"{DISTANCES_FOLDER}/{{}}_diagnostics.csv")
+#: One table of a sweep's comparison of its variants.
+comparison_csv = Named(f"{COMPARISON_FOLDER}/{{}}.csv")
+#: A differing pair's distinguishing words, its typical texts, and its words as a chart.
+explain_words_csv = Named(f"{EXPLAIN_FOLDER}/{{}}.csv")
+explain_typical_csv = Named(f"{EXPLAIN_FOLDER}/{{}}_typical.csv")
+explain_figure = Named(f"{FIGURES_FOLDER}/explain/{{}}.png")
+#: A distance matrix's heatmap, and the distance against its noise floor.
+distance_figure = Named(f"{FIGURES_FOLDER}/{{}}.png")
+floor_figure = Named(f"{FIGURES_FOLDER}/{{}}_floor.png")
+#: A metric's distribution per group.
+performance_figure = Named(f"{FIGURES_FOLDER}/performance_{{}}.png")
+#: The heatmap of one correlation statistic (``spearman_rho``, ``kendall_tau``).
+correlation_figure = Named(f"{FIGURES_FOLDER}/correlations_{{}}.png")
+#: Each region's distance to the baseline against its share of the regional data.
+representation_figure = Named(f"{FIGURES_FOLDER}/representation_{{}}.png")
+#: One correlation's scatter plot, named by its distance and its performance column.
+scatter_figure = Named(f"{FIGURES_FOLDER}/scatter/{{}}__{{}}.png")
 
 
 def read_table_at(folder: Path, path: str) -> pd.DataFrame | None:

@@ -16,13 +16,12 @@ from regbias.distances.sinkhorn.divergence import (
     ResolvedSinkhorn,
     SinkhornSettings,
     SolveDiagnostics,
-    derive_epsilon,
-    mean_pooled_cost,
     resolve_settings,
     sinkhorn_divergence,
     sinkhorn_matrix,
     solve_ot,
 )
+from regbias.distances.sinkhorn.settings import derive_epsilon, mean_pooled_cost
 
 __all__ = [
     "DivergenceResult",

@@ -23,8 +23,6 @@ from regbias.distances.sinkhorn.settings import (
     resolve_settings,
 )
 
-__all__ = ["EpsilonSensitivity", "SinkhornDistance"]
-
 log = logging.getLogger(__name__)
 
 

@@ -30,8 +30,6 @@ from regbias.distances.sinkhorn.exact import exact_ot_many
 from regbias.distances.sinkhorn.settings import (
     ResolvedSinkhorn,
     SinkhornSettings,
-    derive_epsilon,
-    mean_pooled_cost,
     resolve_settings,
 )
 from regbias.distances.sinkhorn.solve import (
@@ -48,25 +46,6 @@ from regbias.interrupt import check_stop
 
 # Settings and single solves live in .settings and .solve; they are re-exported
 # here, the one module a user of the divergence imports.
-__all__ = [
-    "TERMS",
-    "DivergenceResult",
-    "ResolvedSinkhorn",
-    "SinkhornSettings",
-    "SolveDiagnostics",
-    "derive_epsilon",
-    "divergence_from",
-    "exact_divergences",
-    "mean_pooled_cost",
-    "padded_points",
-    "padded_size",
-    "resolve_settings",
-    "self_costs",
-    "sinkhorn_divergence",
-    "sinkhorn_matrix",
-    "solve_ot",
-    "usable",
-]
 
 TERMS = ("xy", "xx", "yy")
 

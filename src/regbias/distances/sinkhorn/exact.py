@@ -15,8 +15,6 @@ import numpy as np
 
 from regbias.errors import ConfigError
 
-__all__ = ["BYTES_PER_ENTRY", "EXACT_MAX_ITERATIONS", "exact_ot", "exact_ot_many", "exact_workers"]
-
 # Network-simplex pivots at most; POT's default (100,000) stops short above ~1,000 points.
 EXACT_MAX_ITERATIONS = 10**8
 

@@ -19,8 +19,6 @@ from regbias.distances.sinkhorn.divergence import (
     self_costs,
 )
 
-__all__ = ["sinkhorn_floors"]
-
 
 def sinkhorn_floors(
     main: list[dict[str, np.ndarray]],

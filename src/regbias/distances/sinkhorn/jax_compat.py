@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from jax.interpreters import batching
 
-__all__ = ["ensure_online_mode", "online_mode_needs_shim"]
-
 
 def online_mode_needs_shim() -> bool:
     """Whether this jax lacks the public ``batching.is_vmappable`` that ott-jax calls."""

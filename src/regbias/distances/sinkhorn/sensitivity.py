@@ -19,8 +19,6 @@ from regbias.distances.sinkhorn.divergence import SinkhornSettings, sinkhorn_mat
 from regbias.distances.sinkhorn.exact import exact_ot
 from regbias.distances.sinkhorn.settings import unresolved
 
-__all__ = ["EXACT", "epsilon_sensitivity", "ranking_stability"]
-
 # The ``epsilon`` of the exact-OT rows.
 EXACT = "exact"
 

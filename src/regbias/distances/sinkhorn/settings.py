@@ -17,20 +17,6 @@ import numpy as np
 from regbias.errors import ConfigError
 from regbias.settings_reader import check_choices
 
-__all__ = [
-    "KERNEL_ABOVE",
-    "ResolvedSinkhorn",
-    "SinkhornSettings",
-    "Solver",
-    "Updates",
-    "derive_epsilon",
-    "kernel_updates",
-    "mean_pooled_cost",
-    "needs_calibration",
-    "resolve_settings",
-    "unresolved",
-]
-
 #: ``distance.sinkhorn.solver`` (see ``SinkhornSettings.solver``).
 Solver = Literal["auto", "sinkhorn", "exact"]
 #: ``distance.sinkhorn.updates`` (see ``SinkhornSettings.updates``).

@@ -33,21 +33,6 @@ from regbias.distances.sinkhorn.settings import (
 )
 from regbias.interrupt import check_stop
 
-__all__ = [
-    "BATCH_BYTES",
-    "CPU_CALL_ENTRIES",
-    "SolveDiagnostics",
-    "check_cloud",
-    "exact_diagnostics",
-    "pad",
-    "padded_points",
-    "retry",
-    "run_padded",
-    "solve_many",
-    "solve_ot",
-    "solver_for",
-]
-
 logger = logging.getLogger(__name__)
 
 # Bytes of cost matrices one batched call may hold (dense mode: ~3 n^2 float32 per problem).
