@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "stop_on_sigterm",
     "ctrl_c_at_safe_points",
     "install_sigterm_flag",
+    "ignore_ctrl_c",
 ]
 
 _requested = threading.Event()
@@ -79,6 +80,16 @@ def install_sigterm_flag() -> bool:
     return True
 
 
+def ignore_ctrl_c() -> None:
+    """Stopping: a further Ctrl-C is ignored while runs are closed and the process exits.
+
+    Else a second Ctrl-C lands in a ``finally`` (a run left RUNNING) or in an exit handler
+    (JAX's prints a ``KeyboardInterrupt`` traceback). Off the main thread: nothing.
+    """
+    with suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @contextmanager
 def stop_on_sigterm() -> Iterator[None]:
     """SIGTERM sets the stop flag inside the block; the previous handler is restored after."""
@@ -108,4 +119,5 @@ def _flagged(signum: int) -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signum, previous)
+        if signal.getsignal(signum) is request_stop:  # not ignored since (a stop under way)
+            signal.signal(signum, previous)

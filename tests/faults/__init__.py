@@ -40,4 +40,17 @@ Issue 27 (the third round), items 9 to 16:
 - ``test_valid_inputs_work``: a 5 MB CSV field is read; the exact preset's solver line logs
   without a logging error; twins longer than every main cloud get their noise floor.
 - ``test_unwritable_folder``: an output folder Hydra cannot write is one line (run and sweep).
+
+Issue 46 (the fifth round; items whose test lives with its module are named with it):
+
+- ``test_dated_times``: the docs' job and study times say their commit, date and load.
+- ``test_full_output_disk``: an output folder on a full disk is one line before any run, and a
+  disk that fills during the report's copy fails the job (exit 1) instead of exit 0.
+- ``test_read_only_store``: a read-only MLflow store (new or kept experiment) is one line.
+- ``test_second_ctrl_c``: a second Ctrl-C while runs close or during the exit handlers neither
+  leaves a run RUNNING nor prints a traceback.
+- Elsewhere: ``test_analyze_bottom_line`` (item 2), ``tests/app/test_user_path`` (3),
+  ``tests/report/test_encoders`` (4), ``tests/tracking/test_artifact_location`` (5),
+  ``test_clear_lines``, ``test_hostile_names``, ``test_resume_sees_changes`` (6),
+  ``test_repeated_seeds``, ``tests/data/test_sentiment140`` (7).
 """

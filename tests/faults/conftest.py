@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -90,3 +95,20 @@ def runs_of(cfg):
     client = MlflowClient(cfg.tracking.uri)
     experiment = client.get_experiment_by_name(cfg.tracking.experiment)
     return client.search_runs([experiment.experiment_id]) if experiment else []
+
+
+@contextmanager
+def mounted_tmpfs(mount: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` (``1m``) at ``mount``, unmounted after; skips the test unless root."""
+    mount.mkdir(parents=True, exist_ok=True)
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +12,7 @@ import pytest
 from regbias.embeddings import cache as cache_module
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.errors import CacheError
+from tests.faults.conftest import mounted_tmpfs
 
 KIND, IDENTITY = "pooled-mean", "fake-encoder"
 TEXTS = [f"text number {i}" for i in range(40)]
@@ -127,17 +126,8 @@ def test_full_disk_names_the_file(tmp_path, monkeypatch):
 @pytest.fixture
 def tiny_disk(tmp_path):
     """A 1 MB tmpfs (root only; skipped where mounting is not allowed)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
-    yield mount
-    subprocess.run(["umount", str(mount)], check=False)
+    with mounted_tmpfs(tmp_path / "disk", "1m") as mount:
+        yield mount
 
 
 def test_really_full_disk_names_the_file(tiny_disk):

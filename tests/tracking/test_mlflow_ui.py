@@ -15,8 +15,7 @@ from mlflow.tracking import MlflowClient
 
 from regbias.app.settings import read_settings
 from regbias.app.summary import finish_job
-from regbias.tracking.runs import RunLog, connect, start_run
-from regbias.tracking.ui import EXPERIMENT_KIND, mark_model_training
+from regbias.tracking.runs import EXPERIMENT_KIND, RunLog, connect, start_run
 from tests.app.test_user_path import report_folder
 from tests.conftest import compose_config
 
@@ -46,7 +45,6 @@ def finished_run(tmp_path: Path, capsys) -> tuple[str, str, str]:
     uri = f"sqlite:///{tmp_path}/mlruns.db"
     cfg = compose_config(f"tracking.uri={uri}", f"tracking.artifact_root={tmp_path}/mlruns")
     client, experiment_id = connect(read_settings(cfg).tracking)
-    mark_model_training(client, experiment_id)
     run = start_run(client, experiment_id, "sentiment140 · tiny · smoke · 1 seed", {})
     run.directory(report_folder(tmp_path / "report_src", -0.83))
     run.text("# report\n", "report.md")

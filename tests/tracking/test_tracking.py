@@ -59,7 +59,7 @@ def test_ctrl_c_marks_failed_and_aborts_parent(store):
 def test_unreachable_store_names_the_uri(tmp_path):
     uri = "http://127.0.0.1:9"  # the discard port: nothing listens there
     with pytest.raises(
-        ConfigError, match=r"cannot reach the MLflow store at 'http://127\.0\.0\.1:9'"
+        ConfigError, match=r"cannot open the MLflow store at 'http://127\.0\.0\.1:9'"
     ):
         connect(
             packaged(

@@ -32,7 +32,7 @@ from regbias.app.summary import finish_job
 from regbias.app.tasks import task_named
 from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
-from regbias.interrupt import StopRequested, check_stop
+from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c
 from regbias.study.checks import check_primary
 from regbias.study.settings import StudySettings
 from regbias.study.timing import note_job_set_up
@@ -48,7 +48,7 @@ from regbias.tracking.runs import (
     start_run,
     tracked_run,
 )
-from regbias.tracking.ui import mark_model_training, without_derived
+from regbias.tracking.ui import without_derived
 
 __all__ = ["JobContext", "job_context", "main"]
 
@@ -111,9 +111,11 @@ def main(cfg: DictConfig) -> Any:
             finish_job(cfg, str(result), context.output_dir)
         return result
     except KeyboardInterrupt:
+        ignore_ctrl_c()  # a second one would land in JAX's exit handler: a traceback
         print("regbias: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except StopRequested as stop:
+        ignore_ctrl_c()
         print(f"regbias: {stop}", file=sys.stderr)
         raise
     except (RegbiasError, OmegaConfBaseException) as error:
@@ -181,7 +183,6 @@ def _tracked(
         experiment_id = parent["experiment_id"]
     else:
         report_reaped(reap_dead_runs(client, experiment_id))
-    mark_model_training(client, experiment_id)
     resumable = task_named(settings.task).resumable
     inputs = resume_inputs(settings) if resumable else {}
     digest, variant = fingerprints(resolved, inputs)

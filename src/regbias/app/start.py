@@ -13,12 +13,14 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import NoReturn
 
 from omegaconf import DictConfig, OmegaConf
 
 from regbias.app.tasks import DATA_TASKS
 from regbias.data.first_use import datasets_in_sweep, ensure_data
 from regbias.errors import RegbiasError
+from regbias.tracking.runs import MIN_FREE_MB, free_mb
 
 __all__ = [
     "ALWAYS_QUIET_LOGGERS",
@@ -116,21 +118,31 @@ def start_sweep(config: DictConfig) -> None:
 def check_output_folder(config: DictConfig, key: str) -> None:
     """Hydra's output folder (``key``: ``hydra.run.dir`` or ``hydra.sweep.dir``) can be written.
 
-    Else one ``regbias: error:`` line (exit 2) instead of Hydra's tracebacks; a file is made and
-    removed in the folder, or in the nearest one above it that exists.
+    Else one ``regbias: error:`` line (exit 2) instead of Hydra's tracebacks: a file is made and
+    removed in the folder, or in the nearest one above it that exists, and its disk has at
+    least :data:`MIN_FREE_MB` free (a full one failed only at the report's copy, with rc 0).
     """
     folder = Path(str(OmegaConf.select(config, key)))
-    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path.cwd())
+    existing, free = free_mb(folder)
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as error:
-        print(
-            f"regbias: error: cannot write the output folder {folder} ({existing.absolute()}: "
-            f"{error.strerror or error}): regbias writes its outputs, and by default its MLflow "
-            f"store and cache, under the folder it runs in; run it from a writable folder, or "
-            f"move the outputs with {key}=/writable/path (the store and cache with tracking.uri, "
-            "tracking.artifact_root and paths.cache_dir)",
-            file=sys.stderr,
+        _refuse(f"cannot write the output folder {folder} ({existing}: {error.strerror})", key)
+    if free < MIN_FREE_MB:
+        _refuse(
+            f"the disk of the output folder {folder} is full: {free:.0f} MB free in {existing}, "
+            f"at least {MIN_FREE_MB} MB needed",
+            key,
         )
-        raise SystemExit(2) from None
+
+
+def _refuse(problem: str, key: str) -> NoReturn:
+    print(
+        f"regbias: error: {problem}: regbias writes its outputs, and by default its MLflow "
+        "store and cache, under the folder it runs in; run it from another folder, or move the "
+        f"outputs with {key}=/other/path (the store and cache with tracking.uri, "
+        "tracking.artifact_root and paths.cache_dir)",
+        file=sys.stderr,
+    )
+    raise SystemExit(2)

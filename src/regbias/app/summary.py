@@ -3,11 +3,12 @@
 The report is copied under the Hydra output directory (``report/``), a sweep's variants are
 compared in one page, the run gets its UI name, description, params and headline metrics, and
 the findings, where the report is, the run's URL and the time per step are printed. Nothing
-here may fail the sweep: a problem is logged and the summary is shorter.
+here may fail the sweep but a full disk: a problem is logged and the summary is shorter.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import time
@@ -33,7 +34,7 @@ from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, proc
 from regbias.study.variant_runs import publish_pages, publish_run
 from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import DONE
-from regbias.tracking.runs import RunLog, connect
+from regbias.tracking.runs import MIN_FREE_MB, RunLog, connect, free_mb
 from regbias.tracking.ui import (
     DEFAULT_UI,
     describe_run,
@@ -71,7 +72,8 @@ def finish_sweep(
         parent.metrics({"time/aggregate/summary_s": summary})
         times = _sweep_times(children, records, parent)
         print(_render(parent, headlines, folder, times), flush=True)
-    except Exception:
+    except Exception as error:
+        _raise_if_full(sweep_dir, error)
         log.exception("could not write the sweep's summary (the results are in MLflow)")
 
 
@@ -86,8 +88,24 @@ def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
         metrics = client.get_run(run_id).data.metrics
         times = _job_times(run_id, metrics, time.perf_counter() - started)
         print(_render(run, {"": headline}, folder, times), flush=True)
-    except Exception:
+    except Exception as error:
+        _raise_if_full(output_dir, error)
         log.exception("could not write the run's summary (the results are in MLflow)")
+
+
+def _raise_if_full(folder: Path, error: Exception) -> None:
+    """A full disk under ``folder`` fails the job, as what it is.
+
+    MLflow reports a copy that failed for want of space as "Failed to download artifacts";
+    logging it would only fail again on the same disk.
+
+    Raises:
+        OSError: ENOSPC naming the folder, when its disk has under :data:`MIN_FREE_MB` free.
+    """
+    where, free = free_mb(folder)
+    if free < MIN_FREE_MB:
+        message = f"No space left on device ({free:.0f} MB free)"
+        raise OSError(errno.ENOSPC, message, str(where)) from error
 
 
 def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:

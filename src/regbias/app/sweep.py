@@ -42,7 +42,6 @@ from regbias.tracking.ledger import (
 from regbias.tracking.provenance import package_versions, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import RunLog, connect, tracked_run
-from regbias.tracking.ui import mark_model_training
 
 __all__ = ["SweepCallback"]
 
@@ -97,7 +96,6 @@ class SweepCallback(Callback):
             # below its tags, so they are few (every job's run keeps a tag per package).
             **provenance_tags(versions=False),
         }
-        mark_model_training(client, experiment_id)
         _refuse_a_busy_folder(client, sweep_dir)
         parent = open_parent(client, experiment_id, config, tags)
         self._guard(parent)

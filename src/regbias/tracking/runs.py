@@ -30,12 +30,13 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
-from regbias.interrupt import StopRequested, check_stop, stop_on_sigterm
+from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c, stop_on_sigterm
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
 
 __all__ = [
+    "EXPERIMENT_KIND",
     "MIN_FREE_MB",
     "TrackingSettings",
     "RunLog",
@@ -45,6 +46,7 @@ __all__ = [
     "start_run",
     "tracked_run",
     "find_finished_run",
+    "free_mb",
     "has_artifact",
     "local_store_path",
     "log_config",
@@ -58,6 +60,9 @@ _BATCH = 100  # MLflow's limit of params per log_batch call.
 
 MIN_FREE_MB = 64
 """Below this many free megabytes in the store's folder a run does not start."""
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+#: The kind MLflow 3's UI opens on the runs table (its "custom model development").
+EXPERIMENT_KIND = "custom_model_development"
 
 
 def local_store_path(uri: str) -> Path | None:
@@ -80,20 +85,20 @@ def check_free_space(uri: str, min_mb: float = MIN_FREE_MB) -> None:
     path = local_store_path(uri)
     if path is None:
         return
-    folder = path.parent if path.suffix or not path.is_dir() else path
-    folder = _existing(folder.resolve())
-    free_mb = shutil.disk_usage(folder).free / 2**20
-    if free_mb < min_mb:
+    folder, free = free_mb(path.parent if path.suffix or not path.is_dir() else path)
+    if free < min_mb:
         raise TrackingError(
-            f"only {free_mb:.0f} MB free in {folder}, where the MLflow store '{uri}' lives "
+            f"only {free:.0f} MB free in {folder}, where the MLflow store '{uri}' lives "
             f"(at least {min_mb:.0f} MB needed): free space there or set tracking.uri elsewhere"
         )
 
 
-def _existing(folder: Path) -> Path:
+def free_mb(path: Path) -> tuple[Path, float]:
+    """The nearest folder of ``path`` that exists, and the free megabytes of its disk."""
+    folder = path.resolve()
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
-    return folder
+    return folder, shutil.disk_usage(folder).free / 2**20
 
 
 @contextmanager
@@ -140,25 +145,38 @@ class TrackingSettings:
 def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
     """A client for the store and the id of the experiment (created when missing).
 
-    A local store's schema is created under :func:`store_lock`, after :func:`check_free_space`.
+    The experiment is tagged as model training, so the UI opens on its runs table. A local
+    store's schema is created under :func:`store_lock`, after :func:`check_free_space`.
 
     Raises:
-        ConfigError: the store cannot be reached; the message names the URI.
+        ConfigError: the store cannot be reached or written; the message names the URI.
         TrackingError: a local store's disk is nearly full.
     """
+    # MLflow logs each SQL error's traceback (87 lines for a read-only store) before raising
+    # it; the error raised here says it in one line.
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
     try:
         _probe(settings.uri)
         check_free_space(settings.uri)
         with store_lock(settings.uri):
             client = MlflowClient(tracking_uri=settings.uri)  # creates a fresh store's schema
-            return client, _experiment_id(client, settings)
+            experiment_id = _experiment_id(client, settings)
+            _mark_model_training(client, experiment_id)  # the store's first write
+            return client, experiment_id
     except TrackingError:
         raise
     except Exception as error:  # MLflow raises many types for an unreachable store.
         raise ConfigError(
-            f"cannot reach the MLflow store at '{settings.uri}' ({_first_line(error)}); check "
+            f"cannot open the MLflow store at '{settings.uri}' ({_first_line(error)}); check "
             f"tracking.uri or MLFLOW_TRACKING_URI, and that the store is writable"
         ) from error
+
+
+def _mark_model_training(client: MlflowClient, experiment_id: str) -> None:
+    """Tag the experiment as model training, so the UI opens on its runs table."""
+    experiment = client.get_experiment(experiment_id)
+    if experiment.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+        client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
 
 
 def artifact_location(settings: TrackingSettings) -> str | None:
@@ -339,6 +357,9 @@ def start_run(
 
 
 def _first_line(error: BaseException) -> str:
+    """The first line of the error's first cause: SQLite's words, not SQLAlchemy's wrapping."""
+    while error.__cause__ is not None:
+        error = error.__cause__
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0] if text else ''}"
 
@@ -356,8 +377,11 @@ def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
             check_stop()  # a stop asked for after the block's last safe point: not FINISHED
         status = "FINISHED"
     except BaseException as error:
+        stopping = isinstance(error, KeyboardInterrupt | StopRequested)
+        if stopping:
+            ignore_ctrl_c()  # a second Ctrl-C must not leave the run RUNNING
         _record_error(run, error)
-        if isinstance(error, KeyboardInterrupt | StopRequested) and on_abort is not None:
+        if stopping and on_abort is not None:
             on_abort()
         raise
     finally:

@@ -17,7 +17,6 @@ from urllib.parse import quote
 
 import pandas as pd
 from mlflow.entities import DatasetInput, InputTag
-from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
 from regbias.tracking.artifacts import REPORT_HTML
@@ -26,15 +25,12 @@ from regbias.tracking.runs import RunLog
 __all__ = [
     "DEFAULT_UI",
     "DERIVED_KEYS",
-    "EXPERIMENT_KIND",
-    "EXPERIMENT_KIND_TAG",
     "NOTE_LIMIT",
     "NOTE_TAG",
     "describe_run",
     "fitted_description",
     "log_dataset",
     "log_derived",
-    "mark_model_training",
     "rename_run",
     "run_url",
     "shared_and_swept",
@@ -43,9 +39,6 @@ __all__ = [
     "without_derived",
 ]
 
-EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
-#: The kind MLflow 3's UI opens on the runs table (its "custom model development").
-EXPERIMENT_KIND = "custom_model_development"
 NOTE_TAG = "mlflow.note.content"
 #: The most characters a run's description keeps (longer ones are cut with a note).
 NOTE_LIMIT = 5000
@@ -55,13 +48,6 @@ WORKFLOW_TYPE = "machine_learning"
 DEFAULT_UI = "http://127.0.0.1:5000"
 #: Config keys that may be null and then get their value at run time.
 DERIVED_KEYS = ("distance.sinkhorn.epsilon", "distance.sinkhorn.anneal_init")
-
-
-def mark_model_training(client: MlflowClient, experiment_id: str) -> None:
-    """Tag the experiment as model training, so the UI opens on its runs table."""
-    experiment = client.get_experiment(experiment_id)
-    if experiment.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
-        client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
 
 
 def describe_run(run: RunLog, markdown: str) -> None:
