@@ -207,14 +207,23 @@ class Coverage:
 
 
 def coverage(
-    name: str, studies: int, bootstrap: int, seed: int, confidence: float = 0.95
+    name: str,
+    studies: int,
+    bootstrap: int,
+    seed: int,
+    confidence: float = 0.95,
+    seed_sd: float | None = None,
 ) -> Coverage:
-    """The regime's coverage over ``studies`` simulated studies (seeded)."""
+    """The regime's coverage over ``studies`` simulated studies (seeded).
+
+    ``seed_sd``: the seeds' effect in points instead of the regime's (0: models exchangeable).
+    """
     rng = np.random.default_rng([seed, list(REGIMES).index(name)])
+    regime = REGIMES[name] if seed_sd is None else replace(REGIMES[name], seed_sd=seed_sd)
     hits = inside = 0
     width = true = measured = 0.0
     for study in range(studies):
-        found = simulate(rng, REGIMES[name])
+        found = simulate(rng, regime)
         low, high, note = interval_within(
             found.table,
             CORRELATION,
@@ -242,10 +251,11 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=499)
     parser.add_argument("--regime", choices=list(REGIMES), action="append")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed-sd", type=float, help="the seeds' effect in points (0: none)")
     args = parser.parse_args()
     for name in args.regime or list(REGIMES):
         started = time.perf_counter()
-        found = coverage(name, args.studies, args.bootstrap, args.seed)
+        found = coverage(name, args.studies, args.bootstrap, args.seed, seed_sd=args.seed_sd)
         low, high = found.wilson()
         print(
             f"{name:12s} coverage {found.hits / found.studies:.3f} [{low:.3f}-{high:.3f}] of "

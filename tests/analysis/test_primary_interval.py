@@ -17,6 +17,7 @@ from regbias.analysis.pair_table import PairTable
 from regbias.analysis.robustness.bootstrap import MIN_RESAMPLED
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse_table
 from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.distances.matrix import DistanceMatrix
 from regbias.report.findings import primary_sentence
 from tests.benchmark_module import load_benchmark
 from tests.conftest import packaged
@@ -52,19 +53,25 @@ def test_the_interval_s_coverage_is_its_nominal_level_in_every_regime(bench, reg
     assert found.estimate_inside == found.studies
 
 
-def _study(bench, models: int, seed: int = 0) -> tuple[StudyResults, PairTable, PerfTexts]:
-    """A simulated study with its first ``models`` models only."""
+def _study(
+    bench, models: int, seed: int = 0, repetitions: int = 10
+) -> tuple[StudyResults, PairTable, PerfTexts]:
+    """A simulated study with its first ``models`` models and ``repetitions`` only."""
     study = bench.simulate(np.random.default_rng(seed), bench.REGIMES["about_0.8"])
+    matrix = DistanceMatrix.from_repetitions(
+        "sinkhorn_long", bench.GROUPS, study.matrix.repetitions[:repetitions]
+    )
+    table = study.table.assign(**{CORRELATION[0]: matrix.mean[bench.PAIRS]})
     names = study.texts.models[:models]
     per_model = study.per_model[study.per_model["model"].isin(names)]
     per_model = per_model.assign(repetition=0, n_texts=0)
     texts = replace(study.texts, values=study.texts.values[:, :models], models=names)
     sizes = {g: len(m) for g, m in texts.members.items()}
-    results = StudyResults(list(bench.GROUPS), {"sinkhorn_long": study.matrix}, per_model, sizes)
-    return results, PairTable.of(study.table), texts
+    results = StudyResults(list(bench.GROUPS), {"sinkhorn_long": matrix}, per_model, sizes)
+    return results, PairTable.of(table), texts
 
 
-def _analysed(bench, models: int):
+def _analysed(bench, models: int, repetitions: int = 10):
     settings = packaged(
         AnalysisSettings,
         "analysis",
@@ -72,26 +79,26 @@ def _analysed(bench, models: int):
         robustness={"resamples": 99},
         power={"primary": {"simulations": 0}},
     )
-    results, pairs, texts = _study(bench, models)
+    results, pairs, texts = _study(bench, models, repetitions=repetitions)
     analysis = analyse_table(pairs, settings, results, texts)
     row = analysis.robustness.set_index(["distance", "performance"]).loc[CORRELATION]
     return analysis.primary, row
 
 
 def test_one_units_rule_for_the_primary_and_the_table_s_rows(bench) -> None:
-    """2 models: no interval anywhere, with one reason; the texts are no resampling units.
+    """A single run's 2 models and 2 repetitions: no interval anywhere, with one reason.
 
     Before, the rows counted the evaluation texts as units and gave a degenerate "95%"
     interval with one end at rho, while the primary was refused for too few models.
     """
-    primary, row = _analysed(bench, 2)
+    primary, row = _analysed(bench, 2, repetitions=2)
     assert math.isnan(primary.ci_low) and "2 models" in primary.ci_note
     assert math.isnan(row["spearman_ci_low"]) and math.isnan(row["kendall_ci_low"])
     assert (
         row["bootstrap_note"].startswith("too few models") and "2 models" in row["bootstrap_note"]
     )
     assert "no bootstrap interval: too few models" in primary_sentence(primary)
-    primary, row = _analysed(bench, MIN_RESAMPLED)
+    primary, row = _analysed(bench, MIN_RESAMPLED, repetitions=2)
     assert primary.ci_low <= primary.rho <= primary.ci_high and not row["bootstrap_note"]
     assert row["spearman_ci_low"] <= row["spearman_rho"] <= row["spearman_ci_high"]
     assert row["kendall_ci_low"] <= row["kendall_tau"] <= row["kendall_ci_high"]
