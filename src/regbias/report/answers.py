@@ -192,8 +192,8 @@ def _primary_row_answer(
 def _interval(test: PrimaryTest) -> str:
     if not (math.isfinite(test.ci_low) and math.isfinite(test.ci_high)):
         return f"no interval ({test.ci_note})" if test.ci_note else "no interval computed"
-    level = f"{test.confidence:.0%}"
-    return f"{level} interval for the measured rho {test.ci_low:.2f} to {test.ci_high:.2f}"
+    level = f"nominal {test.confidence:.0%}, short of it in simulations"
+    return f"interval for the measured rho {test.ci_low:.2f} to {test.ci_high:.2f} ({level})"
 
 
 def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: float) -> Answer:

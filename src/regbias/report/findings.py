@@ -237,9 +237,10 @@ def _primary_interval(test: PrimaryTest) -> str:
     if not (_finite(test.ci_low) and _finite(test.ci_high)):
         return f" (no bootstrap interval: {test.ci_note})" if test.ci_note else ""
     return (
-        f" ({test.confidence:.0%} interval for the measured rho {test.ci_low:.2f} to "
-        f"{test.ci_high:.2f}: a bootstrap of models, evaluation texts and distance repetitions "
-        "over the same pairs; it covers the rho a repeat of this study would measure on average, "
+        f" (interval for the measured rho {test.ci_low:.2f} to {test.ci_high:.2f}, nominal "
+        f"{test.confidence:.0%}, which it falls short of in simulated studies (docs/method.md, "
+        "'Performance gaps'): a bootstrap of models, evaluation texts and distance repetitions "
+        "over the same pairs, for the rho a repeat of this study would measure on average, "
         "which the gaps' noise pulls towards 0, not the noise-free rho)"
     )
 
@@ -370,7 +371,10 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
     low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
     if _finite(low) and _finite(high):
         sources = _words(str(row.get("bootstrap_sources", "")).split("+")) or "the inputs"
-        text += f", {confidence:.0%} interval {low:.2f} to {high:.2f} (resampling {sources})"
+        text += (
+            f", interval for the measured rho {low:.2f} to {high:.2f} (nominal "
+            f"{confidence:.0%}, short of it in simulations; resampling {sources})"
+        )
     else:
         note = row.get("bootstrap_note")
         text += f", no bootstrap interval ({note if isinstance(note, str) and note else _NO_CI})"
