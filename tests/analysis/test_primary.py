@@ -192,10 +192,12 @@ def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
         confidence=settings.robustness.confidence,
         seed=settings.seed,
     )
-    assert again == (primary.ci_low, primary.ci_high, primary.ci_method)
-    assert f"interval {primary.ci_low:.2f} to {primary.ci_high:.2f} over the same pairs" in (
-        primary_sentence(primary)
+    assert again == (primary.ci_low, primary.ci_high, primary.ci_note)
+    sentence = primary_sentence(primary)
+    assert f"interval for the measured rho {primary.ci_low:.2f} to {primary.ci_high:.2f}" in (
+        sentence
     )
+    assert "noise-free rho)" in sentence and "whether there is an association at all" in sentence
     frame = primary.to_frame()
     assert frame.loc[0, "spearman_ci_low"] == primary.ci_low
     bare = packaged(AnalysisSettings, "analysis", robustness={"resamples": 0})

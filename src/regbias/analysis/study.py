@@ -27,11 +27,7 @@ from regbias.analysis.pair_table import (
 )
 from regbias.analysis.power.embedding import PowerSettings
 from regbias.analysis.power.performance import PerfPower, perf_classes, perf_plant_power
-from regbias.analysis.robustness.bootstrap import (
-    interval_within,
-    no_interval_note,
-    resampling_units,
-)
+from regbias.analysis.robustness.bootstrap import BARE_TABLE, interval_within
 from regbias.analysis.robustness.checks import RobustnessSettings, robustness
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.performance import PairwiseTestSettings, PerfTests, perf_record_tests
@@ -347,13 +343,9 @@ def primary_of(
     )
     if settings.robustness.resamples <= 0 or test.note or not math.isfinite(test.rho):
         return test
-    units = (
-        None if results is None else resampling_units(table, results.distances, results.per_model)
-    )
-    note = no_interval_note(settings.correlation.primary, units)
-    if results is None or note:
-        return replace(test, ci_note=note)
-    low, high, method = interval_within(
+    if results is None:
+        return replace(test, ci_note=BARE_TABLE)
+    low, high, note = interval_within(
         table,
         settings.correlation.primary,
         test.groups,
@@ -365,7 +357,7 @@ def primary_of(
         texts=texts,
     )
     return replace(
-        test, ci_low=low, ci_high=high, confidence=settings.robustness.confidence, ci_method=method
+        test, ci_low=low, ci_high=high, confidence=settings.robustness.confidence, ci_note=note
     )
 
 

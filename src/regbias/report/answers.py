@@ -14,13 +14,12 @@ import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.multiplicity import p_column
-from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
 from regbias.analysis.tests.performance import PerfTests, models_words
 from regbias.report.bottom_line import ADJUSTED_NAMES, Evidence, mantel_kind, primary_clause
 from regbias.report.escape import markdown_code, markdown_text
-from regbias.report.findings import SIDES
+from regbias.report.findings import SIDES, interval_reading
 from regbias.report.findings_model import Answer, Findings
 from regbias.report.record import pair_name
 
@@ -152,6 +151,8 @@ def primary_answer(
     verdict = "Yes" if test.significant else "No"
     answer = f"{verdict}: rho = {test.rho:.2f}, {_interval(test)}, {mantel_kind(test)}"
     answer += f" = {test.p_value:.2g}"
+    if reading := interval_reading(test):
+        answer += f" ({reading})"
     return Answer(question, answer, how, _CORRELATIONS)
 
 
@@ -191,8 +192,8 @@ def _primary_row_answer(
 def _interval(test: PrimaryTest) -> str:
     if not (math.isfinite(test.ci_low) and math.isfinite(test.ci_high)):
         return f"no interval ({test.ci_note})" if test.ci_note else "no interval computed"
-    of = " for the noise-free rho" if test.ci_method == NOISE_CORRECTED else ""
-    return f"{test.confidence:.0%} interval{of} {test.ci_low:.2f} to {test.ci_high:.2f}"
+    level = f"nominal {test.confidence:.0%}, short of it in simulations"
+    return f"interval for the measured rho {test.ci_low:.2f} to {test.ci_high:.2f} ({level})"
 
 
 def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: float) -> Answer:

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from regbias.analysis.encoders.primary import NO_INTERVAL
 from regbias.analysis.encoders.separation import EncoderContrast
-from regbias.analysis.robustness.bootstrap import NOISE_CORRECTED, PERCENTILE
 from regbias.analysis.tests.embedding import PairTests
 from regbias.numbers import number_text
 from regbias.report.escape import markdown_text, path_text
@@ -152,13 +150,17 @@ def agreement_lines(records: Mapping[str, PairTests]) -> list[str]:
     ]
 
 
+#: What the joint bootstrap resamples, and what its intervals are for.
+_OF = " of models, distance repetitions and scored evaluation texts, for the measured rhos"
+
+
 def primary_sentence(row: Mapping[str, object], confidence: float) -> str:
     """The difference of two encoders' primary rhos, with its joint-bootstrap interval."""
     first, second = str(row["first"]), str(row["second"])
     rhos = f"rho {number_text(row['rho_first'])} against {number_text(row['rho_second'])}"
     numbers = (
         f"{rhos}, difference {number_text(row['difference'])}, {confidence:.0%} interval "
-        f"{number_text(row['ci_low'])} to {number_text(row['ci_high'])}, joint bootstrap{_of(row)}"
+        f"{number_text(row['ci_low'])} to {number_text(row['ci_high'])}, joint bootstrap{_OF}"
         + ("" if row.get("paired", True) else " (resampled apart: other models or repetitions)")
     )
     low, high = float(row["ci_low"]), float(row["ci_high"])  # type: ignore[arg-type]
@@ -169,18 +171,6 @@ def primary_sentence(row: Mapping[str, object], confidence: float) -> str:
         higher = first if low > 0 else second
         return f"the primary rho is higher in {higher} ({numbers})"
     return f"{first} against {second}: no difference of primary rhos shown ({numbers})"
-
-
-def _kind(row: Mapping[str, object]) -> str:
-    """Both rhos' interval kind, or each one's where they differ."""
-    first, second = row.get("method_first", PERCENTILE), row.get("method_second", PERCENTILE)
-    return str(first) if first == second else f"{first} / {second}"
-
-
-def _of(row: Mapping[str, object]) -> str:
-    if _kind(row) == NOISE_CORRECTED:
-        return " of models, evaluation texts and repetitions, for the noise-free rhos"
-    return " of models and repetitions"
 
 
 def primary_lines(
@@ -199,7 +189,6 @@ def primary_lines(
             "rho second": contrasts["rho_second"],
             "rho second low": contrasts["rho_second_ci_low"],
             "rho second high": contrasts["rho_second_ci_high"],
-            "interval kind": [_kind(r) for _, r in contrasts.iterrows()],
             "difference": contrasts["difference"],
             "interval low": contrasts["ci_low"],
             "interval high": contrasts["ci_high"],
@@ -211,18 +200,13 @@ def primary_lines(
         "first": "one encoder",
         "second": "the other",
         "rho first": f"the first's primary rho ({markdown_text(primary_name)}, region pairs)",
-        "rho first low": f"its {level} bootstrap interval (of the interval kind), lower end",
+        "rho first low": (
+            f"its {level} bootstrap interval for the measured rho (its report's), lower end"
+        ),
         "rho first high": "its upper end",
         "rho second": "the second's primary rho",
         "rho second low": "its interval's lower end",
         "rho second high": "its upper end",
-        "interval kind": (
-            f"{NOISE_CORRECTED}: for the noise-free rho, a bootstrap of models, evaluation "
-            "texts and distance repetitions corrected for the gaps' noise (each encoder's "
-            f"report gives the same); {PERCENTILE}: models and repetitions only; "
-            f"{NO_INTERVAL}: no interval (the rho is undefined, or too little was measured to "
-            "resample, as in the encoder's report)"
-        ),
         "difference": "first minus second",
         "interval low": f"{level} joint bootstrap interval of the difference, lower end",
         "interval high": "its upper end",

@@ -116,11 +116,10 @@ class PrimaryTest:
         power_models: :func:`~regbias.analysis.power.primary.position_model_range`; None with
             ``power``.
         note: why the test did not run (then ``rho`` and ``p_value`` are NaN).
-        ci_low: the lower end of rho's bootstrap interval over the same region pairs (NaN:
-            none); ``ci_high`` its upper end, ``confidence`` its level.
+        ci_low: the lower end of rho's bootstrap interval over the same region pairs, for the
+            measured rho (:mod:`regbias.analysis.robustness.bootstrap`; NaN: none);
+            ``ci_high`` its upper end, ``confidence`` its level.
         ci_note: why there is no interval ("" where there is one, or none was asked for).
-        ci_method: ``noise-corrected`` (:mod:`regbias.analysis.robustness.attenuation`) or
-            ``percentile``.
     """
 
     distance: str
@@ -141,7 +140,6 @@ class PrimaryTest:
     ci_high: float = math.nan
     confidence: float = math.nan
     ci_note: str = ""
-    ci_method: str = ""
 
     @property
     def n_groups(self) -> int:
@@ -169,7 +167,6 @@ class PrimaryTest:
             "spearman_ci_low": self.ci_low,
             "spearman_ci_high": self.ci_high,
             "confidence": self.confidence,
-            "interval_method": self.ci_method,
             "p_value": self.p_value,
             "exact": self.exact,
             "n_permutations": self.n_permutations,

@@ -2,10 +2,12 @@
 
 Each encoder's rho has the interval of its own report
 (:func:`regbias.analysis.robustness.bootstrap.rho_replicates`). Two encoders of one sweep ran on
-the same seeds, so one replicate draws the same models, repetitions, texts and noise rows for
-both, and their difference gets an interval and a two-sided bootstrap p from the replicates'
-differences (docs/method.md, "Comparing encoders on the same texts"). Where the evidence
-differs, the two are resampled apart (``paired`` False).
+the same seeds, so one replicate draws the same models, repetitions and texts for both, and
+their difference gets an interval and a two-sided bootstrap p from the replicates' differences,
+reflected about the measured difference as each rho's are (:func:`centred`; the p is the
+interval's own test: below ``1 - confidence`` where it leaves 0 out). docs/method.md,
+"Comparing encoders on the same texts". Where the evidence differs, the two are resampled apart
+(``paired`` False).
 """
 
 from __future__ import annotations
@@ -15,28 +17,21 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from regbias.analysis.encoders.separation import bootstrap_p
 from regbias.analysis.pair_table import DISTANCE_PREFIX
-from regbias.analysis.ranks import spearman_rows
-from regbias.analysis.robustness.attenuation import TAIL_SCALE, tail_interval
 from regbias.analysis.robustness.bootstrap import (
-    NOISE_CORRECTED,
     RhoReplicates,
-    no_interval_note,
-    resampling_units,
+    centred,
+    centred_interval,
     rho_replicates,
     table_groups,
 )
-from regbias.analysis.tests.text_scores import PerfTexts, percentile_interval
+from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 
-__all__ = ["NO_INTERVAL", "PrimaryEvidence", "PrimaryRho", "primary_contrasts", "primary_rho"]
-
-#: The interval kind of a rho that has none (undefined, or too little measured to resample).
-NO_INTERVAL = "none"
+__all__ = ["PrimaryEvidence", "primary_contrasts", "primary_rho"]
 
 
 @dataclass(frozen=True)
@@ -66,36 +61,19 @@ class PrimaryEvidence:
         return r, models, texts
 
 
-@dataclass(frozen=True)
-class PrimaryRho:
-    """One encoder's primary rho and its bootstrap replicates (:class:`RhoReplicates`)."""
-
-    rho: float
-    replicates: RhoReplicates
-
-
 def primary_rho(
     evidence: PrimaryEvidence, correlation: tuple[str, str], n_bootstrap: int, seed: int
-) -> PrimaryRho:
+) -> RhoReplicates:
     """The rho of ``correlation`` over ``evidence.pairs`` and its replicates (seeded).
 
     As in the encoder's own report, no interval (NaN replicates, the reason their note) where
     the rho is undefined or too little was measured to resample.
     """
-    distance, performance = correlation
     table = evidence.pairs.reset_index(drop=True)
     matrices = {}
     if evidence.distance is not None:
-        matrices[distance.removeprefix(DISTANCE_PREFIX)] = evidence.distance
-    observed = table[[distance, performance]].dropna().to_numpy(float)
-    rho = math.nan
-    if len(observed) >= 3:
-        rho = float(spearman_rows(observed[None, :, 0], observed[None, :, 1])[0])
-    note = no_interval_note(correlation, resampling_units(table, matrices, evidence.per_model))
-    if not math.isfinite(rho) or note:
-        empty = np.full(n_bootstrap, np.nan)
-        return PrimaryRho(rho, RhoReplicates(empty, NO_INTERVAL, note or "the rho is undefined"))
-    replicates = rho_replicates(
+        matrices[correlation[0].removeprefix(DISTANCE_PREFIX)] = evidence.distance
+    return rho_replicates(
         table,
         correlation,
         table_groups(table),
@@ -105,7 +83,6 @@ def primary_rho(
         seed=seed,
         texts=evidence.texts,
     )
-    return PrimaryRho(rho, replicates)
 
 
 def primary_contrasts(
@@ -129,9 +106,9 @@ def primary_contrasts(
 
     Returns:
         One row per encoder pair: ``first, second``, per encoder ``rho_<x>``,
-        ``rho_<x>_ci_low``, ``rho_<x>_ci_high`` and ``method_<x>``, ``difference`` (first
-        minus second) with ``ci_low, ci_high, p`` (NaN where a rho has no interval), ``note``
-        (why a rho has none) and ``paired`` (whether both were resampled alike).
+        ``rho_<x>_ci_low``, ``rho_<x>_ci_high``, ``difference`` (first minus second) with
+        ``ci_low, ci_high, p`` (NaN where a rho has no interval), ``note`` (why a rho has none)
+        and ``paired`` (whether both were resampled alike).
     """
     rhos = {k: primary_rho(v, correlation, n_bootstrap, seed) for k, v in evidence.items()}
     rows = []
@@ -141,45 +118,20 @@ def primary_contrasts(
         apart = b  # resampled apart: the second one's draws from another seed
         if not paired:
             apart = primary_rho(evidence[second], correlation, n_bootstrap, seed + 1)
-        difference = a.replicates.values - apart.replicates.values
+        difference = a.values - apart.values
         row: dict[str, object] = {"first": first, "second": second}
         for name, item in (("first", a), ("second", b)):
-            row[f"rho_{name}"] = item.rho
-            low, high = item.replicates.interval(confidence)
+            row[f"rho_{name}"] = item.estimate
+            low, high = item.interval(confidence)
             row[f"rho_{name}_ci_low"], row[f"rho_{name}_ci_high"] = low, high
-            row[f"method_{name}"] = item.replicates.method
-        row["difference"] = a.rho - b.rho
-        corrected = a.replicates.method == b.replicates.method == NOISE_CORRECTED
+        row["difference"] = measured = a.estimate - b.estimate
         row["ci_low"], row["ci_high"], row["p"] = math.nan, math.nan, math.nan
-        if not (a.replicates.note or apart.replicates.note):
-            row["ci_low"], row["ci_high"] = _difference_interval(difference, confidence, corrected)
-            row["p"] = _difference_p(difference, corrected)
+        if not (a.note or apart.note):
+            row["ci_low"], row["ci_high"] = centred_interval(difference, measured, confidence, 2.0)
+            row["p"] = float(bootstrap_p(centred(difference, measured)[:, None])[0])
         row["note"] = "; ".join(
-            f"{label}: {item.replicates.note}"
-            for label, item in ((first, a), (second, b))
-            if item.replicates.note
+            f"{label}: {item.note}" for label, item in ((first, a), (second, b)) if item.note
         )
         row["paired"] = paired
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _difference_interval(
-    difference: np.ndarray, confidence: float, corrected: bool
-) -> tuple[float, float]:
-    """The differences' percentile range; the calibrated tails where both rhos are corrected."""
-    if corrected:
-        return tail_interval(difference, confidence)
-    return percentile_interval(difference, confidence)
-
-
-def _difference_p(difference: np.ndarray, corrected: bool) -> float:
-    """The two-sided bootstrap p, scaled as the tails are where both rhos are corrected.
-
-    So p falls below 1 - confidence where the interval leaves 0 out (up to the +1s of the
-    bootstrap p's counts).
-    """
-    if not np.isfinite(difference).any():
-        return math.nan
-    p = float(bootstrap_p(difference[:, None])[0])
-    return min(1.0, p / TAIL_SCALE) if corrected else p

@@ -1,1 +1,1 @@
-"""Does a correlation survive its own evidence: bootstrap, attenuation, leave-one-out."""
+"""Does a correlation survive its own evidence: bootstrap, leave-one-out."""

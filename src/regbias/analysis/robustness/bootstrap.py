@@ -4,6 +4,12 @@ Every replicate resamples the models (the same for every metric) and each distan
 repetitions; with per-text scores the gaps are resampled in two stages, the models and then the
 texts within group and label stratum (:mod:`regbias.analysis.tests.text_scores`). Groups are
 fixed: :mod:`regbias.analysis.robustness.leave_one_out` speaks for their choice.
+
+The intervals are for the measured rho: the one a repeat of the study (new models, evaluation
+texts and repetitions, the same groups) would measure on average, which the gaps' noise pulls
+towards 0, not the noise-free rho. A replicate carries the noise twice, so its rhos sit below
+the estimate; the interval reflects their spread about their own mean around the estimate
+(:func:`centred`, the basic bootstrap), which keeps the estimate inside it.
 """
 
 from __future__ import annotations
@@ -17,7 +23,6 @@ import pandas as pd
 from regbias.analysis.correlation.table import CORRELATION_KEYS
 from regbias.analysis.pair_table import DISTANCE_PREFIX, GAP_PREFIX
 from regbias.analysis.ranks import kendall_rows, spearman_rows
-from regbias.analysis.robustness.attenuation import corrected_replicates, tail_interval
 from regbias.analysis.tests.text_scores import (
     PerfTexts,
     group_metric_replicates,
@@ -30,11 +35,11 @@ from regbias.interrupt import check_stop
 __all__ = [
     "BARE_TABLE",
     "MIN_RESAMPLED",
-    "NOISE_CORRECTED",
-    "PERCENTILE",
     "RhoReplicates",
     "bootstrap_intervals",
     "bootstrap_replicates",
+    "centred",
+    "centred_interval",
     "interval_within",
     "no_interval_note",
     "resampling_units",
@@ -47,29 +52,25 @@ _SOURCE = {True: "repetitions", False: "models"}
 #: The source of a gap column whose texts were resampled too.
 _TEXTS_SOURCE = "models+evaluation texts"
 #: The units (models, or a distance's repetitions) that at least one of a correlation's two
-#: columns must have for a percentile interval: 2 models have 3 distinct resamples, one of
-#: them the data itself, and 3 or 4 too few for a 95% interval; 5 have 126.
+#: columns must have for any interval, the primary's and the table's alike: 2 models have 3
+#: distinct resamples, one of them the data itself, and 3 or 4 too few for a 95% interval; 5
+#: have 126. Evaluation texts are resampled within the models and never count as units: with 2
+#: models the texts' spread is not the spread of a repeat of the study.
 MIN_RESAMPLED = 5
-#: How :func:`interval_within` made its interval: for the noise-free rho, or the percentile one.
-NOISE_CORRECTED = "noise-corrected"
-PERCENTILE = "percentile"
 #: Why a bare pair table (``task=analyze``) has no interval.
 BARE_TABLE = "a bare pair table: task=analyze resamples no models or repetitions"
 _NOTHING_RESAMPLED = "one model and one repetition: nothing to resample"
 
 
 def resampling_units(
-    table: pd.DataFrame,
-    distances: Mapping[str, DistanceMatrix],
-    per_model: pd.DataFrame | None,
-    texts: PerfTexts | None = None,
+    table: pd.DataFrame, distances: Mapping[str, DistanceMatrix], per_model: pd.DataFrame | None
 ) -> dict[str, int]:
     """The resampling units of each column of ``table`` that has measurements behind it.
 
     Returns:
         ``dist_<name>``: the matrix's repetitions; ``gap_<metric>``, ``dcor_<metric>``: the
-        models (``seed, fold``) of ``per_model``, and for a gap whose evaluation texts are
-        resampled too (``texts``), the texts.
+        models (``seed, fold``) of ``per_model`` (their texts, resampled within them, do not
+        count: :data:`MIN_RESAMPLED`).
     """
     units = {
         f"{DISTANCE_PREFIX}{name}": 1 if m.repetitions is None else len(m.repetitions)
@@ -79,9 +80,6 @@ def resampling_units(
         models = len(per_model[["seed", "fold"]].drop_duplicates())
         for metric in pd.unique(per_model["metric"]):
             units |= {f"gap_{metric}": models, f"dcor_{metric}": models}
-    for column in table.columns:
-        if _text_resampled(texts, str(column)):
-            units[str(column)] = max(units.get(str(column), 1), len(texts.keys))  # type: ignore[union-attr]
     return {c: n for c, n in units.items() if c in table}
 
 
@@ -111,7 +109,6 @@ def bootstrap_replicates(
     n_bootstrap: int,
     seed: int,
     texts: PerfTexts | None = None,
-    metrics: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Bootstrap replicates ``(B, n_rows)`` of the pair table's columns that have a noise source.
 
@@ -125,8 +122,6 @@ def bootstrap_replicates(
         seed: the generator's seed.
         texts: every text's per-model scores; their metrics' gaps are then resampled in two
             stages instead.
-        metrics: receives, with ``texts``, the groups' ``(B, G)`` metric replicates per metric
-            (groups as :func:`table_groups` orders them).
 
     Returns:
         Replicates by column; a column without a noise source is absent (held at its value).
@@ -147,7 +142,7 @@ def bootstrap_replicates(
     if per_model is not None and len(per_model):
         out.update(_performance_replicates(per_model, table, n_bootstrap, rng))
     if texts is not None:
-        out.update(_text_gap_replicates(texts, table, n_bootstrap, rng, metrics))
+        out.update(_text_gap_replicates(texts, table, n_bootstrap, rng))
     return out
 
 
@@ -161,16 +156,13 @@ def _text_gap_replicates(
     table: pd.DataFrame,
     n_bootstrap: int,
     rng: np.random.Generator,
-    keep: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Two-stage replicates of the texts' ``gap_<metric>``; ``keep`` gets the groups' ``(B, G)``."""
+    """Two-stage replicates of the texts' ``gap_<metric>``."""
     columns = [m for m in texts.metrics if f"{GAP_PREFIX}{m}" in table]
     if not columns or len(texts.models) < 2:
         return {}
     groups = table_groups(table)
     metrics = group_metric_replicates(texts, groups, n_bootstrap, rng)
-    if keep is not None:
-        keep.update(metrics)
     return {
         f"{GAP_PREFIX}{m}": _pair_values(
             np.abs(metrics[m][:, :, None] - metrics[m][:, None, :]), groups, table
@@ -261,7 +253,7 @@ def bootstrap_intervals(
     units: Mapping[str, int] | None = None,
     texts: PerfTexts | None = None,
 ) -> pd.DataFrame:
-    """Percentile intervals of Spearman's rho and Kendall's tau-b over bootstrap replicates.
+    """Intervals of Spearman's rho and Kendall's tau-b for the measured rho (:func:`centred`).
 
     Args:
         table: the pair table the replicates were drawn for.
@@ -287,10 +279,12 @@ def bootstrap_intervals(
         note = "" if units is None else no_interval_note((distance, performance), units)
         row["bootstrap_note"] = note = _unresampled(note, bool(sources), kept)
         x, y = (_replicates_of(table, c, replicates, kept) for c in (distance, performance))
+        observed = [_replicates_of(table, c, {}, kept) for c in (distance, performance)]
         for name, statistic in (("spearman", spearman_rows), ("kendall", kendall_rows)):
             low = high = np.nan
             if not note:
-                low, high = percentile_interval(statistic(x, y), confidence)
+                estimate = float(statistic(*observed)[0])
+                low, high = centred_interval(statistic(x, y), estimate, confidence)
             row[f"{name}_ci_low"], row[f"{name}_ci_high"] = low, high
         rows.append(row)
     return pd.DataFrame(rows)
@@ -317,28 +311,50 @@ def _replicates_of(
     return table[column].to_numpy(dtype=np.float64)[kept][None, :]
 
 
+def centred(values: np.ndarray, estimate: float) -> np.ndarray:
+    """Bootstrap ``values`` reflected about ``estimate``: ``estimate - (values - mean(values))``.
+
+    A replicate adds the noise a second time, so the replicates' rhos centre below the estimate
+    (further towards 0); their deviations from their own mean stand for the estimate's from the
+    measured rho it estimates. Percentiles of the reflected values are the basic bootstrap
+    interval, which holds the estimate; a two-sided bootstrap p of them is its test.
+    """
+    with np.errstate(invalid="ignore"):
+        return estimate - (values - np.nanmean(values))
+
+
+def centred_interval(
+    values: np.ndarray, estimate: float, confidence: float, bound: float = 1.0
+) -> tuple[float, float]:
+    """The interval at ``confidence`` for the measured rho (:func:`centred`).
+
+    Within ``[-bound, bound]``: 1 for a rho, 2 for a difference of two.
+    """
+    if not np.isfinite(values).any() or not np.isfinite(estimate):
+        return np.nan, np.nan
+    low, high = percentile_interval(centred(values, estimate), confidence)
+    return max(low, -bound), min(high, bound)
+
+
 @dataclass(frozen=True)
 class RhoReplicates:
     """One correlation's rho over a set of pairs, bootstrapped.
 
     Attributes:
-        values: ``(B,)`` the replicates' rho, each corrected for the gaps' noise where
-            ``method`` is :data:`NOISE_CORRECTED`.
-        method: :data:`NOISE_CORRECTED` or :data:`PERCENTILE`.
+        estimate: the rho of the pairs as measured.
+        values: ``(B,)`` the replicates' rho.
         note: why there is no interval ("" where there is one; ``values`` are NaN then).
     """
 
+    estimate: float
     values: np.ndarray
-    method: str
     note: str = ""
 
     def interval(self, confidence: float) -> tuple[float, float]:
-        """The interval at ``confidence``: calibrated tails for the noise-free rho."""
+        """The interval at ``confidence`` for the measured rho (:func:`centred_interval`)."""
         if self.note:
             return np.nan, np.nan
-        if self.method == NOISE_CORRECTED:
-            return tail_interval(self.values, confidence, clip=True)
-        return percentile_interval(self.values, confidence)
+        return centred_interval(self.values, self.estimate, confidence)
 
 
 def rho_replicates(
@@ -354,11 +370,8 @@ def rho_replicates(
 ) -> RhoReplicates:
     """Rho's bootstrap replicates for one correlation over the pairs within ``groups`` only.
 
-    Where the gap's texts are resampled and the distance's repetitions too, each replicate is
-    corrected for the gaps' noise (:mod:`regbias.analysis.robustness.attenuation`); otherwise it
-    is the replicate's plain rho. Two calls with the same seed on evidence of the same shapes
-    (models, repetitions, texts per group) draw the same resamples and the same noise rows:
-    their replicates pair up row by row.
+    Two calls with the same seed on evidence of the same shapes (models, repetitions, texts per
+    group) draw the same resamples: their replicates pair up row by row.
 
     Args:
         table: the pair table (all groups).
@@ -370,31 +383,23 @@ def rho_replicates(
         seed: the generator's seed.
         texts: every text's per-model scores (the gap's texts are resampled too).
     """
-    distance, performance = correlation
     within = table["group_a"].isin(groups) & table["group_b"].isin(groups)
-    pairs = table.loc[within, ["group_a", "group_b", distance, performance]]
-    pairs = pairs.reset_index(drop=True)
-    name = distance.removeprefix(DISTANCE_PREFIX)
+    pairs = table.loc[within, ["group_a", "group_b", *correlation]].reset_index(drop=True)
+    name = correlation[0].removeprefix(DISTANCE_PREFIX)
     matrices = {name: distances[name]} if name in distances else {}
-    metrics: dict[str, np.ndarray] = {}
-    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts, metrics)
-    units = resampling_units(pairs, matrices, per_model, texts)
-    kept = pairs[[distance, performance]].notna().all(axis=1).to_numpy()
+    replicates = bootstrap_replicates(pairs, matrices, per_model, n_bootstrap, seed, texts)
+    kept = pairs[list(correlation)].notna().all(axis=1).to_numpy()
+    x, y = (pairs[c].to_numpy(dtype=np.float64)[kept][None] for c in correlation)
+    estimate = float(spearman_rows(x, y)[0]) if kept.sum() else np.nan
     resampled = any(c in replicates for c in correlation)
+    units = resampling_units(pairs, matrices, per_model)
     note = _unresampled(no_interval_note(correlation, units), resampled, kept)
+    if not (note or np.isfinite(estimate)):
+        note = "the rho is undefined"
     if note:
-        return RhoReplicates(np.full(n_bootstrap, np.nan), PERCENTILE, note)
-    metric = performance.removeprefix(GAP_PREFIX)
-    if texts is None or metric not in metrics or distance not in replicates:
-        x, y = (_replicates_of(pairs, c, replicates, kept) for c in correlation)
-        return RhoReplicates(spearman_rows(x, y), PERCENTILE)
-    order = table_groups(pairs)
-    index = {g: i for i, g in enumerate(order)}
-    ia = pairs["group_a"].map(index).to_numpy(dtype=np.int64)
-    ib = pairs["group_b"].map(index).to_numpy(dtype=np.int64)
-    rng = np.random.default_rng([seed, 1])
-    values = corrected_replicates((replicates[distance], metrics[metric]), (ia, ib), rng)
-    return RhoReplicates(values, NOISE_CORRECTED)
+        return RhoReplicates(estimate, np.full(n_bootstrap, np.nan), note)
+    x, y = (_replicates_of(pairs, c, replicates, kept) for c in correlation)
+    return RhoReplicates(estimate, spearman_rows(x, y))
 
 
 def interval_within(
@@ -412,11 +417,11 @@ def interval_within(
     """Rho's interval at ``confidence`` over the pairs within ``groups`` (:func:`rho_replicates`).
 
     The primary test's interval: the same pairs as its rho (the regions'), not the all-groups
-    row of the correlation table; for the noise-free rho where :func:`rho_replicates` corrects.
+    row of the correlation table.
 
     Returns:
-        ``(low, high, method)``, the method :data:`NOISE_CORRECTED` or :data:`PERCENTILE`;
-        NaN ends when nothing could be resampled or fewer than 3 pairs remain.
+        ``(low, high, note)``: NaN ends and the reason in ``note`` where there is no interval
+        (:data:`MIN_RESAMPLED`, nothing resampled, fewer than 3 pairs).
     """
     found = rho_replicates(
         table,
@@ -428,4 +433,4 @@ def interval_within(
         seed=seed,
         texts=texts,
     )
-    return (*found.interval(confidence), found.method)
+    return (*found.interval(confidence), found.note)

@@ -99,7 +99,7 @@ def robustness(
             table, distances or {}, per_model, n_bootstrap, seed, texts
         )
     bare = distances is None and per_model is None
-    units = None if bare else resampling_units(table, distances or {}, per_model, texts)
+    units = None if bare else resampling_units(table, distances or {}, per_model)
     intervals = bootstrap_intervals(table, found, replicates, confidence, units, texts)
     if bare:
         intervals["bootstrap_note"] = BARE_TABLE
