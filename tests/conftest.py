@@ -6,7 +6,10 @@ import copy
 import functools
 import os
 import signal
-from collections.abc import Callable, Iterator
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -85,6 +88,85 @@ def restore_signal_handlers() -> Iterator[None]:
     yield
     signal.signal(signal.SIGTERM, term)
     signal.signal(signal.SIGINT, interrupt)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def migrated_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A new SQLite MLflow store in this process gets a copy of tables migrated once a session.
+
+    MLflow builds a new store's tables by running every schema migration (2 to 3 s of CPU,
+    several times that in wall time on a busy disk); a copy of one such database has the same
+    tables and schema version. The store then adds its default experiment itself, as always.
+    Stores made by ``run.py`` subprocesses still migrate.
+    """
+    if "mlflow" not in sys.modules:  # nothing collected uses MLflow
+        yield
+        return
+    import sqlalchemy
+    from mlflow.store.db import utils
+
+    migrate = utils._initialize_tables
+    template = tmp_path_factory.mktemp("mlflow") / "migrated.db"
+
+    def initialize(engine: sqlalchemy.Engine) -> None:
+        database = engine.url.database
+        if engine.url.get_backend_name() != "sqlite" or database in (None, "", ":memory:"):
+            migrate(engine)
+        elif not template.exists():  # the session's first store: migrated, then kept
+            migrate(engine)
+            _copy_database(database, template)
+        else:
+            try:
+                _copy_database(template, database)
+            except sqlite3.Error:  # a read-only or full folder: MLflow's own path and errors
+                migrate(engine)
+                return
+            engine.dispose()
+
+    utils._initialize_tables = initialize
+    yield
+    utils._initialize_tables = migrate
+
+
+def _copy_database(source: str | Path, target: str | Path) -> None:
+    """Copy the SQLite database ``source`` into ``target`` (SQLite's online backup)."""
+    with closing(sqlite3.connect(source)) as read, closing(sqlite3.connect(target)) as write:
+        read.backup(write)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def distributions_read_once() -> Iterator[None]:
+    """``importlib.metadata.packages_distributions()`` read once per ``sys.path``.
+
+    Reading settings of a packaged encoder asks which distribution ships its module, and the
+    answer scans every installed distribution's file list (half a second of CPU a call, every
+    settings read of the default encoder). Within a session the installed packages change only
+    by ``sys.path`` entries a test adds (fake pieces), which give a new answer.
+    """
+    import importlib.metadata
+
+    scan = importlib.metadata.packages_distributions
+    answers: dict[tuple[str, ...], Mapping[str, list[str]]] = {}
+
+    def packages_distributions() -> Mapping[str, list[str]]:
+        key = tuple(sys.path)
+        if key not in answers:
+            answers[key] = scan()
+        return {name: list(found) for name, found in answers[key].items()}
+
+    importlib.metadata.packages_distributions = packages_distributions
+    yield
+    importlib.metadata.packages_distributions = scan
+
+
+@pytest.fixture
+def one_blas_thread() -> Iterator[None]:
+    """One BLAS thread for the test: thousands of small products, where a second thread only
+    contends for the cores (``distances/lda.py`` does the same); the numbers do not change."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def compose_config(*overrides: str) -> Any:

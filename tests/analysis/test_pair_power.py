@@ -21,7 +21,7 @@ def banks() -> tuple[np.ndarray, np.ndarray]:
     return rng.normal(size=(400, 4)), rng.normal(size=(200, 4)) + 1.0
 
 
-def _power(banks, seed: int = 0, **settings) -> object:
+def _power(banks, seed: int = 0, **settings) -> PowerResult:
     source, donor = banks
     values = {"plants": 20, "relabellings": 199, "shares": [0.2, 1.0], **settings}
     power = replace(packaged(PowerSettings, "analysis.power", **values), seed=seed)
@@ -36,16 +36,28 @@ def _power(banks, seed: int = 0, **settings) -> object:
     )
 
 
-def test_no_mixture_is_rarely_detected_and_a_full_one_always(banks):
-    rates = _power(banks).rates().set_index("share")
+@pytest.fixture(scope="module")
+def refined(banks) -> PowerResult:
+    """The default plants (shares refined where the boundary falls), shared by the tests."""
+    return _power(banks)
+
+
+@pytest.fixture(scope="module")
+def coarse(banks) -> PowerResult:
+    """The plants at the two configured shares only (no refinement)."""
+    return _power(banks, refine_step=None)
+
+
+def test_no_mixture_is_rarely_detected_and_a_full_one_always(refined):
+    rates = refined.rates().set_index("share")
     assert rates.loc[0.0, "power"] <= 0.1  # the false-positive rate at alpha / 3
     assert rates.loc[1.0, "power"] == 1.0
     assert rates.loc[0.2, "power"] <= rates.loc[1.0, "power"]
     assert set(rates["plants"]) == {20}
 
 
-def test_80_percent_is_claimed_only_by_the_clopper_pearson_bound(banks):
-    result = _power(banks, refine_step=None)
+def test_80_percent_is_claimed_only_by_the_clopper_pearson_bound(coarse):
+    result = coarse
     rates = result.rates().set_index("share")
     # 20 of 20 detected: the 95% lower bound is 0.83, so 100% may be claimed; a share whose
     # point estimate is 0.8 or 0.85 over 20 plants may not (its bound is below 0.8).
@@ -67,11 +79,12 @@ def test_too_few_relabellings_give_no_power_statement(banks):
     assert "analysis.power.relabellings" in result.sentence(30, 40)
 
 
-def test_plants_draw_fresh_texts_and_the_same_seed_the_same_numbers(banks):
-    one, two = _power(banks), _power(banks)
-    assert one.plants.equals(two.plants)
-    other = _power(banks, seed=1)
-    assert not one.plants["p"].equals(other.plants["p"])
+def test_plants_draw_fresh_texts_and_the_same_seed_the_same_numbers(banks, coarse):
+    again = _power(banks, refine_step=None)
+    assert again.plants.equals(coarse.plants)
+    other = _power(banks, seed=1, refine_step=None)
+    assert len(other.plants) == len(coarse.plants)
+    assert not coarse.plants["p"].equals(other.plants["p"])
 
 
 def test_a_class_larger_than_the_source_is_planted_at_the_sizes_that_fit(banks):
@@ -148,11 +161,9 @@ def test_a_share_that_passes_while_a_larger_one_fails_is_not_detectable():
     assert math.isnan(PowerResult(failing, 0.05, "mean", 999, "us", "uk").detectable()[(30, 40)])
 
 
-def test_shares_are_refined_on_a_10_percent_grid_where_the_boundary_falls(banks):
-    coarse = _power(banks, refine_step=None)
+def test_shares_are_refined_on_a_10_percent_grid_where_the_boundary_falls(coarse, refined):
     assert coarse.detectable()[(30, 40)] == 1.0  # 20% fails, 100% passes
     assert sorted(set(coarse.plants["share"])) == [0.0, 0.2, 1.0]
-    refined = _power(banks)
     shares = sorted(set(refined.plants["share"]))
     assert np.allclose(shares, [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
     found = refined.detectable()[(30, 40)]

@@ -32,6 +32,9 @@ from regbias.analysis.tests.embedding_null import (
 from regbias.errors import ConfigError
 from tests.conftest import packaged
 
+# Thousands of relabelled products of a few dozen texts each.
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
 
 def pair_settings(**changes: object) -> PairTestSettings:
     """``analysis.tests.embedding`` as packaged, with ``changes``."""

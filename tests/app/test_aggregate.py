@@ -71,8 +71,10 @@ def store(tmp_path):
         f"tracking.artifact_root={settings.artifact_root}",
         "tracking.experiment=agg",
         "analysis.correlation.relabellings=99",
-        # The sweep's end embeds the real corpus for its test of record: a few texts a group.
+        # The sweep's end embeds the real corpus for its test of record: a few texts a group,
+        # by the tiny random encoder (what is tested is the sweep's end, not the vectors).
         "analysis.tests.embedding.cap=200",
+        "encoder=tiny",
         f"hydra.sweep.dir={tmp_path / 'sweep'}",
         "seed=0",
     )
