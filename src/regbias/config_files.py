@@ -13,8 +13,6 @@ from typing import Any, TypeVar
 
 from omegaconf import OmegaConf
 
-__all__ = ["CONFIG_DIR", "group_options", "packaged", "packaged_value", "read_option"]
-
 T = TypeVar("T")
 
 #: The packaged configs.

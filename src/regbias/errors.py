@@ -2,15 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = [
-    "RegbiasError",
-    "DataError",
-    "ConfigError",
-    "SampleSizeError",
-    "TrackingError",
-    "CacheError",
-]
-
 
 class RegbiasError(Exception):
     """A mistake a user can fix: the message says what happened and what to do."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["file_mode"]
-
 
 def file_mode() -> int:
     """The mode a new file gets under the process's umask (``0o644`` under ``022``).

@@ -15,18 +15,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-__all__ = [
-    "StopRequested",
-    "check_stop",
-    "request_stop",
-    "stop_requested",
-    "clear_stop",
-    "stop_on_sigterm",
-    "ctrl_c_at_safe_points",
-    "install_sigterm_flag",
-    "ignore_ctrl_c",
-]
-
 _requested = threading.Event()
 _signal_number: int = signal.SIGTERM
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["p_text", "number_text"]
-
 #: The significant digits of a p-value in words.
 P_DIGITS = 2
 

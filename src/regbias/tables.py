@@ -13,8 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["NAME_COLUMNS", "MISSING", "read_table"]
-
 #: Columns that hold names (groups, models, metrics, pairs), never numbers or missing values.
 NAME_COLUMNS = (
     "group",

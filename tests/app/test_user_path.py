@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from regbias.app.parent import sweep_name
-from regbias.app.summary import format_seconds
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report import comparison
 from regbias.report.findings_model import FINDINGS_JSON, Answer, Findings
 from regbias.report.headline import read_headline
+from regbias.study.timing import format_seconds
 from regbias.tracking.ui import shared_and_swept, ui_command, without_derived
 from tests.conftest import compose_config
 

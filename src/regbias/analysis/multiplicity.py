@@ -18,18 +18,6 @@ from scipy import stats as scipy_stats
 from regbias.analysis.permutations import maxt_adjusted_p
 from regbias.errors import ConfigError
 
-__all__ = [
-    "ADJUSTMENTS",
-    "Adjustment",
-    "MAXT_METHODS",
-    "add_adjusted_p",
-    "add_maxt_p",
-    "adjust_p",
-    "holm",
-    "maxt_family",
-    "p_column",
-]
-
 #: The ``analysis.correlation.adjust`` choices.
 Adjustment = Literal["maxt", "holm", "bh", "none"]
 #: The column suffix each ``analysis.correlation.adjust`` choice marks significance with.

@@ -19,19 +19,6 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError, RegbiasError
 from regbias.tables import read_table
 
-__all__ = [
-    "AnalyzeSettings",
-    "DISTANCE_PREFIX",
-    "GAP_PREFIX",
-    "MIN_GROUPS",
-    "PERFORMANCE_PREFIXES",
-    "PairTable",
-    "RecordedVerdict",
-    "pairwise_table",
-    "read_pairwise_csv",
-    "recorded_verdicts",
-]
-
 #: The prefix of a pair table's distance columns (``dist_<matrix name>``).
 DISTANCE_PREFIX = "dist_"
 #: The prefixes of its performance columns (``gap_<metric>``, ``dcor_<metric>``).

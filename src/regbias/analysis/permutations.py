@@ -24,24 +24,6 @@ from scipy import stats as scipy_stats
 from regbias.console import progress_bar
 from regbias.interrupt import check_stop
 
-__all__ = [
-    "ALTERNATIVES",
-    "EXACT_LIMIT",
-    "PAIR_COLUMNS",
-    "TIE_TOLERANCE",
-    "Alternative",
-    "RankNull",
-    "column_batches",
-    "group_permutations",
-    "groups_in_order",
-    "maxt_adjusted_p",
-    "pair_indices",
-    "permutation_p",
-    "permutation_p_values",
-    "rank_correlation_null",
-    "relabelled_pairs",
-]
-
 #: The columns naming a row's two groups in every pair table.
 PAIR_COLUMNS = ["group_a", "group_b"]
 #: Largest number of group permutations enumerated exactly (8 groups: 8! = 40320).

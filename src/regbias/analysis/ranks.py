@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats as scipy_stats
 
-__all__ = ["kendall_rows", "spearman_rows", "unit_ranks"]
-
 
 def unit_ranks(ranks: np.ndarray) -> np.ndarray:
     """``(m,)`` or ``(m, P)`` ranks centred and scaled to unit length per column (NaN: constant).

@@ -36,20 +36,6 @@ from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, RegbiasError
 
-__all__ = [
-    "StudyResults",
-    "Analysis",
-    "AnalysisSettings",
-    "add_robustness",
-    "analyse",
-    "analyse_table",
-    "performance_power",
-    "performance_record",
-    "primary_noise",
-    "primary_of",
-    "text_scores",
-]
-
 log = logging.getLogger(__name__)
 #: The robustness columns ``correlations.csv`` carries too.
 ROBUSTNESS_HEADLINE = ["spearman_ci_low", "spearman_ci_high", "loo_rho_min", "loo_rho_max"]

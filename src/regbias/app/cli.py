@@ -16,8 +16,6 @@ from regbias.app.job import main as run_job
 from regbias.app.settings import removed_override
 from regbias.config_files import CONFIG_DIR
 
-__all__ = ["main"]
-
 
 def main(config_dir: Path = CONFIG_DIR, job_name: str = "cli") -> None:
     """Compose the config, then run its task (run, describe, analyze or power) as one job or sweep.

@@ -21,14 +21,6 @@ from omegaconf import DictConfig, OmegaConf
 from regbias.app.tasks import DATA_TASKS, TRACKED_TASKS
 from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for, data_dir_source
 
-__all__ = [
-    "Problem",
-    "cluster_kind",
-    "check_cluster_config",
-    "prepare_cluster_sweep",
-    "presubmit",
-]
-
 CACHE_ENV = "REGBIAS_CACHE_DIR"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
 _LOOPBACK = ("127.", "localhost", "[::1]", "0.0.0.0")

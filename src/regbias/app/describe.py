@@ -10,8 +10,6 @@ from regbias.data.groups import BASELINE
 from regbias.data.study import group_table, select_groups
 from regbias.study.settings import StudySettings
 
-__all__ = ["describe", "describe_job", "render"]
-
 
 def describe_job(settings: StudySettings) -> pd.DataFrame:
     """``task=describe``: print the group table (:func:`describe`) and return it."""

@@ -50,8 +50,6 @@ from regbias.tracking.runs import (
 )
 from regbias.tracking.ui import without_derived
 
-__all__ = ["JobContext", "job_context", "main"]
-
 log = logging.getLogger(__name__)
 
 # A full disk, a read-only folder, a quota: one line, not a traceback.

@@ -20,8 +20,6 @@ from regbias.tracking.provenance import config_hash, git_state
 from regbias.tracking.reaper import live_owner, owner_tags
 from regbias.tracking.runs import RunLog, start_run
 
-__all__ = ["SWEEP_KEY_TAG", "open_parent", "refuse_live_parent", "sweep_key", "sweep_name"]
-
 log = logging.getLogger(__name__)
 
 SWEEP_KEY_TAG = "regbias.sweep_key"

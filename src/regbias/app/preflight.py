@@ -19,17 +19,6 @@ from regbias.study.settings import StudySettings
 from regbias.tracking.provenance import git_state
 from regbias.tracking.runs import metric_key
 
-__all__ = [
-    "MAX_PAIR_KEY",
-    "check_cache_dir",
-    "check_encoder",
-    "check_group_names",
-    "preflight_groups",
-    "preflight_sweep",
-    "refuse_repeated_values",
-    "resume_inputs",
-]
-
 log = logging.getLogger(__name__)
 #: The most characters a pair's part of an MLflow key (``<a>__<b>``) may have: MLflow keeps 250,
 #: and the longest prefix and suffix regbias puts around a pair (``power/detectable_share/``,

@@ -19,18 +19,6 @@ from regbias.errors import ConfigError
 from regbias.settings_reader import build
 from regbias.study.settings import StudySettings
 
-__all__ = [
-    "MAX_SEED",
-    "MOVED_KEYS",
-    "REMOVED_KEYS",
-    "plain_config",
-    "read_settings",
-    "removed_override",
-    "removed_setting",
-    "validate_seed",
-    "variant_settings",
-]
-
 log = logging.getLogger(__name__)
 
 MAX_SEED = 2**32 - 1

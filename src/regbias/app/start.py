@@ -22,17 +22,6 @@ from regbias.data.first_use import datasets_in_sweep, ensure_data
 from regbias.errors import RegbiasError
 from regbias.tracking.runs import MIN_FREE_MB, free_mb
 
-__all__ = [
-    "ALWAYS_QUIET_LOGGERS",
-    "QUIET_ENV",
-    "QUIET_LOGGERS",
-    "check_output_folder",
-    "data_for_job",
-    "quiet_libraries",
-    "start_sweep",
-    "sweep_started",
-    "verbose",
-]
 _started: list[float] = []
 
 #: Environment variables set (unless the user set them) for a quiet run.

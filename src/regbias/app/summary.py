@@ -30,7 +30,7 @@ from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.headline import Headline, read_headline
 from regbias.report.publish import REPORT_FOLDER, copy_report
 from regbias.study.encoder_compare import compare_variants, jobs_texts
-from regbias.study.timing import SweepTimes, format_seconds, job_set_up_at, process_started
+from regbias.study.timing import SweepTimes, job_set_up_at, process_started
 from regbias.study.variant_runs import publish_pages, publish_run
 from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import DONE
@@ -45,8 +45,6 @@ from regbias.tracking.ui import (
     ui_command,
     ui_serving,
 )
-
-__all__ = ["finish_job", "finish_sweep", "format_seconds"]
 
 log = logging.getLogger(__name__)
 

@@ -43,8 +43,6 @@ from regbias.tracking.provenance import package_versions, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import RunLog, connect, tracked_run
 
-__all__ = ["SweepCallback"]
-
 log = logging.getLogger(__name__)
 
 

@@ -13,8 +13,6 @@ from typing import Any
 
 from regbias.errors import ConfigError
 
-__all__ = ["DATA_TASKS", "TASKS", "TRACKED_TASKS", "Task", "task_named"]
-
 
 @dataclass(frozen=True)
 class Task:

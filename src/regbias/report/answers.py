@@ -23,8 +23,6 @@ from regbias.report.findings import SIDES, interval_reading
 from regbias.report.findings_model import Answer, Findings
 from regbias.report.record import pair_name
 
-__all__ = ["QUESTIONS", "bottom_lines", "study_findings"]
-
 #: The study's questions, in the order every reader shows them.
 QUESTIONS = (
     "Which region pairs differ in the encoder's space?",

@@ -21,16 +21,6 @@ from regbias.numbers import p_text
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
 
-__all__ = [
-    "GLOSSARY",
-    "SIDES",
-    "describe_column",
-    "details_markdown",
-    "finding_lines",
-    "findings_markdown",
-    "primary_sentence",
-]
-
 #: One line per term the findings use.
 GLOSSARY = [
     "- *epsilon*: the entropic regularisation of the Sinkhorn divergence, in the units of the "

@@ -13,16 +13,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "DONE",
-    "JOB_FILE",
-    "PARENT_FILE",
-    "job_records",
-    "read_parent",
-    "write_job_record",
-    "write_parent",
-]
-
 log = logging.getLogger(__name__)
 
 #: The sweep's parent run, in the sweep directory.

@@ -12,8 +12,6 @@ from lightning.pytorch.loggers import Logger, MLFlowLogger
 from regbias.tracking.artifacts import MODELS_FOLDER
 from regbias.tracking.runs import RunLog
 
-__all__ = ["JobRunLogger", "RunPerformanceSink"]
-
 
 class JobRunLogger(MLFlowLogger):
     """Lightning's MLflow logger writing into the job's own run, which it never ends."""

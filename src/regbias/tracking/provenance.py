@@ -11,8 +11,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["git_state", "package_versions", "provenance_tags", "config_hash", "flatten"]
-
 PACKAGES = (
     "regbias",
     "torch",

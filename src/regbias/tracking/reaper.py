@@ -16,17 +16,6 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-__all__ = [
-    "OWNER_PID",
-    "OWNER_HOST",
-    "OWNER_START",
-    "owner_tags",
-    "is_alive",
-    "live_owner",
-    "reap_dead_runs",
-    "report_reaped",
-]
-
 log = logging.getLogger(__name__)
 
 OWNER_PID = "regbias.owner.pid"
@@ -56,6 +45,8 @@ def owner_tags(pid: int | None = None) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Owner:
+    """The process that opened a run: its id, host and start time."""
+
     pid: int
     host: str
     start: str

@@ -35,25 +35,6 @@ from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
 
-__all__ = [
-    "EXPERIMENT_KIND",
-    "MIN_FREE_MB",
-    "TrackingSettings",
-    "RunLog",
-    "artifact_location",
-    "check_free_space",
-    "connect",
-    "start_run",
-    "tracked_run",
-    "find_finished_run",
-    "free_mb",
-    "has_artifact",
-    "local_store_path",
-    "log_config",
-    "metric_key",
-    "store_lock",
-]
-
 log = logging.getLogger(__name__)
 
 _BATCH = 100  # MLflow's limit of params per log_batch call.

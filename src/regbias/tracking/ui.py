@@ -22,23 +22,6 @@ from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 from regbias.tracking.artifacts import REPORT_HTML
 from regbias.tracking.runs import RunLog
 
-__all__ = [
-    "DEFAULT_UI",
-    "DERIVED_KEYS",
-    "NOTE_LIMIT",
-    "NOTE_TAG",
-    "describe_run",
-    "fitted_description",
-    "log_dataset",
-    "log_derived",
-    "rename_run",
-    "run_url",
-    "shared_and_swept",
-    "ui_command",
-    "ui_serving",
-    "without_derived",
-]
-
 NOTE_TAG = "mlflow.note.content"
 #: The most characters a run's description keeps (longer ones are cut with a note).
 NOTE_LIMIT = 5000

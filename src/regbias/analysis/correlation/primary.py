@@ -37,15 +37,6 @@ from regbias.analysis.power.primary import (
 from regbias.errors import ConfigError
 from regbias.settings_reader import check_choices
 
-__all__ = [
-    "CorrelationSettings",
-    "Direction",
-    "PrimaryTest",
-    "expected_direction",
-    "primary_test",
-    "region_pairs",
-]
-
 #: The ``analysis.correlation.primary_direction`` choices; ``auto`` takes the performance
 #: column's prefix.
 Direction = Literal["auto", "greater", "less", "two-sided"]

@@ -28,8 +28,6 @@ from regbias.analysis.permutations import (
 )
 from regbias.errors import ConfigError, DataError
 
-__all__ = ["CORRELATION_KEYS", "correlations", "strongest"]
-
 #: The columns that name a row of a correlation table: one distance, one performance column.
 CORRELATION_KEYS = ["distance", "performance"]
 

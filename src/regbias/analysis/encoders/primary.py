@@ -31,8 +31,6 @@ from regbias.analysis.robustness.bootstrap import (
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 
-__all__ = ["PrimaryEvidence", "primary_contrasts", "primary_rho"]
-
 
 @dataclass(frozen=True)
 class PrimaryEvidence:

@@ -24,8 +24,6 @@ from regbias.analysis.explain.words import corpus_counts, distinguishing_words
 from regbias.analysis.tests.embedding import PairTests, PlannedPair, plan_pairs, record_tests
 from regbias.analysis.tests.pairwise import DIFFERS, GROUP_A, GROUP_B, P_ADJUSTED
 
-__all__ = ["ENGLISH_FLOOR", "explain_pairs"]
-
 log = logging.getLogger(__name__)
 #: Below this share of English stop words a corpus is taken for another language: its words
 #: are still computed, no place name is masked (English tweets: about 0.45).

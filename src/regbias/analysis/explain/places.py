@@ -20,16 +20,6 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from regbias.errors import ConfigError
 
-__all__ = [
-    "DEMONYMS",
-    "EXTRA_PLACES",
-    "MASK",
-    "NOT_PLACES",
-    "Gazetteer",
-    "english_share",
-    "load_gazetteer",
-]
-
 #: What a place name or demonym becomes: one ordinary word, a single token of a BERT-style
 #: vocabulary (checked against the encoder's vocabulary before any text is masked).
 MASK = "place"

@@ -15,8 +15,6 @@ from regbias.analysis.explain.typical import TYPICAL_COLUMNS
 from regbias.analysis.explain.words import WORD_COLUMNS
 from regbias.analysis.tests.embedding import PairTests
 
-__all__ = ["Explanations", "PairExplanation"]
-
 
 @dataclass(frozen=True)
 class PairExplanation:

@@ -8,8 +8,6 @@ from typing import Literal
 from regbias.errors import ConfigError
 from regbias.settings_reader import check_choices
 
-__all__ = ["ExplainSettings", "PriorKind"]
-
 #: The Dirichlet prior of the words' log-odds: the pair's pooled counts or the whole corpus's.
 PriorKind = Literal["pair", "corpus"]
 

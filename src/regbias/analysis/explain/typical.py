@@ -13,8 +13,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["TYPICAL_COLUMNS", "typical_texts"]
-
 #: The columns of a pair's typical texts.
 TYPICAL_COLUMNS = ("side", "text", "projection")
 

@@ -22,8 +22,6 @@ import numpy as np
 import pandas as pd
 from sklearn.feature_extraction.text import CountVectorizer
 
-__all__ = ["WORD_COLUMNS", "corpus_counts", "distinguishing_words", "log_odds", "word_counts"]
-
 #: The columns of a pair's word table.
 WORD_COLUMNS = ("word", "z", "delta", "count_a", "count_b", "prior")
 #: A word: two or more letters or digits (scikit-learn's default token).

@@ -27,15 +27,6 @@ from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError, SampleSizeError
 from regbias.settings_reader import HANDED_DOWN
 
-__all__ = [
-    "TARGET_POWER",
-    "PowerResult",
-    "PowerSettings",
-    "PrimaryPowerSettings",
-    "fewest_plants",
-    "plant_power",
-]
-
 #: The columns of :attr:`PowerResult.plants`.
 _PLANT_COLUMNS = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
 #: The power a planted effect must reach (by its Clopper-Pearson lower bound) to count as

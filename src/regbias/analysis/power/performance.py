@@ -22,8 +22,6 @@ from regbias.analysis.tests.text_scores import PerfTexts, Side
 from regbias.data.sampling import rng_for
 from regbias.errors import SampleSizeError
 
-__all__ = ["PerfPower", "perf_classes", "perf_plant_power"]
-
 #: The level of the Clopper-Pearson bound a power claim rests on.
 _BOUND = 0.95
 

@@ -32,15 +32,6 @@ from regbias.analysis.permutations import (
 from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.interrupt import check_stop
 
-__all__ = [
-    "DEFAULT_COUPLINGS",
-    "POSITION_MODELS",
-    "POWER_CONFIDENCE",
-    "PrimaryPower",
-    "position_model_range",
-    "primary_power",
-]
-
 #: Couplings c of the power table (1 is always simulated: it gives the reachable rho).
 DEFAULT_COUPLINGS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 1.0)
 #: The position models whose range the primary power states beside its own model:

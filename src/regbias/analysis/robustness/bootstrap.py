@@ -32,22 +32,6 @@ from regbias.console import progress_bar
 from regbias.distances.matrix import DistanceMatrix
 from regbias.interrupt import check_stop
 
-__all__ = [
-    "BARE_TABLE",
-    "MIN_RESAMPLED",
-    "RhoReplicates",
-    "bootstrap_intervals",
-    "bootstrap_replicates",
-    "centred",
-    "centred_interval",
-    "interval_within",
-    "no_interval_note",
-    "resampling_units",
-    "rho_replicates",
-    "table_groups",
-    "weighted_dcor",
-]
-
 _SOURCE = {True: "repetitions", False: "models"}
 #: The source of a gap column whose texts were resampled too.
 _TEXTS_SOURCE = "models+evaluation texts"

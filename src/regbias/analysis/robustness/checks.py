@@ -32,8 +32,6 @@ from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 
-__all__ = ["RobustnessSettings", "robustness"]
-
 
 @dataclass(frozen=True)
 class RobustnessSettings:

@@ -25,14 +25,6 @@ from regbias.analysis.permutations import (
 from regbias.analysis.ranks import unit_ranks
 from regbias.data.groups import BASELINE, MIXED
 
-__all__ = [
-    "SPECIAL_GROUPS",
-    "leave_one_group_out",
-    "logo_summary",
-    "special_group_columns",
-    "without_groups",
-]
-
 #: Groups of another kind than the regions: the training sample and the all-region mix.
 SPECIAL_GROUPS = (BASELINE, MIXED)
 

@@ -26,8 +26,6 @@ from regbias.analysis.permutations import (
 )
 from regbias.analysis.ranks import spearman_rows, unit_ranks
 
-__all__ = ["partial_mantel", "size_covariate"]
-
 _CHUNK = 4096
 _DEGENERATE = 1e-9
 

@@ -19,8 +19,6 @@ from scipy.spatial import distance
 
 from regbias.analysis.tests.embedding_null import PairStatistic
 
-__all__ = ["pair_effect"]
-
 
 def _mean_u(x: np.ndarray, y: np.ndarray, ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
     """``U`` of each resample: rows of ``ca`` / ``cb`` are counts of ``x``'s / ``y``'s texts."""

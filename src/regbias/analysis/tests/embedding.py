@@ -41,20 +41,6 @@ from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.settings_reader import HANDED_DOWN, check_choices
 
-__all__ = [
-    "PRIMARY_FAMILY",
-    "SECONDARY_FAMILY",
-    "PairTestSettings",
-    "PairTests",
-    "PlannedPair",
-    "cap_groups",
-    "pair_family",
-    "plan_pairs",
-    "record_tests",
-    "size_class",
-    "size_classes",
-]
-
 _WORDS = {
     "energy": "energy distance",
     "mmd": "MMD (Gaussian kernel, median width)",

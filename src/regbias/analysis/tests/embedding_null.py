@@ -19,18 +19,6 @@ from scipy.spatial import distance
 
 from regbias.interrupt import check_stop
 
-__all__ = [
-    "PAIR_STATISTICS",
-    "PairStatistic",
-    "PooledForm",
-    "draw_sides",
-    "pair_statistic_null",
-    "permutation_p",
-    "pooled_form",
-    "relabelled_values",
-    "tie_margin",
-]
-
 PairStatistic = Literal["energy", "mmd", "mean"]
 PAIR_STATISTICS: tuple[PairStatistic, ...] = get_args(PairStatistic)
 #: Relabellings per matrix product: an ``(N, block)`` float64 weight matrix and its product.

@@ -19,24 +19,6 @@ import pandas as pd
 
 from regbias.analysis.multiplicity import adjust_p
 
-__all__ = [
-    "DIFFERS",
-    "FAMILIES",
-    "FAMILY",
-    "GROUP_A",
-    "GROUP_B",
-    "N_A",
-    "N_B",
-    "P",
-    "P_ADJUSTED",
-    "PRIMARY_FAMILY",
-    "SECONDARY_FAMILY",
-    "SHARED",
-    "PairwiseTests",
-    "PairwiseWords",
-    "holm_per_family",
-]
-
 #: The declared families: pairs of two regions, and pairs with a reference group.
 PRIMARY_FAMILY = "regions"
 SECONDARY_FAMILY = "reference"
