@@ -100,6 +100,38 @@ def test_separation_does_not_grow_as_groups_shrink() -> None:
         assert abs(np.mean(values) - truth) < 4 * se + 0.002, n
 
 
+def test_the_interval_is_centred_on_the_estimate_not_the_replicates_bias() -> None:
+    """A replicate's U-statistic sits ``tr S_a / n_a + tr S_b / n_b`` above its sample's.
+
+    Both encoders put the groups 0 apart; the second spreads the small group 3 times wider, so
+    the two biases differ by about 0.04. Re-centred, the interval's mid-point stays near the
+    estimate (within the skew of 50 dimensions' squared norms) and the interval covers the
+    true 0; not re-centred, it sat 0.05 below and left 0 out.
+    """
+    rng = np.random.default_rng(5)
+    sizes, d = {"a": 20, "b": 400}, 50
+    texts = {g: [f"{g}:{i}" for i in range(n)] for g, n in sizes.items()}
+    latent = {t: rng.standard_normal(d) for names in texts.values() for t in names}
+    wide = _encoder(latent, lambda v, t: 3 * v if t.startswith("a") else v)
+    encoders = {"A": _encoder(latent, lambda v, t: v), "B": wide}
+    (contrast,) = contrast_encoders(texts, encoders, SETTINGS, n_bootstrap=999)
+    row = contrast.table.iloc[0]
+    assert abs((row["ci_low"] + row["ci_high"]) / 2 - row["difference"]) < 0.025
+    assert row["ci_low"] < 0 < row["ci_high"] and row["p"] > 0.05
+
+
+def test_a_difference_at_rounding_level_is_a_tie() -> None:
+    """Scaled, rotated and shifted copies: differences of a few ulps get p = 1, every pair."""
+    rng = np.random.default_rng(6)
+    texts, latent = _study(rng, dict.fromkeys(GROUPS, 60))
+    rotation, _ = np.linalg.qr(rng.standard_normal((D, D)))
+    copy = _encoder(latent, lambda v, t: 0.37 * v @ rotation + 11.0)
+    encoders = {"A": _encoder(latent, lambda v, t: v), "B": copy}
+    (contrast,) = contrast_encoders(texts, encoders, SETTINGS, n_bootstrap=199)
+    assert np.abs(contrast.table["difference"]).max() < 1e-12
+    assert (contrast.table["p"] == 1).all() and contrast.mean["p"] == 1
+
+
 def test_bootstrap_p_is_twice_the_smaller_tail() -> None:
     replicates = np.array([[-1.0], [1.0], [2.0], [3.0]])
     assert bootstrap_p(replicates)[0] == pytest.approx(2 * 2 / 5)

@@ -100,7 +100,10 @@ def separation_lines(contrasts: Sequence[EncoderContrast]) -> list[str]:
             "difference": f"{a} minus {b}",
             "interval low": f"{level} paired bootstrap interval of the difference, lower end",
             "interval high": "its upper end",
-            "p (bootstrap)": "two-sided bootstrap p of no difference (unadjusted: not a finding)",
+            "p (bootstrap)": (
+                "two-sided bootstrap p of no difference, 1 for a difference at rounding level "
+                "(unadjusted: not a finding)"
+            ),
             "p (Holm, family)": "the same, Holm-adjusted within the pair's family",
             "differs": f"the adjusted p is at most {contrast.alpha}",
         }

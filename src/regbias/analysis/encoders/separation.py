@@ -8,7 +8,10 @@ texts")::
 its numerator the unbiased U-statistic ``|xbar_a - xbar_b|^2 - tr S_a / n_a - tr S_b / n_b``.
 Each bootstrap replicate draws every group's texts with replacement once, for every pair and
 every encoder: the encoders' difference gets a paired percentile interval and a two-sided
-bootstrap p, Holm-adjusted within each family.
+bootstrap p, Holm-adjusted within each family. The replicates are re-centred on the estimate
+(a resample's U-statistic is not unbiased for its sample's), and a difference within
+:data:`TIE` of the separations' size (rounding: one encoder a scaled or rotated copy of the
+other) gets p = 1.
 """
 
 from __future__ import annotations
@@ -30,11 +33,15 @@ from regbias.interrupt import check_stop
 __all__ = [
     "ContrastPair",
     "EncoderContrast",
+    "TIE",
     "bootstrap_p",
     "contrast_encoders",
     "contrast_pairs",
     "separation_replicates",
 ]
+
+#: A difference at most this share of the larger separation (in size) is a tie: p = 1.
+TIE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,20 @@ def bootstrap_p(replicates: np.ndarray) -> np.ndarray:
     return np.minimum(1.0, 2 * np.minimum(low, high))
 
 
+def _recentred(replicates: np.ndarray, estimate: np.ndarray) -> np.ndarray:
+    """``replicates`` shifted per column so that their finite values' mean is ``estimate``."""
+    finite = np.isfinite(replicates)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(finite, replicates, 0).sum(axis=0) / finite.sum(axis=0)
+    return replicates - (mean - estimate)
+
+
+def _tie_p(replicates: np.ndarray, estimate: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """:func:`bootstrap_p` of ``replicates``; 1 where ``|estimate|`` is a tie (:data:`TIE`)."""
+    tied = np.abs(estimate) <= TIE * scale
+    return np.where(tied, 1.0, bootstrap_p(replicates))
+
+
 @dataclass(frozen=True)
 class EncoderContrast:
     """The separations of two encoders on the same texts, and their paired difference.
@@ -147,8 +168,8 @@ class EncoderContrast:
         first: the first encoder's label (``second``: the other's).
         table: one row per pair: ``group_a, group_b, family, n_a, n_b``, ``first`` and
             ``second`` (each encoder's separation), ``difference`` (first minus second),
-            ``ci_low, ci_high``, ``p`` (two-sided bootstrap), ``p_holm`` (within the family)
-            and ``differs``.
+            ``ci_low, ci_high``, ``p`` (two-sided bootstrap of the re-centred replicates; 1 for
+            a tie, :data:`TIE`), ``p_holm`` (within the family) and ``differs``.
         mean: the same over the region pairs' mean (all pairs where there is none):
             ``pairs, first, second, difference, ci_low, ci_high, p``, ``p_adjusted`` (Holm
             over the sweep's encoder pairs) and ``differs``.
@@ -245,16 +266,18 @@ def _contrast(
     alpha: float,
 ) -> EncoderContrast:
     tails = [(1 - confidence) / 2, (1 + confidence) / 2]
-    difference = replicates[first] - replicates[second]
+    estimate = observed[first] - observed[second]
+    difference = _recentred(replicates[first] - replicates[second], estimate)
+    scale = np.maximum(np.abs(observed[first]), np.abs(observed[second]))
     table = pd.DataFrame(
         [(p.group_a, p.group_b, p.family, len(p.side_a), len(p.side_b)) for p in pairs],
         columns=["group_a", "group_b", "family", "n_a", "n_b"],
     )
     table["first"], table["second"] = observed[first], observed[second]
-    table["difference"] = observed[first] - observed[second]
+    table["difference"] = estimate
     low, high = np.nanquantile(difference, tails, axis=0) if len(pairs) else ([], [])
     table["ci_low"], table["ci_high"] = low, high
-    table["p"] = bootstrap_p(difference)
+    table["p"] = _tie_p(difference, estimate, scale)
     every = pd.Series(True, index=table.index)
     table = holm_per_family(table, alpha, every).rename(columns={P_ADJUSTED: "p_holm"})
     regions = (table["family"] == PRIMARY_FAMILY).to_numpy()
@@ -264,10 +287,10 @@ def _contrast(
         "pairs": float(chosen.sum()),
         "first": float(observed[first][chosen].mean()),
         "second": float(observed[second][chosen].mean()),
-        "difference": float((observed[first] - observed[second])[chosen].mean()),
+        "difference": float(estimate[chosen].mean()),
         "ci_low": float(np.nanquantile(mean_diff, tails[0])),
         "ci_high": float(np.nanquantile(mean_diff, tails[1])),
-        "p": float(bootstrap_p(mean_diff[:, None])[0]),
     }
+    mean["p"] = float(_tie_p(mean_diff[:, None], estimate[chosen].mean(), scale[chosen].mean())[0])
     mean["p_adjusted"], mean["differs"] = mean["p"], float(mean["p"] <= alpha)
     return EncoderContrast(first, second, table, mean, confidence, alpha, len(mean_diff))
