@@ -324,9 +324,12 @@ def perf_section(tests: PerfTests | None) -> str:
             "`raw gap` the plain one. Region pairs and pairs with a reference group are two "
             "families, Holm-adjusted apart.",
             "",
-            f"Intervals ({level}): a two-stage bootstrap, the models drawn with replacement, "
-            "then the texts within group and label stratum. They cover the noise of which "
-            "models were trained and which texts were scored; not the choice of groups.",
+            f"Intervals ({level}): a two-stage bootstrap for the training procedure, the seeds "
+            "drawn first (a seed's folds share its training sample; with one seed its folds "
+            "are drawn, for that sample), with Student t tails for their few number, then the "
+            "texts within group and label stratum; a text one model held out moves with its "
+            "seed. They cover which seeds trained the models and which texts were scored; not "
+            "the choice of groups.",
             "",
             f"| group | {markdown_text(tests.metric)} | interval | texts |",
             "|---|---|---|---|",
@@ -402,7 +405,7 @@ def perf_figure(tests: PerfTests) -> Figure:
     ax.errorbar(value, y, xerr=errors, fmt="o", color="#1f77b4", capsize=3)
     ax.set_yticks(y, [str(g).upper() for g in groups["group"]])
     level = f"{tests.confidence:.0%} " if math.isfinite(tests.confidence) else ""
-    ax.set_xlabel(f"{tests.metric} ({level}two-stage bootstrap interval: models, texts)")
+    ax.set_xlabel(f"{tests.metric} ({level}two-stage bootstrap interval: seeds, texts)")
     ax.set_title(f"{tests.metric} per group, every scored text, {models_words(tests.models)}")
     ax.grid(axis="x", alpha=0.3)
     return fig

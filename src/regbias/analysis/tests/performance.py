@@ -35,6 +35,7 @@ from regbias.analysis.tests.pairwise import (
     holm_per_family,
 )
 from regbias.analysis.tests.text_scores import (
+    ModelDraws,
     PerfTexts,
     Side,
     group_metric_replicates,
@@ -431,7 +432,7 @@ def _pair_row(
     plan: PlannedPair,
     metric: str,
     settings: PerfTestSettings,
-    replicates: np.ndarray | None,
+    replicates: ModelDraws | None,
     cache: dict[bytes, tuple[np.ndarray, np.ndarray]],
     rng: np.random.Generator,
     confidence: float,
@@ -453,7 +454,7 @@ def _pair_row(
 
 
 def _gap_interval(
-    replicates: np.ndarray,
+    replicates: ModelDraws,
     pair: StratifiedPair,
     metric: str,
     cache: dict[bytes, tuple[np.ndarray, np.ndarray]],

@@ -4,7 +4,8 @@ A text's score is what the sweep's models said of it, averaged over the models t
 (docs/method.md, "Performance gaps"): binary, one component (correctness); multilabel, three
 (true positive, false positive and false negative topics). A group's metric is a function of
 its texts' summed components: accuracy ``c / n``, micro-F1 ``2 tp / (2 tp + fp + fn)``. The
-bootstrap draws the models, then the texts within each group and label stratum.
+bootstrap draws the seeds (:func:`unit_weights`), then the texts within each group and label
+stratum; a text held out by one model moves with its seed.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from regbias.performance.text_scores import COUNTS, THRESHOLD, model_columns
+from regbias.performance.text_scores import COUNTS, THRESHOLD, model_columns, model_of
 
 __all__ = [
     "TEXT_METRICS",
+    "ModelDraws",
     "PerfTexts",
     "Side",
     "group_metric_replicates",
@@ -29,6 +31,8 @@ __all__ = [
     "pool_text_tables",
     "resampled_sums",
     "side_metric",
+    "training_units",
+    "unit_weights",
 ]
 
 #: The metrics the per-text scores give, by task: binary accuracy; multilabel micro metrics.
@@ -155,38 +159,90 @@ class PerfTexts:
         """A group's scored texts as a side."""
         return self.side(self.members[group])
 
-    def model_replicates(self, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
-        """``(B, N, d)`` float32 text scores of models drawn with replacement (NaN: none scored)."""
-        m = len(self.models)
-        weights = rng.multinomial(m, np.full(m, 1 / m), n_bootstrap).astype(np.float32)
-        finite = np.isfinite(self.values)
-        out = np.empty((n_bootstrap, len(self.keys), self.values.shape[2]), dtype=np.float32)
+    def model_replicates(self, n_bootstrap: int, rng: np.random.Generator) -> ModelDraws:
+        """``B`` draws of the training procedure's models (:func:`unit_weights`) as text scores."""
+        seeds = np.array([model_of(m)[0] for m in self.models])
+        unit = training_units(seeds)
+        relative = unit_weights(unit, n_bootstrap, rng).astype(np.float32)
+        seen = np.isfinite(self.values[:, :, 0])
+        share = (seen / np.maximum(seen.sum(axis=1, keepdims=True), 1)).astype(np.float32)
+        sums = np.empty((n_bootstrap, len(self.keys), self.values.shape[2]), dtype=np.float32)
         for j in range(self.values.shape[2]):
-            value = np.where(finite[:, :, j], self.values[:, :, j], 0.0).astype(np.float32)
-            seen = finite[:, :, j].astype(np.float32)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[:, :, j] = (weights @ value.T) / (weights @ seen.T)
-        return out
+            sums[:, :, j] = relative @ (np.nan_to_num(self.values[:, :, j]) * share).T
+        units_seen = seen.astype(np.int64) @ (unit[:, None] == np.unique(unit)[None, :])
+        return ModelDraws(sums, relative @ share.T, ~(units_seen > 0).all(axis=1))
+
+
+def training_units(seeds: np.ndarray) -> np.ndarray:
+    """Each model's training unit (``0..K-1``): its seed, or the model itself if one seed.
+
+    A seed draws the training sample its folds share, so its models are one unit of the
+    procedure; with a single seed only its folds can be told apart.
+    """
+    units = seeds if len(np.unique(seeds)) > 1 else np.arange(len(seeds))
+    return np.unique(units, return_inverse=True)[1]
+
+
+def unit_weights(unit: np.ndarray, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
+    """``(B, M)`` models' relative weights (1 in the data) in ``B`` draws of their units.
+
+    A unit of share ``pi_u`` of the models weighs ``1 + c (e_u - sum_v pi_v e_v)``, ``e``
+    standard normal and ``c = sqrt(K / chi2_{K-1})`` per draw: the weighted mean of the units'
+    values then moves by Student's ``t_{K-1}`` times their standard error, as a t interval
+    from ``K`` units must (docs/method.md, "Performance gaps"). One unit: all weights 1.
+    """
+    _, size = np.unique(unit, return_counts=True)
+    k = len(size)
+    if k < 2:
+        return np.ones((n_bootstrap, len(unit)))
+    normal = rng.standard_normal((n_bootstrap, k))
+    scale = np.sqrt(k / rng.chisquare(k - 1, n_bootstrap))[:, None]
+    relative = 1 + scale * (normal - normal @ (size / size.sum())[:, None])
+    return relative[:, unit]
+
+
+@dataclass(frozen=True)
+class ModelDraws:
+    """``B`` draws of the models, as each text's weight and weighted components.
+
+    Attributes:
+        sums: ``(B, N, d)`` a text's components averaged over the models that scored it, each
+            model at its relative weight in the draw (so ``sums / weights`` is its score).
+        weights: ``(B, N)`` the mean relative weight of the models that scored the text: 1 for
+            a text every model scored; a held-out text carries its own model's unit's weight.
+        nested: ``(N,)`` texts that the models of only some units scored (a model's held-out
+            fold): carried by their units, never resampled again in the text stage.
+    """
+
+    sums: np.ndarray
+    weights: np.ndarray
+    nested: np.ndarray
+
+
+def _draw_counts(n: int, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
+    """``(B, n)`` how often each of ``n`` texts is drawn in ``B`` resamples of ``n``."""
+    drawn = rng.integers(0, n, size=(n_bootstrap, n)) + (np.arange(n_bootstrap) * n)[:, None]
+    return np.bincount(drawn.ravel(), minlength=n_bootstrap * n).reshape(n_bootstrap, n)
 
 
 def resampled_sums(
-    replicates: np.ndarray, side: Side, rng: np.random.Generator
+    draws: ModelDraws, side: Side, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A side's per-stratum sums ``(B, S, d)`` and counts ``(B, S)``, texts resampled in strata.
+    """A side's per-stratum weighted sums ``(B, S, d)`` and counts ``(B, S)``.
 
-    A text whose replicate score is NaN (no drawn model scored it) is left out.
+    The texts every unit scored are drawn with replacement within their stratum; a nested text
+    (:attr:`ModelDraws.nested`) is carried once at its units' weight.
     """
-    b = replicates.shape[0]
-    sums = np.zeros((b, len(side.rows), replicates.shape[2]))
+    b = draws.sums.shape[0]
+    sums = np.zeros((b, len(side.rows), draws.sums.shape[2]))
     counts = np.zeros((b, len(side.rows)))
     for s, rows in enumerate(side.rows):
-        drawn = rng.integers(0, len(rows), size=(b, len(rows)))
-        for j in range(replicates.shape[2]):
-            values = np.take_along_axis(replicates[:, rows, j], drawn, axis=1)
-            finite = np.isfinite(values)
-            sums[:, s, j] = np.where(finite, values, 0.0).sum(axis=1, dtype=np.float64)
-            if j == 0:
-                counts[:, s] = finite.sum(axis=1)
+        crossed, carried = rows[~draws.nested[rows]], rows[draws.nested[rows]]
+        times = _draw_counts(len(crossed), b, rng).astype(np.float64)
+        sums[:, s] = np.einsum("bn,bnd->bd", times, draws.sums[:, crossed])
+        sums[:, s] += draws.sums[:, carried].sum(axis=1, dtype=np.float64)
+        counts[:, s] = np.einsum("bn,bn->b", times, draws.weights[:, crossed])
+        counts[:, s] += draws.weights[:, carried].sum(axis=1, dtype=np.float64)
     return sums, counts
 
 
@@ -194,12 +250,12 @@ def group_metric_replicates(
     texts: PerfTexts, groups: Sequence[str], n_bootstrap: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
     """Per metric, two-stage bootstrap replicates ``(B, G)`` of ``groups`` (no texts: NaN)."""
-    replicates = texts.model_replicates(n_bootstrap, rng)
+    draws = texts.model_replicates(n_bootstrap, rng)
     out = {m: np.full((n_bootstrap, len(groups)), np.nan) for m in texts.metrics}
     for g, group in enumerate(groups):
         if group not in texts.members:
             continue
-        sums, counts = resampled_sums(replicates, texts.group_side(group), rng)
+        sums, counts = resampled_sums(draws, texts.group_side(group), rng)
         for metric in texts.metrics:
             out[metric][:, g] = metric_of(metric, sums.sum(axis=1), counts.sum(axis=1))
     return out
