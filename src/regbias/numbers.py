@@ -45,3 +45,20 @@ def number_text(value: object, digits: int = 3) -> str:
         ``f"{value:.{digits}g}"``, or ``n/a`` for NaN, an infinity or no number.
     """
     return f"{value:.{digits}g}" if _finite(value) else "n/a"
+
+
+def points(value: float) -> str:
+    """A gap in points of the metric, signed (``+3.1``; ``n/a`` where there is none)."""
+    return "n/a" if not math.isfinite(value) else f"{100 * value:+.1f}"
+
+
+def points_interval(low: float, high: float) -> str:
+    """An interval in points, ``[+1.0, +5.0]`` (``no interval`` where there is none)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "no interval"
+    return f"[{100 * low:+.1f}, {100 * high:+.1f}]"
+
+
+def models_words(n: int) -> str:
+    """``1 model``, ``5 models``."""
+    return f"{n} model" + ("s" if n != 1 else "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -140,8 +141,9 @@ def test_encoders_on_other_texts_are_resampled_apart() -> None:
     assert not found["paired"]
 
 
-def test_the_noise_corrected_difference_covers_a_planted_one_and_rarely_shows_a_null_one() -> None:
-    """``benchmarks/primary_contrast_coverage.py`` measures both at scale (docs/method.md)."""
+@functools.cache
+def _null_shown_and_planted_covered() -> tuple[int, int]:
+    """Of 15 null contrasts, those shown; of 15 planted ones, those the interval covers."""
     benchmark = load_benchmark("perf_coverage")
     rng = np.random.default_rng(7)
     sizes = [400, 350, 150, 400, 400, 120]
@@ -161,7 +163,23 @@ def test_the_noise_corrected_difference_covers_a_planted_one_and_rarely_shows_a_
             covered += int(row["ci_low"] <= rho_first - rho_second <= row["ci_high"])
         else:
             shown += int(row["ci_low"] > 0 or row["ci_high"] < 0)
+    return shown, covered
+
+
+def test_a_null_difference_is_rarely_shown() -> None:
+    """``benchmarks/primary_contrast_coverage.py`` measures it at scale (docs/method.md)."""
+    shown, _ = _null_shown_and_planted_covered()
     assert shown <= 2  # of 15 null pairs (0.75 expected at 0.05)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="#45 open: the interval is for the measured rhos' difference, which the noise "
+    "attenuates; against the noise-free difference planted here it covers 11 of 15",
+)
+def test_the_interval_covers_a_planted_noise_free_difference() -> None:
+    """Goes red (strict) once an interval reaches the noise-free difference."""
+    _, covered = _null_shown_and_planted_covered()
     assert covered >= 13  # of 15 planted ones
 
 

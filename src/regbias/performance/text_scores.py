@@ -23,6 +23,7 @@ model's held-out fold).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -39,11 +40,20 @@ THRESHOLD = 0.5
 PROBABILITY_FORMAT = "%.9g"
 #: A multilabel text's counts, one column per model each.
 COUNTS = ("tp", "fp", "fn")
+_MODEL = re.compile(r"^seed(-?\d+)/fold(\d+)$")
 
 
 def text_key(text: str) -> str:
     """A text's stable key (16 hex digits of its BLAKE2b hash): the same in every job."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def model_of(name: str) -> tuple[int, int]:
+    """``(seed, fold)`` of a model named ``seed3/fold0`` (:attr:`FoldModel.name`)."""
+    found = _MODEL.match(name)
+    if found is None:
+        raise ValueError(f"not a model name: {name!r}")
+    return int(found.group(1)), int(found.group(2))
 
 
 def model_columns(texts: pd.DataFrame, kind: str) -> dict[str, str]:

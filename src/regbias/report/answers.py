@@ -16,7 +16,8 @@ from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
-from regbias.analysis.tests.performance import PerfTests, models_words
+from regbias.analysis.tests.performance import PerfTests
+from regbias.numbers import models_words
 from regbias.report.bottom_line import ADJUSTED_NAMES, Evidence, mantel_kind, primary_clause
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings import SIDES, interval_reading

@@ -17,17 +17,6 @@ from regbias.analysis.tests.embedding import PairTests
 from regbias.numbers import number_text
 from regbias.report.escape import markdown_text, path_text
 
-__all__ = [
-    "EncoderComparison",
-    "agreement_lines",
-    "agreement_table",
-    "contrast_findings",
-    "markdown_table",
-    "primary_lines",
-    "primary_sentence",
-    "separation_lines",
-]
-
 
 def markdown_table(frame: pd.DataFrame, legend: Mapping[str, str]) -> list[str]:
     """A Markdown table of ``frame`` (every column named) and its legend, one line a column.

@@ -33,27 +33,13 @@ from regbias.analysis.tests.pairwise import (
     P,
     PairwiseTests,
 )
-from regbias.analysis.tests.performance import PerfTests, models_words, points, points_interval
+from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
+from regbias.numbers import models_words, points, points_interval
 from regbias.report.canvas import new_figure
 from regbias.report.escape import cell_text, markdown_text
 from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PAIR_TESTS_JSON, PERF_FIGURE
-
-__all__ = [
-    "pair_name",
-    "perf_figure",
-    "perf_section",
-    "read_record",
-    "record_matrix",
-    "record_section",
-    "pairs_columns",
-    "pairs_found",
-    "pairs_lines",
-    "pairs_metrics",
-    "pairs_numbers",
-    "pairs_part",
-]
 
 _FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
 
@@ -283,7 +269,10 @@ def record_section(tests: PairTests | None) -> str:
             "seeded. `effect`: the size-free effect, an unbiased estimate of the statistic's "
             "population value (it does not grow with the groups' sizes), with its bootstrap "
             f"interval over texts at {1 - tests.alpha:.0%} (`effect_ci_low`, `effect_ci_high`; "
-            "the heatmap shows it). `z`: the test's standardised statistic (its value in "
+            "the heatmap shows it). The interval is not the test inverted: the verdict is the "
+            "test's, so a pair can differ beside an interval that reaches 0, or not differ "
+            "beside one that leaves 0 out (Holm adjusts the test, not the interval). "
+            "`z`: the test's standardised statistic (its value in "
             "standard deviations of its relabelled values), which grows with the sizes and "
             "ranks no pairs. Region pairs are one family, pairs with a reference group "
             "another, each Holm-adjusted within its family.",

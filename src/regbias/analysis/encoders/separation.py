@@ -30,16 +30,6 @@ from regbias.analysis.tests.pairwise import P_ADJUSTED, PRIMARY_FAMILY, holm_per
 from regbias.data.sampling import rng_for
 from regbias.interrupt import check_stop
 
-__all__ = [
-    "ContrastPair",
-    "EncoderContrast",
-    "TIE",
-    "bootstrap_p",
-    "contrast_encoders",
-    "contrast_pairs",
-    "separation_replicates",
-]
-
 #: A difference at most this share of the larger separation (in size) is a tie: p = 1.
 TIE = 1e-9
 

@@ -48,19 +48,8 @@ from regbias.analysis.tests.text_scores import (
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
+from regbias.numbers import models_words, points, points_interval
 from regbias.settings_reader import HANDED_DOWN
-
-__all__ = [
-    "PairwiseTestSettings",
-    "PerfTestSettings",
-    "PerfTests",
-    "StratifiedPair",
-    "models_words",
-    "perf_record_tests",
-    "points",
-    "points_interval",
-    "stratified_test",
-]
 
 #: A relabelled gap this close to the observed one (metric units) is a tie.
 _TIE = 1e-9
@@ -197,23 +186,6 @@ class PerfTests(PairwiseTests):
             f"perf_test/{row['group']}/{self.metric}": float(row["value"])
             for _, row in rows.iterrows()
         }
-
-
-def points(value: float) -> str:
-    """A gap in points of the metric, signed (``+3.1``; ``n/a`` where there is none)."""
-    return "n/a" if not math.isfinite(value) else f"{100 * value:+.1f}"
-
-
-def points_interval(low: float, high: float) -> str:
-    """An interval in points, ``[+1.0, +5.0]`` (``no interval`` where there is none)."""
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return "no interval"
-    return f"[{100 * low:+.1f}, {100 * high:+.1f}]"
-
-
-def models_words(n: int) -> str:
-    """``1 model``, ``5 models``."""
-    return f"{n} model" + ("s" if n != 1 else "")
 
 
 @dataclass(frozen=True)

@@ -19,22 +19,6 @@ import pandas as pd
 
 from regbias.performance.text_scores import COUNTS, THRESHOLD, model_columns, model_of
 
-__all__ = [
-    "TEXT_METRICS",
-    "ModelDraws",
-    "PerfTexts",
-    "Side",
-    "group_metric_replicates",
-    "group_metrics",
-    "metric_of",
-    "percentile_interval",
-    "pool_text_tables",
-    "resampled_sums",
-    "side_metric",
-    "training_units",
-    "unit_weights",
-]
-
 #: The metrics the per-text scores give, by task: binary accuracy; multilabel micro metrics.
 TEXT_METRICS = {
     "binary": ("accuracy",),
