@@ -6,7 +6,8 @@ finite set of texts that all its models share (a text is hard or easy for every 
 the gaps carry per-group evaluation noise that no model resampling sees. The true rho is that
 of the true distances and the true gaps. Prints the coverage of the 95% interval: the
 percentile interval resampling the models alone, and the primary's interval (models, texts and
-repetitions, corrected for the attenuation: regbias.analysis.robustness.attenuation).
+repetitions; since round 15 a basic bootstrap for the measured rho, so against the true rho here it
+undercovers: benchmarks/primary_interval_coverage.py measures it against its own target).
 
     python benchmarks/perf_coverage.py --studies 300
     python benchmarks/perf_coverage.py --studies 200 --spread 0.03 --kappa 2 --models 10 \
