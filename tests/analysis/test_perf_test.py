@@ -211,6 +211,19 @@ def test_identical_sides_give_p_one():
     assert row["p"] == 1.0
 
 
+def test_models_that_predict_one_class_show_no_difference():
+    # Every text of a label scores alike (each model says "positive" to all): the sides' gaps
+    # differ only in float summation order, which is no evidence (a smoke run found 4 "pairs").
+    rng = np.random.default_rng(0)
+    groups = {}
+    for name, n, share in (("a", 157, 0.37), ("b", 93, 0.61), ("c", 211, 0.5)):
+        labels = (rng.random(n) < share).astype(int)
+        groups[name] = (labels, labels.astype(float))  # right exactly on the positives
+    table = record_tests(texts_frame(groups, models=4), relabellings=999).table
+    assert (table["gap"].abs() < 1e-9).all()
+    assert (table["p"] == 1.0).all() and not table["differs"].any()
+
+
 def test_an_untestable_pair_is_said_so_and_left_out_of_its_family():
     rng = np.random.default_rng(0)
     groups = {g: scored_group(rng, 50, 0.5, (0.7, 0.7)) for g in ("au", "ca", "nz")}

@@ -309,7 +309,7 @@ def test_kernel_updates_survive_a_point_far_from_the_other_cloud(pair):
 
 def test_auto_updates_are_log_where_most_of_the_kernel_would_underflow(pair):
     x, y = pair
-    cost = sinkhorn.mean_pooled_cost([x, y])
+    cost = sinkhorn_settings.mean_pooled_cost([x, y])
     fixed = replace(BASE, anneal=False, epsilon=sinkhorn_settings.KERNEL_ABOVE * cost * 1.01)
     assert resolve_settings(fixed, [x, y]).updates == "auto"  # kernel
     below = replace(fixed, epsilon=sinkhorn_settings.KERNEL_ABOVE * cost * 0.99)

@@ -278,12 +278,14 @@ class Relabelled:
 
     def p(self, studentized: bool = True) -> float:
         """Two-sided permutation p of the studentized gap (or of the plain gap)."""
-        stat = self.gaps
+        # Float noise is no gap, nor a standard error: where every text of a stratum scores
+        # alike (a model that predicts one class), sides differ only in summation order.
+        stat = np.where(np.abs(self.gaps) > _TIE, self.gaps, 0.0)
         if studentized:
+            errors = np.where(self.errors > _TIE, self.errors, 0.0)
             with np.errstate(invalid="ignore", divide="ignore"):
-                stat = np.where(
-                    self.errors > 0, self.gaps / self.errors, np.sign(self.gaps) * np.inf
-                )
+                unbounded = np.where(stat == 0, 0.0, np.sign(stat) * np.inf)
+                stat = np.where(errors > 0, stat / errors, unbounded)
         extreme = int(np.sum(np.abs(stat[1:]) >= abs(stat[0]) - _TIE))
         return (1 + extreme) / len(stat)
 
