@@ -19,9 +19,9 @@ from regbias.report.findings_model import (
     heading_anchor,
 )
 from regbias.report.headline import Headline
-from regbias.report.html import report_html
+from regbias.report.html import report_html, write_html_report
 from regbias.report.publish import log_analysis
-from regbias.tracking.ui import NOTE_LIMIT, fitted_description
+from regbias.tracking.ui import NOTE_LIMIT, fitted_description, run_description
 from tests.conftest import ROOT, packaged
 from tests.report.test_findings import FakeRun, findings_tables, primary_result
 
@@ -73,7 +73,7 @@ def _report() -> FakeRun:
 
 
 def _method_anchors() -> set[str]:
-    text = (ROOT / METHOD_DOC).read_text()
+    text = (ROOT / "docs" / METHOD_DOC).read_text()
     return {heading_anchor(h) for h in re.findall(r"^#+ (.+)$", text, re.M)}
 
 
@@ -141,7 +141,25 @@ def test_the_html_page_keeps_the_order_and_the_links() -> None:
     report = _report().texts["report.md"]
     page = report_html(report, ROOT)
     assert page.index("Bottom line.") < page.index("<table>") < page.index("Findings in detail")
-    assert f'href="{METHOD_DOC}#which-pairs-differ-the-test-of-record"' in page
+    # Every link lands: the method's headings in method.html beside it, the report's own ids.
+    assert 'href="method.html#which-pairs-differ-the-test-of-record"' in page
+    for anchor in re.findall(r'href="#([^"]+)"', page):
+        assert f'id="{anchor}"' in page, anchor
+
+
+def test_every_report_carries_the_method_its_links_name(tmp_path) -> None:
+    run = _report()
+    assert run.texts[METHOD_DOC] == (ROOT / "docs" / METHOD_DOC).read_text()
+    (tmp_path / "report.md").write_text(run.texts["report.md"])
+    (tmp_path / METHOD_DOC).write_text(run.texts[METHOD_DOC])
+    write_html_report(tmp_path)
+    method = (tmp_path / "method.html").read_text()
+    for link in re.findall(r'href="method.html#([^"]+)"', (tmp_path / "report.html").read_text()):
+        assert f'id="{link}"' in method, link
+    # In the MLflow UI the description's "how" links open the run's method.html artifact.
+    route = "#/experiments/1/runs/r/artifacts"
+    described = run_description(run.texts["report.md"], route)
+    assert f"]({route}/method.html)" in described and "](method.md" not in described
 
 
 def test_the_description_is_never_cut_silently_and_shows_no_escapes() -> None:

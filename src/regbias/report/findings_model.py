@@ -14,18 +14,25 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from regbias.report.escape import markdown_text, plain_text
-from regbias.tracking.artifacts import FINDINGS_JSON
+from regbias.tracking.artifacts import FINDINGS_JSON, METHOD_MD
 
-#: Where each answer's method is described (the "how" column links its headings).
-METHOD_DOC = "docs/method.md"
+#: Where each answer's method is described (the "how" column links its headings): the
+#: project's docs/method.md, which every report carries beside it (:func:`method_markdown`).
+METHOD_DOC = METHOD_MD
 #: The sections that follow the Findings: every long line, then the glossary.
 DETAILS_HEADING = "Findings in detail"
 TERMS_HEADING = "Terms"
 _NOT_SLUG = re.compile(r"[^\w\- ]")
+
+
+def method_markdown() -> str:
+    """docs/method.md as the package ships it (``regbias/docs/method.md``)."""
+    return resources.files("regbias").joinpath("docs", METHOD_DOC).read_text(encoding="utf-8")
 
 
 def heading_anchor(heading: str) -> str:

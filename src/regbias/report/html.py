@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import re
 from pathlib import Path
 
@@ -20,7 +21,8 @@ from markdown_it import MarkdownIt
 from PIL import Image
 
 from regbias.report.escape import html_text
-from regbias.tracking.artifacts import REPORT_HTML, REPORT_MD
+from regbias.report.findings_model import heading_anchor
+from regbias.tracking.artifacts import METHOD_MD, REPORT_HTML, REPORT_MD
 from regbias.tracking.runs import RunLog
 
 #: The most bytes a page may have: a third of the largest page MLflow's viewer was seen to draw.
@@ -28,7 +30,10 @@ PAGE_LIMIT = 2_000_000
 _WIDTH = 900
 _COLOURS = 64
 _IMAGE = re.compile(r'<img src="([^"]+\.png)" alt="([^"]*)" */?>')
-_REPORT_LINK = re.compile(rf'href="([^":]*/)?{re.escape(REPORT_MD)}"')
+#: Links to a page of the report's folder (``report.md``, ``method.md#...``): to its HTML form.
+_PAGE_LINK = re.compile(
+    rf'href="((?:[^":#]*/)?(?:{re.escape(REPORT_MD)}|{re.escape(METHOD_MD)}))(#[^"]*)?"'
+)
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 1.5rem auto;
        padding: 0 1rem; line-height: 1.45; color: #222; }
@@ -51,13 +56,18 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
         title: the page title.
 
     Returns:
-        The page; a linked figure that is not in ``folder`` keeps its link, and links to
-        another ``report.md`` point to its ``report.html``.
+        The page, every heading with its anchor as ``id``; a linked figure that is not in
+        ``folder`` keeps its link, and links to a ``report.md`` (a comparison page's variants)
+        or ``method.md`` point to its HTML form beside it.
     """
     # Raw HTML is shown as text: a name from the data can never become markup.
-    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
-    # A comparison page links each variant's report: its page, beside it.
-    body = _REPORT_LINK.sub(lambda m: f'href="{m.group(1) or ""}{REPORT_HTML}"', body)
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = parser.parse(markdown)
+    for opening, inline in itertools.pairwise(tokens):
+        if opening.type == "heading_open":
+            opening.attrSet("id", heading_anchor(inline.content))
+    body = parser.renderer.render(tokens, parser.options, {})
+    body = _PAGE_LINK.sub(lambda m: f'href="{html_name(m.group(1))}{m.group(2) or ""}"', body)
     head = f'<meta charset="utf-8"><title>{html_text(title)}</title><style>{_STYLE}</style>'
     page = f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{body}</body></html>\n'
     left = [PAGE_LIMIT - len(page.encode("utf-8"))]
@@ -78,11 +88,24 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
     return _IMAGE.sub(embed, page)
 
 
+def html_name(markdown_path: str) -> str:
+    """A Markdown page's HTML name: ``report.md`` is ``report.html``."""
+    return markdown_path.removesuffix(".md") + ".html"
+
+
 def write_html_report(folder: Path) -> Path | None:
-    """Write ``report.html`` beside ``folder/report.md`` (None when there is no report)."""
+    """Write ``report.html`` beside ``folder/report.md``, ``method.html`` beside ``method.md``.
+
+    Returns:
+        The report's page; None when there is no report.
+    """
     source = folder / REPORT_MD
     if not source.is_file():
         return None
+    method = folder / METHOD_MD
+    if method.is_file():
+        page = report_html(method.read_text(), folder, title="regbias: the method")
+        (folder / html_name(METHOD_MD)).write_text(page, encoding="utf-8")
     target = folder / REPORT_HTML
     target.write_text(report_html(source.read_text(), folder), encoding="utf-8")
     return target
@@ -99,6 +122,9 @@ def publish_html(run: RunLog, folder: Path, directory: str | None = None) -> Pat
     page = write_html_report(folder)
     if page is not None:
         run.file(page, directory)
+        method = folder / html_name(METHOD_MD)
+        if method.is_file():
+            run.file(method, directory)
     return page
 
 

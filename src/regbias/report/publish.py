@@ -32,6 +32,7 @@ from regbias.performance.text_scores import PROBABILITY_FORMAT
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence, mantel_kind
 from regbias.report.explain import explain_section, log_explanations
+from regbias.report.findings_model import method_markdown
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
@@ -192,6 +193,7 @@ def log_analysis(
         log_explanations(run, results.explained)
         report += "\n" + explain_section(results.explained)
     run.text(report, paths.REPORT_MD)
+    run.text(method_markdown(), paths.METHOD_MD)
 
 
 def log_tests(run: RunLog, tests: PairwiseTests, table: str, form: str) -> None:

@@ -40,6 +40,9 @@ RUN_FOLDERS = (
 #: The pages: the report, its self-contained HTML copy, a failed run's traceback.
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
+#: docs/method.md, copied beside each report: the target of the Findings' "how" links.
+METHOD_MD = "method.md"
+METHOD_HTML = "method.html"
 #: The findings as a typed object (:class:`regbias.report.findings_model.Findings`).
 FINDINGS_JSON = "findings.json"
 ERROR_TXT = "error.txt"

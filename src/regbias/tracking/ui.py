@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import urllib.error
 import urllib.request
 import warnings
@@ -19,7 +20,7 @@ import pandas as pd
 from mlflow.entities import DatasetInput, InputTag
 from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
-from regbias.tracking.artifacts import REPORT_HTML
+from regbias.tracking.artifacts import METHOD_HTML, METHOD_MD, REPORT_HTML
 from regbias.tracking.runs import RunLog
 
 NOTE_TAG = "mlflow.note.content"
@@ -31,13 +32,25 @@ WORKFLOW_TYPE = "machine_learning"
 DEFAULT_UI = "http://127.0.0.1:5000"
 #: Config keys that may be null and then get their value at run time.
 DERIVED_KEYS = ("distance.sinkhorn.epsilon", "distance.sinkhorn.anneal_init")
+_METHOD_LINK = re.compile(rf"\]\({re.escape(METHOD_MD)}(#[^)]*)?\)")
 
 
 def describe_run(run: RunLog, markdown: str) -> None:
     """The run's description on its UI page (Markdown), cut only with a word that says so."""
     experiment_id = run.client.get_run(run.run_id).info.experiment_id
-    link = f"#/experiments/{quote(experiment_id)}/runs/{quote(run.run_id)}/artifacts/{REPORT_HTML}"
-    run.client.set_tag(run.run_id, NOTE_TAG, fitted_description(markdown, link))
+    artifacts = f"#/experiments/{quote(experiment_id)}/runs/{quote(run.run_id)}/artifacts"
+    run.client.set_tag(run.run_id, NOTE_TAG, run_description(markdown, artifacts))
+
+
+def run_description(markdown: str, artifacts: str) -> str:
+    """``markdown`` fitted (:func:`fitted_description`), its ``method.md`` links the run's page.
+
+    Args:
+        markdown: the description, links relative to the report's folder.
+        artifacts: the UI's route to the run's artifacts (``#/experiments/E/runs/R/artifacts``).
+    """
+    markdown = _METHOD_LINK.sub(f"]({artifacts}/{METHOD_HTML})", markdown)
+    return fitted_description(markdown, f"{artifacts}/{REPORT_HTML}")
 
 
 def fitted_description(markdown: str, report_link: str, limit: int = NOTE_LIMIT) -> str:
