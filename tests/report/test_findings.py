@@ -160,6 +160,10 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
         "with 6 groups 80% power is not reachable in a group model in 2 dimensions: at its "
         "largest rho, 0.82, the power is 0.40 (95% interval 0.37-0.43)."
     ) in significant
+    # A rho beyond what the model's studies measure: its power is the model's, not the study's.
+    beyond = primary_sentence(replace(primary_result(0.004, power=[0.1, 0.2, 0.3, 0.4]), rho=0.9))
+    assert "(this study's rho, 0.90, lies beyond what the model's studies measure: " in beyond
+    assert "lies beyond" not in significant
     # A point estimate at 80% whose Clopper-Pearson bound is below it is stated with its interval.
     unshown = primary_sentence(primary_result(0.2, power=[0.05, 0.3, 0.81, 0.82]))
     assert (

@@ -263,23 +263,30 @@ def _power_clause(test: PrimaryTest) -> str:
             f"regions' true spread: {min(power.noise):.2g} to {max(power.noise):.2g})"
         )
     reach = f"{model}, where rho reaches {power.reachable_rho:.2f} at most"
+    beyond = ""
+    if abs(test.rho) > abs(power.reachable_rho):  # the model's rho: what its studies measure
+        beyond = (
+            f" (this study's rho, {test.rho:.2f}, lies beyond what the model's studies measure: "
+            "the model does not describe these groups, and its power is not this study's)"
+        )
     detected = power.detected_rho
     if detected is not None:
         found = _DETECTS[test.direction].format(detected)
         return (
             f"; with {power.n_groups} groups this test detects {found} with {_TARGET} power "
-            f"({reach})"
+            f"({reach}){beyond}"
         )
     nearest = power.nearest_row
     if nearest is not None:
         return (
             f"; with {power.n_groups} groups this test has power {_power_interval(nearest)} at "
-            f"rho = {nearest['mean_rho']:.2f}, not shown to reach {_TARGET} ({reach})"
+            f"rho = {nearest['mean_rho']:.2f}, not shown to reach {_TARGET} ({reach}){beyond}"
         )
     strongest = power.strongest_row
     return (
         f"; with {power.n_groups} groups {_TARGET} power is not reachable in {model}: at its "
         f"largest rho, {strongest['mean_rho']:.2f}, the power is {_power_interval(strongest)}"
+        f"{beyond}"
     )
 
 
