@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.cli import run_job, runs
@@ -47,6 +48,7 @@ def test_power_task_logs_rates_figure_and_one_sentence_per_size_class(tmp_path, 
     assert 0.0 in set(performance["gap"]) and "larger gaps not planted" in done.stdout
 
 
+@pytest.mark.slow  # the sentence: test_pair_power; its printing: the test above (too few plants)
 def test_power_task_with_too_few_relabellings_says_no_statement_is_possible(
     tmp_path, shared_data_dir
 ):
