@@ -35,11 +35,7 @@ def run_explain(
 ) -> Explanations | None:
     """The explanations of every pair ``record`` calls different (None: ``explain`` is off).
 
-    Args:
-        settings: the study's settings.
-        record: the test of record (None: not run, nothing to explain).
-        study: the groups (None: read as :func:`record_study` does).
-        encoder: the encoder (None: the configured one).
+    ``study`` and ``encoder`` None: read as :func:`record_study` and ``study_encoder`` do.
     """
     explain = settings.analysis.explain
     if not explain.enabled or record is None:

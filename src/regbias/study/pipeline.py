@@ -220,12 +220,8 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool
 def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) -> StudyResults:
     """The job: prepare and log the data, run the enabled stages, analyse and log it all.
 
-    Each step's wall time is logged as ``time/<step>_s``.
-
-    Args:
-        settings: the job's settings.
-        run: the job's MLflow run.
-        pooled: skip the job's own figures, analysis and report.
+    Each step's wall time is logged as ``time/<step>_s``; ``pooled`` (a sweep's job) skips the
+    job's own figures, analysis and report.
     """
     from lightning import seed_everything
 
@@ -254,7 +250,8 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     )
     if draws.texts:
         with timed(timings, "distance_suite"):
-            suite = _distance_suite(settings, study, draws, encoder, cache)
+            distance = sweep_distances(settings, study, draws, encoder, cache)
+            suite = run_distance_suite(draws, encoder, cache, distance, seed=settings.seed)
         with timed(timings, "distance_logging"):
             log_distance_suite(run, suite, figures=not pooled)
             log_derived(run, {"distance.sinkhorn.epsilon": suite.epsilon})
@@ -275,17 +272,6 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
     write_study(run, results)
     return results
-
-
-def _distance_suite(
-    settings: StudySettings,
-    study: StudyData,
-    draws: DistanceDraws,
-    encoder: Encoder,
-    cache: EmbeddingCache,
-) -> DistanceSuiteResult:
-    distance = sweep_distances(settings, study, draws, encoder, cache)
-    return run_distance_suite(draws, encoder, cache, distance, seed=settings.seed)
 
 
 def _performance(

@@ -42,14 +42,9 @@ def explain_pairs(
 ) -> Explanations:
     """Words, typical texts and the place-name control of every pair ``tests`` call different.
 
-    Args:
-        tests: the test of record (its settings choose the texts, as they did for it).
-        groups: every group's texts, as given to the test.
-        vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
-        settings: ``analysis.explain``.
-        references: the reference groups, as given to the test.
-        gazetteer: the place names to mask (None: no control).
-        progress: called with each pair's name once it is explained.
+    ``groups`` and ``references`` as given to the test (its settings choose the texts again);
+    ``vectors``: ``(n, d)`` sentence vectors of texts, in order; ``gazetteer``: the place names
+    to mask (None: no control); ``progress``: called with each pair's name once explained.
     """
     note = ""
     if gazetteer is not None:

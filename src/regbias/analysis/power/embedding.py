@@ -51,21 +51,12 @@ class PrimaryPowerSettings:
     relabellings: int
 
     def __post_init__(self) -> None:
-        if not all(0 <= c <= 1 for c in self.couplings):
+        valid = all(0 <= c <= 1 for c in self.couplings) and self.dimensions >= 1
+        if not valid or self.simulations < 0 or self.relabellings < 1:
             raise ConfigError(
-                "analysis.power.primary.couplings are couplings in [0, 1]; got "
-                f"{list(self.couplings)}."
-            )
-        if self.dimensions < 1:
-            raise ConfigError(
-                "analysis.power.primary.dimensions must be >= 1 (the dimensions of the power "
-                f"model's group positions); got {self.dimensions}."
-            )
-        if self.simulations < 0 or self.relabellings < 1:
-            raise ConfigError(
-                "analysis.power.primary.simulations must be >= 0 (0 = off) and "
-                "analysis.power.primary.relabellings >= 1; got "
-                f"{self.simulations} and {self.relabellings}."
+                "analysis.power.primary takes couplings in [0, 1], dimensions >= 1, simulations "
+                f">= 0 (0 = off) and relabellings >= 1; got {list(self.couplings)}, "
+                f"{self.dimensions}, {self.simulations} and {self.relabellings}."
             )
 
 
@@ -99,20 +90,13 @@ class PowerSettings:
     seed: int = field(metadata=HANDED_DOWN)
 
     def __post_init__(self) -> None:
-        if self.plants < 1 or self.relabellings < 1:
+        gaps = all(0 < g < 1 for g in self.performance_gaps)
+        shares = bool(self.shares) and all(0 < s <= 1 for s in self.shares)
+        if self.plants < 1 or self.relabellings < 1 or not gaps or not shares:
             raise ConfigError(
-                "analysis.power.plants and analysis.power.relabellings must be >= 1, not "
-                f"{self.plants} and {self.relabellings}"
-            )
-        if any(not 0 < g < 1 for g in self.performance_gaps):
-            raise ConfigError(
-                "analysis.power.performance_gaps are accuracy gaps in (0, 1), e.g. [0.02, 0.05]; "
-                f"got {self.performance_gaps}"
-            )
-        if not self.shares or any(not 0 < s <= 1 for s in self.shares):
-            raise ConfigError(
-                "analysis.power.shares must be shares in (0, 1], e.g. [0.1, 0.4]; got "
-                f"{self.shares}"
+                "analysis.power takes plants and relabellings >= 1, performance_gaps in (0, 1) "
+                "(accuracy gaps, e.g. [0.02, 0.05]) and shares in (0, 1] (e.g. [0.1, 0.4]); got "
+                f"{self.plants}, {self.relabellings}, {self.performance_gaps} and {self.shares}"
             )
 
 
@@ -158,19 +142,10 @@ class PowerResult:
             p = part["p"].to_numpy(dtype=np.float64)
             hits = int(np.sum(p <= self.alpha / m))
             low, high = scipy_stats.binomtest(hits, len(p)).proportion_ci(0.95)
-            rows.append(
-                {
-                    "n_a": int(n_a),
-                    "n_b": int(n_b),
-                    "share": float(share),
-                    "plants": len(p),
-                    "power": hits / len(p),
-                    "power_low": float(low),
-                    "power_high": float(high),
-                    "power_unadjusted": float(np.mean(p <= self.alpha)),
-                }
-            )
-        return pd.DataFrame(rows)
+            found = (hits / len(p), float(low), float(high), float(np.mean(p <= self.alpha)))
+            rows.append((int(n_a), int(n_b), float(share), len(p), *found))
+        columns = ["n_a", "n_b", "share", "plants", "power", "power_low", "power_high"]
+        return pd.DataFrame(rows, columns=[*columns, "power_unadjusted"])
 
     def detectable(self) -> dict[tuple[int, int], float]:
         """Per size class ``(n_a, n_b)``: the smallest share detected, every larger one too.
@@ -296,19 +271,10 @@ def plant_power(
 ) -> PowerResult:
     """The test of record on every plant of every size class.
 
-    Args:
-        source: ``(n, d)`` sentence vectors of the source group's distinct texts.
-        donor: ``(n', d)`` the donor group's.
-        classes: ``(n_a, n_b, m)`` per size class: the pseudo-groups' sizes and the number of
-            pairs of the family (the level is ``alpha / m``).
-        settings: the plant settings.
-        statistic: the test's statistic.
-        alpha: the level.
-        names: the source's and the donor's names, for the report.
-        progress: show a progress bar.
-
-    A class larger than the source or the donor can give is planted at the largest sizes that
-    fit, in the same ratio (``planted_a``, ``planted_b``: a lower bound of its power).
+    ``source``, ``donor``: sentence vectors of the groups' distinct texts, ``names`` their names;
+    ``classes``: ``(n_a, n_b, m)`` per size class, the level ``alpha / m``. A class larger than
+    the source or the donor can give is planted at the largest sizes that fit, in the same ratio
+    (``planted_a``, ``planted_b``: a lower bound of its power).
 
     Raises:
         SampleSizeError: the source cannot give two pseudo-groups of two texts at some class.

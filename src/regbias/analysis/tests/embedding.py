@@ -331,13 +331,9 @@ def record_tests(
 ) -> PairTests:
     """The test of record of every pair of ``groups``, Holm-adjusted within each family.
 
-    Args:
-        groups: every group's texts (duplicates are counted once).
-        vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
-        settings: the test's settings.
-        references: the reference groups: their pairs form the secondary family.
-        alpha: the level.
-        progress: called with each pair's name once it is tested.
+    ``groups``: every group's texts (duplicates count once); ``vectors``: ``(n, d)`` sentence
+    vectors of texts, in order; ``references``: their pairs form the secondary family;
+    ``progress``: called with each pair's name once it is tested.
     """
     plans = plan_pairs(groups, settings, references)
     texts = list(dict.fromkeys(t for plan in plans for t in (*plan.side_a, *plan.side_b)))
