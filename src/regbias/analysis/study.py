@@ -157,13 +157,6 @@ def performance_power(
     return replace(record, table=table), planted
 
 
-def text_scores(results: StudyResults | None) -> PerfTexts | None:
-    """The results' per-text scores as arrays (None: the ``draws`` design, or none)."""
-    if results is None or results.texts is None or not len(results.texts):
-        return None
-    return PerfTexts.of(results.texts)
-
-
 def performance_record(
     texts: PerfTexts | None, groups: list[str], settings: AnalysisSettings
 ) -> PerfTests | None:
@@ -194,13 +187,10 @@ def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[
     width / (2 z)); the true spread is the regions' observed variance less their mean squared
     standard error. None where there is no such interval or the primary is another metric.
     """
-    if (
-        record is None
-        or settings.correlation.primary is None
-        or not math.isfinite(record.confidence)
-    ):
+    primary = settings.correlation.primary
+    if record is None or primary is None or not math.isfinite(record.confidence):
         return None
-    if settings.correlation.primary[1] != f"{GAP_PREFIX}{record.metric}":
+    if primary[1] != f"{GAP_PREFIX}{record.metric}":
         return None
     rows = record.groups[
         (record.groups["metric"] == record.metric)
@@ -229,7 +219,8 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
             warnings.simplefilter("ignore", RuntimeWarning)
             dependence = performance_dcor(summary, groups)
     pairs = PairTable.of(pairwise_table(results.distances, gaps, dependence))
-    texts = text_scores(results)
+    scored = results.texts is not None and len(results.texts) > 0  # not the ``draws`` design
+    texts = PerfTexts.of(results.texts) if scored else None
     record, planted = performance_power(
         texts, performance_record(texts, results.groups, settings), settings
     )
@@ -259,7 +250,7 @@ def analyse_table(
     """The primary test, the correlations and their robustness for one pair table.
 
     ``results``: the measurements behind the table (None: a bare table, ``task=analyze``), with
-    their per-text scores ``texts`` (:func:`text_scores`); ``noise``: :func:`primary_noise`.
+    their per-text scores ``texts``; ``noise``: :func:`primary_noise`.
 
     Returns:
         The analysis, without performance tables (``summary``, ``gaps``, ``dcor`` None).

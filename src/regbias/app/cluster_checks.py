@@ -18,6 +18,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from regbias.app.start import exit_with
 from regbias.app.tasks import DATA_TASKS, TRACKED_TASKS
 from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for, data_dir_source
 
@@ -53,8 +54,7 @@ def presubmit(config: DictConfig) -> list[Problem]:
     for problem in problems:
         print(problem, file=sys.stderr)
     if any(problem.fatal for problem in problems):
-        print("regbias: nothing was submitted; fix the lines above", file=sys.stderr)
-        raise SystemExit(2)
+        exit_with("nothing was submitted; fix the lines above", 2)
     return problems
 
 

@@ -163,18 +163,14 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
 
 def _texts_in_full(draws: DistanceDraws) -> dict[str, float]:
     """``draws/<kind>/texts_in_full`` and its share, and one log line saying them."""
-    counts = draws.texts_in_full()
-    if not len(counts):
-        return {}
-    parts = [
-        f"{row.kind} {row.texts_in_full:,} of {row.texts:,} ({row.share:.1%})"
-        for row in counts.itertuples()
-    ]
-    log.info("texts embedded in full (within the encoder's window): %s", "; ".join(parts))
     metrics: dict[str, float] = {}
-    for row in counts.itertuples():
+    parts = []
+    for row in draws.texts_in_full().itertuples():
+        parts.append(f"{row.kind} {row.texts_in_full:,} of {row.texts:,} ({row.share:.1%})")
         metrics[f"draws/{row.kind}/texts_in_full"] = int(row.texts_in_full)
         metrics[f"draws/{row.kind}/texts_in_full_share"] = float(row.share)
+    if parts:
+        log.info("texts embedded in full (within the encoder's window): %s", "; ".join(parts))
     return metrics
 
 

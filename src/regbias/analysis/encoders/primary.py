@@ -111,8 +111,7 @@ def primary_contrasts(
         row: dict[str, object] = {"first": first, "second": second}
         for name, item in (("first", a), ("second", b)):
             row[f"rho_{name}"] = item.estimate
-            low, high = item.interval(confidence)
-            row[f"rho_{name}_ci_low"], row[f"rho_{name}_ci_high"] = low, high
+            row[f"rho_{name}_ci_low"], row[f"rho_{name}_ci_high"] = item.interval(confidence)
         row["difference"] = measured = a.estimate - b.estimate
         row["ci_low"], row["ci_high"], row["p"] = math.nan, math.nan, math.nan
         if not (a.note or apart.note):

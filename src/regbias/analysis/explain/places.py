@@ -86,10 +86,6 @@ class Gazetteer:
             text = text[:start] + MASK + text[end:]
         return text
 
-    def mask_all(self, texts: Sequence[str]) -> list[str]:
-        """Every text masked (:meth:`mask`), in order."""
-        return [self.mask(t) for t in texts]
-
 
 def _normal(name: str) -> str:
     return " ".join(_WORD.findall(name.lower()))

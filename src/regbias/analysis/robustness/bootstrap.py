@@ -172,16 +172,11 @@ def _performance_replicates(
         finite = np.isfinite(matrix)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = (weights @ np.where(finite, matrix, 0.0)) / (weights @ finite)
-        gaps = np.abs(means[:, :, None] - means[:, None, :])
-        for prefix, replicates in (("gap_", gaps), ("dcor_", None)):
-            column = f"{prefix}{metric}"
-            if column not in table:
-                continue
-            if replicates is None:
-                if not finite.all():
-                    continue  # dcor drops models per pair there: not resampled, held fixed
-                replicates = weighted_dcor(matrix, weights)
-            out[column] = _pair_values(replicates, groups, table)
+        if f"gap_{metric}" in table:
+            gaps = np.abs(means[:, :, None] - means[:, None, :])
+            out[f"gap_{metric}"] = _pair_values(gaps, groups, table)
+        if f"dcor_{metric}" in table and finite.all():  # else dcor drops models per pair: fixed
+            out[f"dcor_{metric}"] = _pair_values(weighted_dcor(matrix, weights), groups, table)
     return out
 
 

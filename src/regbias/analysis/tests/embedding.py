@@ -191,11 +191,10 @@ class PairTests(PairwiseTests):
         """
         table = self.table.copy()
         table["power_donor"] = donor
-        shares = []
-        for a, b in zip(table["n_a"], table["n_b"], strict=True):
-            key = (size_class(min(a, b)), size_class(max(a, b)))
-            shares.append(detectable.get(key, math.nan))
-        table["detectable_share"] = shares
+        table["detectable_share"] = [
+            detectable.get((size_class(min(a, b)), size_class(max(a, b))), math.nan)
+            for a, b in zip(table["n_a"], table["n_b"], strict=True)
+        ]
         return replace(self, table=table)
 
 
