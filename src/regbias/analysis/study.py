@@ -149,12 +149,11 @@ def performance_power(
         return record, None
     log.info("performance power: planted gaps in %s at %d size classes", source, len(regions))
     planted = perf_plant_power(texts, source, perf_classes(record), power, settings.significance)
-    table = record.table.copy()
-    table["detectable_gap"] = [
+    gaps = [
         planted.detectable_for(int(a), int(b))
-        for a, b in zip(table["n_a"], table["n_b"], strict=True)
+        for a, b in zip(record.table["n_a"], record.table["n_b"], strict=True)
     ]
-    return replace(record, table=table), planted
+    return replace(record, table=record.table.assign(detectable_gap=gaps)), planted
 
 
 def performance_record(

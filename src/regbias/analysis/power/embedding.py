@@ -51,12 +51,21 @@ class PrimaryPowerSettings:
     relabellings: int
 
     def __post_init__(self) -> None:
-        valid = all(0 <= c <= 1 for c in self.couplings) and self.dimensions >= 1
-        if not valid or self.simulations < 0 or self.relabellings < 1:
+        if not all(0 <= c <= 1 for c in self.couplings):
             raise ConfigError(
-                "analysis.power.primary takes couplings in [0, 1], dimensions >= 1, simulations "
-                f">= 0 (0 = off) and relabellings >= 1; got {list(self.couplings)}, "
-                f"{self.dimensions}, {self.simulations} and {self.relabellings}."
+                "analysis.power.primary.couplings are couplings in [0, 1]; got "
+                f"{list(self.couplings)}."
+            )
+        if self.dimensions < 1:
+            raise ConfigError(
+                "analysis.power.primary.dimensions must be >= 1 (the dimensions of the power "
+                f"model's group positions); got {self.dimensions}."
+            )
+        if self.simulations < 0 or self.relabellings < 1:
+            raise ConfigError(
+                "analysis.power.primary.simulations must be >= 0 (0 = off) and "
+                "analysis.power.primary.relabellings >= 1; got "
+                f"{self.simulations} and {self.relabellings}."
             )
 
 
@@ -90,13 +99,20 @@ class PowerSettings:
     seed: int = field(metadata=HANDED_DOWN)
 
     def __post_init__(self) -> None:
-        gaps = all(0 < g < 1 for g in self.performance_gaps)
-        shares = bool(self.shares) and all(0 < s <= 1 for s in self.shares)
-        if self.plants < 1 or self.relabellings < 1 or not gaps or not shares:
+        if self.plants < 1 or self.relabellings < 1:
             raise ConfigError(
-                "analysis.power takes plants and relabellings >= 1, performance_gaps in (0, 1) "
-                "(accuracy gaps, e.g. [0.02, 0.05]) and shares in (0, 1] (e.g. [0.1, 0.4]); got "
-                f"{self.plants}, {self.relabellings}, {self.performance_gaps} and {self.shares}"
+                "analysis.power.plants and analysis.power.relabellings must be >= 1, not "
+                f"{self.plants} and {self.relabellings}"
+            )
+        if any(not 0 < g < 1 for g in self.performance_gaps):
+            raise ConfigError(
+                "analysis.power.performance_gaps are accuracy gaps in (0, 1), e.g. [0.02, 0.05]; "
+                f"got {self.performance_gaps}"
+            )
+        if not self.shares or any(not 0 < s <= 1 for s in self.shares):
+            raise ConfigError(
+                "analysis.power.shares must be shares in (0, 1], e.g. [0.1, 0.4]; got "
+                f"{self.shares}"
             )
 
 

@@ -78,11 +78,6 @@ class PrimaryPower:
     noise: tuple[float, ...] = ()
 
     @property
-    def n_pairs(self) -> int:
-        """Pairs of each simulated study."""
-        return self.n_groups * (self.n_groups - 1) // 2
-
-    @property
     def reachable_rho(self) -> float:
         """The mean rho at the strongest coupling (c = 1): the most this model can realise."""
         return float(self.table.loc[self.table["coupling"].idxmax(), "mean_rho"])

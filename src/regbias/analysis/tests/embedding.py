@@ -1,11 +1,8 @@
 """The test of record per pair: one permutation test on all distinct texts of both groups.
 
-docs/method.md, "Which pairs differ: the test of record". The units are the groups' distinct
-texts, one sentence vector each, and a relabelling splits the pooled texts at random into
-sides of the groups' sizes. The statistics and their null:
-:mod:`regbias.analysis.tests.embedding_null`. Texts held by both groups belong to neither
-side of that pair; a group larger than ``cap`` is subsampled once, seeded, before any pair is
-formed.
+A relabelling splits the pooled sentence vectors at random into sides of the groups' sizes
+(the statistics and their null: :mod:`regbias.analysis.tests.embedding_null`); docs/method.md,
+"Which pairs differ: the test of record", has the caps and the texts both groups hold.
 """
 
 from __future__ import annotations
