@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.stats import beta, spearmanr
 
 from regbias.analysis.pair_table import pairwise_table
-from regbias.analysis.robustness.bootstrap import interval_within
+from regbias.analysis.robustness.bootstrap import rho_replicates
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import performance_gaps, summarise
@@ -108,17 +108,17 @@ def main() -> None:
         gaps = performance_gaps(summarise(per_model), GROUPS)
         table = pairwise_table({"sinkhorn_long": matrix}, gaps, None)
         for label, scores in (("models", None), ("models+texts", PerfTexts.of(texts))):
-            low, high, method = interval_within(
+            found = rho_replicates(
                 table,
                 ("dist_sinkhorn_long", "gap_accuracy"),
                 GROUPS,
                 {"sinkhorn_long": matrix},
                 per_model,
                 n_bootstrap=args.bootstrap,
-                confidence=0.95,
                 seed=study,
                 texts=scores,
             )
+            (low, high), method = found.interval(0.95), found.note
             hits[label] += int(low <= rho <= high)
             widths[label] += (high - low) / args.studies
             methods[label] = method

@@ -4,7 +4,7 @@ Each simulated study has six groups at the real sizes (au 2,160, ca 1,830, nz 33
 us 17,400, za 250), 25 models (5 seeds x 5 folds: a seed's effect on a group is shared by its
 5 folds), each group's texts scored by every model (a text is hard or easy for all of them),
 and 10 noisy repetitions of each distance. The project's own interval
-(``regbias.analysis.robustness.bootstrap.interval_within``: models, then texts within group and
+(``regbias.analysis.robustness.bootstrap.rho_replicates``: models, then texts within group and
 label stratum, and repetitions, over the 15 pairs) is checked against its target, the measured
 rho: the mean of the study's rho over repeats of the measurement (new models, texts and
 repetitions, the same groups), from 2,000 draws of the groups' measured metrics (normal: a mean
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.ranks import spearman_rows
-from regbias.analysis.robustness.bootstrap import interval_within
+from regbias.analysis.robustness.bootstrap import rho_replicates
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 
@@ -224,18 +224,18 @@ def coverage(
     width = true = measured = 0.0
     for study in range(studies):
         found = simulate(rng, regime)
-        low, high, note = interval_within(
+        replicates = rho_replicates(
             found.table,
             CORRELATION,
             GROUPS,
             {"sinkhorn_long": found.matrix},
             found.per_model,
             n_bootstrap=bootstrap,
-            confidence=confidence,
             seed=study,
             texts=found.texts,
         )
-        assert not note, note
+        assert not replicates.note, replicates.note
+        low, high = replicates.interval(confidence)
         estimate = spearman_rows(*(found.table[c].to_numpy()[None] for c in CORRELATION))[0]
         hits += int(low <= found.measured_rho <= high)
         inside += int(low <= estimate <= high)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.power.embedding import PowerSettings
 from regbias.analysis.power.performance import PerfPower, perf_plant_power
 from regbias.analysis.tests.text_scores import PerfTexts
+from tests.conftest import packaged
 
 
 def _texts(n: int, accuracy: float, seed: int = 0) -> PerfTexts:
@@ -45,15 +48,11 @@ def test_a_gap_counts_only_where_every_larger_gap_passes_too():
 
 
 def test_planted_gaps_are_found_and_the_null_plants_stay_at_the_level():
+    settings = packaged(
+        PowerSettings, "analysis.power", performance_gaps=[0.02, 0.15], plants=40, relabellings=999
+    )
     power = perf_plant_power(
-        _texts(4000, 0.75),
-        "us",
-        [(250, 1800, 15)],
-        [0.02, 0.15],
-        plants=40,
-        relabellings=999,
-        alpha=0.05,
-        seed=0,
+        _texts(4000, 0.75), "us", [(250, 1800, 15)], replace(settings, seed=0), alpha=0.05
     )
     rates = power.rates.set_index("gap")["power"]
     assert rates[0.0] <= 0.1  # at alpha / m: rarely a false detection

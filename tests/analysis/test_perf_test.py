@@ -17,7 +17,7 @@ from regbias.analysis.tests.performance import (
     PerfTestSettings,
     StratifiedPair,
     perf_record_tests,
-    stratified_test,
+    relabel,
 )
 from regbias.analysis.tests.text_scores import PerfTexts, group_metrics, pool_text_tables
 from regbias.report.record import pairs_lines
@@ -105,7 +105,7 @@ def _null_p(seed: int, relabellings: int) -> float:
         {"a": np.arange(90), "b": np.arange(90, 130)},
     )
     pair = StratifiedPair.of(texts.group_side("a"), texts.group_side("b"))
-    return stratified_test(scores[:, None], pair, "accuracy", relabellings, rng)[1]
+    return relabel(scores[:, None], pair, "accuracy", relabellings, rng).p()
 
 
 @pytest.fixture(scope="module")

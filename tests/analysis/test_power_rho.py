@@ -51,7 +51,7 @@ def test_power_and_the_realised_rho_grow_with_the_coupling(k: int, direction: st
     assert (np.diff(rho) > 0.05).all() and abs(rho[0]) < 0.03 and rho[-1] == pytest.approx(1)
     assert (np.diff(power) > 0).all() and power[0] < 0.1 and power[-1] > 0.95
     assert (table.power_low <= table.power).all() and (table.power <= table.power_high).all()
-    assert found.n_pairs == k * (k - 1) // 2 and found.dimensions == 1
+    assert found.dimensions == 1
     assert found.exact == (k == 6) and found.n_permutations == (720 if k == 6 else 1000)
     assert found.detected_rho is not None and np.sign(found.detected_rho) == sign
 

@@ -11,7 +11,7 @@ import pytest
 
 from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.pair_table import pairwise_table
-from regbias.analysis.robustness.bootstrap import interval_within
+from regbias.analysis.robustness.bootstrap import rho_replicates
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import performance_gaps, summarise
@@ -58,16 +58,15 @@ def test_each_interval_is_the_report_s_own() -> None:
     found = primary_contrasts(
         {"A": item, "B": item}, CORRELATION, n_bootstrap=200, confidence=0.95, seed=7
     ).iloc[0]
-    low, high, _ = interval_within(
+    low, high = rho_replicates(
         item.pairs,
         CORRELATION,
         GROUPS,
         {"sinkhorn_long": item.distance},
         item.per_model,
         n_bootstrap=200,
-        confidence=0.95,
         seed=7,
-    )
+    ).interval(0.95)
     assert (found["rho_first_ci_low"], found["rho_first_ci_high"]) == pytest.approx((low, high))
     # The same evidence twice: every replicate's difference is 0.
     assert found["difference"] == 0 and found["ci_low"] == 0 == found["ci_high"]
@@ -110,18 +109,18 @@ def test_with_texts_each_interval_is_the_report_s_own() -> None:
         {"A": first, "B": second}, CORRELATION, n_bootstrap=99, confidence=0.95, seed=3
     ).iloc[0]
     for name, item in (("first", first), ("second", second)):
-        low, high, note = interval_within(
+        replicates = rho_replicates(
             item.pairs,
             CORRELATION,
             GROUPS,
             {"sinkhorn_long": item.distance},
             item.per_model,
             n_bootstrap=99,
-            confidence=0.95,
             seed=3,
             texts=item.texts,
         )
-        assert not note
+        assert not replicates.note
+        low, high = replicates.interval(0.95)
         assert (found[f"rho_{name}_ci_low"], found[f"rho_{name}_ci_high"]) == (low, high)
     assert found["paired"]  # the same models, repetitions and texts: drawn alike
     assert found["ci_low"] <= found["difference"] <= found["ci_high"]

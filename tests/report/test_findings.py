@@ -170,7 +170,7 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
         "this test has power 0.81 (95% interval 0.78-0.84) at rho = 0.70, not shown to reach 80%"
     ) in unshown
     untested = PrimaryTest(
-        "dist_lda", "gap_accuracy", "greater", (), (), 0, np.nan, np.nan, False, 0, 0.05,
+        "dist_lda", "gap_accuracy", "greater", 0.05,
         note="not measured in this run (no column dist_lda)",
     )  # fmt: skip
     assert "not measured in this run" in primary_sentence(untested)

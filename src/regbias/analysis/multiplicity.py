@@ -28,13 +28,6 @@ ADJUSTMENTS: dict[str, str] = {  # keys: the Adjustment choices (a test checks)
     "none": "p_perm",
 }
 STATISTICS = ("spearman", "kendall")
-#: The ``maxt_method`` column: how a row's ``*_p_maxt`` was adjusted ("" for no test).
-#: ``maxt``: Westfall-Young step-down maxT over every tested row (they share their pairs);
-#: ``maxt_split``: maxT over the rows with the table's most common pair set, at their share
-#: ``m_maxT / m`` of the level; ``holm_fallback``: a row whose pairs differ (missing values),
-#: Holm over such rows at their share ``m_holm / m``. The split keeps the family-wise level
-#: of the whole family (a Bonferroni split of alpha between the two parts).
-MAXT_METHODS = ("maxt", "maxt_split", "holm_fallback")
 _FROM_P = ("holm", "bh", "none")
 
 
@@ -99,9 +92,10 @@ def maxt_family(
 ) -> tuple[np.ndarray, list[str]]:
     """maxT-adjusted p-values of one statistic over all rows of a correlation table.
 
-    Rows computed on the same pairs share their relabellings, so maxT applies to them; with
-    missing values it covers the most common pair set and the others fall back to Holm, each
-    part at its share of the level (:data:`MAXT_METHODS`).
+    Rows computed on the same pairs share their relabellings, so maxT applies to them
+    (method ``maxt``); with missing values it covers the most common pair set (``maxt_split``)
+    and the others fall back to Holm (``holm_fallback``), each part at its share ``m_part / m``
+    of the level: a Bonferroni split that keeps the family-wise level of the whole family.
 
     Args:
         raw: each row's permutation p (NaN: no test, left out).

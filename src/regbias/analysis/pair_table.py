@@ -85,66 +85,46 @@ def pairwise_table(
 ) -> pd.DataFrame:
     """Join distance matrices and long performance tables into one row per group pair.
 
-    Pairs are matched regardless of order; the table is the union of all pairs, NaN where an
-    input has no value.
-
-    Args:
-        distances: distance matrices by name; each gives a column ``dist_<name>`` (the mean).
-        gaps: long table ``group_a, group_b, metric, gap``: a column ``gap_<metric>`` each.
-        dcor: long table ``group_a, group_b, metric, dcor``: a column ``dcor_<metric>`` each.
-
-    Returns:
-        ``group_a, group_b`` and the ``dist_*``, ``gap_*``, ``dcor_*`` and ``excess_dist_*``
-        columns; rows ordered by the groups' first appearance.
+    Each matrix of ``distances`` gives ``dist_<name>`` (its mean) and, with floors,
+    ``excess_dist_<name>``; each metric of the long tables ``gaps`` and ``dcor`` (``group_a,
+    group_b, metric, gap`` or ``dcor``) a column ``gap_<metric>`` or ``dcor_<metric>``. Pairs
+    are matched regardless of order; rows (the union of all pairs, NaN where an input has no
+    value) are ordered by the groups' first appearance.
 
     Raises:
         DataError: a long table lacks a column, or holds the same pair and metric twice.
     """
-    columns: dict[str, dict[tuple[str, str], float]] = {}
+    parts = []
     for name, matrix in distances.items():
-        columns[f"{DISTANCE_PREFIX}{name}"] = _matrix_pairs(matrix)
+        pairs = matrix.pairs()
+        parts.append(pairs.assign(column=f"{DISTANCE_PREFIX}{name}", value=pairs["mean"]))
     for long, value, prefix in ((gaps, "gap", "gap_"), (dcor, "dcor", "dcor_")):
         if long is not None:
-            columns.update(_long_pairs(long, value, prefix))
-    order = _group_order(distances, [gaps, dcor])
-    rank = {group: i for i, group in enumerate(order)}
-    keys = sorted(
-        {_ordered(pair, rank) for values in columns.values() for pair in values},
-        key=lambda pair: (rank[pair[0]], rank[pair[1]]),
-    )
-    frame = pd.DataFrame(keys, columns=PAIR_COLUMNS, dtype=object)
-    columns.update(_noise_columns(distances))
-    for column, values in columns.items():
-        by_key = {_ordered(pair, rank): v for pair, v in values.items()}
-        frame[column] = np.array([by_key.get(key, np.nan) for key in keys], dtype=np.float64)
-    return frame
+            parts.append(_long_pairs(long, value, prefix))
+    for name, matrix in distances.items():  # excess_dist_<name>: the distance above the floor
+        if (excess := matrix.excess()) is not None:
+            i, j = np.triu_indices(len(matrix.groups), 1)
+            column = f"excess_{DISTANCE_PREFIX}{name}"
+            parts.append(matrix.pairs().assign(column=column, value=excess[i, j]))
+    names = [g for matrix in distances.values() for g in matrix.groups]
+    for long in (gaps, dcor):
+        if long is not None:
+            names += long[PAIR_COLUMNS].astype(str).to_numpy().ravel().tolist()
+    rank = {group: i for i, group in enumerate(dict.fromkeys(names))}
+    if not parts:
+        return pd.DataFrame(columns=PAIR_COLUMNS, dtype=object)
+    stacked = pd.concat([p[[*PAIR_COLUMNS, "column", "value"]] for p in parts], ignore_index=True)
+    swap = (stacked["group_a"].map(rank) > stacked["group_b"].map(rank)).to_numpy()
+    stacked.loc[swap, PAIR_COLUMNS] = stacked.loc[swap, PAIR_COLUMNS[::-1]].to_numpy()
+    wide = stacked.pivot(index=PAIR_COLUMNS, columns="column", values="value").astype(np.float64)
+    keys = sorted(wide.index, key=lambda pair: (rank[pair[0]], rank[pair[1]]))
+    columns = list(dict.fromkeys(stacked["column"]))
+    frame = wide.loc[keys, columns].rename_axis(columns=None).reset_index()
+    return frame.astype(dict.fromkeys(PAIR_COLUMNS, object))
 
 
-def _noise_columns(
-    distances: dict[str, DistanceMatrix],
-) -> dict[str, dict[tuple[str, str], float]]:
-    """``excess_dist_<name>``: the distance above the mean floor."""
-    columns: dict[str, dict[tuple[str, str], float]] = {}
-    for name, matrix in distances.items():
-        if (values := matrix.excess()) is not None:
-            g, k = matrix.groups, len(matrix.groups)
-            columns[f"excess_{DISTANCE_PREFIX}{name}"] = {
-                (g[i], g[j]): float(values[i, j]) for i in range(k) for j in range(i + 1, k)
-            }
-    return columns
-
-
-def _matrix_pairs(matrix: DistanceMatrix) -> dict[tuple[str, str], float]:
-    pairs = matrix.pairs()
-    return {
-        (a, b): float(v)
-        for a, b, v in zip(pairs.group_a, pairs.group_b, pairs["mean"], strict=True)
-    }
-
-
-def _long_pairs(
-    long: pd.DataFrame, value: str, prefix: str
-) -> dict[str, dict[tuple[str, str], float]]:
+def _long_pairs(long: pd.DataFrame, value: str, prefix: str) -> pd.DataFrame:
+    """``group_a, group_b, column, value`` of a long table, one row per pair and metric."""
     needed = [*PAIR_COLUMNS, "metric", value]
     missing = [c for c in needed if c not in long.columns]
     if missing:
@@ -152,35 +132,17 @@ def _long_pairs(
             f"the {value} table lacks column(s) {missing}; it has {list(long.columns)}. "
             f"Give a long table with columns {needed}."
         )
-    out: dict[str, dict[tuple[str, str], float]] = {}
-    for a, b, metric, v in long[needed].itertuples(index=False):
-        column = out.setdefault(f"{prefix}{metric}", {})
-        first, second = sorted((str(a), str(b)))
-        key = (first, second)
-        if key in column:
-            raise DataError(
-                f"the {value} table holds the pair {a}-{b} twice for metric {metric!r}; "
-                "keep one row per pair and metric."
-            )
-        column[key] = float(v)
-    return out
-
-
-def _group_order(
-    distances: dict[str, DistanceMatrix], longs: list[pd.DataFrame | None]
-) -> list[str]:
-    names: list[str] = []
-    for matrix in distances.values():
-        names.extend(matrix.groups)
-    for long in longs:
-        if long is not None:
-            names.extend(long[PAIR_COLUMNS].astype(str).to_numpy().ravel().tolist())
-    return list(dict.fromkeys(names))
-
-
-def _ordered(pair: tuple[str, str], rank: dict[str, int]) -> tuple[str, str]:
-    a, b = pair
-    return (a, b) if rank[a] <= rank[b] else (b, a)
+    a, b, metric = (long[c].astype(str) for c in needed[:3])
+    ordered = {"low": a.where(a <= b, b), "high": b.where(a <= b, a), "metric": metric}
+    twice = pd.DataFrame(ordered).duplicated()
+    if twice.any():
+        row = int(np.flatnonzero(twice.to_numpy())[0])
+        raise DataError(
+            f"the {value} table holds the pair {a.iloc[row]}-{b.iloc[row]} twice for metric "
+            f"{long['metric'].iloc[row]!r}; keep one row per pair and metric."
+        )
+    found = {"group_a": a, "group_b": b, "column": prefix + metric, "value": long[value]}
+    return pd.DataFrame(found).astype({"value": np.float64})
 
 
 def read_pairwise_csv(

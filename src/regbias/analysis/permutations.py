@@ -163,11 +163,8 @@ def maxt_adjusted_p(
     test j's observed one; step-down (Westfall and Young 1993, Algorithm 2.8) takes the maximum
     only over the tests not more extreme than j, kept monotone in the observed order.
 
-    Args:
-        nulls: ``(n_perm, m)`` statistics of ``m`` tests, identity first; a test whose observed
-            value is NaN is left out (NaN adjusted p).
-        alternative: two-sided (``|s|``) or one-sided.
-        step_down: step-down (default) or single-step maxT.
+    ``nulls``: ``(n_perm, m)`` statistics of ``m`` tests, identity first; a test whose observed
+    value is NaN is left out (NaN adjusted p).
     """
     nulls = np.asarray(nulls, dtype=np.float64)
     out = np.full(nulls.shape[1], np.nan)

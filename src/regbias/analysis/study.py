@@ -27,7 +27,7 @@ from regbias.analysis.pair_table import (
 )
 from regbias.analysis.power.embedding import PowerSettings
 from regbias.analysis.power.performance import PerfPower, perf_classes, perf_plant_power
-from regbias.analysis.robustness.bootstrap import BARE_TABLE, interval_within
+from regbias.analysis.robustness.bootstrap import BARE_TABLE, rho_replicates
 from regbias.analysis.robustness.checks import RobustnessSettings, robustness
 from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.performance import PairwiseTestSettings, PerfTests, perf_record_tests
@@ -148,29 +148,12 @@ def performance_power(
     if source is None or source not in texts.members:
         return record, None
     log.info("performance power: planted gaps in %s at %d size classes", source, len(regions))
-    planted = perf_plant_power(
-        texts,
-        source,
-        perf_classes(record),
-        power.performance_gaps,
-        plants=power.plants,
-        relabellings=power.relabellings,
-        alpha=settings.significance,
-        seed=power.seed,
-    )
-    table = record.table.copy()
-    table["detectable_gap"] = [
+    planted = perf_plant_power(texts, source, perf_classes(record), power, settings.significance)
+    gaps = [
         planted.detectable_for(int(a), int(b))
-        for a, b in zip(table["n_a"], table["n_b"], strict=True)
+        for a, b in zip(record.table["n_a"], record.table["n_b"], strict=True)
     ]
-    return replace(record, table=table), planted
-
-
-def text_scores(results: StudyResults | None) -> PerfTexts | None:
-    """The results' per-text scores as arrays (None: the ``draws`` design, or none)."""
-    if results is None or results.texts is None or not len(results.texts):
-        return None
-    return PerfTexts.of(results.texts)
+    return replace(record, table=record.table.assign(detectable_gap=gaps)), planted
 
 
 def performance_record(
@@ -203,13 +186,10 @@ def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[
     width / (2 z)); the true spread is the regions' observed variance less their mean squared
     standard error. None where there is no such interval or the primary is another metric.
     """
-    if (
-        record is None
-        or settings.correlation.primary is None
-        or not math.isfinite(record.confidence)
-    ):
+    primary = settings.correlation.primary
+    if record is None or primary is None or not math.isfinite(record.confidence):
         return None
-    if settings.correlation.primary[1] != f"{GAP_PREFIX}{record.metric}":
+    if primary[1] != f"{GAP_PREFIX}{record.metric}":
         return None
     rows = record.groups[
         (record.groups["metric"] == record.metric)
@@ -238,26 +218,23 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
             warnings.simplefilter("ignore", RuntimeWarning)
             dependence = performance_dcor(summary, groups)
     pairs = PairTable.of(pairwise_table(results.distances, gaps, dependence))
-    table = pairs.frame
-    texts = text_scores(results)
+    scored = results.texts is not None and len(results.texts) > 0  # not the ``draws`` design
+    texts = PerfTexts.of(results.texts) if scored else None
     record, planted = performance_power(
         texts, performance_record(texts, results.groups, settings), settings
     )
+    analysis = Analysis(summary, gaps, dependence, pairs.frame, None)
     if len(results.groups) < MIN_GROUPS:
-        note = f"no correlations: {len(results.groups)} groups, fewer than {MIN_GROUPS}"
-        analysis = Analysis(summary, gaps, dependence, table, None, note)
+        analysis.note = f"no correlations: {len(results.groups)} groups, fewer than {MIN_GROUPS}"
     elif not pairs.distance_columns or not pairs.performance_columns:
-        note = "no correlations: the run measured no distances or no performance"
-        analysis = Analysis(summary, gaps, dependence, table, None, note)
+        analysis.note = "no correlations: the run measured no distances or no performance"
     else:
         try:
-            noise = primary_noise(record, settings)
-            analysis = analyse_table(pairs, settings, results, texts, noise)
-            analysis.summary, analysis.gaps, analysis.dcor = summary, gaps, dependence
+            found = analyse_table(pairs, settings, results, texts, primary_noise(record, settings))
+            analysis = replace(found, summary=summary, gaps=gaps, dcor=dependence)
         except RegbiasError as error:
             log.warning("no correlations: %s", error)
-            note = f"no correlations: {error}"
-            analysis = Analysis(summary, gaps, dependence, table, None, note)
+            analysis.note = f"no correlations: {error}"
     analysis.performance_record, analysis.performance_power = record, planted
     return analysis
 
@@ -271,12 +248,8 @@ def analyse_table(
 ) -> Analysis:
     """The primary test, the correlations and their robustness for one pair table.
 
-    Args:
-        pairs: the pair table (its column lists say what to correlate).
-        settings: the analysis settings.
-        results: the measurements behind the table, or None for a bare table (``task=analyze``).
-        texts: the results' per-text scores (:func:`text_scores`).
-        noise: :func:`primary_noise`, the primary's power model's measurement noise.
+    ``results``: the measurements behind the table (None: a bare table, ``task=analyze``), with
+    their per-text scores ``texts``; ``noise``: :func:`primary_noise`.
 
     Returns:
         The analysis, without performance tables (``summary``, ``gaps``, ``dcor`` None).
@@ -321,30 +294,26 @@ def primary_of(
         n_permutations=settings.correlation.relabellings,
         seed=settings.seed,
         exact_limit=settings.correlation.exact_limit,
-        power_couplings=settings.power.primary.couplings,
-        power_dimensions=settings.power.primary.dimensions,
-        power_simulations=settings.power.primary.simulations,
-        power_permutations=settings.power.primary.relabellings,
+        power=settings.power.primary,
         power_noise=noise,
     )
     if settings.robustness.resamples <= 0 or test.note or not math.isfinite(test.rho):
         return test
     if results is None:
         return replace(test, ci_note=BARE_TABLE)
-    low, high, note = interval_within(
+    found = rho_replicates(
         table,
         settings.correlation.primary,
         test.groups,
         results.distances,
         results.per_model,
         n_bootstrap=settings.robustness.resamples,
-        confidence=settings.robustness.confidence,
         seed=settings.seed,
         texts=texts,
     )
-    return replace(
-        test, ci_low=low, ci_high=high, confidence=settings.robustness.confidence, ci_note=note
-    )
+    confidence = settings.robustness.confidence
+    low, high = found.interval(confidence)
+    return replace(test, ci_low=low, ci_high=high, confidence=confidence, ci_note=found.note)
 
 
 def add_robustness(

@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 
 from regbias.app.job import main as run_job
 from regbias.app.settings import removed_override
+from regbias.app.start import exit_with
 from regbias.config_files import CONFIG_DIR
 
 
@@ -27,8 +28,7 @@ def main(config_dir: Path = CONFIG_DIR, job_name: str = "cli") -> None:
     """
     removed = removed_override(sys.argv[1:])
     if removed is not None:  # before Hydra, whose own message would not say what replaced it
-        print(f"regbias: error: {removed}", file=sys.stderr)
-        raise SystemExit(2)
+        exit_with(f"error: {removed}", 2)
 
     def task(cfg: DictConfig) -> object:
         return run_job(cfg)

@@ -18,6 +18,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from regbias.app.start import exit_with
 from regbias.app.tasks import DATA_TASKS, TRACKED_TASKS
 from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for, data_dir_source
 
@@ -53,27 +54,19 @@ def presubmit(config: DictConfig) -> list[Problem]:
     for problem in problems:
         print(problem, file=sys.stderr)
     if any(problem.fatal for problem in problems):
-        print("regbias: nothing was submitted; fix the lines above", file=sys.stderr)
-        raise SystemExit(2)
+        exit_with("nothing was submitted; fix the lines above", 2)
     return problems
 
 
 def prepare_cluster_sweep(config: DictConfig, cwd: Path | None = None) -> list[Problem]:
-    """Export absolute paths for the jobs (see the module doc), then check the config."""
-    if cluster_kind(config) is None:
+    """Export absolute paths for the jobs (see the module doc), then what would still break."""
+    kind = cluster_kind(config)
+    if kind is None:
         return []
     cwd = Path.cwd() if cwd is None else cwd
     _absolutize_env(config, "paths.data_dir", DATA_DIR_ENV, cwd, _absolute_path)
     _absolutize_env(config, "paths.cache_dir", CACHE_ENV, cwd, _absolute_path)
     _absolutize_env(config, "tracking.uri", TRACKING_ENV, cwd, _absolute_store)
-    return check_cluster_config(config)
-
-
-def check_cluster_config(config: DictConfig) -> list[Problem]:
-    """What would break on the nodes, one :class:`Problem` each (empty for local launchers)."""
-    kind = cluster_kind(config)
-    if kind is None:
-        return []
     task = config.get("task", "run")
     problems = _check_data_dir(config) if task in DATA_TASKS else []
     cache = _select(config, "paths.cache_dir")

@@ -27,7 +27,7 @@ from regbias.app.preflight import (
     resume_inputs,
 )
 from regbias.app.settings import plain_config, read_settings
-from regbias.app.start import ALWAYS_QUIET_LOGGERS, data_for_job, quiet_libraries
+from regbias.app.start import ALWAYS_QUIET_LOGGERS, data_for_job, exit_with, quiet_libraries
 from regbias.app.summary import finish_job
 from regbias.app.tasks import task_named
 from regbias.data.data_dir import data_dir_for
@@ -72,11 +72,6 @@ class JobContext:
     job_num: int | None
     overrides: list[str]
 
-    @property
-    def hydra_dir(self) -> Path:
-        """The job's ``.hydra`` folder (its composed config and overrides)."""
-        return self.output_dir / ".hydra"
-
     def write_record(self, **record: Any) -> None:
         """The job's outcome, read by the sweep's end (:mod:`regbias.tracking.ledger`)."""
         write_job_record(self.output_dir, self.sweep_dir, self.job_num, self.overrides, record)
@@ -110,8 +105,7 @@ def main(cfg: DictConfig) -> Any:
         return result
     except KeyboardInterrupt:
         ignore_ctrl_c()  # a second one would land in JAX's exit handler: a traceback
-        print("regbias: interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
+        exit_with("interrupted", 130)
     except StopRequested as stop:
         ignore_ctrl_c()
         print(f"regbias: {stop}", file=sys.stderr)
@@ -137,12 +131,11 @@ def _exit_on_disk_error(error: Exception) -> None:
     cause = error if isinstance(error, OSError) else error.__cause__
     if isinstance(cause, OSError) and cause.errno in DISK_ERRNOS:
         where = f" ({cause.filename})" if cause.filename else ""
-        print(
-            f"regbias: error: {cause.strerror or cause}{where}: free space or fix the "
-            "permissions of the output, artifact and cache folders",
-            file=sys.stderr,
+        exit_with(
+            f"error: {cause.strerror or cause}{where}: free space or fix the permissions of the "
+            "output, artifact and cache folders",
+            1,
         )
-        raise SystemExit(1) from None
 
 
 def _config_error(error: OmegaConfBaseException) -> ConfigError:
@@ -201,7 +194,7 @@ def _tracked(
     on_abort = (lambda: _abort_parent(client, parent)) if parent else None
     with tracked_run(run, on_abort=on_abort):
         context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)
-        log_config(run, without_derived(resolved), context.hydra_dir)
+        log_config(run, without_derived(resolved), context.output_dir / ".hydra")
         setup = time.perf_counter() - started
         work(settings, run)
         run.metrics({"time/job_setup_s": setup})

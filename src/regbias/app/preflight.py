@@ -173,10 +173,8 @@ def resume_inputs(settings: StudySettings) -> dict[str, str]:
     The data files' fingerprint, the commit and the hash of uncommitted changes (a dirty tree
     resumes only with an identical diff), and a local model folder's content hash.
     """
-    dataset, paths = settings.dataset, settings.paths
-    data_dir = dataset.data_dir(paths.data_dir)
-    cache_dir = paths.cache_dir
-    files = dataset.files(data_dir)
+    dataset, cache_dir = settings.dataset, settings.paths.cache_dir
+    files = dataset.files(dataset.data_dir(settings.paths.data_dir))
     state = git_state()
     inputs = {
         "regbias.data_fingerprint": content_fingerprint(

@@ -46,17 +46,19 @@ QUIET_LOGGERS = (
 _IGNORED_WARNINGS = (r".*The `srun` command is available on your system.*",)
 
 
-def verbose() -> bool:
-    """Whether the user asked for more output (``hydra.verbose`` set regbias to DEBUG)."""
-    return logging.getLogger("regbias").isEnabledFor(logging.DEBUG)
+def exit_with(message: str, code: int) -> NoReturn:
+    """One line ``regbias: <message>`` on stderr, then exit ``code`` (no traceback)."""
+    print(f"regbias: {message}", file=sys.stderr)
+    raise SystemExit(code) from None
 
 
 def quiet_libraries() -> None:
     """Silence third-party bars and chatter in this process and the jobs it starts.
 
-    Does nothing when :func:`verbose` is true; variables the user set are kept.
+    Does nothing where the user asked for more output (``hydra.verbose`` set regbias to
+    DEBUG); variables the user set are kept.
     """
-    if verbose():
+    if logging.getLogger("regbias").isEnabledFor(logging.DEBUG):
         return
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
@@ -100,8 +102,7 @@ def start_sweep(config: DictConfig) -> None:
         for name in datasets_in_sweep(default, list(config.hydra.overrides.task)):
             ensure_data(config.dataset if name == default else name, config.paths.get("data_dir"))
     except RegbiasError as error:
-        print(f"regbias: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        exit_with(f"error: {error}", 2)
 
 
 def check_output_folder(config: DictConfig, key: str) -> None:
@@ -127,11 +128,10 @@ def check_output_folder(config: DictConfig, key: str) -> None:
 
 
 def _refuse(problem: str, key: str) -> NoReturn:
-    print(
-        f"regbias: error: {problem}: regbias writes its outputs, and by default its MLflow "
-        "store and cache, under the folder it runs in; run it from another folder, or move the "
-        f"outputs with {key}=/other/path (the store and cache with tracking.uri, "
+    exit_with(
+        f"error: {problem}: regbias writes its outputs, and by default its MLflow store and "
+        "cache, under the folder it runs in; run it from another folder, or move the outputs "
+        f"with {key}=/other/path (the store and cache with tracking.uri, "
         "tracking.artifact_root and paths.cache_dir)",
-        file=sys.stderr,
+        2,
     )
-    raise SystemExit(2)

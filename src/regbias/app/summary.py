@@ -154,11 +154,9 @@ def _headlines(
         return {"": read_headline(folder)}
     done: list[Mapping[str, Any]] = [r for r in records if r.get("status") in DONE]
     labels = comparison.variant_labels(done)
-    headlines = {
-        labels.get(v, f"variant-{v}"): read_headline(folder / f"variant-{v}") for v in variants
-    }
-    table = comparison.comparison_table(headlines)
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
+    headlines = {label: read_headline(folder / name) for label, name in folders.items()}
+    table = comparison.comparison_table(headlines)
     evidence = encoder_evidence(folder, folders, primary)
     same = comparison.same_override_notes(done)
     for note in same:

@@ -19,7 +19,7 @@ from regbias.app.cluster_checks import presubmit
 from regbias.app.parent import open_parent, refuse_live_parent
 from regbias.app.preflight import preflight_sweep, refuse_repeated_values
 from regbias.app.settings import read_settings, variant_settings
-from regbias.app.start import check_output_folder, start_sweep
+from regbias.app.start import check_output_folder, exit_with, start_sweep
 from regbias.app.summary import finish_sweep
 from regbias.app.tasks import TRACKED_TASKS
 from regbias.errors import RegbiasError
@@ -76,11 +76,9 @@ class SweepCallback(Callback):
             preflight_sweep(settings)
             self._open_parent(config, settings)
         except RegbiasError as error:
-            print(f"regbias: error: {error}", file=sys.stderr)
-            raise SystemExit(2) from None
+            exit_with(f"error: {error}", 2)
         except Exception as error:
-            print(f"regbias: error: the sweep could not start ({_line(error)})", file=sys.stderr)
-            raise SystemExit(1) from None
+            exit_with(f"error: the sweep could not start ({_line(error)})", 1)
 
     def _open_parent(self, config: DictConfig, settings: StudySettings) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -126,20 +124,14 @@ class SweepCallback(Callback):
                     assert parent is not None
                     self._close_parent(config, parent, records, failed)
             except StopRequested as stop:  # the parent run is FAILED already
-                print(f"regbias: {stop}", file=sys.stderr)
-                raise SystemExit(stop.code) from None
+                exit_with(str(stop), 128 + stop.signum)
             except Exception as error:  # disk full, store gone: the sweep must not exit 0
-                print(
-                    f"regbias: error: the sweep's aggregation failed ({_line(error)}); its "
-                    "parent run is FAILED",
-                    file=sys.stderr,
-                )
-                raise SystemExit(1) from None
+                why = f"the sweep's aggregation failed ({_line(error)}); its parent run is FAILED"
+                exit_with(f"error: {why}", 1)
             finally:
                 self._open = None
         elif config.get("task") in TRACKED_TASKS:
-            print("regbias: error: the sweep has no parent run", file=sys.stderr)
-            raise SystemExit(1)
+            exit_with("error: the sweep has no parent run", 1)
         if failed:
             raise SystemExit(1)
 
@@ -210,8 +202,7 @@ def _connect_or_exit(config: DictConfig) -> tuple[Any, str]:
     try:
         return connect(read_settings(config).tracking)
     except RegbiasError as error:
-        print(f"regbias: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        exit_with(f"error: {error}", 2)
 
 
 class _SweepFailed(Exception):

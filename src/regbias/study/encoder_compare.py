@@ -41,15 +41,11 @@ def compare_variants(
     settings_of: SettingsOf,
     texts_of: TextsOf | None = None,
 ) -> EncoderComparison:
-    """The variants compared.
+    """The variants compared: ``variants`` per label, its folder under ``folder`` and a job.
 
-    Args:
-        settings: the sweep's settings.
-        folder: the sweep's report folder (``variant-<hash>/`` under it).
-        variants: per label, its folder under ``folder`` and one of its jobs' number.
-        settings_of: a variant's own settings from one of its jobs' numbers.
-        texts_of: reads a variant's per-text scores back (:func:`jobs_texts`); None: the
-            primary rhos' bootstrap resamples models and repetitions only.
+    ``settings_of``: a variant's own settings from one of its jobs' numbers; ``texts_of``:
+    reads a variant's per-text scores back (:func:`jobs_texts`; None: the primary rhos'
+    bootstrap resamples models and repetitions only).
     """
     analysis = settings.analysis
     found = EncoderComparison(confidence=analysis.robustness.confidence)

@@ -8,7 +8,6 @@ The masked texts of the place-name control are new texts to the cache, embedded 
 from __future__ import annotations
 
 import logging
-import time
 
 from regbias.analysis.explain.pairs import explain_pairs
 from regbias.analysis.explain.places import MASK, Gazetteer, load_gazetteer
@@ -35,11 +34,7 @@ def run_explain(
 ) -> Explanations | None:
     """The explanations of every pair ``record`` calls different (None: ``explain`` is off).
 
-    Args:
-        settings: the study's settings.
-        record: the test of record (None: not run, nothing to explain).
-        study: the groups (None: read as :func:`record_study` does).
-        encoder: the encoder (None: the configured one).
+    ``study`` and ``encoder`` None: read as :func:`record_study` and ``study_encoder`` do.
     """
     explain = settings.analysis.explain
     if not explain.enabled or record is None:
@@ -47,7 +42,6 @@ def run_explain(
     differing = int(record.table[DIFFERS].astype(bool).sum())
     if not differing:
         return Explanations(explain)
-    started = time.perf_counter()
     study = study if study is not None else record_study(settings)
     encoder = encoder if encoder is not None else study_encoder(settings)
     gazetteer: Gazetteer | None = None
@@ -68,7 +62,6 @@ def run_explain(
             gazetteer=gazetteer,
             progress=lambda _: bar.update(),
         )
-    log.info("explanations: %.1f s", time.perf_counter() - started)
     return explained
 
 

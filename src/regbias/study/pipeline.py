@@ -163,18 +163,14 @@ def log_study(run: RunLog, study: StudyData, draws: DistanceDraws, source: str) 
 
 def _texts_in_full(draws: DistanceDraws) -> dict[str, float]:
     """``draws/<kind>/texts_in_full`` and its share, and one log line saying them."""
-    counts = draws.texts_in_full()
-    if not len(counts):
-        return {}
-    parts = [
-        f"{row.kind} {row.texts_in_full:,} of {row.texts:,} ({row.share:.1%})"
-        for row in counts.itertuples()
-    ]
-    log.info("texts embedded in full (within the encoder's window): %s", "; ".join(parts))
     metrics: dict[str, float] = {}
-    for row in counts.itertuples():
+    parts = []
+    for row in draws.texts_in_full().itertuples():
+        parts.append(f"{row.kind} {row.texts_in_full:,} of {row.texts:,} ({row.share:.1%})")
         metrics[f"draws/{row.kind}/texts_in_full"] = int(row.texts_in_full)
         metrics[f"draws/{row.kind}/texts_in_full_share"] = float(row.share)
+    if parts:
+        log.info("texts embedded in full (within the encoder's window): %s", "; ".join(parts))
     return metrics
 
 
@@ -220,12 +216,8 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool
 def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) -> StudyResults:
     """The job: prepare and log the data, run the enabled stages, analyse and log it all.
 
-    Each step's wall time is logged as ``time/<step>_s``.
-
-    Args:
-        settings: the job's settings.
-        run: the job's MLflow run.
-        pooled: skip the job's own figures, analysis and report.
+    Each step's wall time is logged as ``time/<step>_s``; ``pooled`` (a sweep's job) skips the
+    job's own figures, analysis and report.
     """
     from lightning import seed_everything
 
@@ -254,7 +246,8 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     )
     if draws.texts:
         with timed(timings, "distance_suite"):
-            suite = _distance_suite(settings, study, draws, encoder, cache)
+            distance = sweep_distances(settings, study, draws, encoder, cache)
+            suite = run_distance_suite(draws, encoder, cache, distance, seed=settings.seed)
         with timed(timings, "distance_logging"):
             log_distance_suite(run, suite, figures=not pooled)
             log_derived(run, {"distance.sinkhorn.epsilon": suite.epsilon})
@@ -275,17 +268,6 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
     write_study(run, results)
     return results
-
-
-def _distance_suite(
-    settings: StudySettings,
-    study: StudyData,
-    draws: DistanceDraws,
-    encoder: Encoder,
-    cache: EmbeddingCache,
-) -> DistanceSuiteResult:
-    distance = sweep_distances(settings, study, draws, encoder, cache)
-    return run_distance_suite(draws, encoder, cache, distance, seed=settings.seed)
 
 
 def _performance(

@@ -199,16 +199,7 @@ def perf_power_study(
     )
     assert table.texts is not None
     texts = PerfTexts.of(table.texts[table.texts["group"] != BASELINE])
-    return perf_plant_power(
-        texts,
-        source,
-        classes,
-        power.performance_gaps,
-        plants=power.plants,
-        relabellings=power.relabellings,
-        alpha=settings.analysis.significance,
-        seed=power.seed,
-    )
+    return perf_plant_power(texts, source, classes, power, settings.analysis.significance)
 
 
 def log_perf_power(run: RunLog, result: PerfPower) -> None:

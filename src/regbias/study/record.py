@@ -7,7 +7,6 @@ runs :func:`regbias.analysis.tests.embedding.record_tests`, once per variant of 
 from __future__ import annotations
 
 import logging
-import time
 from typing import NamedTuple
 
 from regbias.analysis.explain.result import Explanations
@@ -39,7 +38,6 @@ def run_record_tests(
     pair = settings.analysis.tests.embedding
     if not pair.enabled:
         return None
-    started = time.perf_counter()
     study = study if study is not None else record_study(settings)
     encoder = encoder if encoder is not None else study_encoder(settings)
     cache = study_cache(settings)
@@ -61,7 +59,6 @@ def run_record_tests(
             alpha=settings.analysis.significance,
             progress=lambda _: bar.update(),
         )
-    log.info("test of record: %.1f s", time.perf_counter() - started)
     return tests
 
 

@@ -37,13 +37,9 @@ def variant_run(
 
     On leaving the block its artifacts and metrics are copied into ``parent`` under
     ``variant-<variant>/``, it gains ``report.html``, headline metrics and description, ends
-    FINISHED (FAILED if the block raised) and adopts its jobs. A rerun reuses it.
-
-    Args:
-        parent: the sweep's parent run.
-        variant: the variant's hash (its jobs' ``regbias.variant``).
-        members: the variant's finished job records.
-        records: every job record of the sweep (they tell the variants apart).
+    FINISHED (FAILED if the block raised) and adopts its jobs. A rerun reuses it. ``variant``:
+    its jobs' ``regbias.variant``; ``members``: its finished job records; ``records``: every job
+    record of the sweep (they tell the variants apart).
     """
     client = parent.client
     jobs = [client.get_run(str(m["run_id"])) for m in members]
@@ -62,20 +58,18 @@ def variant_run(
     own = _reopened(parent, variant) or start_run(
         client, sweep.info.experiment_id, name, tags, parent.run_id
     )
-    own.params(_shared_params([j.data.params for j in jobs]))
+    # The jobs' params but the seed: the same in every job of a variant.
+    own.params({k: v for k, v in (jobs[0].data.params if jobs else {}).items() if k != "seed"})
     with tracked_run(own):
         yield own
-        _copy_into(own, parent.under(f"variant-{variant}/"))
+        copy = parent.under(f"variant-{variant}/")  # its artifacts and latest metrics
+        copy_run(own, copy)
+        copy.metrics(own.client.get_run(own.run_id).data.metrics)
         with tempfile.TemporaryDirectory() as tmp:
             publish_run(own, copy_report(own, Path(tmp) / "report"))
-    ours = (parent.run_id, own.run_id)
-    _adopt(own, [j.info.run_id for j in jobs if j.data.tags.get("mlflow.parentRunId") in ours])
-
-
-def _shared_params(params: list[Mapping[str, str]]) -> dict[str, str]:
-    """The jobs' params but the seed (the same in every job of a variant)."""
-    first = params[0] if params else {}
-    return {k: v for k, v in first.items() if k != "seed"}
+    for job in jobs:  # nested under the variant's run: the UI shows sweep > variant > jobs
+        if job.data.tags.get("mlflow.parentRunId") in (parent.run_id, own.run_id):
+            client.set_tag(job.info.run_id, "mlflow.parentRunId", own.run_id)
 
 
 def publish_pages(run: RunLog, folder: Path) -> None:
@@ -109,15 +103,3 @@ def _reopened(parent: RunLog, variant: str) -> RunLog | None:
         return None
     parent.client.update_run(found[0].info.run_id, status="RUNNING")
     return RunLog(parent.client, found[0].info.run_id)
-
-
-def _adopt(own: RunLog, job_ids: list[str]) -> None:
-    """Nest the variant's jobs under its run (the UI shows sweep > variant > jobs)."""
-    for job_id in job_ids:
-        own.client.set_tag(job_id, "mlflow.parentRunId", own.run_id)
-
-
-def _copy_into(own: RunLog, target: RunLog) -> None:
-    """The variant run's artifacts and latest metrics, written to ``target`` as well."""
-    copy_run(own, target)
-    target.metrics(own.client.get_run(own.run_id).data.metrics)

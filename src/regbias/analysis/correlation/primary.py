@@ -1,9 +1,7 @@
 """The declared primary hypothesis: one correlation among the regions, one-sided, at alpha.
 
-Tested alone at the level on the regions only (the corpus's ``dataset.reference_groups`` are
-left out), one-sided in the protocol's direction: distances correlate positively with gaps
-(``gap_*``), negatively with dependence (``dcor_*``). docs/method.md, "Correlations, with a
-clear family"; its power: :mod:`regbias.analysis.power.primary`.
+Positive with gaps (``gap_*``), negative with dependence (``dcor_*``); docs/method.md,
+"Correlations, with a clear family"; its power: :mod:`regbias.analysis.power.primary`.
 """
 
 from __future__ import annotations
@@ -28,12 +26,8 @@ from regbias.analysis.permutations import (
     permutation_p,
     rank_correlation_null,
 )
-from regbias.analysis.power.primary import (
-    DEFAULT_COUPLINGS,
-    PrimaryPower,
-    position_model_range,
-    primary_power,
-)
+from regbias.analysis.power.embedding import PrimaryPowerSettings
+from regbias.analysis.power.primary import PrimaryPower, position_model_range, primary_power
 from regbias.errors import ConfigError
 from regbias.settings_reader import check_choices
 
@@ -95,14 +89,14 @@ class PrimaryTest:
         distance: the distance column.
         performance: the performance column.
         direction: the alternative tested (``greater``: rho > 0).
-        groups: the regions tested.
+        significance: the level the test is held to, alone.
         left_out: the reference groups of the table, left out of the test.
+        groups: the regions tested.
         n_pairs: the pairs with both values.
         rho: Spearman's rho over them.
         p_value: the one-sided (or two-sided) Mantel permutation p.
         exact: whether all ``K!`` relabellings were enumerated.
         n_permutations: the relabellings of the null, the identity included.
-        significance: the level the test is held to, alone.
         power: the test's power in a group model with as many groups; None when not computed.
         power_models: :func:`~regbias.analysis.power.primary.position_model_range`; None with
             ``power``.
@@ -116,14 +110,14 @@ class PrimaryTest:
     distance: str
     performance: str
     direction: Alternative
-    groups: tuple[str, ...]
-    left_out: tuple[str, ...]
-    n_pairs: int
-    rho: float
-    p_value: float
-    exact: bool
-    n_permutations: int
     significance: float
+    left_out: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    n_pairs: int = 0
+    rho: float = math.nan
+    p_value: float = math.nan
+    exact: bool = False
+    n_permutations: int = 0
     power: PrimaryPower | None = None
     power_models: pd.DataFrame | None = None
     note: str = ""
@@ -181,51 +175,22 @@ def primary_test(
     n_permutations: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
-    power_couplings: Sequence[float] = DEFAULT_COUPLINGS,
-    power_dimensions: int = 2,
-    power_simulations: int = 1000,
-    power_permutations: int = 999,
+    power: PrimaryPowerSettings | None = None,
     power_noise: Mapping[str, float] | None = None,
 ) -> PrimaryTest:
     """Test the primary hypothesis on the regions' pairs, in its expected direction.
 
-    Args:
-        table: the pair table (all groups; the reference groups are left out here).
-        distance: the distance column.
-        performance: the performance column.
-        reference_groups: the groups that are no region (the corpus's), left out.
-        direction: ``auto`` (:func:`expected_direction`), ``greater``, ``less`` or
-            ``two-sided``.
-        significance: the level.
-        n_permutations: random relabellings when ``K!`` exceeds ``exact_limit``.
-        seed: their seed, and the power simulation's.
-        exact_limit: the largest ``K!`` enumerated exactly.
-        power_couplings: the couplings of the power table (:mod:`regbias.analysis.power.primary`).
-        power_dimensions: its model's dimensions.
-        power_simulations: its simulated studies per coupling (0: no power table).
-        power_permutations: its relabellings per simulated test.
-        power_noise: by group, its measured evaluation noise (None: noise-free).
-
-    Returns:
-        The test; with a ``note`` and NaN statistics when the columns are missing or fewer than
-        4 regions have both values.
+    ``reference_groups`` (the corpus's) are left out of ``table``; ``direction`` ``auto`` takes
+    :func:`expected_direction`; ``n_permutations`` random relabellings (seeded by ``seed``, as
+    is the power simulation) when ``K!`` exceeds ``exact_limit``; ``power``: the power table's
+    group model (:mod:`regbias.analysis.power.primary`; None or no simulations: none), with
+    ``power_noise`` by group (None: noise-free). A ``note`` and NaN statistics where the columns
+    are missing or fewer than 4 regions have both values.
     """
     alternative = expected_direction(performance) if direction == "auto" else direction
     present = set(groups_in_order(table))
     left_out = tuple(g for g in reference_groups if g in present)
-    untested = PrimaryTest(
-        distance=distance,
-        performance=performance,
-        direction=alternative,
-        groups=(),
-        left_out=left_out,
-        n_pairs=0,
-        rho=math.nan,
-        p_value=math.nan,
-        exact=False,
-        n_permutations=0,
-        significance=significance,
-    )
+    untested = PrimaryTest(distance, performance, alternative, significance, left_out)
     missing = [c for c in (distance, performance) if c not in table.columns]
     if missing:
         return replace(untested, note=f"not measured in this run (no column {', '.join(missing)})")
@@ -239,20 +204,7 @@ def primary_test(
     x = data[distance].to_numpy(dtype=np.float64)
     y = data[[performance]].to_numpy(dtype=np.float64)
     null = rank_correlation_null(x, y, index_a, index_b, perms).spearman[:, 0]
-    power = models = None
-    if power_simulations > 0:
-        simulated = {
-            "significance": significance,
-            "direction": alternative,
-            "couplings": power_couplings,
-            "n_simulations": power_simulations,
-            "n_permutations": power_permutations,
-            "seed": seed,
-            "noise": tuple(power_noise.get(g, 0.0) for g in groups) if power_noise else (),
-        }
-        models = position_model_range(len(groups), **simulated)  # type: ignore[arg-type]
-        power = primary_power(len(groups), dimensions=power_dimensions, **simulated)  # type: ignore[arg-type]
-    return replace(
+    tested = replace(
         untested,
         groups=groups,
         n_pairs=len(data),
@@ -260,6 +212,20 @@ def primary_test(
         p_value=permutation_p(null, alternative),
         exact=math.factorial(len(groups)) <= exact_limit,
         n_permutations=len(perms),
-        power=power,
-        power_models=models,
+    )
+    if power is None or power.simulations <= 0:
+        return tested
+    simulated = {
+        "significance": significance,
+        "direction": alternative,
+        "couplings": power.couplings,
+        "n_simulations": power.simulations,
+        "n_permutations": power.relabellings,
+        "seed": seed,
+        "noise": tuple(power_noise.get(g, 0.0) for g in groups) if power_noise else (),
+    }
+    return replace(
+        tested,
+        power=primary_power(len(groups), dimensions=power.dimensions, **simulated),  # type: ignore[arg-type]
+        power_models=position_model_range(len(groups), **simulated),
     )

@@ -44,16 +44,10 @@ def correlations(
     """Spearman and Kendall correlations of every distance column with every performance column.
 
     Rows with NaN in either column are dropped per column pair; the p-values are two-sided
-    Mantel p (:func:`regbias.analysis.permutations.rank_correlation_null`). Every row is a
-    secondary test, and the rows are adjusted together.
-
-    Args:
-        table: the pair table (a ``PairTable`` supplies its own column lists).
-        distance_columns: defaults to the ``PairTable``'s or to every ``dist_*`` column.
-        performance_columns: defaults to the ``PairTable``'s or every ``gap_*``/``dcor_*``.
-        n_permutations: random relabellings when enumeration is too large.
-        seed: their seed (the same for every column pair).
-        exact_limit: the largest ``K!`` enumerated exactly.
+    Mantel p (:func:`regbias.analysis.permutations.rank_correlation_null`: ``n_permutations``
+    seeded relabellings where ``K!`` exceeds ``exact_limit``). Every row is a secondary test,
+    and the rows are adjusted together. The columns default to a ``PairTable``'s own lists, or
+    every ``dist_*`` and every ``gap_*``/``dcor_*`` column.
 
     Returns:
         One row per (distance, performance): ``distance, performance, n_pairs,

@@ -1,13 +1,9 @@
 """The primary rho of two encoders compared: one joint bootstrap of both.
 
-Each encoder's rho has the interval of its own report
-(:func:`regbias.analysis.robustness.bootstrap.rho_replicates`). Two encoders of one sweep ran on
-the same seeds, so one replicate draws the same models, repetitions and texts for both, and
-their difference gets an interval and a two-sided bootstrap p from the replicates' differences,
-reflected about the measured difference as each rho's are (:func:`centred`; the p is the
-interval's own test: below ``1 - confidence`` where it leaves 0 out). docs/method.md,
-"Comparing encoders on the same texts". Where the evidence differs, the two are resampled apart
-(``paired`` False).
+Each rho has its own report's interval (:mod:`regbias.analysis.robustness.bootstrap`); one
+replicate draws the same models, repetitions and texts for both, so their difference gets a
+reflected interval and its two-sided p (docs/method.md, "Comparing encoders on the same
+texts"). Where the evidence differs, the two are resampled apart (``paired`` False).
 """
 
 from __future__ import annotations
@@ -94,13 +90,8 @@ def primary_contrasts(
 ) -> pd.DataFrame:
     """Per encoder its rho and interval, and per pair of encoders the rhos' difference.
 
-    Args:
-        evidence: each encoder's evidence, by label.
-        correlation: ``(distance, performance)``, the primary hypothesis.
-        n_bootstrap: replicates B.
-        confidence: the intervals' level.
-        seed: the bootstrap's seed (the analysis's, so each encoder's interval is its report's).
-        order: the encoder pairs to compare (None: every pair in the labels' order).
+    ``correlation``: the primary hypothesis; ``seed``: the analysis's, so each encoder's interval
+    is its report's; ``order``: the encoder pairs to compare (None: every pair, labels' order).
 
     Returns:
         One row per encoder pair: ``first, second``, per encoder ``rho_<x>``,
@@ -120,8 +111,7 @@ def primary_contrasts(
         row: dict[str, object] = {"first": first, "second": second}
         for name, item in (("first", a), ("second", b)):
             row[f"rho_{name}"] = item.estimate
-            low, high = item.interval(confidence)
-            row[f"rho_{name}_ci_low"], row[f"rho_{name}_ci_high"] = low, high
+            row[f"rho_{name}_ci_low"], row[f"rho_{name}_ci_high"] = item.interval(confidence)
         row["difference"] = measured = a.estimate - b.estimate
         row["ci_low"], row["ci_high"], row["p"] = math.nan, math.nan, math.nan
         if not (a.note or apart.note):

@@ -1,17 +1,9 @@
 """Two encoders on the same texts: how far apart each puts the groups, and their difference.
 
-The separation of groups ``a`` and ``b`` (docs/method.md, "Comparing encoders on the same
-texts")::
-
-    delta^2 = |mu_a - mu_b|^2 / ((tr Sigma_a + tr Sigma_b) / 2)
-
-its numerator the unbiased U-statistic ``|xbar_a - xbar_b|^2 - tr S_a / n_a - tr S_b / n_b``.
-Each bootstrap replicate draws every group's texts with replacement once, for every pair and
-every encoder: the encoders' difference gets a paired percentile interval and a two-sided
-bootstrap p, Holm-adjusted within each family. The replicates are re-centred on the estimate
-(a resample's U-statistic is not unbiased for its sample's), and a difference within
-:data:`TIE` of the separations' size (rounding: one encoder a scaled or rotated copy of the
-other) gets p = 1.
+The separation ``delta^2 = |mu_a - mu_b|^2 / ((tr Sigma_a + tr Sigma_b) / 2)``, its numerator
+the U-statistic ``|xbar_a - xbar_b|^2 - tr S_a / n_a - tr S_b / n_b``; one bootstrap of every
+group's texts for every pair and encoder gives the paired difference its re-centred interval
+and p (docs/method.md, "Comparing encoders on the same texts").
 """
 
 from __future__ import annotations
@@ -206,19 +198,10 @@ def contrast_encoders(
 ) -> list[EncoderContrast]:
     """Every pair of encoders compared on the test of record's texts (the module).
 
-    Args:
-        groups: every group's texts (the test of record's groups).
-        vectors_of: each encoder's sentence vectors of texts, in order, by its label.
-        settings: the test of record's settings (its cap and seed choose the texts).
-        references: the reference groups (their pairs form the second family).
-        n_bootstrap: replicates B.
-        confidence: the intervals' level.
-        alpha: the verdicts' level.
-        seed: the bootstrap's seed.
-
-    Returns:
-        One contrast per pair of encoders in the labels' order; the mean's ``p_adjusted`` is
-        Holm over them.
+    ``groups`` and ``settings`` (its cap and seed choose the texts) are the test of record's,
+    ``vectors_of`` each encoder's sentence vectors of texts by its label, ``n_bootstrap`` the
+    replicates B. Returns one contrast per pair of encoders in the labels' order; the mean's
+    ``p_adjusted`` is Holm over them.
     """
     capped, pairs = contrast_pairs(groups, settings, references)
     rng = rng_for(seed, "encoder-contrast")

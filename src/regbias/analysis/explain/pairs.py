@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 from regbias.analysis.explain.places import Gazetteer, english_share
 from regbias.analysis.explain.result import Explanations, PairExplanation
@@ -42,14 +43,9 @@ def explain_pairs(
 ) -> Explanations:
     """Words, typical texts and the place-name control of every pair ``tests`` call different.
 
-    Args:
-        tests: the test of record (its settings choose the texts, as they did for it).
-        groups: every group's texts, as given to the test.
-        vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
-        settings: ``analysis.explain``.
-        references: the reference groups, as given to the test.
-        gazetteer: the place names to mask (None: no control).
-        progress: called with each pair's name once it is explained.
+    ``groups`` and ``references`` as given to the test (its settings choose the texts again);
+    ``vectors``: ``(n, d)`` sentence vectors of texts, in order; ``gazetteer``: the place names
+    to mask (None: no control); ``progress``: called with each pair's name once explained.
     """
     note = ""
     if gazetteer is not None:
@@ -63,7 +59,7 @@ def explain_pairs(
             gazetteer = None
     masked, changed = None, set()
     if gazetteer is not None:
-        masked_groups = {g: gazetteer.mask_all(list(texts)) for g, texts in groups.items()}
+        masked_groups = {g: [gazetteer.mask(t) for t in texts] for g, texts in groups.items()}
         changed = {
             t
             for g, texts in groups.items()
@@ -91,29 +87,18 @@ def explain_pairs(
 
 def _explain(
     plan: PlannedPair,
-    row: Mapping[str, object],
+    row: pd.Series,
     vectors: Callable[[list[str]], np.ndarray],
     settings: ExplainSettings,
     corpus: dict[str, int] | None,
     changed: set[str],
     masked: PairTests | None,
 ) -> PairExplanation:
-    words = distinguishing_words(plan.side_a, plan.side_b, settings.top_words, corpus)
-    typical = typical_texts(
-        plan.side_a,
-        plan.side_b,
-        vectors(plan.side_a),
-        vectors(plan.side_b),
-        settings.typical_texts,
-    )
-    explanation = PairExplanation(
-        plan.group_a,
-        plan.group_b,
-        words,
-        typical,
-        float(row["effect"]),  # type: ignore[arg-type]
-        float(row[P_ADJUSTED]),  # type: ignore[arg-type]
-    )
+    a, b = plan.side_a, plan.side_b
+    words = distinguishing_words(a, b, settings.top_words, corpus)
+    typical = typical_texts(a, b, vectors(a), vectors(b), settings.typical_texts)
+    effect, p_adjusted = float(row["effect"]), float(row[P_ADJUSTED])
+    explanation = PairExplanation(plan.group_a, plan.group_b, words, typical, effect, p_adjusted)
     if masked is None:
         return explanation
     texts = [*plan.side_a, *plan.side_b]

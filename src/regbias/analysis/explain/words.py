@@ -1,17 +1,8 @@
 """Distinguishing words of two groups: log-odds with an informative Dirichlet prior.
 
-Monroe, Colaresi and Quinn (2008, "Fightin' words", eqs. 16, 19-22): with ``y_w`` a word's
-count on one side, ``n`` the side's tokens, ``alpha_w`` the prior's count of the word and
-``alpha_0`` their sum,
-
-    delta_w = log((y_aw + alpha_w) / (n_a + alpha_0 - y_aw - alpha_w))
-            - log((y_bw + alpha_w) / (n_b + alpha_0 - y_bw - alpha_w))
-    sigma_w^2 = 1 / (y_aw + alpha_w) + 1 / (y_bw + alpha_w),   z_w = delta_w / sigma_w.
-
-The prior is the pair's pooled counts (``pair``) or every group's (``corpus``). Words are
-scikit-learn ``CountVectorizer`` tokens (lower-cased words of two or more letters or digits),
-not the encoder's word pieces: a reader reads words. ``z`` ranks words; it is descriptive,
-not a test (the words are chosen by it and no multiplicity is held).
+Monroe, Colaresi and Quinn (2008, "Fightin' words", eqs. 16, 19-22) on scikit-learn
+``CountVectorizer`` tokens, the prior the pair's pooled counts or every group's
+(docs/method.md, "What carries a difference"). ``z`` ranks words: descriptive, not a test.
 """
 
 from __future__ import annotations
@@ -29,14 +20,7 @@ _TOKEN = r"(?u)\b\w\w+\b"
 
 
 def word_counts(*sides: Sequence[str]) -> tuple[list[str], list[np.ndarray]]:
-    """Each side's token count of every word the sides use.
-
-    Args:
-        sides: texts of each side (any number of sides).
-
-    Returns:
-        The words (sorted) and, per side, its counts in the words' order.
-    """
+    """The words (sorted) the ``sides`` (texts each) use, and each side's counts of them."""
     texts = [t for side in sides for t in side]
     if not any(t.strip() for t in texts):
         return [], [np.zeros(0) for _ in sides]
@@ -64,11 +48,8 @@ def log_odds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Monroe et al.'s ``delta`` and ``z`` of every word (positive: side a's word).
 
-    Args:
-        count_a: side a's count of each word.
-        count_b: side b's count of each word.
-        prior: the Dirichlet prior's count of each word (all > 0).
-        alpha_0: the prior's total count over its whole vocabulary (None: ``prior``'s sum).
+    ``prior``: the Dirichlet prior's count of each word (all > 0); ``alpha_0``: its total over
+    its whole vocabulary (None: ``prior``'s sum).
     """
     y_a, y_b, alpha = (np.asarray(x, dtype=float) for x in (count_a, count_b, prior))
     n_a, n_b = y_a.sum(), y_b.sum()
@@ -86,18 +67,10 @@ def distinguishing_words(
     top: int,
     corpus: dict[str, int] | None = None,
 ) -> pd.DataFrame:
-    """The ``top`` words of each side by log-odds ``z``, side a's first (z > 0) then side b's.
+    """The ``top`` words of each side by log-odds ``z``: :data:`WORD_COLUMNS`, side a's first.
 
-    Args:
-        side_a: the texts of side a.
-        side_b: the texts of side b.
-        top: words kept each way.
-        corpus: the prior's counts (:func:`corpus_counts` of every group's texts); None: the
-            pair's own, pooled. A word counts at least its pair count (the pair's texts are
-            the corpus's), so no prior count is zero.
-
-    Returns:
-        :data:`WORD_COLUMNS`, side a's words by falling z, then side b's by rising z.
+    ``corpus``: the prior's counts (:func:`corpus_counts` of every group's texts; None: the
+    pair's own, pooled). A word counts at least its pair count, so no prior count is zero.
     """
     words, (y_a, y_b) = word_counts(side_a, side_b)
     if not words:

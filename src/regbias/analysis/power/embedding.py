@@ -158,19 +158,10 @@ class PowerResult:
             p = part["p"].to_numpy(dtype=np.float64)
             hits = int(np.sum(p <= self.alpha / m))
             low, high = scipy_stats.binomtest(hits, len(p)).proportion_ci(0.95)
-            rows.append(
-                {
-                    "n_a": int(n_a),
-                    "n_b": int(n_b),
-                    "share": float(share),
-                    "plants": len(p),
-                    "power": hits / len(p),
-                    "power_low": float(low),
-                    "power_high": float(high),
-                    "power_unadjusted": float(np.mean(p <= self.alpha)),
-                }
-            )
-        return pd.DataFrame(rows)
+            found = (hits / len(p), float(low), float(high), float(np.mean(p <= self.alpha)))
+            rows.append((int(n_a), int(n_b), float(share), len(p), *found))
+        columns = ["n_a", "n_b", "share", "plants", "power", "power_low", "power_high"]
+        return pd.DataFrame(rows, columns=[*columns, "power_unadjusted"])
 
     def detectable(self) -> dict[tuple[int, int], float]:
         """Per size class ``(n_a, n_b)``: the smallest share detected, every larger one too.
@@ -296,19 +287,10 @@ def plant_power(
 ) -> PowerResult:
     """The test of record on every plant of every size class.
 
-    Args:
-        source: ``(n, d)`` sentence vectors of the source group's distinct texts.
-        donor: ``(n', d)`` the donor group's.
-        classes: ``(n_a, n_b, m)`` per size class: the pseudo-groups' sizes and the number of
-            pairs of the family (the level is ``alpha / m``).
-        settings: the plant settings.
-        statistic: the test's statistic.
-        alpha: the level.
-        names: the source's and the donor's names, for the report.
-        progress: show a progress bar.
-
-    A class larger than the source or the donor can give is planted at the largest sizes that
-    fit, in the same ratio (``planted_a``, ``planted_b``: a lower bound of its power).
+    ``source``, ``donor``: sentence vectors of the groups' distinct texts, ``names`` their names;
+    ``classes``: ``(n_a, n_b, m)`` per size class, the level ``alpha / m``. A class larger than
+    the source or the donor can give is planted at the largest sizes that fit, in the same ratio
+    (``planted_a``, ``planted_b``: a lower bound of its power).
 
     Raises:
         SampleSizeError: the source cannot give two pseudo-groups of two texts at some class.

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from regbias.analysis.power.embedding import TARGET_POWER
+from regbias.analysis.power.embedding import TARGET_POWER, PowerSettings
 from regbias.analysis.tests.embedding import size_class
-from regbias.analysis.tests.performance import PerfTests, StratifiedPair, stratified_test
-from regbias.analysis.tests.text_scores import PerfTexts, Side
+from regbias.analysis.tests.performance import PerfTests, StratifiedPair, relabel
+from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.data.sampling import rng_for
 from regbias.errors import SampleSizeError
 
@@ -75,37 +75,23 @@ def perf_classes(tests: PerfTests) -> list[tuple[int, int, int]]:
     return [(a, b, m) for (a, b), m in sorted(classes.items())]
 
 
-def _side(rows: np.ndarray, strata: np.ndarray) -> Side:
-    names = sorted(set(strata[rows].tolist()))
-    return Side(tuple(rows[strata[rows] == s] for s in names), tuple(names))
-
-
 def perf_plant_power(
     texts: PerfTexts,
     source: str,
     classes: Sequence[tuple[int, int, int]],
-    gaps: Sequence[float],
-    *,
-    plants: int,
-    relabellings: int,
+    settings: PowerSettings,
     alpha: float,
-    seed: int,
 ) -> PerfPower:
     """The performance test on planted accuracy gaps at every size class (the module).
 
-    Args:
-        texts: the pooled per-text scores (binary: correctness).
-        source: the region cut into pseudo-groups.
-        classes: ``(n_a, n_b, m)`` per size class (:func:`perf_classes`).
-        gaps: the accuracy gaps planted (0 is added: the false-positive rate).
-        plants: plants per gap and class.
-        relabellings: relabellings of each plant's test.
-        alpha: the level (a plant is detected at ``p <= alpha / m``).
-        seed: seed of the plants and their tests.
+    ``source``: the region cut into pseudo-groups; ``classes``: ``(n_a, n_b, m)`` per size class
+    (:func:`perf_classes`), a plant detected at ``p <= alpha / m``; the settings'
+    ``performance_gaps`` are planted (0 is added: the false-positive rate).
 
     Raises:
         SampleSizeError: the source has too few texts for a class.
     """
+    gaps, plants, relabellings = settings.performance_gaps, settings.plants, settings.relabellings
     side = texts.group_side(source)
     rows = np.concatenate(side.rows)
     scores = texts.scores()[:, :1]
@@ -128,10 +114,10 @@ def perf_plant_power(
                 f"texts; it has {len(rows)}: name a larger analysis.power.source"
             )
         for gap in (0.0, *gaps):
-            rng = rng_for(seed, "perf-power", n_a, n_b, f"{gap:g}")
+            rng = rng_for(settings.seed, "perf-power", n_a, n_b, f"{gap:g}")
             share = gap / leverage if gap > 0 else 0.0
             plan = _Plan((n_a, n_b), share, relabellings, alpha / m, plants)
-            hits = _plants(scores, texts.strata, rows, plan, rng) if plants else 0
+            hits = _plants(scores, texts, rows, plan, rng) if plants else 0
             low = stats.binomtest(hits, plants).proportion_ci(_BOUND).low if plants else 0.0
             out.append((n_a, n_b, m, gap, share, hits, hits / plants, low))
     columns = ["n_a", "n_b", "m", "gap", "share", "detected", "power", "power_low"]
@@ -151,7 +137,7 @@ class _Plan:
 
 
 def _plants(
-    scores: np.ndarray, strata: np.ndarray, rows: np.ndarray, plan: _Plan, rng: np.random.Generator
+    scores: np.ndarray, texts: PerfTexts, rows: np.ndarray, plan: _Plan, rng: np.random.Generator
 ) -> int:
     """How many of the plan's plants the stratified test detects at its level."""
     (n_a, n_b), share, relabellings = plan.sizes, plan.share, plan.relabellings
@@ -161,9 +147,8 @@ def _plants(
         planted = scores.copy()
         flipped = rng.choice(chosen[n_a:], round(share * n_b), replace=False)
         planted[flipped] = 1.0 - planted[flipped]
-        pair = StratifiedPair.of(_side(chosen[:n_a], strata), _side(chosen[n_a:], strata))
+        pair = StratifiedPair.of(texts.side(chosen[:n_a]), texts.side(chosen[n_a:]))
         if not pair.common:
             continue
-        _, p = stratified_test(planted, pair, "accuracy", relabellings, rng)
-        hits += p <= plan.level
+        hits += relabel(planted, pair, "accuracy", relabellings, rng).p() <= plan.level
     return hits

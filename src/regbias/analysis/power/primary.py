@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,11 +78,6 @@ class PrimaryPower:
     noise: tuple[float, ...] = ()
 
     @property
-    def n_pairs(self) -> int:
-        """Pairs of each simulated study."""
-        return self.n_groups * (self.n_groups - 1) // 2
-
-    @property
     def reachable_rho(self) -> float:
         """The mean rho at the strongest coupling (c = 1): the most this model can realise."""
         return float(self.table.loc[self.table["coupling"].idxmax(), "mean_rho"])
@@ -126,19 +122,11 @@ def primary_power(
 ) -> PrimaryPower:
     """Power of the Mantel test of Spearman's rho over the pairs of ``n_groups`` groups.
 
-    Args:
-        n_groups: the groups K (the regions of the primary test).
-        significance: the level.
-        direction: ``greater`` plants gaps (rho > 0), ``less`` negated gaps (rho < 0),
-            ``two-sided`` gaps tested two-sided.
-        couplings: the couplings c in [0, 1]; 1 is added when missing (the reachable rho).
-        dimensions: the dimensions of the positions the distances come from.
-        n_simulations: simulated studies per coupling.
-        n_permutations: random relabellings per simulated test; all ``K!`` when ``K!`` is at
-            most ``n_permutations + 1``.
-        seed: the seed; each coupling draws its own stream.
-        spread: the standard deviation of the positions' coordinates beyond the first.
-        noise: per group, its evaluation noise (the module); empty or all zero: none.
+    ``direction``: ``greater`` plants gaps (rho > 0), ``less`` negated gaps (rho < 0),
+    ``two-sided`` gaps tested two-sided; ``couplings`` in [0, 1] (1 is added: the reachable
+    rho), each drawing its own stream of ``seed``; ``n_permutations`` random relabellings per
+    simulated test (all ``K!`` when at most ``n_permutations + 1``); ``spread``: the sd of the
+    positions' coordinates beyond the first; ``noise``: per group (the module; empty: none).
 
     Raises:
         ValueError: fewer than 3 groups, a coupling outside [0, 1], no dimension or no
@@ -276,45 +264,18 @@ def _chunks(n: int) -> list[slice]:
     return [slice(start, start + _SIMULATION_CHUNK) for start in range(0, n, _SIMULATION_CHUNK)]
 
 
-def position_model_range(
-    n_groups: int,
-    *,
-    significance: float,
-    direction: Alternative,
-    couplings: Sequence[float],
-    n_simulations: int,
-    n_permutations: int,
-    seed: int,
-    noise: Sequence[float] = (),
-) -> pd.DataFrame:
+def position_model_range(n_groups: int, **simulated: Any) -> pd.DataFrame:
     """The reachable rho, its power and the rho detected under each of :data:`POSITION_MODELS`.
 
-    The arguments are :func:`primary_power`'s. One row per model: ``model``, ``reachable_rho``
-    (the mean rho at coupling 1), ``power`` there, ``power_low``, and ``detected_rho`` (NaN:
-    none).
+    ``simulated``: :func:`primary_power`'s keyword arguments but ``dimensions`` and ``spread``.
+    One row per model: ``model``, ``reachable_rho`` (the mean rho at coupling 1), ``power``
+    there, ``power_low``, and ``detected_rho`` (NaN: none).
     """
     rows = []
     for name, dimensions, spread in POSITION_MODELS:
-        power = primary_power(
-            n_groups,
-            significance=significance,
-            direction=direction,
-            couplings=couplings,
-            dimensions=dimensions,
-            n_simulations=n_simulations,
-            n_permutations=n_permutations,
-            seed=seed,
-            spread=spread,
-            noise=noise,
-        )
+        power = primary_power(n_groups, dimensions=dimensions, spread=spread, **simulated)
         row = power.strongest_row
-        rows.append(
-            {
-                "model": name,
-                "reachable_rho": float(row["mean_rho"]),
-                "power": float(row["power"]),
-                "power_low": float(row["power_low"]),
-                "detected_rho": math.nan if power.detected_rho is None else power.detected_rho,
-            }
-        )
-    return pd.DataFrame(rows)
+        detected = math.nan if power.detected_rho is None else power.detected_rho
+        rows.append((name, row["mean_rho"], row["power"], row["power_low"], detected))
+    columns = ["model", "reachable_rho", "power", "power_low", "detected_rho"]
+    return pd.DataFrame(rows, columns=columns).astype({c: float for c in columns[1:]})

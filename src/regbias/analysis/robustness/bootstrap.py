@@ -1,15 +1,9 @@
 """Bootstrap intervals of a correlation's rho and tau, from every source of measurement noise.
 
-Every replicate resamples the models (the same for every metric) and each distance matrix's
-repetitions; with per-text scores the gaps are resampled in two stages, the models and then the
-texts within group and label stratum (:mod:`regbias.analysis.tests.text_scores`). Groups are
-fixed: :mod:`regbias.analysis.robustness.leave_one_out` speaks for their choice.
-
-The intervals are for the measured rho: the one a repeat of the study (new models, evaluation
-texts and repetitions, the same groups) would measure on average, which the gaps' noise pulls
-towards 0, not the noise-free rho. A replicate carries the noise twice, so its rhos sit below
-the estimate; the interval reflects their spread about their own mean around the estimate
-(:func:`centred`, the basic bootstrap), which keeps the estimate inside it.
+Every replicate resamples the models (the same for every metric), each distance matrix's
+repetitions and, with per-text scores, the texts within group and label stratum; the groups are
+fixed. The intervals are for the measured rho, reflected about the estimate (:func:`centred`;
+docs/method.md, "The primary's interval is for the measured rho").
 """
 
 from __future__ import annotations
@@ -96,19 +90,11 @@ def bootstrap_replicates(
 ) -> dict[str, np.ndarray]:
     """Bootstrap replicates ``(B, n_rows)`` of the pair table's columns that have a noise source.
 
-    Args:
-        table: the pair table (its rows give the pairs, in order).
-        distances: matrices by name; one with at least 2 repetitions gives ``dist_<name>``,
-            the mean of R repetitions drawn with replacement (NaN entries skipped).
-        per_model: the long performance table; each replicate draws the models
-            (``seed, fold``), the same for every metric, for ``gap_*`` and ``dcor_*``.
-        n_bootstrap: replicates B.
-        seed: the generator's seed.
-        texts: every text's per-model scores; their metrics' gaps are then resampled in two
-            stages instead.
-
-    Returns:
-        Replicates by column; a column without a noise source is absent (held at its value).
+    A matrix of ``distances`` with at least 2 repetitions gives ``dist_<name>``, the mean of R
+    repetitions drawn with replacement (NaN entries skipped); each replicate draws the models
+    (``seed, fold``) of ``per_model``, the same for every metric, for ``gap_*`` and ``dcor_*``;
+    with ``texts`` their metrics' gaps are resampled in two stages instead. A column without a
+    noise source is absent (held at its value).
     """
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
@@ -155,10 +141,6 @@ def _text_gap_replicates(
     }
 
 
-def _text_resampled(texts: PerfTexts | None, column: str) -> bool:
-    return texts is not None and column in {f"{GAP_PREFIX}{m}" for m in texts.metrics}
-
-
 def _pair_values(matrices: np.ndarray, groups: list[str], table: pd.DataFrame) -> np.ndarray:
     """``(B, n_rows)`` entries of ``(B, K, K)`` matrices at the table's pairs; NaN if unknown."""
     index = {g: i for i, g in enumerate(groups)}
@@ -190,16 +172,11 @@ def _performance_replicates(
         finite = np.isfinite(matrix)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = (weights @ np.where(finite, matrix, 0.0)) / (weights @ finite)
-        gaps = np.abs(means[:, :, None] - means[:, None, :])
-        for prefix, replicates in (("gap_", gaps), ("dcor_", None)):
-            column = f"{prefix}{metric}"
-            if column not in table:
-                continue
-            if replicates is None:
-                if not finite.all():
-                    continue  # dcor drops models per pair there: not resampled, held fixed
-                replicates = weighted_dcor(matrix, weights)
-            out[column] = _pair_values(replicates, groups, table)
+        if f"gap_{metric}" in table:
+            gaps = np.abs(means[:, :, None] - means[:, None, :])
+            out[f"gap_{metric}"] = _pair_values(gaps, groups, table)
+        if f"dcor_{metric}" in table and finite.all():  # else dcor drops models per pair: fixed
+            out[f"dcor_{metric}"] = _pair_values(weighted_dcor(matrix, weights), groups, table)
     return out
 
 
@@ -239,13 +216,9 @@ def bootstrap_intervals(
 ) -> pd.DataFrame:
     """Intervals of Spearman's rho and Kendall's tau-b for the measured rho (:func:`centred`).
 
-    Args:
-        table: the pair table the replicates were drawn for.
-        found: the correlation table (its ``distance, performance`` rows).
-        replicates: :func:`bootstrap_replicates`; a column absent there is held at its value.
-        confidence: the interval's level.
-        units: :func:`resampling_units` (None: every resampled column counts).
-        texts: the per-text scores the replicates used (they name the gaps' source).
+    Per row of the correlation table ``found``, from :func:`bootstrap_replicates` of ``table``
+    (a column absent there is held at its value); ``units``: :func:`resampling_units` (None:
+    every resampled column counts); ``texts`` name the gaps' source.
 
     Returns:
         One row per correlation: ``bootstrap_sources`` (the resampled columns' kinds),
@@ -282,7 +255,7 @@ def _unresampled(note: str, resampled: bool, kept: np.ndarray) -> str:
 
 
 def _source(column: str, texts: PerfTexts | None) -> str:
-    if _text_resampled(texts, column):
+    if texts is not None and column in {f"{GAP_PREFIX}{m}" for m in texts.metrics}:
         return _TEXTS_SOURCE
     return _SOURCE[column.startswith(DISTANCE_PREFIX)]
 
@@ -352,20 +325,12 @@ def rho_replicates(
     seed: int,
     texts: PerfTexts | None = None,
 ) -> RhoReplicates:
-    """Rho's bootstrap replicates for one correlation over the pairs within ``groups`` only.
+    """Rho's replicates of a ``(distance, performance)`` correlation over the pairs of ``groups``.
 
-    Two calls with the same seed on evidence of the same shapes (models, repetitions, texts per
-    group) draw the same resamples: their replicates pair up row by row.
-
-    Args:
-        table: the pair table (all groups).
-        correlation: its ``(distance, performance)`` columns.
-        groups: the groups whose pairs count.
-        distances: the distance matrices (the distance column's repetitions are resampled).
-        per_model: the long performance table (its models are resampled).
-        n_bootstrap: replicates B.
-        seed: the generator's seed.
-        texts: every text's per-model scores (the gap's texts are resampled too).
+    The primary's interval: the same pairs as its rho (the regions'), not the all-groups row of
+    the correlation table. ``distances``' repetitions, ``per_model``'s models and ``texts`` are
+    resampled; two calls with the same seed on evidence of the same shapes draw the same
+    resamples, so their replicates pair up row by row.
     """
     within = table["group_a"].isin(groups) & table["group_b"].isin(groups)
     pairs = table.loc[within, ["group_a", "group_b", *correlation]].reset_index(drop=True)
@@ -384,37 +349,3 @@ def rho_replicates(
         return RhoReplicates(estimate, np.full(n_bootstrap, np.nan), note)
     x, y = (_replicates_of(pairs, c, replicates, kept) for c in correlation)
     return RhoReplicates(estimate, spearman_rows(x, y))
-
-
-def interval_within(
-    table: pd.DataFrame,
-    correlation: tuple[str, str],
-    groups: Sequence[str],
-    distances: Mapping[str, DistanceMatrix],
-    per_model: pd.DataFrame | None,
-    *,
-    n_bootstrap: int,
-    confidence: float,
-    seed: int,
-    texts: PerfTexts | None = None,
-) -> tuple[float, float, str]:
-    """Rho's interval at ``confidence`` over the pairs within ``groups`` (:func:`rho_replicates`).
-
-    The primary test's interval: the same pairs as its rho (the regions'), not the all-groups
-    row of the correlation table.
-
-    Returns:
-        ``(low, high, note)``: NaN ends and the reason in ``note`` where there is no interval
-        (:data:`MIN_RESAMPLED`, nothing resampled, fewer than 3 pairs).
-    """
-    found = rho_replicates(
-        table,
-        correlation,
-        groups,
-        distances,
-        per_model,
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-        texts=texts,
-    )
-    return (*found.interval(confidence), found.note)

@@ -124,7 +124,7 @@ def logo_summary(found: pd.DataFrame, logo: pd.DataFrame, significance: float) -
     for (distance, performance), part in merged.groupby(CORRELATION_KEYS, sort=False):
         full = part["spearman_rho_all"].iloc[0]
         finite = part.dropna(subset=["shift"])
-        most = finite.loc[finite["shift"].idxmax()] if len(finite) else None
+        most = finite.loc[finite["shift"].idxmax()] if len(finite) else {}
         kept_sign = bool(len(part) and (np.sign(part["spearman_rho"]) == np.sign(full)).all())
         p_max = part["spearman_p_perm"].max(skipna=False)
         rows.append(
@@ -133,10 +133,8 @@ def logo_summary(found: pd.DataFrame, logo: pd.DataFrame, significance: float) -
                 "performance": performance,
                 "loo_rho_min": part["spearman_rho"].min(skipna=False),
                 "loo_rho_max": part["spearman_rho"].max(skipna=False),
-                "loo_most_influential": None if most is None else most["left_out"],
-                "loo_rho_without_most_influential": np.nan
-                if most is None
-                else most["spearman_rho"],
+                "loo_most_influential": most.get("left_out"),
+                "loo_rho_without_most_influential": most.get("spearman_rho", np.nan),
                 "loo_p_max": p_max,
                 "survives_loo": kept_sign and bool(p_max < significance),
             }

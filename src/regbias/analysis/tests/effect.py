@@ -1,15 +1,9 @@
-"""A pair's size-free effect: an unbiased estimate of its statistic's population value.
+"""A pair's size-free effect: the U-statistic of its statistic, unbiased at any size.
 
-The test's value ``T`` and its ``z`` grow with the groups' sizes; the effect is the
-U-statistic of the statistic instead (docs/method.md, "Which pairs differ"): for ``mean``
-
-``U = sum_{i != j in a} x_i . x_j / (n_a (n_a - 1)) + (the same for b)
-- 2 sum_{i in a, j in b} x_i . y_j / (n_a n_b)``,
-
-whose expectation is ``|mu_a - mu_b|^2`` at any size; for ``energy`` and ``mmd`` the same
-form of their kernels (the kernel's width as in the test). The interval: each group's texts
-resampled with replacement, each resample's U shifted by their mean's distance from ``U`` (a
-resample's U-statistic centres on the plug-in value), percentiles at ``(1 +- confidence) / 2``.
+For ``mean`` ``U = sum_{i != j in a} x_i . x_j / (n_a (n_a - 1)) + (the same for b)
+- 2 sum_{i in a, j in b} x_i . y_j / (n_a n_b)``, of expectation ``|mu_a - mu_b|^2``; for
+``energy`` and ``mmd`` the same form of their kernels. Its interval resamples each group's
+texts, re-centred on ``U`` (docs/method.md, "Which pairs differ").
 """
 
 from __future__ import annotations

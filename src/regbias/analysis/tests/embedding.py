@@ -1,11 +1,8 @@
 """The test of record per pair: one permutation test on all distinct texts of both groups.
 
-docs/method.md, "Which pairs differ: the test of record". The units are the groups' distinct
-texts, one sentence vector each, and a relabelling splits the pooled texts at random into
-sides of the groups' sizes. The statistics and their null:
-:mod:`regbias.analysis.tests.embedding_null`. Texts held by both groups belong to neither
-side of that pair; a group larger than ``cap`` is subsampled once, seeded, before any pair is
-formed.
+A relabelling splits the pooled sentence vectors at random into sides of the groups' sizes
+(the statistics and their null: :mod:`regbias.analysis.tests.embedding_null`); docs/method.md,
+"Which pairs differ: the test of record", has the caps and the texts both groups hold.
 """
 
 from __future__ import annotations
@@ -191,11 +188,10 @@ class PairTests(PairwiseTests):
         """
         table = self.table.copy()
         table["power_donor"] = donor
-        shares = []
-        for a, b in zip(table["n_a"], table["n_b"], strict=True):
-            key = (size_class(min(a, b)), size_class(max(a, b)))
-            shares.append(detectable.get(key, math.nan))
-        table["detectable_share"] = shares
+        table["detectable_share"] = [
+            detectable.get((size_class(min(a, b)), size_class(max(a, b))), math.nan)
+            for a, b in zip(table["n_a"], table["n_b"], strict=True)
+        ]
         return replace(self, table=table)
 
 
@@ -331,13 +327,9 @@ def record_tests(
 ) -> PairTests:
     """The test of record of every pair of ``groups``, Holm-adjusted within each family.
 
-    Args:
-        groups: every group's texts (duplicates are counted once).
-        vectors: ``(n, d)`` sentence vectors of texts, in order (the embedding cache).
-        settings: the test's settings.
-        references: the reference groups: their pairs form the secondary family.
-        alpha: the level.
-        progress: called with each pair's name once it is tested.
+    ``groups``: every group's texts (duplicates count once); ``vectors``: ``(n, d)`` sentence
+    vectors of texts, in order; ``references``: their pairs form the secondary family;
+    ``progress``: called with each pair's name once it is tested.
     """
     plans = plan_pairs(groups, settings, references)
     texts = list(dict.fromkeys(t for plan in plans for t in (*plan.side_a, *plan.side_b)))

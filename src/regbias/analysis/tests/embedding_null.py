@@ -98,11 +98,6 @@ def tie_margin(form: PooledForm, n_a: int, observed: float) -> float:
     entries' own rounding (:attr:`PooledForm.entry_error`). Two values each within that
     bound of their exact values tie exactly only if they are within twice of each other; the
     margin is twice that again (a factor of safety).
-
-    Args:
-        form: the pooled form.
-        n_a: texts on side ``a``.
-        observed: the observed value ``T``.
     """
     n = form.n
     s = max(1.0 / n_a, 1.0 / (n - n_a)) * (1 + 2 * _UNIT)

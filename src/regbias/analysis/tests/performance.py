@@ -1,12 +1,8 @@
 """The test of record for performance: do the sweep's classifiers treat two groups differently?
 
-Once per sweep, on every text every model scored; the unit is the text, its score what the
-models said of it (:mod:`regbias.analysis.tests.text_scores`). docs/method.md, "Performance
-gaps", states the design: relabellings within label strata, the stratum-standardised gap
-(Cochran-Mantel-Haenszel weights ``n_as n_bs / N_s``) beside the plain one, studentized
-(Chung and Romano 2013: a test of equal accuracy, not of equal score distributions), multivariate
-hypergeometric relabellings (``p = (1 + #{|Z*| >= |Z|}) / (1 + K)``), Holm per family and
-two-stage bootstrap intervals.
+Once per sweep, on every text every model scored (:mod:`regbias.analysis.tests.text_scores`):
+the stratum-standardised gap, studentized, relabelled within label strata, Holm per family,
+with two-stage bootstrap intervals (docs/method.md, "Performance gaps").
 """
 
 from __future__ import annotations
@@ -235,34 +231,21 @@ def _gradient(metric: str, means: np.ndarray) -> np.ndarray:
     )
 
 
-@dataclass(frozen=True)
-class _Stratum:
-    """One common stratum: its distinct scores, how many texts hold each, side ``a``'s counts.
-
-    ``counts`` is ``(1 + K, C)``: the observed labelling first, then the relabellings.
-    """
-
-    colours: np.ndarray
-    sizes: np.ndarray
-    counts: np.ndarray
-
-    def side(self, a: bool) -> np.ndarray:
-        """``(1 + K, C)`` how many texts of each score side ``a`` (or ``b``) holds."""
-        return self.counts if a else self.sizes - self.counts
-
-
 def _side_statistic(
-    metric: str, strata: Sequence[_Stratum], w: np.ndarray, a: bool
+    metric: str, colours: Sequence[np.ndarray], counts: Sequence[np.ndarray], w: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A side's standardised metric and its squared standard error (delta method), per row."""
-    counts = [s.side(a) for s in strata]
+    """A side's standardised metric and its squared standard error (delta method), per row.
+
+    Per common stratum, its distinct scores (``colours``, ``(C, d)``) and how many texts of
+    each the side holds (``counts``, ``(1 + K, C)``: the observed labelling, then relabellings).
+    """
     n = np.stack([c.sum(axis=1) for c in counts], axis=1).astype(np.float64)  # (1 + K, S)
-    sums = np.stack([c @ s.colours for c, s in zip(counts, strata, strict=True)], axis=1)
+    sums = np.stack([c @ x for c, x in zip(counts, colours, strict=True)], axis=1)
     means = np.einsum("ksd,s->kd", sums / n[..., None], w)
     gradient = _gradient(metric, means)  # (1 + K, d): the text's linearised score is g . x
     variance = np.zeros(len(n))
-    for j, (c, s) in enumerate(zip(counts, strata, strict=True)):
-        u = gradient @ s.colours.T  # (1 + K, C)
+    for j, (c, x) in enumerate(zip(counts, colours, strict=True)):
+        u = gradient @ x.T  # (1 + K, C)
         total, square = (c * u).sum(axis=1), (c * u**2).sum(axis=1)
         spread = np.maximum(square - total**2 / n[:, j], 0.0) / np.maximum(n[:, j] - 1, 1)
         variance += w[j] ** 2 * spread / n[:, j]
@@ -301,49 +284,26 @@ def relabel(
 
     ``scores``: ``(N, d)`` every text's components (:meth:`PerfTexts.scores`).
     """
-    strata = []
+    colours, counts_a, counts_b = [], [], []
     for rows_a, rows_b in zip(pair.rows(pair.a), pair.rows(pair.b), strict=True):
         pooled = scores[np.concatenate([rows_a, rows_b])]
         if pooled.shape[1] == 1:  # unique scalars: an order of magnitude faster than rows
             values, inverse, sizes = np.unique(pooled, return_inverse=True, return_counts=True)
-            colours = values[:, None]
+            distinct = values[:, None]
         else:
-            colours, inverse, sizes = np.unique(
+            distinct, inverse, sizes = np.unique(
                 pooled, axis=0, return_inverse=True, return_counts=True
             )
-        observed = np.bincount(inverse.reshape(-1)[: len(rows_a)], minlength=len(colours))
+        observed = np.bincount(inverse.reshape(-1)[: len(rows_a)], minlength=len(distinct))
         drawn = rng.multivariate_hypergeometric(
             sizes, len(rows_a), size=relabellings, method="marginals"
         )
-        strata.append(_Stratum(colours, sizes, np.vstack([observed, drawn])))
-    value_a, variance_a = _side_statistic(metric, strata, pair.weights, a=True)
-    value_b, variance_b = _side_statistic(metric, strata, pair.weights, a=False)
+        colours.append(distinct)
+        counts_a.append(np.vstack([observed, drawn]))
+        counts_b.append(sizes - counts_a[-1])
+    value_a, variance_a = _side_statistic(metric, colours, counts_a, pair.weights)
+    value_b, variance_b = _side_statistic(metric, colours, counts_b, pair.weights)
     return Relabelled(value_a - value_b, np.sqrt(variance_a + variance_b))
-
-
-def stratified_test(
-    scores: np.ndarray,
-    pair: StratifiedPair,
-    metric: str,
-    relabellings: int,
-    rng: np.random.Generator,
-) -> tuple[float, float]:
-    """The pair's standardised gap ``T`` and the two-sided p of its studentized relabellings."""
-    found = relabel(scores, pair, metric, relabellings, rng)
-    return float(found.gaps[0]), found.p()
-
-
-def _raw_gap(scores: np.ndarray, pair: StratifiedPair, metric: str) -> float:
-    """The plain gap ``metric(a) - metric(b)`` over all texts of both sides."""
-    return side_metric(metric, scores, pair.a) - side_metric(metric, scores, pair.b)
-
-
-def _untestable_reason(pair: StratifiedPair) -> str:
-    if min(pair.a.n, pair.b.n) < 1:
-        return "a side has no scored text left (every text held by both groups)"
-    if not pair.common:
-        return "no label stratum holds texts of both groups"
-    return ""
 
 
 def perf_record_tests(
@@ -359,15 +319,9 @@ def perf_record_tests(
 ) -> PerfTests:
     """The performance test of record of every pair of ``groups`` (the module).
 
-    Args:
-        texts: the sweep's pooled per-text scores.
-        groups: the groups, in display order (a group without scored texts is left out).
-        settings: the test's settings.
-        plans_with: the distance test of record's settings (its shared-text rule, no cap).
-        references: the reference groups (their pairs form the reference family).
-        alpha: the level of the adjusted verdicts.
-        n_bootstrap: two-stage bootstrap replicates of the intervals (0: none).
-        confidence: the intervals' level.
+    ``groups`` in display order (one without scored texts is left out); ``plans_with``: the
+    distance test of record's settings (its shared-text rule, no cap); ``n_bootstrap``:
+    two-stage bootstrap replicates of the intervals (0: none).
     """
     present = [g for g in groups if g in texts.members]
     keys = {g: [str(k) for k in texts.keys[texts.members[g]]] for g in present}
@@ -411,20 +365,22 @@ def _pair_row(
     rng: np.random.Generator,
     confidence: float,
 ) -> dict[str, object]:
-    reason = _untestable_reason(pair)
     row: dict[str, object] = {"n_a": pair.a.n, "n_b": pair.b.n, "raw_gap": math.nan}
-    if min(pair.a.n, pair.b.n) >= 1:
-        row["raw_gap"] = _raw_gap(scores, pair, metric)
-    if reason:
-        undefined = dict.fromkeys(("gap", "ci_low", "ci_high", "p"), math.nan)
-        return {**row, **undefined, "testable": False, "note": reason}
+    row |= dict.fromkeys(("gap", "ci_low", "ci_high", "p"), math.nan)
+    if min(pair.a.n, pair.b.n) < 1:
+        note = "a side has no scored text left (every text held by both groups)"
+        return {**row, "testable": False, "note": note}
+    row["raw_gap"] = side_metric(metric, scores, pair.a) - side_metric(metric, scores, pair.b)
+    if not pair.common:
+        return {**row, "testable": False, "note": "no label stratum holds texts of both groups"}
     test_rng = rng_for(settings.seed, "perf-test", plan.group_a, plan.group_b)
-    gap, p = stratified_test(scores, pair, metric, settings.relabellings, test_rng)
-    low = high = math.nan
+    found = relabel(scores, pair, metric, settings.relabellings, test_rng)
+    row |= {"gap": float(found.gaps[0]), "p": found.p()}
     if replicates is not None:
-        low, high = _gap_interval(replicates, pair, metric, cache, rng, confidence)
-    found = {"gap": gap, "ci_low": low, "ci_high": high, "p": p}
-    return {**row, **found, "testable": True, "note": ""}
+        row["ci_low"], row["ci_high"] = _gap_interval(
+            replicates, pair, metric, cache, rng, confidence
+        )
+    return {**row, "testable": True, "note": ""}
 
 
 def _gap_interval(

@@ -1,11 +1,9 @@
 """A sweep's per-text performance, pooled over its models, and its two-stage bootstrap.
 
-A text's score is what the sweep's models said of it, averaged over the models that scored it
-(docs/method.md, "Performance gaps"): binary, one component (correctness); multilabel, three
-(true positive, false positive and false negative topics). A group's metric is a function of
-its texts' summed components: accuracy ``c / n``, micro-F1 ``2 tp / (2 tp + fp + fn)``. The
-bootstrap draws the seeds (:func:`unit_weights`), then the texts within each group and label
-stratum; a text held out by one model moves with its seed.
+A text's score is its components averaged over the models that scored it: binary, correctness;
+multilabel, true positive, false positive and false negative topics. A group's metric is a
+function of its texts' summed components. The bootstrap draws the seeds (:func:`unit_weights`),
+then the texts within group and label stratum (docs/method.md, "Performance gaps").
 """
 
 from __future__ import annotations
