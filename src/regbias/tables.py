@@ -49,9 +49,5 @@ def read_table(
     text = [c for c in header if c in set(names)]
     na_values = {c: [""] if c in text else list(MISSING) for c in header}
     return pd.read_csv(
-        path,
-        dtype={c: str for c in text},
-        keep_default_na=False,
-        na_values=na_values,
-        **options,
+        path, dtype={c: str for c in text}, keep_default_na=False, na_values=na_values, **options
     )

@@ -222,11 +222,7 @@ def _check_half_pool(
         sizes.key("short_texts"): (sizes.short_texts if unit == "tweet" else None, 1, half),
         sizes.key("long_passages"): (sizes.long_passages, per_passage, half),
         sizes.key("lda_passages"): (sizes.lda_passages, per_passage, pool_size),
-        sizes.key("sentence_texts"): (
-            sizes.sentence_texts if sizes.sentences else None,
-            1,
-            half,
-        ),
+        sizes.key("sentence_texts"): (sizes.sentence_texts if sizes.sentences else None, 1, half),
     }
     smallest = min(groups, key=lambda g: len(groups[g]))
     for key, (n, each, room) in wanted.items():

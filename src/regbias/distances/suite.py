@@ -221,10 +221,7 @@ def suite_inputs(
 
 
 def calibrate_distances(
-    draws: DistanceDraws,
-    encoder: Encoder,
-    cache: EmbeddingCache | None,
-    distance: DistanceSettings,
+    draws: DistanceDraws, encoder: Encoder, cache: EmbeddingCache | None, distance: DistanceSettings
 ) -> DistanceSettings:
     """The sweep's distance settings: each distance that fixes some once, calibrated.
 

@@ -50,12 +50,7 @@ class Encoder:
     """
 
     def __init__(
-        self,
-        spec: EncoderSpec,
-        tokenizer: Any,
-        model: Any,
-        device: torch.device,
-        has_pooler: bool,
+        self, spec: EncoderSpec, tokenizer: Any, model: Any, device: torch.device, has_pooler: bool
     ) -> None:
         self.spec = spec
         self.tokenizer = tokenizer

@@ -87,8 +87,7 @@ class OnnxModel:
         values = self.session.run(self._outputs, feed)
         found = {name: torch.from_numpy(v) for name, v in zip(self._outputs, values, strict=True)}
         return types.SimpleNamespace(
-            last_hidden_state=found["last_hidden_state"],
-            pooler_output=found.get("pooler_output"),
+            last_hidden_state=found["last_hidden_state"], pooler_output=found.get("pooler_output")
         )
 
 

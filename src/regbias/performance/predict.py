@@ -78,9 +78,7 @@ def model_inputs(
 
 
 def predict_groups(
-    module: EncoderClassifier,
-    group_inputs: dict[str, ModelInputs],
-    trainer: TrainerSettings,
+    module: EncoderClassifier, group_inputs: dict[str, ModelInputs], trainer: TrainerSettings
 ) -> dict[str, np.ndarray]:
     """Predicted probabilities of every group's inputs, on the trainer's device."""
     device = "cuda" if trainer.device_kind() == "gpu" else "cpu"

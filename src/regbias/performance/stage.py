@@ -67,11 +67,7 @@ def _max_length(settings: FinetuneSettings, encoder: Encoder) -> int:
 
 
 def _drawn_subsets(
-    groups: dict[str, TextSet],
-    size: int | None,
-    repetitions: int,
-    seed: int,
-    policy: SizePolicy,
+    groups: dict[str, TextSet], size: int | None, repetitions: int, seed: int, policy: SizePolicy
 ) -> tuple[dict[str, TextSet], dict[str, list[np.ndarray]]]:
     """Each group cut to the texts its evaluation draws use, and the draws re-indexed to it.
 

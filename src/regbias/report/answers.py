@@ -156,10 +156,7 @@ def primary_answer(
 
 
 def _primary_row_answer(
-    primary: tuple[str, str] | None,
-    correlations: pd.DataFrame | None,
-    adjust: str,
-    level: float,
+    primary: tuple[str, str] | None, correlations: pd.DataFrame | None, adjust: str, level: float
 ) -> Answer:
     question = QUESTIONS[2]
     how = "Mantel test of the declared pair"
@@ -299,11 +296,7 @@ def study_findings(
         record_answer(evidence.record, evidence.record_enabled),
         performance_answer(evidence.performance),
         primary_answer(
-            evidence.primary,
-            primary,
-            evidence.correlations,
-            evidence.adjust,
-            evidence.significance,
+            evidence.primary, primary, evidence.correlations, evidence.adjust, evidence.significance
         ),
         correlations_answer(evidence.correlations, evidence.adjust, evidence.significance),
     )

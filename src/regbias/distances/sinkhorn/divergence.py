@@ -27,11 +27,7 @@ from regbias.console import ProgressBar
 from regbias.console import progress_bar as tqdm
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.sinkhorn.exact import exact_ot_many
-from regbias.distances.sinkhorn.settings import (
-    ResolvedSinkhorn,
-    SinkhornSettings,
-    resolve_settings,
-)
+from regbias.distances.sinkhorn.settings import ResolvedSinkhorn, SinkhornSettings, resolve_settings
 from regbias.distances.sinkhorn.solve import (
     SolveDiagnostics,
     check_cloud,
