@@ -38,12 +38,7 @@ _TIMEOUT_S = 60
 
 
 def fetch_command(dataset: str, data_dir: Path | None = None) -> str:
-    """The shell command that downloads ``dataset``, for error messages to quote.
-
-    Args:
-        dataset: a fetchable name (``sentiment140``, ``reuters21578``, ``regional_reuters``).
-        data_dir: the data directory to name; omitted from the command when ``None``.
-    """
+    """The shell command that downloads ``dataset`` (to ``data_dir`` if given), for messages."""
     command = f"python -m regbias.data.fetch {dataset}"
     return command if data_dir is None else f"{command} --data-dir {data_dir}"
 

@@ -31,9 +31,7 @@ def file_sha256(path: Path) -> str:
 def content_fingerprint(paths: list[Path], memo_dir: Path | None = None) -> str:
     """One hash over the names and contents of ``paths`` (a missing file counts as missing).
 
-    Args:
-        paths: the files, in a fixed order.
-        memo_dir: where the memo of file hashes lives (created); None hashes every file.
+    ``memo_dir`` (created) memoises the file hashes; None hashes every file.
     """
     memo_path = None if memo_dir is None else memo_dir / MEMO_FILE
     memo = _read_memo(memo_path)

@@ -141,14 +141,8 @@ def energy_matrix(
 ) -> DistanceMatrix:
     """Energy distance between every pair of groups' token clouds, over repetitions.
 
-    Args:
-        texts: ``texts[r][group]`` = one ``(n_tokens, d)`` array per drawn text.
-        name: the matrix's name (``energy_short``, ``energy_long``).
-        twins: ``twins[r][group]``: disjoint draws of the same sizes, for the noise floor.
-        progress: show a progress bar over the repetitions.
-
-    Returns:
-        The matrix, with floors where ``twins`` are given.
+    ``texts[r][group]`` holds one ``(n_tokens, d)`` array per drawn text; ``twins`` (disjoint draws
+    of the same sizes) give the noise floors.
     """
     groups = list(texts[0])
     values = []

@@ -136,12 +136,7 @@ def _sklearn_lda(settings: LdaSettings) -> LinearDiscriminantAnalysis:
 def lda_projection(draw: dict[str, np.ndarray], settings: LdaSettings) -> LdaProjection:
     """Fit LDA on all groups of one repetition together and project their passages.
 
-    Args:
-        draw: ``draw[group]`` = ``(n, d)`` pooled vectors of that group's passages (equal n).
-        settings: LDA settings.
-
-    Returns:
-        The projected points, their group labels and each group's centroid.
+    ``draw[group]`` holds the ``(n, d)`` pooled vectors of that group's passages (equal n).
     """
     groups, n, _ = _check(draw, settings)
     vectors = np.concatenate([np.asarray(draw[g], dtype=np.float64) for g in groups])

@@ -239,6 +239,8 @@ def _keep_tokens(
 def plan_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
     """Group texts into batches of one length each, that each fit a padded-token budget.
 
+    A text longer than ``token_budget`` (padded tokens per batch) still gets its own batch.
+
     A batch holds texts of one token length only and at most :func:`batch_rows` of them, and
     is run at exactly that many rows (:meth:`Encoder._batches` fills the rest with copies), so
     every pass of a text has the same shape whatever other texts are embedded with it: its
@@ -247,10 +249,6 @@ def plan_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
     fails at once, not at the end); with the budget ``batch_size * max_length`` no batch
     needs more memory than ``batch_size`` texts padded to ``max_length``, and short texts
     (tweets) share one forward pass in large numbers, which keeps the products efficient.
-
-    Args:
-        lengths: token count of each text (its padded width).
-        token_budget: most padded tokens per batch; a longer text still gets its own batch.
 
     Returns:
         Batches of text indices, longest texts first, each of one length.
@@ -319,10 +317,8 @@ def load_encoder(
 ) -> Encoder:
     """Load the tokenizer and model a spec names (see its source's ``load_model``).
 
-    Args:
-        spec: what to load.
-        device: ``auto`` (CUDA when available, else CPU) or a torch device string.
-        cache_dir: the cache folder, where ``backend: onnxruntime`` keeps its export.
+    ``device`` ``auto`` is CUDA when available; ``backend: onnxruntime`` keeps its export in
+    ``cache_dir``.
 
     Returns:
         The encoder, in evaluation mode on ``device``.

@@ -23,11 +23,6 @@ PREDICT_BATCH_SIZE = 128
 def fold_splits(n: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Split ``n`` items into ``k`` shuffled cross-validation folds.
 
-    Args:
-        n: number of items in the training sample.
-        k: number of folds (at least 2, at most ``n``).
-        seed: random state of the shuffle.
-
     Returns:
         ``k`` pairs ``(train_index, test_index)``; the test indices partition ``range(n)``.
 
@@ -51,11 +46,6 @@ def validation_split(
     train_index: np.ndarray, fraction: float, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Hold out a seeded ``fraction`` of a train fold for validation.
-
-    Args:
-        train_index: indices of the train fold.
-        fraction: share of the fold used for validation, in ``(0, 1)``.
-        seed: random state of the draw.
 
     Returns:
         ``(fit_index, val_index)``, each sorted, disjoint, together ``train_index``.
@@ -153,10 +143,7 @@ def take_inputs(inputs: ModelInputs, index: np.ndarray) -> ModelInputs:
 def check_inputs(inputs: ModelInputs, mode: str, tokenizer: Any) -> None:
     """Raise :class:`ConfigError` when ``inputs`` cannot be read in fine-tuning ``mode``.
 
-    Args:
-        inputs: texts or cached pooled vectors.
-        mode: ``full`` (texts, tokenised with ``tokenizer``) or ``head`` (vectors).
-        tokenizer: the encoder's tokenizer (required in ``full`` mode).
+    ``full`` mode reads texts (``tokenizer`` required), ``head`` mode cached pooled vectors.
     """
     if mode not in ("full", "head"):
         raise ConfigError(f"unknown fine-tuning mode {mode!r}: choose 'full' or 'head'")

@@ -25,11 +25,8 @@ def predict_proba(
 ) -> np.ndarray:
     """Predicted probabilities of a trained classifier.
 
-    Args:
-        module: a trained :class:`SentimentClassifier` or :class:`MultilabelClassifier`.
-        inputs: texts (``full`` mode) or ``(n, hidden)`` cached pooled vectors (``head`` mode).
-        batch_size: inputs per forward pass.
-        device: where to run (default: where the module's weights are).
+    ``inputs`` are texts (``full`` mode) or cached pooled vectors (``head``); ``device`` defaults to
+    the module's.
 
     Returns:
         ``(n,)`` probabilities of the positive class (binary) or ``(n, C)`` per topic.

@@ -46,11 +46,7 @@ def exact_ot(
 ) -> tuple[float, bool]:
     """Exact transport cost ``min_P <P, |x - y|^2>`` by POT's ``emd2`` (float64).
 
-    Args:
-        x: ``(n, d)`` source points.
-        y: ``(m, d)`` target points.
-        weights: ``(a, b)`` point weights (None = uniform); normalised to sum to 1.
-        max_iterations: network-simplex iterations at most.
+    ``weights`` (None: uniform) are normalised to sum to 1.
 
     Returns:
         ``(cost, optimal)``: the cost and whether the solver reached the optimum (False when it
