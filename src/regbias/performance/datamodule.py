@@ -177,17 +177,10 @@ def make_loader(
 ) -> DataLoader:
     """The one way stage I builds a loader: for training, validation and prediction.
 
-    Args:
-        inputs: texts (``full`` mode) or ``(n, hidden)`` cached pooled vectors (``head`` mode).
-        labels: 0/1 labels (``(n,)`` or ``(n, C)``), or ``None`` for prediction.
-        batch_size: inputs per batch.
-        mode: ``full`` (texts, tokenised per batch and padded to the batch's longest text) or
-            ``head`` (vectors).
-        tokenizer: the encoder's (fast) tokenizer (``full`` mode).
-        max_length: truncation length in tokens (``full`` mode).
-        shuffle: reshuffle every epoch, from a generator seeded by ``seed`` (never global state).
-        seed: seed of the shuffle.
-        num_workers: loader worker processes (0: load in the main process).
+    ``inputs`` are texts (``full`` mode: tokenised per batch with ``tokenizer``, padded to the
+    batch's longest, cut at ``max_length``) or ``(n, hidden)`` cached pooled vectors (``head``);
+    ``labels`` None for prediction. ``shuffle`` reshuffles every epoch from a generator seeded by
+    ``seed`` (never global state).
 
     Returns:
         A ``DataLoader`` of dicts: ``input_ids``, ``attention_mask``, ... (``full``) or
@@ -284,22 +277,9 @@ class FoldDataModule(L.LightningDataModule):
     ) -> FoldDataModule:
         """The DataModule of one fold of a training sample (binary or multilabel corpus).
 
-        Args:
-            sample_inputs: the whole training sample's texts or vectors.
-            labels: the sample's labels, ``(n,)`` or ``(n, C)``.
-            fit_index: indices fitted on.
-            val_index: indices held out for validation (inside the train fold).
-            mode: ``full`` or ``head``.
-            batch_size: fit and validation batch size.
-            tokenizer: the encoder's tokenizer (``full`` mode).
-            max_length: truncation length in tokens.
-            seed: seed of the fit loader's shuffle.
-            num_workers: loader worker processes.
-            predict_index: indices for :meth:`predict_dataloader` (e.g. the test fold).
-            predict_batch_size: prediction batch size.
-
-        Returns:
-            The fold's :class:`FoldDataModule`.
+        The indices are positions in ``sample_inputs`` (``val_index`` inside the train fold);
+        ``seed`` seeds the fit loader's shuffle; ``predict_index`` (e.g. the test fold) feeds
+        :meth:`predict_dataloader`.
         """
         labels = np.asarray(labels)
         predict = None if predict_index is None else take_inputs(sample_inputs, predict_index)

@@ -192,14 +192,8 @@ def _fit_plan(
     """Train one plan's model and predict its groups (with its held-out fold, if any)."""
     settings = run.settings
     fit_index, val_index = validation_split(plan.train_index, settings.val_fraction, plan.seed)
-    log.debug(
-        "seed %d fold %d: fit %d, val %d, test %d",
-        run.seed,
-        plan.fold,
-        len(fit_index),
-        len(val_index),
-        len(plan.test_index),
-    )
+    sizes = (len(fit_index), len(val_index), len(plan.test_index))
+    log.debug("seed %d fold %d: fit %d, val %d, test %d", run.seed, plan.fold, *sizes)
     tokenizer, max_length = text_parts(settings, run.encoder)
     datamodule = FoldDataModule.for_fold(
         sample_inputs,

@@ -131,12 +131,8 @@ def text_table(
 ) -> pd.DataFrame:
     """What every model said of every text (the module's table), baseline rows last.
 
-    Args:
-        models: the job's fitted models; ``predictions[g]`` aligned with ``groups[g]``.
-        groups: the scored groups (:func:`scored_subsets`).
-        sample: the job's training sample (which texts each model saw).
-        task: ``binary`` or ``multilabel``.
-        label_names: the corpus's topic names (multilabel strata).
+    A model's ``predictions[g]`` is aligned with ``groups[g]`` (:func:`scored_subsets`); ``sample``
+    says which texts each model saw.
     """
     seen = {model.name: _seen(model, sample) for model in models}
     parts = []
