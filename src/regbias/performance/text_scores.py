@@ -67,10 +67,8 @@ def scored_subsets(
 ) -> dict[str, TextSet]:
     """Each group cut to its distinct texts, or to the texts ``scored`` names for it.
 
-    Args:
-        groups: the groups to score (``baseline`` excluded: it is each model's own fold).
-        scored: per group the texts to score (the test of record's); None or a group it does
-            not name: every distinct text of the group. A text's first row gives its label.
+    ``groups`` exclude ``baseline`` (each model's own fold); a group ``scored`` does not name keeps
+    every distinct text; a text's first row gives its label.
     """
     out = {}
     for name, texts in groups.items():
