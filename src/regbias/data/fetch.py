@@ -48,10 +48,8 @@ def fetch(
 ) -> list[Path]:
     """Download every file of ``dataset`` that is missing or damaged in ``data_dir``.
 
-    Args:
-        dataset: a fetchable name (:func:`regbias.data.registry.fetchable`).
-        data_dir: the data directory; ``$REGBIAS_DATA_DIR``, else ``./data``, when ``None``.
-        opener: opens a URL; ``urllib.request.urlopen`` with a timeout when ``None``.
+    ``data_dir`` None: ``$REGBIAS_DATA_DIR``, else ``./data``; ``opener`` None:
+    ``urllib.request.urlopen`` with a timeout.
 
     Returns:
         The paths of the dataset's files, all present and verified.

@@ -90,16 +90,14 @@ class Sentiment140(Dataset):
 def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus:
     """Read the regional tweets and the general training pool.
 
+    ``clean_regional`` cleans the regional texts with :func:`clean_tweet` too (for raw copies; the
+    shared files are already cleaned, so by default only whitespace is normalised).
+
     Groups are the six regions and ``mixed`` (all regional tweets pooled, in region order).
     The training pool is the original 1.6M-row training file when
     ``<data_dir>/sentiment140/training.1600000.processed.noemoticon.csv`` exists, else the
     100k-tweet pool; either way tweets are cleaned, empty ones and duplicates dropped, and so is
     any tweet whose cleaned text also occurs among the regional tweets.
-
-    Args:
-        data_dir: the data directory (``regional_sentiment140/``, ``sentiment140_pool/``).
-        clean_regional: clean the regional texts with :func:`clean_tweet` too (for raw copies;
-            the shared files are already cleaned, so only whitespace is normalised by default).
 
     Returns:
         A ``binary`` corpus; ``dropped`` counts regional tweets empty after cleaning

@@ -90,11 +90,7 @@ class Encoder:
     def pooled(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """One vector per text, by the spec's ``pooling``.
 
-        Args:
-            texts: texts to embed.
-            batch_size: texts per forward pass at ``max_length`` tokens; shorter texts share
-                a pass within the same token budget (see :func:`plan_batches`), which on a
-                CPU is capped to stay in cache (:data:`CPU_PASS_FLOATS`).
+        ``batch_size`` as in :meth:`token_embeddings`.
 
         Returns:
             Float32 array ``(len(texts), hidden_size)`` in input order.
@@ -112,11 +108,8 @@ class Encoder:
     ) -> tuple[list[np.ndarray], np.ndarray | None]:
         """Token vectors and pooled vectors of each text from one forward pass.
 
-        Args:
-            texts: texts to embed.
-            padding: the token vectors' padding (see :meth:`token_embeddings`); the pooled
-                vectors use the real tokens either way.
-            batch_size: texts per forward pass at ``max_length`` tokens.
+        ``padding`` and ``batch_size`` as in :meth:`token_embeddings`; the pooled vectors use the
+        real tokens either way.
 
         Returns:
             What :meth:`token_embeddings` and :meth:`pooled` return, the latter None when the

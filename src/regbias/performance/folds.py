@@ -137,22 +137,14 @@ def run_folds(
 ) -> list[FoldModel]:
     """Stage I: fine-tune every model of :func:`fold_plans` and predict every group.
 
+    ``seed`` (the job's) seeds the fold split, validation splits and training; ``encoder`` serves
+    ``full`` mode, ``features(texts)`` the cached pooled vectors of ``head`` mode (each text
+    embedded once, not once per fold); fold ``j`` of a binary corpus logs under ``fold{j}/``;
+    ``model_sink`` gets (fold, trained module) before the module is released.
+
     Model ``j`` is fitted on its train indices less a seeded ``val_fraction`` held out for
     validation; its held-out fold (binary corpora) is its ``baseline`` group, never seen in
     training.
-
-    Args:
-        sample: the training sample (texts; ``(n,)`` 0/1 labels or ``(n, C)`` topics).
-        groups: evaluation groups by name (regions, ``mixed``; Reuters' ``ca``, ..., ``test``).
-        settings: training settings (``k_folds``, ``val_fraction``, optimiser, ...).
-        trainer: where and how Lightning runs.
-        task: ``binary`` or ``multilabel``.
-        seed: the job seed: seeds the fold split, validation splits and training.
-        encoder: the pre-trained encoder (``full`` mode).
-        features: ``features(texts) -> (n, hidden)`` cached pooled vectors (``head`` mode);
-            each text is embedded once, not once per fold.
-        logger: a Lightning logger; fold ``j`` of a binary corpus logs under ``fold{j}/``.
-        model_sink: called with (fold, trained module) before the module is released.
 
     Returns:
         One :class:`FoldModel` per plan, in fold order.

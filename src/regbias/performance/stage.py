@@ -93,20 +93,10 @@ def run_performance_stage(
 ) -> PerformanceTable:
     """Fine-tune and evaluate every model of one job.
 
-    Args:
-        finetune: the ``finetune`` settings (mode, folds, optimiser, evaluation draws, ...).
-        trainer: where and how Lightning runs.
-        study: the job's groups and training sample.
-        encoder: the pre-trained encoder (copied per model in ``full`` mode).
-        cache: embedding cache (``head`` mode trains on cached pooled vectors).
-        seed: the job seed (folds, validation splits, training; the evaluation draws too
-            when ``finetune.evaluation.seed`` is null).
-        policy: what an evaluation draw does with a group smaller than its size.
-        log_models: hand every trained model to ``sink.model``.
-        sink: receives training curves (its ``logger``), best scores and models; ``None``
-            records nothing.
-        scored: the ``texts`` design's texts per group (the test of record's); None: every
-            distinct text of every group.
+    ``seed`` seeds folds, validation splits, training and (unless ``finetune.evaluation.seed`` is
+    set) the evaluation draws; ``sink`` (None: nothing recorded) gets training curves, best scores
+    and, with ``log_models``, every model; ``scored``: the ``texts`` design's texts per group (the
+    test of record's; None: every distinct text).
 
     Returns:
         The per-model table (``performance/per_model.csv``) and, in the ``texts`` design,

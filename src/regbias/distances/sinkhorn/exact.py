@@ -112,12 +112,8 @@ def exact_workers(
 ) -> int:
     """Problems solved at once: no more than the CPUs, nor than fit in available memory.
 
-    Args:
-        problems: the ``(x, y)`` pairs to solve (the largest one sizes the bound).
-        workers: a cap (default: the CPUs this process may use).
-
-    Returns:
-        At least 1 (a problem larger than memory still runs, alone).
+    The largest problem sizes the bound, ``workers`` (default: the usable CPUs) caps it; at least 1
+    (a problem larger than memory still runs, alone).
     """
     largest = max(len(x) * len(y) for x, y in problems)
     fit = int(MEMORY_SHARE * _available_memory() // (BYTES_PER_ENTRY * largest))
