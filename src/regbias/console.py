@@ -93,9 +93,6 @@ class PlainProgress:
         if not self.disable and now - self._start >= self.interval_s and self._logged != self.n:
             log.info("%s", self._line(now))
 
-    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
-        """Accepted for compatibility with ``tqdm``; plain lines carry no postfix."""
-
     def __iter__(self) -> Iterator[Any]:
         assert self.iterable is not None, "PlainProgress without an iterable"
         try:

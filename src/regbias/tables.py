@@ -34,24 +34,14 @@ MISSING = ("", "NA", "N/A", "n/a", "NaN", "nan", "-NaN", "-nan", "null", "NULL",
 def read_table(
     path: Path | str, names: Iterable[str] = NAME_COLUMNS, **options: Any
 ) -> pd.DataFrame:
-    """A CSV table with its name columns as text, exactly as written.
+    """A CSV table with its ``names`` columns as text, exactly as written.
 
-    Args:
-        path: the CSV file.
-        names: columns read as text; in them only an empty cell is missing.
-        **options: passed on to :func:`pandas.read_csv` (``skipinitialspace``...).
-
-    Returns:
-        The table; columns outside ``names`` get pandas' inferred dtypes, with the
-        :data:`MISSING` spellings as NaN.
+    In those only an empty cell is missing; the other columns get pandas' inferred dtypes,
+    with the :data:`MISSING` spellings as NaN. ``options`` go to :func:`pandas.read_csv`.
     """
     header = pd.read_csv(path, nrows=0, **options).columns
     text = [c for c in header if c in set(names)]
     na_values = {c: [""] if c in text else list(MISSING) for c in header}
     return pd.read_csv(
-        path,
-        dtype={c: str for c in text},
-        keep_default_na=False,
-        na_values=na_values,
-        **options,
+        path, dtype={c: str for c in text}, keep_default_na=False, na_values=na_values, **options
     )

@@ -11,7 +11,7 @@ import ot
 import pytest
 
 from regbias.distances.lda import lda_distance_matrix
-from regbias.distances.sinkhorn import derive_epsilon, sinkhorn_divergence
+from regbias.distances.sinkhorn import mean_pooled_cost, sinkhorn_divergence
 from regbias.embeddings.encoder import load_encoder
 from regbias.embeddings.spec import EncoderSpec
 from tests.conftest import packaged
@@ -40,7 +40,8 @@ def groups():
 
 def test_sinkhorn_sees_the_planted_shift(encoder, groups):
     clouds = {g: np.concatenate(encoder.token_embeddings(t)) for g, t in groups.items()}
-    settings = packaged_sinkhorn(epsilon=derive_epsilon([clouds], 0.05), pad_multiple=128)
+    epsilon = 0.05 * mean_pooled_cost(list(clouds.values()))
+    settings = packaged_sinkhorn(epsilon=epsilon, pad_multiple=128)
     within = sinkhorn_divergence(clouds["sport_a"], clouds["sport_b"], settings).divergence
     across = sinkhorn_divergence(clouds["sport_a"], clouds["food"], settings).divergence
     assert 0 <= within < 0.5 * across

@@ -10,9 +10,10 @@ from __future__ import annotations
 from regbias.analysis.pair_table import read_pairwise_csv
 from regbias.analysis.robustness.bootstrap import BARE_TABLE
 from regbias.analysis.study import AnalysisSettings, analyse, analyse_table
-from regbias.report.findings import findings_markdown, primary_sentence
+from regbias.report.findings import primary_sentence
 from tests.analysis.test_robustness import study_on_a_line
 from tests.conftest import packaged
+from tests.report.test_findings import findings_markdown
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za", "mixed"]
 PRIMARY = ("dist_sinkhorn_long", "gap_accuracy")

@@ -18,9 +18,9 @@ from regbias.analysis.study import StudyResults, analyse
 from regbias.app.settings import read_settings
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import binary_metrics
-from regbias.report.findings import findings_markdown
 from regbias.report.markdown import report_markdown
 from tests.faults.conftest import composed
+from tests.report.test_findings import findings_markdown
 
 GROUPS = ["a", "b", "c", "d", "e"]
 

@@ -12,7 +12,7 @@ from regbias.analysis.power.primary import PrimaryPower
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.data.window_fit import WindowFit
-from regbias.report.findings import GLOSSARY, findings_markdown, primary_sentence
+from regbias.report.findings import GLOSSARY, details_markdown, finding_lines, primary_sentence
 from regbias.report.markdown import (
     baseline_sizes,
     report_findings,
@@ -22,6 +22,11 @@ from regbias.report.markdown import (
 from regbias.report.publish import log_analysis
 from tests.analysis.test_perf_test import record_tests, scored_group, texts_frame
 from tests.conftest import packaged
+
+
+def findings_markdown(*args, extra_lines=(), **kwargs) -> str:
+    """The details section of ``finding_lines(*args, **kwargs)`` and ``extra_lines``."""
+    return details_markdown([*finding_lines(*args, **kwargs), *extra_lines])
 
 
 def findings_tables() -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -18,14 +18,10 @@ _NEWLINES = re.compile(r"\r?\n|\r")
 def clean_tweet(text: str) -> str:
     """Clean one tweet the way the study does.
 
+    The result is empty when nothing but mentions, URLs and punctuation was left.
+
     Every match of :data:`TWEET_PATTERN` becomes a space, then runs of whitespace collapse to one
     space and the ends are stripped. Case is kept: the tokenizer lowercases.
-
-    Args:
-        text: raw tweet text.
-
-    Returns:
-        The cleaned text; empty when nothing but mentions, URLs and punctuation was left.
     """
     pattern = TWEET_PATTERN if "://" in text else _WITHOUT_URL
     return " ".join(pattern.sub(" ", text).split())
@@ -36,11 +32,5 @@ def clean_reuters(text: str) -> str:
 
     Newlines are removed without inserting a space (the authors' texts read ``ban onforeign-flag``
     where a line broke), then runs of spaces collapse to one and the ends are stripped.
-
-    Args:
-        text: the document text as it stands in the SGML file, entities decoded.
-
-    Returns:
-        The cleaned text.
     """
     return _SPACES.sub(" ", _NEWLINES.sub("", text)).strip()

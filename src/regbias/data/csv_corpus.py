@@ -110,24 +110,14 @@ def read_csv_corpus(
 ) -> Corpus:
     """Read a CSV file (UTF-8, header row) as a binary-labelled corpus with groups.
 
+    The arguments are :class:`CsvDataset`'s fields; ``label_column`` must hold exactly two values.
+
     Rows whose group is ``train_group`` form the training pool; every other group value is an
     evaluation group, in order of first appearance. With ``train_group=None`` the rows whose
     group cell is empty form the training pool (which may be empty: the distance stages need no
     training pool, the performance stage does). Texts are whitespace-normalised (and cleaned
     with :func:`clean_tweet` when ``clean``); rows with an empty text are dropped and counted as
     ``empty_after_cleaning``.
-
-    Args:
-        path: the CSV file.
-        text_column: the column holding the texts.
-        label_column: the column holding the labels; exactly two distinct values.
-        group_column: the column holding each row's group.
-        train_group: the group value of the training rows; ``None``: rows with an empty group.
-        positive_label: the label value that counts as positive (1), compared as text; ``None``:
-            the larger of two numbers, or ``positive``/``pos``/``true`` of the word pairs
-            positive/negative, pos/neg, true/false (in any case); any other pair of labels is
-            refused. Which class is positive is logged.
-        clean: apply the study's tweet cleaning to the texts.
 
     Returns:
         A ``binary`` corpus named ``csv``; ``label_names`` are the negative and positive label

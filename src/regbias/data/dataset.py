@@ -21,7 +21,7 @@ from typing import ClassVar, Literal
 
 from regbias.data.corpus import Corpus
 from regbias.data.data_dir import resolve_data_dir
-from regbias.data.fingerprint import file_sha256
+from regbias.data.fingerprint import memo_sha256
 from regbias.data.groups import BASELINE
 
 __all__ = [
@@ -122,7 +122,7 @@ class Dataset(abc.ABC):
         altered = [
             entry.path
             for entry in self.downloads
-            if (path := data_dir / entry.path).is_file() and _sha256_of(path) != entry.sha256
+            if (path := data_dir / entry.path).is_file() and memo_sha256(path) != entry.sha256
         ]
         for relative in altered:
             _warn_altered(str(data_dir / relative), self.name, str(data_dir))
@@ -151,17 +151,6 @@ class Dataset(abc.ABC):
             DataError: the dataset needs a data directory and it does not exist.
         """
         return resolve_data_dir(configured)
-
-
-def _sha256_of(path: Path) -> str:
-    """A file's SHA-256, remembered by path, size and modification time in this process."""
-    stat = path.stat()
-    return _sha256_at(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-
-
-@functools.cache
-def _sha256_at(path: str, size: int, mtime_ns: int) -> str:
-    return file_sha256(Path(path))
 
 
 @functools.cache

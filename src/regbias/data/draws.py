@@ -222,11 +222,7 @@ def _check_half_pool(
         sizes.key("short_texts"): (sizes.short_texts if unit == "tweet" else None, 1, half),
         sizes.key("long_passages"): (sizes.long_passages, per_passage, half),
         sizes.key("lda_passages"): (sizes.lda_passages, per_passage, pool_size),
-        sizes.key("sentence_texts"): (
-            sizes.sentence_texts if sizes.sentences else None,
-            1,
-            half,
-        ),
+        sizes.key("sentence_texts"): (sizes.sentence_texts if sizes.sentences else None, 1, half),
     }
     smallest = min(groups, key=lambda g: len(groups[g]))
     for key, (n, each, room) in wanted.items():
@@ -415,18 +411,12 @@ def evaluation_draws(
 ) -> list[np.ndarray]:
     """Index sets of the repeated evaluation draws of one group (stage I).
 
+    ``group`` and ``seed`` key the generator (:func:`rng_for`), so draws do not depend on the
+    groups' order; ``draw_size`` None (or ``n``) scores the whole group once, as ``policy`` ``all``
+    does (with a warning) for a group smaller than it.
+
     The same (group, size, seed) always gives the same draws, so every model of a job is scored
     on the same texts, and a caller can predict on the union of the draws only.
-
-    Args:
-        group: the group's name; with ``seed`` it keys the generator (:func:`rng_for`), so
-            draws do not depend on the order of the groups.
-        n: the group's number of texts.
-        draw_size: texts per draw; ``None`` (or ``n``) scores the whole group once.
-        repetitions: number of draws.
-        seed: the job seed.
-        policy: for a group smaller than ``draw_size``: ``error`` raises; ``all`` scores the
-            whole group once, with a warning.
 
     Returns:
         Sorted position arrays, one per draw (a single ``arange(n)`` for a whole group).

@@ -38,12 +38,7 @@ _TIMEOUT_S = 60
 
 
 def fetch_command(dataset: str, data_dir: Path | None = None) -> str:
-    """The shell command that downloads ``dataset``, for error messages to quote.
-
-    Args:
-        dataset: a fetchable name (``sentiment140``, ``reuters21578``, ``regional_reuters``).
-        data_dir: the data directory to name; omitted from the command when ``None``.
-    """
+    """The shell command that downloads ``dataset`` (to ``data_dir`` if given), for messages."""
     command = f"python -m regbias.data.fetch {dataset}"
     return command if data_dir is None else f"{command} --data-dir {data_dir}"
 
@@ -53,10 +48,8 @@ def fetch(
 ) -> list[Path]:
     """Download every file of ``dataset`` that is missing or damaged in ``data_dir``.
 
-    Args:
-        dataset: a fetchable name (:func:`regbias.data.registry.fetchable`).
-        data_dir: the data directory; ``$REGBIAS_DATA_DIR``, else ``./data``, when ``None``.
-        opener: opens a URL; ``urllib.request.urlopen`` with a timeout when ``None``.
+    ``data_dir`` None: ``$REGBIAS_DATA_DIR``, else ``./data``; ``opener`` None:
+    ``urllib.request.urlopen`` with a timeout.
 
     Returns:
         The paths of the dataset's files, all present and verified.

@@ -6,6 +6,7 @@ size and modification time; a file whose size or mtime changed is hashed again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -28,12 +29,21 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def memo_sha256(path: Path) -> str:
+    """:func:`file_sha256`, remembered in this process by path, size and modification time."""
+    stat = path.stat()
+    return _sha256_at(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.cache
+def _sha256_at(path: str, size: int, mtime_ns: int) -> str:
+    return file_sha256(Path(path))
+
+
 def content_fingerprint(paths: list[Path], memo_dir: Path | None = None) -> str:
     """One hash over the names and contents of ``paths`` (a missing file counts as missing).
 
-    Args:
-        paths: the files, in a fixed order.
-        memo_dir: where the memo of file hashes lives (created); None hashes every file.
+    ``memo_dir`` (created) memoises the file hashes; None hashes every file.
     """
     memo_path = None if memo_dir is None else memo_dir / MEMO_FILE
     memo = _read_memo(memo_path)

@@ -69,11 +69,8 @@ def ensure_data(
 ) -> Path | None:
     """Download the files ``dataset`` needs when they are missing from the data directory.
 
-    Args:
-        dataset: the ``dataset`` config group (or a packaged dataset's name). A dataset
-            without downloads (``csv``) needs nothing here.
-        configured: the composed ``paths.data_dir`` (None: the packaged config's).
-        opener: opens a URL (tests); ``urllib`` with a timeout when ``None``.
+    A dataset without downloads (``csv``) needs nothing here; ``configured`` is the composed
+    ``paths.data_dir`` (None: the packaged config's).
 
     Returns:
         The data directory, or None when the dataset has no downloadable files.

@@ -130,6 +130,9 @@ def long_text_passages(
 ) -> tuple[list[str], list[np.ndarray]]:
     """Passages that partition a permuted sample of one group's texts, joined by spaces.
 
+    ``group``, ``setting`` and ``per_setting`` (the config keys of ``n_passages`` and
+    ``texts_per_passage``) are named by the error.
+
     The texts are permuted and cut into consecutive passages, so no text occurs twice in one
     draw: passages that shared texts would be near-duplicates, and a relabelling that split
     them over both sides of a pair would make exchangeable groups look apart. Without a
@@ -138,17 +141,6 @@ def long_text_passages(
     ``texts_per_passage``; the text that does not fit opens the next passage (a single text
     longer than the window makes a passage alone, cut by the encoder). Either way the passages
     partition a prefix of the permutation of at most ``n_passages x texts_per_passage`` texts.
-
-    Args:
-        texts: the group's texts (or the pool the draw comes from).
-        n_passages: passages to make.
-        texts_per_passage: the most texts a passage joins.
-        rng: the draw's generator.
-        group: the group's name, for the error message.
-        setting: the config key that sets ``n_passages``, named by the error.
-        per_setting: the config key that sets ``texts_per_passage``, named by the error.
-        budget: the encoder's window; None joins ``texts_per_passage`` texts whatever their
-            length.
 
     Returns:
         The passages and, for each, the positions of the texts it joins.

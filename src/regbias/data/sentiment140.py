@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,16 +90,14 @@ class Sentiment140(Dataset):
 def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus:
     """Read the regional tweets and the general training pool.
 
+    ``clean_regional`` cleans the regional texts with :func:`clean_tweet` too (for raw copies; the
+    shared files are already cleaned, so by default only whitespace is normalised).
+
     Groups are the six regions and ``mixed`` (all regional tweets pooled, in region order).
     The training pool is the original 1.6M-row training file when
     ``<data_dir>/sentiment140/training.1600000.processed.noemoticon.csv`` exists, else the
     100k-tweet pool; either way tweets are cleaned, empty ones and duplicates dropped, and so is
     any tweet whose cleaned text also occurs among the regional tweets.
-
-    Args:
-        data_dir: the data directory (``regional_sentiment140/``, ``sentiment140_pool/``).
-        clean_regional: clean the regional texts with :func:`clean_tweet` too (for raw copies;
-            the shared files are already cleaned, so only whitespace is normalised by default).
 
     Returns:
         A ``binary`` corpus; ``dropped`` counts regional tweets empty after cleaning
@@ -139,10 +136,8 @@ def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus
 def read_regional_tweets(path: Path, region: str, *, clean: bool = False) -> tuple[TextSet, int]:
     """Read one regional tweet file (columns: unnamed index, ``text``, ``labels`` 0/4).
 
-    Args:
-        path: the region's CSV file.
-        region: the region's name; ids are ``<region>:<index>``.
-        clean: apply :func:`clean_tweet`; otherwise only whitespace is normalised.
+    Ids are ``<region>:<index>``; ``clean`` applies :func:`clean_tweet`, else only whitespace is
+    normalised.
 
     Returns:
         The region's non-empty tweets (labels 0 negative, 1 positive) and the number of tweets
@@ -155,7 +150,8 @@ def read_regional_tweets(path: Path, region: str, *, clean: bool = False) -> tup
     labels: list[int] = []
     ids: list[str] = []
     empty = 0
-    for line, row in _csv_rows(path, required=("text", "labels")):
+    _require_file(path)
+    for line, row in read_csv_rows(path, ("text", "labels")):
         text = clean_tweet(row["text"]) if clean else " ".join(row["text"].split())
         if not text:
             empty += 1
@@ -171,12 +167,10 @@ def read_training_pool(
 ) -> tuple[TextSet, dict[str, int]]:
     """Read the general training pool: the full Sentiment140 file if present, else the 100k pool.
 
+    ``exclude``: cleaned texts that must not be trained on (the regional tweets).
+
     Tweets are cleaned with :func:`clean_tweet`; empty ones are dropped, then repeated ones
     (the first is kept), then those whose cleaned text is in ``exclude``.
-
-    Args:
-        data_dir: the data directory.
-        exclude: cleaned texts that must not be trained on (the regional tweets).
 
     Returns:
         The pool (ids ``<file stem>:<row>``) and the drop counts ``train/empty_after_cleaning``,
@@ -256,12 +250,6 @@ def _filter_pool(
         ids=[ids[i] for i in keep],
     )
     return pool, dropped
-
-
-def _csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """Yield ``(line number, row by column name)``; raise DataError on any malformation."""
-    _require_file(path)
-    yield from read_csv_rows(path, required)
 
 
 def _binary_label(value: str, path: Path, line: int) -> int:

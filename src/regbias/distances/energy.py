@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from regbias.console import progress_bar as tqdm
-from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.matrix import DistanceMatrix, mean_sd
 from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
 from regbias.interrupt import check_stop
 
@@ -126,14 +126,10 @@ def _floors(
     main: list[dict[str, list[np.ndarray]]], twins: list[dict[str, list[np.ndarray]]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per group, mean and sd over repetitions of the main-vs-twin energy distance."""
-    values = np.array(
-        [
-            [energy_distance(rep[g], twin[g]) for g in rep]
-            for rep, twin in zip(main, twins, strict=True)
-        ]
+    pairs = zip(main, twins, strict=True)
+    return mean_sd(
+        np.array([[energy_distance(rep[g], twin[g]) for g in rep] for rep, twin in pairs])
     )
-    sd = values.std(axis=0, ddof=1) if len(values) > 1 else np.zeros(values.shape[1])
-    return values.mean(axis=0), sd
 
 
 def energy_matrix(
@@ -145,14 +141,8 @@ def energy_matrix(
 ) -> DistanceMatrix:
     """Energy distance between every pair of groups' token clouds, over repetitions.
 
-    Args:
-        texts: ``texts[r][group]`` = one ``(n_tokens, d)`` array per drawn text.
-        name: the matrix's name (``energy_short``, ``energy_long``).
-        twins: ``twins[r][group]``: disjoint draws of the same sizes, for the noise floor.
-        progress: show a progress bar over the repetitions.
-
-    Returns:
-        The matrix, with floors where ``twins`` are given.
+    ``texts[r][group]`` holds one ``(n_tokens, d)`` array per drawn text; ``twins`` (disjoint draws
+    of the same sizes) give the noise floors.
     """
     groups = list(texts[0])
     values = []
@@ -192,9 +182,5 @@ class EnergyDistance(Distance):
             name = self.matrix_name(kind)
             twins = inputs.per_text(kind, twins=True) if inputs.has_twins(kind) else None
             with timed_step(result.timings, name):
-                result.matrices[name] = energy_matrix(
-                    inputs.per_text(kind),
-                    name=name,
-                    twins=twins,
-                )
+                result.matrices[name] = energy_matrix(inputs.per_text(kind), name=name, twins=twins)
         return result

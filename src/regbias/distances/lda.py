@@ -19,7 +19,7 @@ from scipy import linalg
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from threadpoolctl import threadpool_limits
 
-from regbias.distances.matrix import DistanceMatrix
+from regbias.distances.matrix import DistanceMatrix, mean_sd
 from regbias.errors import ConfigError
 from regbias.settings_reader import check_choices
 
@@ -136,12 +136,7 @@ def _sklearn_lda(settings: LdaSettings) -> LinearDiscriminantAnalysis:
 def lda_projection(draw: dict[str, np.ndarray], settings: LdaSettings) -> LdaProjection:
     """Fit LDA on all groups of one repetition together and project their passages.
 
-    Args:
-        draw: ``draw[group]`` = ``(n, d)`` pooled vectors of that group's passages (equal n).
-        settings: LDA settings.
-
-    Returns:
-        The projected points, their group labels and each group's centroid.
+    ``draw[group]`` holds the ``(n, d)`` pooled vectors of that group's passages (equal n).
     """
     groups, n, _ = _check(draw, settings)
     vectors = np.concatenate([np.asarray(draw[g], dtype=np.float64) for g in groups])
@@ -315,11 +310,7 @@ def _measure(
 
 
 def lda_distance_matrix(
-    draws: list[dict[str, np.ndarray]],
-    settings: LdaSettings,
-    name: str = "lda",
-    *,
-    seed: int = 0,
+    draws: list[dict[str, np.ndarray]], settings: LdaSettings, name: str = "lda", *, seed: int = 0
 ) -> DistanceMatrix:
     """Euclidean distance between group centroids in the LDA projection, over repetitions.
 
@@ -366,10 +357,6 @@ def lda_distance_matrix(
 
 
 def _summary(floors: list[np.ndarray | None]) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Mean and sample sd (ddof=1; 0 for one repetition) of the per-repetition floors."""
+    """Mean and sample sd of the per-repetition floors (None where a repetition has none)."""
     known = [f for f in floors if f is not None]
-    if len(known) < len(floors):
-        return None, None
-    stacked = np.stack(known)
-    sd = stacked.std(axis=0, ddof=1) if len(stacked) > 1 else np.zeros(stacked.shape[1])
-    return stacked.mean(axis=0), sd
+    return mean_sd(np.stack(known)) if len(known) == len(floors) else (None, None)

@@ -7,12 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from regbias.distances.lda import (
-    LdaSettings,
-    check_components,
-    lda_distance_matrix,
-    lda_projection,
-)
+from regbias.distances.lda import LdaSettings, check_components, lda_distance_matrix, lda_projection
 from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
 
 
@@ -50,11 +45,6 @@ class LdaDistance(LdaSettings, Distance):
             {g: np.stack([inputs.pooled[t] for t in ts]) for g, ts in rep.items()} for rep in reps
         ]
         with timed_step(result.timings, "lda"):
-            result.matrices["lda"] = lda_distance_matrix(
-                pooled,
-                self,
-                name="lda",
-                seed=inputs.seed,
-            )
+            result.matrices["lda"] = lda_distance_matrix(pooled, self, name="lda", seed=inputs.seed)
         result.lda_projection = lda_projection(pooled[0], self)
         return result

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,8 +69,7 @@ class DistanceMatrix:
         values = np.asarray(values, dtype=np.float64)
         n = values.shape[0]
         if not np.isnan(values).any():
-            sd = values.std(axis=0, ddof=1) if n > 1 else np.zeros(values.shape[1:])
-            mean = values.mean(axis=0)
+            mean, sd = mean_sd(values)
             return cls(name, list(groups), mean, sd, n, dict(config or {}), repetitions=values)
         counts = (~np.isnan(values)).sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -170,15 +167,7 @@ class DistanceMatrix:
             "sd": self.sd.tolist(),
             "n_repetitions": self.n_repetitions,
             "config": self.config,
-            **{key: _listed(value) for key, value in self._extras().items() if value is not None},
-        }
-
-    def _extras(self) -> dict[str, np.ndarray | None]:
-        return {
-            "floor": self.floor,
-            "floor_sd": self.floor_sd,
-            "excluded": self.excluded,
-            "repetitions": self.repetitions,  # last: the largest
+            **{k: _listed(getattr(self, k)) for k in _EXTRA_KEYS if getattr(self, k) is not None},
         }
 
     @classmethod
@@ -202,17 +191,15 @@ class DistanceMatrix:
         """The mean matrix as a labelled frame (rows and columns = groups)."""
         return pd.DataFrame(self.mean, index=self.groups, columns=self.groups)
 
-    def save(self, directory: Path) -> list[Path]:
-        """Write ``<name>.json`` and ``<name>.csv`` (the mean, labelled) into ``directory``."""
-        directory.mkdir(parents=True, exist_ok=True)
-        json_path = directory / f"{self.name}.json"
-        json_path.write_text(json.dumps(self.to_dict(), indent=2))
-        csv_path = directory / f"{self.name}.csv"
-        self.to_frame().to_csv(csv_path)
-        return [json_path, csv_path]
 
-
+#: The optional arrays, in the order they are written (the largest last).
 _EXTRA_KEYS = ("floor", "floor_sd", "excluded", "repetitions")
+
+
+def mean_sd(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sample sd (ddof=1; 0 for a single row) over the first axis of ``values``."""
+    sd = values.std(axis=0, ddof=1) if len(values) > 1 else np.zeros(values.shape[1:])
+    return values.mean(axis=0), sd
 
 
 def _listed(value: np.ndarray) -> list[Any]:

@@ -109,10 +109,6 @@ class DistanceSettings:
         """The enabled distances, in the config's order."""
         return [m for m in self.methods.values() if m.enabled] if self.enabled else []
 
-    def used_kinds(self) -> set[str]:
-        """The draw kinds some enabled distance measures on."""
-        return {k for m in self.enabled_methods() for k in m.kinds}
-
     def matrix_names(self, kinds: list[str] | None = None) -> list[str]:
         """The matrices the suite computes when ``kinds`` are drawn (None: all it draws)."""
         drawn = self.drawn_kinds() if kinds is None else kinds
@@ -131,7 +127,7 @@ class DistanceSettings:
 
     def draw_sizes(self) -> DrawSizes:
         """The sizes of the suite's draws (a kind no enabled distance measures is not drawn)."""
-        used = self.used_kinds()
+        used = {k for m in self.enabled_methods() for k in m.kinds}
         own: dict[str, int] = {}
         keys = dict(_DRAW_KEYS)
         for name, method in self.methods.items():
@@ -156,10 +152,6 @@ class DistanceSettings:
             sentence_texts=self.sentences.texts_per_draw,
             keys=keys,
         )
-
-    def with_methods(self, methods: Mapping[str, Distance]) -> DistanceSettings:
-        """The same settings with some distances replaced (calibrated ones)."""
-        return replace(self, methods={**self.methods, **methods})
 
 
 #: The config key of each draw size (``DrawSizes``' fields); a distance's own draws add theirs.
@@ -199,7 +191,7 @@ def suite_inputs(
     """
     token_kinds = [k for k in TOKEN_KINDS if k in draws.texts]
     vector_kinds = [] if tokens_only else [k for k in VECTOR_KINDS if k in draws.texts]
-    padding = _padding(distance)
+    padding: Padding = "real" if distance.tokens == "real" else "max_length"
     if tokens_only or not encoder.spec.one_pass:
         tokens, pooled = _separate_passes(draws, encoder, cache, token_kinds, vector_kinds, padding)
     else:
@@ -221,10 +213,7 @@ def suite_inputs(
 
 
 def calibrate_distances(
-    draws: DistanceDraws,
-    encoder: Encoder,
-    cache: EmbeddingCache | None,
-    distance: DistanceSettings,
+    draws: DistanceDraws, encoder: Encoder, cache: EmbeddingCache | None, distance: DistanceSettings
 ) -> DistanceSettings:
     """The sweep's distance settings: each distance that fixes some once, calibrated.
 
@@ -237,7 +226,8 @@ def calibrate_distances(
     if not needing:
         return distance
     inputs = suite_inputs(draws, encoder, cache, distance, seed=0, tokens_only=True)
-    return distance.with_methods({k: m.calibrate(inputs) for k, m in needing.items()})
+    calibrated = {k: m.calibrate(inputs) for k, m in needing.items()}
+    return replace(distance, methods={**distance.methods, **calibrated})
 
 
 def run_distance_suite(
@@ -281,7 +271,3 @@ def _separate_passes(
         texts = draws.distinct_texts([kind])
         pooled.update(zip(texts, embed_pooled(encoder, cache, texts), strict=True))
     return tokens, pooled
-
-
-def _padding(distance: DistanceSettings) -> Literal["real", "max_length"]:
-    return "real" if distance.tokens == "real" else "max_length"

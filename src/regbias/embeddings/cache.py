@@ -163,11 +163,7 @@ class EmbeddingCache:
     ) -> None:
         """Store the embeddings of ``texts`` as one new shard.
 
-        Args:
-            kind: the output kind.
-            encoder_identity: the encoder's stable identity.
-            texts: the embedded texts, one per embedding.
-            embeddings: a list of 2-D arrays (token vectors) or a 2-D array (one row per text).
+        ``embeddings``: a list of 2-D token arrays, or a 2-D array of one row per text.
         """
         self._put(kind, encoder_identity, [text_key(text) for text in texts], embeddings)
 
@@ -405,16 +401,8 @@ def embed_tokens(
 ) -> list[np.ndarray]:
     """Token vectors of ``texts`` from ``encoder``, through ``cache`` when given.
 
-    Args:
-        encoder: the pre-trained encoder.
-        cache: the embedding cache, or ``None`` to embed everything now.
-        texts: texts to embed.
-        padding: ``real`` tokens only, or all ``max_length`` positions (see
-            :meth:`regbias.embeddings.encoder.Encoder.token_embeddings`).
-        batch_size: texts per forward pass.
-
-    Returns:
-        Per text, a float32 ``(n_tokens, d)`` array, in input order.
+    Per text a float32 ``(n_tokens, d)`` array, in input order; ``padding`` as
+    :meth:`regbias.embeddings.encoder.Encoder.token_embeddings` takes it.
     """
 
     def compute(batch: list[str]) -> list[np.ndarray]:
@@ -428,11 +416,7 @@ def embed_tokens(
 def embed_pooled(
     encoder: Encoder, cache: EmbeddingCache | None, texts: Sequence[str], batch_size: int = 64
 ) -> np.ndarray:
-    """Pooled vectors of ``texts`` (by the encoder's pooling), through ``cache`` when given.
-
-    Returns:
-        Float32 array ``(len(texts), d)`` in input order.
-    """
+    """Pooled ``(len(texts), d)`` float32 vectors of ``texts``, through ``cache`` when given."""
 
     def compute(batch: list[str]) -> np.ndarray:
         return encoder.pooled(batch, batch_size=batch_size)

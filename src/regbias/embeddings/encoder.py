@@ -50,12 +50,7 @@ class Encoder:
     """
 
     def __init__(
-        self,
-        spec: EncoderSpec,
-        tokenizer: Any,
-        model: Any,
-        device: torch.device,
-        has_pooler: bool,
+        self, spec: EncoderSpec, tokenizer: Any, model: Any, device: torch.device, has_pooler: bool
     ) -> None:
         self.spec = spec
         self.tokenizer = tokenizer
@@ -95,11 +90,7 @@ class Encoder:
     def pooled(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """One vector per text, by the spec's ``pooling``.
 
-        Args:
-            texts: texts to embed.
-            batch_size: texts per forward pass at ``max_length`` tokens; shorter texts share
-                a pass within the same token budget (see :func:`plan_batches`), which on a
-                CPU is capped to stay in cache (:data:`CPU_PASS_FLOATS`).
+        ``batch_size`` as in :meth:`token_embeddings`.
 
         Returns:
             Float32 array ``(len(texts), hidden_size)`` in input order.
@@ -117,11 +108,8 @@ class Encoder:
     ) -> tuple[list[np.ndarray], np.ndarray | None]:
         """Token vectors and pooled vectors of each text from one forward pass.
 
-        Args:
-            texts: texts to embed.
-            padding: the token vectors' padding (see :meth:`token_embeddings`); the pooled
-                vectors use the real tokens either way.
-            batch_size: texts per forward pass at ``max_length`` tokens.
+        ``padding`` and ``batch_size`` as in :meth:`token_embeddings`; the pooled vectors use the
+        real tokens either way.
 
         Returns:
             What :meth:`token_embeddings` and :meth:`pooled` return, the latter None when the
@@ -244,6 +232,8 @@ def _keep_tokens(
 def plan_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
     """Group texts into batches of one length each, that each fit a padded-token budget.
 
+    A text longer than ``token_budget`` (padded tokens per batch) still gets its own batch.
+
     A batch holds texts of one token length only and at most :func:`batch_rows` of them, and
     is run at exactly that many rows (:meth:`Encoder._batches` fills the rest with copies), so
     every pass of a text has the same shape whatever other texts are embedded with it: its
@@ -252,10 +242,6 @@ def plan_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
     fails at once, not at the end); with the budget ``batch_size * max_length`` no batch
     needs more memory than ``batch_size`` texts padded to ``max_length``, and short texts
     (tweets) share one forward pass in large numbers, which keeps the products efficient.
-
-    Args:
-        lengths: token count of each text (its padded width).
-        token_budget: most padded tokens per batch; a longer text still gets its own batch.
 
     Returns:
         Batches of text indices, longest texts first, each of one length.
@@ -324,10 +310,8 @@ def load_encoder(
 ) -> Encoder:
     """Load the tokenizer and model a spec names (see its source's ``load_model``).
 
-    Args:
-        spec: what to load.
-        device: ``auto`` (CUDA when available, else CPU) or a torch device string.
-        cache_dir: the cache folder, where ``backend: onnxruntime`` keeps its export.
+    ``device`` ``auto`` is CUDA when available; ``backend: onnxruntime`` keeps its export in
+    ``cache_dir``.
 
     Returns:
         The encoder, in evaluation mode on ``device``.

@@ -42,13 +42,7 @@ def embed_jointly(
 ) -> JointEmbeddings:
     """Token vectors of ``token_texts`` and pooled vectors of ``pooled_texts``, one pass each.
 
-    Args:
-        encoder: the pre-trained encoder.
-        cache: the embedding cache, or None (then every distinct text is forwarded once now).
-        token_texts: texts whose token vectors are needed.
-        pooled_texts: texts whose pooled vectors are needed.
-        padding: the token vectors' padding (see ``Encoder.token_embeddings``).
-        batch_size: texts per forward pass.
+    ``cache`` None forwards every distinct text once now.
 
     Returns:
         The embeddings, the same as ``embed_tokens`` and ``embed_pooled`` give up to float

@@ -87,8 +87,7 @@ class OnnxModel:
         values = self.session.run(self._outputs, feed)
         found = {name: torch.from_numpy(v) for name, v in zip(self._outputs, values, strict=True)}
         return types.SimpleNamespace(
-            last_hidden_state=found["last_hidden_state"],
-            pooler_output=found.get("pooler_output"),
+            last_hidden_state=found["last_hidden_state"], pooler_output=found.get("pooler_output")
         )
 
 
@@ -132,13 +131,8 @@ def onnx_model(
 ) -> OnnxModel:
     """The model exported once into the cache (checksummed) and loaded in ONNX Runtime.
 
-    Args:
-        model: the loaded torch model (in evaluation mode).
-        spec: its spec (the identity names the export).
-        cache_dir: the cache folder (``paths.cache_dir``).
-        input_names: the inputs the tokenizer gives (MPNet takes no ``token_type_ids``).
-        has_pooler: whether the model has a trained pooler (exported as ``pooler_output``).
-        threads: intra-op threads (None: torch's).
+    ``input_names`` are the inputs the tokenizer gives (MPNet takes no ``token_type_ids``); a
+    trained pooler is exported as ``pooler_output``; ``threads`` None: torch's.
 
     Raises:
         ConfigError: onnxruntime (or onnx) is not installed.

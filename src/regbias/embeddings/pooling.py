@@ -15,9 +15,7 @@ POOLINGS: tuple[str, ...] = ("pooler", "cls", "mean")
 def check_pooling(pooling: str, has_pooler: bool | None) -> None:
     """Raise :class:`ConfigError` for a pooling the encoder cannot provide.
 
-    Args:
-        pooling: ``pooler``, ``cls`` or ``mean``.
-        has_pooler: whether the encoder has a trained pooler layer (``None``: unknown, allowed).
+    ``has_pooler`` None (unknown) allows ``pooler``.
     """
     if pooling not in POOLINGS:
         raise ConfigError(f"unknown pooling {pooling!r}: choose one of {', '.join(POOLINGS)}")

@@ -17,7 +17,6 @@ None runs code from a model folder (``trust_remote_code=False``).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -31,7 +30,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from regbias.data.fingerprint import file_sha256
+from regbias.data.fingerprint import memo_sha256
 from regbias.embeddings.hub import hub_offline, one_line, path_hint
 from regbias.embeddings.parts import assemble_model, part_files, parts_version
 from regbias.embeddings.spec import EncoderSpec, LoadedModel
@@ -91,11 +90,8 @@ class LocatedEncoder(EncoderSpec):
 
     @property
     def _control_suffix(self) -> str:
-        return (
-            ""
-            if self.random_weights_seed is None
-            else (f"+random_weights_seed={self.random_weights_seed}")
-        )
+        seed = self.random_weights_seed
+        return "" if seed is None else f"+random_weights_seed={seed}"
 
     def _loaded(self, loaded: LoadedModel) -> LoadedModel:
         """``loaded`` as it is, or (a control) with weights drawn from the seed instead."""
@@ -395,7 +391,7 @@ def folder_fingerprint(folder: Path) -> str:
     folder is read once per process and again only when a file changed.
     """
     files = sorted(p for p in folder.glob("*") if p.is_file() and _model_file(p.name))
-    parts = [f"{p.name}:{_file_hash(str(p), *_stamp(p))}" for p in files]
+    parts = [f"{p.name}:{memo_sha256(p)}" for p in files]
     return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 
@@ -407,17 +403,6 @@ def _model_file(name: str) -> bool:
         or name.startswith(("tokenizer", "special_tokens"))
         or name.endswith((".safetensors", ".model"))
     )
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_size, stat.st_mtime_ns
-
-
-@functools.lru_cache(maxsize=256)
-def _file_hash(path: str, size: int, mtime_ns: int) -> str:
-    """The file's SHA-256; ``size`` and ``mtime_ns`` only key the memo."""
-    return file_sha256(Path(path))
 
 
 def _from_folder(folder: Path, name: str) -> LoadedModel:

@@ -7,11 +7,7 @@ from regbias.performance.datamodule import (
     validation_split,
 )
 from regbias.performance.folds import FoldModel, fold_plans, run_folds
-from regbias.performance.modules import (
-    MultilabelClassifier,
-    SentimentClassifier,
-    classifier_for,
-)
+from regbias.performance.modules import MultilabelClassifier, SentimentClassifier, classifier_for
 from regbias.performance.predict import FeatureFn, predict_proba
 from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
 from regbias.performance.trainer import EncoderParts, train_fold, train_model

@@ -23,11 +23,6 @@ PREDICT_BATCH_SIZE = 128
 def fold_splits(n: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Split ``n`` items into ``k`` shuffled cross-validation folds.
 
-    Args:
-        n: number of items in the training sample.
-        k: number of folds (at least 2, at most ``n``).
-        seed: random state of the shuffle.
-
     Returns:
         ``k`` pairs ``(train_index, test_index)``; the test indices partition ``range(n)``.
 
@@ -51,11 +46,6 @@ def validation_split(
     train_index: np.ndarray, fraction: float, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Hold out a seeded ``fraction`` of a train fold for validation.
-
-    Args:
-        train_index: indices of the train fold.
-        fraction: share of the fold used for validation, in ``(0, 1)``.
-        seed: random state of the draw.
 
     Returns:
         ``(fit_index, val_index)``, each sorted, disjoint, together ``train_index``.
@@ -153,10 +143,7 @@ def take_inputs(inputs: ModelInputs, index: np.ndarray) -> ModelInputs:
 def check_inputs(inputs: ModelInputs, mode: str, tokenizer: Any) -> None:
     """Raise :class:`ConfigError` when ``inputs`` cannot be read in fine-tuning ``mode``.
 
-    Args:
-        inputs: texts or cached pooled vectors.
-        mode: ``full`` (texts, tokenised with ``tokenizer``) or ``head`` (vectors).
-        tokenizer: the encoder's tokenizer (required in ``full`` mode).
+    ``full`` mode reads texts (``tokenizer`` required), ``head`` mode cached pooled vectors.
     """
     if mode not in ("full", "head"):
         raise ConfigError(f"unknown fine-tuning mode {mode!r}: choose 'full' or 'head'")
@@ -190,17 +177,10 @@ def make_loader(
 ) -> DataLoader:
     """The one way stage I builds a loader: for training, validation and prediction.
 
-    Args:
-        inputs: texts (``full`` mode) or ``(n, hidden)`` cached pooled vectors (``head`` mode).
-        labels: 0/1 labels (``(n,)`` or ``(n, C)``), or ``None`` for prediction.
-        batch_size: inputs per batch.
-        mode: ``full`` (texts, tokenised per batch and padded to the batch's longest text) or
-            ``head`` (vectors).
-        tokenizer: the encoder's (fast) tokenizer (``full`` mode).
-        max_length: truncation length in tokens (``full`` mode).
-        shuffle: reshuffle every epoch, from a generator seeded by ``seed`` (never global state).
-        seed: seed of the shuffle.
-        num_workers: loader worker processes (0: load in the main process).
+    ``inputs`` are texts (``full`` mode: tokenised per batch with ``tokenizer``, padded to the
+    batch's longest, cut at ``max_length``) or ``(n, hidden)`` cached pooled vectors (``head``);
+    ``labels`` None for prediction. ``shuffle`` reshuffles every epoch from a generator seeded by
+    ``seed`` (never global state).
 
     Returns:
         A ``DataLoader`` of dicts: ``input_ids``, ``attention_mask``, ... (``full``) or
@@ -297,22 +277,9 @@ class FoldDataModule(L.LightningDataModule):
     ) -> FoldDataModule:
         """The DataModule of one fold of a training sample (binary or multilabel corpus).
 
-        Args:
-            sample_inputs: the whole training sample's texts or vectors.
-            labels: the sample's labels, ``(n,)`` or ``(n, C)``.
-            fit_index: indices fitted on.
-            val_index: indices held out for validation (inside the train fold).
-            mode: ``full`` or ``head``.
-            batch_size: fit and validation batch size.
-            tokenizer: the encoder's tokenizer (``full`` mode).
-            max_length: truncation length in tokens.
-            seed: seed of the fit loader's shuffle.
-            num_workers: loader worker processes.
-            predict_index: indices for :meth:`predict_dataloader` (e.g. the test fold).
-            predict_batch_size: prediction batch size.
-
-        Returns:
-            The fold's :class:`FoldDataModule`.
+        The indices are positions in ``sample_inputs`` (``val_index`` inside the train fold);
+        ``seed`` seeds the fit loader's shuffle; ``predict_index`` (e.g. the test fold) feeds
+        :meth:`predict_dataloader`.
         """
         labels = np.asarray(labels)
         predict = None if predict_index is None else take_inputs(sample_inputs, predict_index)

@@ -65,12 +65,7 @@ def _check_labels(y_true: np.ndarray, prob: np.ndarray, ndim: int) -> tuple[np.n
 def binary_metrics(
     y_true: np.ndarray, prob: np.ndarray, threshold: float = 0.5
 ) -> dict[str, float]:
-    """Binary classification metrics at a probability threshold.
-
-    Args:
-        y_true: ``(n,)`` 0/1 labels.
-        prob: ``(n,)`` predicted probabilities of class 1.
-        threshold: a text is predicted positive when its probability exceeds it.
+    """Binary classification metrics, a text positive where ``prob`` exceeds ``threshold``.
 
     Returns:
         ``accuracy``, ``roc_auc`` (NaN with a warning when ``y_true`` holds a single class),
@@ -116,12 +111,7 @@ def _if(defined: bool, value: Callable[[], float]) -> float:
 def multilabel_metrics(
     y_true: np.ndarray, prob: np.ndarray, threshold: float = 0.5
 ) -> dict[str, float]:
-    """Multilabel metrics with one threshold per label.
-
-    Args:
-        y_true: ``(n, C)`` 0/1 topic labels.
-        prob: ``(n, C)`` predicted probabilities.
-        threshold: a topic is predicted when its probability exceeds it.
+    """Multilabel metrics, a topic predicted where its ``prob`` exceeds ``threshold``.
 
     Returns:
         ``subset_accuracy`` (exact match), ``micro_precision``, ``micro_recall``, ``micro_f1``
@@ -246,9 +236,6 @@ def evaluate_groups(
 def summarise(per_model: pd.DataFrame) -> pd.DataFrame:
     """Mean over repetitions per model, group and metric.
 
-    Args:
-        per_model: the table of :func:`evaluate_groups` (or several concatenated).
-
     Returns:
         ``model, seed, fold, group, metric, value`` (+ ``n_texts`` when present), groups and
         metrics in their order of appearance. NaN values (e.g. an undefined AUC) are skipped.
@@ -266,9 +253,8 @@ def _group_order(summary: pd.DataFrame, groups: Sequence[str] | None) -> list[st
 def performance_gaps(summary: pd.DataFrame, groups: Sequence[str] | None = None) -> pd.DataFrame:
     """Performance gap of every pair of groups: |mean over models m(A) - mean over models m(B)|.
 
-    Args:
-        summary: the table of :func:`summarise` (one job's models or a whole sweep's).
-        groups: group order (default: order of appearance); pairs are ``a`` before ``b``.
+    ``summary`` is :func:`summarise`'s (one job's models or a sweep's); pairs follow ``groups``
+    (default: order of appearance).
 
     Returns:
         ``group_a, group_b, metric, gap``.
@@ -302,11 +288,9 @@ def _pair_dcor(x: np.ndarray, y: np.ndarray, label: str) -> float:
 def performance_dcor(summary: pd.DataFrame, groups: Sequence[str] | None = None) -> pd.DataFrame:
     """Performance dependence of every pair of groups: dcor of their per-model metric vectors.
 
-    Models are aligned by ``(seed, fold)``; models with a NaN for either group are left out.
+    ``summary`` and ``groups`` as in :func:`performance_gaps`.
 
-    Args:
-        summary: the table of :func:`summarise` (one job's models or a whole sweep's).
-        groups: group order (default: order of appearance); pairs are ``a`` before ``b``.
+    Models are aligned by ``(seed, fold)``; models with a NaN for either group are left out.
 
     Returns:
         ``group_a, group_b, metric, dcor`` (distance correlation, not squared; NaN with a

@@ -137,22 +137,14 @@ def run_folds(
 ) -> list[FoldModel]:
     """Stage I: fine-tune every model of :func:`fold_plans` and predict every group.
 
+    ``seed`` (the job's) seeds the fold split, validation splits and training; ``encoder`` serves
+    ``full`` mode, ``features(texts)`` the cached pooled vectors of ``head`` mode (each text
+    embedded once, not once per fold); fold ``j`` of a binary corpus logs under ``fold{j}/``;
+    ``model_sink`` gets (fold, trained module) before the module is released.
+
     Model ``j`` is fitted on its train indices less a seeded ``val_fraction`` held out for
     validation; its held-out fold (binary corpora) is its ``baseline`` group, never seen in
     training.
-
-    Args:
-        sample: the training sample (texts; ``(n,)`` 0/1 labels or ``(n, C)`` topics).
-        groups: evaluation groups by name (regions, ``mixed``; Reuters' ``ca``, ..., ``test``).
-        settings: training settings (``k_folds``, ``val_fraction``, optimiser, ...).
-        trainer: where and how Lightning runs.
-        task: ``binary`` or ``multilabel``.
-        seed: the job seed: seeds the fold split, validation splits and training.
-        encoder: the pre-trained encoder (``full`` mode).
-        features: ``features(texts) -> (n, hidden)`` cached pooled vectors (``head`` mode);
-            each text is embedded once, not once per fold.
-        logger: a Lightning logger; fold ``j`` of a binary corpus logs under ``fold{j}/``.
-        model_sink: called with (fold, trained module) before the module is released.
 
     Returns:
         One :class:`FoldModel` per plan, in fold order.
@@ -192,14 +184,8 @@ def _fit_plan(
     """Train one plan's model and predict its groups (with its held-out fold, if any)."""
     settings = run.settings
     fit_index, val_index = validation_split(plan.train_index, settings.val_fraction, plan.seed)
-    log.debug(
-        "seed %d fold %d: fit %d, val %d, test %d",
-        run.seed,
-        plan.fold,
-        len(fit_index),
-        len(val_index),
-        len(plan.test_index),
-    )
+    sizes = (len(fit_index), len(val_index), len(plan.test_index))
+    log.debug("seed %d fold %d: fit %d, val %d, test %d", run.seed, plan.fold, *sizes)
     tokenizer, max_length = text_parts(settings, run.encoder)
     datamodule = FoldDataModule.for_fold(
         sample_inputs,

@@ -25,11 +25,8 @@ def predict_proba(
 ) -> np.ndarray:
     """Predicted probabilities of a trained classifier.
 
-    Args:
-        module: a trained :class:`SentimentClassifier` or :class:`MultilabelClassifier`.
-        inputs: texts (``full`` mode) or ``(n, hidden)`` cached pooled vectors (``head`` mode).
-        batch_size: inputs per forward pass.
-        device: where to run (default: where the module's weights are).
+    ``inputs`` are texts (``full`` mode) or cached pooled vectors (``head``); ``device`` defaults to
+    the module's.
 
     Returns:
         ``(n,)`` probabilities of the positive class (binary) or ``(n, C)`` per topic.
@@ -78,9 +75,7 @@ def model_inputs(
 
 
 def predict_groups(
-    module: EncoderClassifier,
-    group_inputs: dict[str, ModelInputs],
-    trainer: TrainerSettings,
+    module: EncoderClassifier, group_inputs: dict[str, ModelInputs], trainer: TrainerSettings
 ) -> dict[str, np.ndarray]:
     """Predicted probabilities of every group's inputs, on the trainer's device."""
     device = "cuda" if trainer.device_kind() == "gpu" else "cpu"

@@ -154,8 +154,7 @@ class FinetuneSettings:
 
     def _check_fractions(self) -> None:
         _require(
-            self.weight_decay >= 0.0,
-            f"finetune.weight_decay must be >= 0, got {self.weight_decay}",
+            self.weight_decay >= 0.0, f"finetune.weight_decay must be >= 0, got {self.weight_decay}"
         )
         _require(
             0.0 <= self.warmup_fraction < 1.0,

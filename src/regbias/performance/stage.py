@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -24,8 +25,7 @@ from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import Encoder
 from regbias.performance.evaluation import evaluate_groups
-from regbias.performance.folds import FoldModel, ModelSink, run_folds
-from regbias.performance.predict import FeatureFn
+from regbias.performance.folds import FoldModel, run_folds
 from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
 from regbias.performance.table import PerformanceTable
 from regbias.performance.text_scores import per_model_rows, scored_subsets, text_table
@@ -57,21 +57,13 @@ def _max_length(settings: FinetuneSettings, encoder: Encoder) -> int:
     """Tokens per training text: ``finetune.max_length``, within what the model can take."""
     limit = int(getattr(encoder.model.config, "max_position_embeddings", settings.max_length))
     if settings.max_length > limit:
-        log.warning(
-            "finetune.max_length=%s exceeds the encoder's %d positions: using %d",
-            settings.max_length,
-            limit,
-            limit,
-        )
+        message = "finetune.max_length=%s exceeds the encoder's %d positions: using %d"
+        log.warning(message, settings.max_length, limit, limit)
     return min(settings.max_length, limit)
 
 
 def _drawn_subsets(
-    groups: dict[str, TextSet],
-    size: int | None,
-    repetitions: int,
-    seed: int,
-    policy: SizePolicy,
+    groups: dict[str, TextSet], size: int | None, repetitions: int, seed: int, policy: SizePolicy
 ) -> tuple[dict[str, TextSet], dict[str, list[np.ndarray]]]:
     """Each group cut to the texts its evaluation draws use, and the draws re-indexed to it.
 
@@ -101,20 +93,10 @@ def run_performance_stage(
 ) -> PerformanceTable:
     """Fine-tune and evaluate every model of one job.
 
-    Args:
-        finetune: the ``finetune`` settings (mode, folds, optimiser, evaluation draws, ...).
-        trainer: where and how Lightning runs.
-        study: the job's groups and training sample.
-        encoder: the pre-trained encoder (copied per model in ``full`` mode).
-        cache: embedding cache (``head`` mode trains on cached pooled vectors).
-        seed: the job seed (folds, validation splits, training; the evaluation draws too
-            when ``finetune.evaluation.seed`` is null).
-        policy: what an evaluation draw does with a group smaller than its size.
-        log_models: hand every trained model to ``sink.model``.
-        sink: receives training curves (its ``logger``), best scores and models; ``None``
-            records nothing.
-        scored: the ``texts`` design's texts per group (the test of record's); None: every
-            distinct text of every group.
+    ``seed`` seeds folds, validation splits, training and (unless ``finetune.evaluation.seed`` is
+    set) the evaluation draws; ``sink`` (None: nothing recorded) gets training curves, best scores
+    and, with ``log_models``, every model; ``scored``: the ``texts`` design's texts per group (the
+    test of record's; None: every distinct text).
 
     Returns:
         The per-model table (``performance/per_model.csv``) and, in the ``texts`` design,
@@ -122,11 +104,11 @@ def run_performance_stage(
     """
     task = study.corpus.task
     parts = replace(EncoderParts.from_encoder(encoder), max_length=_max_length(finetune, encoder))
-    features = _cached_features(encoder, cache) if finetune.mode == "head" else None
+    features = partial(embed_pooled, encoder, cache) if finetune.mode == "head" else None
     groups = {g: t for g, t in study.groups.items() if g != BASELINE}
 
     def train(subsets: dict[str, TextSet]) -> list[FoldModel]:
-        return run_folds(
+        models = run_folds(
             study.training,
             subsets,
             finetune,
@@ -136,14 +118,15 @@ def run_performance_stage(
             encoder=parts,
             features=features,
             logger=None if sink is None else sink.logger,
-            model_sink=_model_sink(sink, seed) if log_models and sink is not None else None,
+            model_sink=partial(sink.model, seed) if log_models and sink is not None else None,
         )
+        if sink is not None:
+            sink.metrics(_best_scores(models, finetune.monitor))
+        return models
 
     if finetune.evaluation.design == "texts":
         subsets = scored_subsets(groups, scored)
         models = train(subsets)
-        if sink is not None:
-            sink.metrics(_best_scores(models, finetune.monitor))
         texts = text_table(models, subsets, study.training, task, study.corpus.label_names)
         frame = per_model_rows(models, list(study.groups), study.training, subsets)
         return PerformanceTable(frame, texts)
@@ -154,8 +137,6 @@ def run_performance_stage(
     draw_seed = seed if evaluation.seed is None else evaluation.seed
     subsets, draws = _drawn_subsets(groups, size, repetitions, draw_seed, policy)
     models = train(subsets)
-    if sink is not None:
-        sink.metrics(_best_scores(models, finetune.monitor))
     frame = evaluate_groups(
         models, size, repetitions, draw_seed, policy, groups=list(study.groups), draws=draws
     )
@@ -184,22 +165,6 @@ def evaluation_size(
         size,
     )
     return len(groups[smallest])
-
-
-def _cached_features(encoder: Encoder, cache: EmbeddingCache) -> FeatureFn:
-    """Pooled vectors from the embedding cache: each text is embedded once per encoder."""
-
-    def features(texts: list[str]) -> np.ndarray:
-        return embed_pooled(encoder, cache, texts)
-
-    return features
-
-
-def _model_sink(sink: PerformanceSink, seed: int) -> ModelSink:
-    def keep(fold: int, module: torch.nn.Module) -> None:
-        sink.model(seed, fold, module)
-
-    return keep
 
 
 def _best_scores(models: list[FoldModel], monitor: str) -> dict[str, float]:

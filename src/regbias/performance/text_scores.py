@@ -67,10 +67,8 @@ def scored_subsets(
 ) -> dict[str, TextSet]:
     """Each group cut to its distinct texts, or to the texts ``scored`` names for it.
 
-    Args:
-        groups: the groups to score (``baseline`` excluded: it is each model's own fold).
-        scored: per group the texts to score (the test of record's); None or a group it does
-            not name: every distinct text of the group. A text's first row gives its label.
+    ``groups`` exclude ``baseline`` (each model's own fold); a group ``scored`` does not name keeps
+    every distinct text; a text's first row gives its label.
     """
     out = {}
     for name, texts in groups.items():
@@ -131,12 +129,8 @@ def text_table(
 ) -> pd.DataFrame:
     """What every model said of every text (the module's table), baseline rows last.
 
-    Args:
-        models: the job's fitted models; ``predictions[g]`` aligned with ``groups[g]``.
-        groups: the scored groups (:func:`scored_subsets`).
-        sample: the job's training sample (which texts each model saw).
-        task: ``binary`` or ``multilabel``.
-        label_names: the corpus's topic names (multilabel strata).
+    A model's ``predictions[g]`` is aligned with ``groups[g]`` (:func:`scored_subsets`); ``sample``
+    says which texts each model saw.
     """
     seen = {model.name: _seen(model, sample) for model in models}
     parts = []

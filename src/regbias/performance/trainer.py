@@ -77,14 +77,9 @@ def build_classifier(
 ) -> EncoderClassifier:
     """A fresh classifier for ``task`` (the encoder is copied, so the original stays pre-trained).
 
-    Args:
-        task: ``binary`` or ``multilabel``.
-        settings: training settings (mode, optimiser, ...).
-        encoder: the pre-trained encoder (required in ``full`` mode; in ``head`` mode only
-            used to check the pooling).
-        feature_dim: size of the cached vectors (``head`` mode).
-        n_labels: number of topics (``multilabel``).
-        metric_prefix: prepended to logged metric names.
+    ``encoder`` is required in ``full`` mode (in ``head`` mode it only checks the pooling),
+    ``feature_dim`` is the cached vectors' size (``head``), ``n_labels`` the topics
+    (``multilabel``).
 
     Returns:
         A :class:`SentimentClassifier` or :class:`MultilabelClassifier`.
@@ -167,18 +162,9 @@ def train_model(
 ) -> EncoderClassifier:
     """Fine-tune one classifier on given fit and validation sets; see :func:`train_fold`.
 
-    Args:
-        train_inputs: texts (``full`` mode) or ``(n, hidden)`` cached pooled vectors (``head``).
-        train_labels: 0/1 labels, ``(n,)`` binary or ``(n, C)`` multilabel.
-        val_inputs: validation texts or vectors.
-        val_labels: validation labels.
-        settings: training settings.
-        trainer: where and how Lightning runs.
-        task: ``binary`` or ``multilabel``.
-        encoder: the pre-trained encoder (``full`` mode; optional in ``head`` mode).
-        seed: seeds weights, dropout and shuffling (``seed_everything(seed, workers=True)``).
-        logger: a Lightning logger; ``None`` logs nothing.
-        metric_prefix: e.g. ``fold0/`` so that curves land as ``fold0/train/loss``.
+    ``train_inputs`` and ``val_inputs`` are texts (``full`` mode) or cached pooled vectors
+    (``head``); ``seed`` seeds weights, dropout and shuffling (``seed_everything(seed,
+    workers=True)``); with ``metric_prefix`` ``fold0/`` the curves land as ``fold0/train/loss``.
 
     Returns:
         The trained module with the weights of its best validation epoch, in eval mode.
@@ -219,15 +205,8 @@ def train_fold(
 ) -> EncoderClassifier:
     """Fine-tune one classifier on a fold's DataModule and restore its best checkpoint.
 
-    Args:
-        datamodule: the fold's fit and validation sets; its ``seed`` seeds weights, dropout and
-            shuffling (``seed_everything(seed, workers=True)``).
-        settings: training settings (the mode must be the DataModule's).
-        trainer: where and how Lightning runs.
-        task: ``binary`` or ``multilabel``.
-        encoder: the pre-trained encoder (``full`` mode; optional in ``head`` mode).
-        logger: a Lightning logger; ``None`` logs nothing.
-        metric_prefix: e.g. ``fold0/`` so that curves land as ``fold0/train/loss``.
+    The ``datamodule``'s ``seed`` seeds weights, dropout and shuffling; its mode must be the
+    settings'; ``metric_prefix`` as in :func:`train_model`.
 
     Returns:
         The trained module with the weights of its best validation epoch, in eval mode.

@@ -85,7 +85,9 @@ def _family(tests: PairwiseTests, family: str) -> _Family:
     )
 
 
-def _pairs_answer(regions: _Family, reference: _Family, verb: str) -> str:
+def _pairs_answer(tests: PairwiseTests, verb: str) -> str:
+    """Both families of a test of record, the reference one where it has pairs."""
+    regions, reference = _family(tests, PRIMARY_FAMILY), _family(tests, SECONDARY_FAMILY)
     text = regions.answer("region pairs", verb)
     if reference.tested or reference.untestable:
         text += f"; {reference.answer('pairs with a reference group', verb)}"
@@ -98,13 +100,11 @@ def record_answer(tests: PairTests | None, enabled: bool = True) -> Answer:
     if tests is None:
         why = "not tested (analysis.tests.embedding.enabled=false)" if not enabled else "not tested"
         return Answer(question, why.capitalize(), "pair test of record", _RECORD)
-    regions = _family(tests, PRIMARY_FAMILY)
-    reference = _family(tests, SECONDARY_FAMILY)
     how = (
         f"permutation test of the {tests.settings.words()} of sentence vectors; Holm within "
         f"each family, p <= {tests.alpha:g}"
     )
-    return Answer(question, _pairs_answer(regions, reference, "differ"), how, _RECORD)
+    return Answer(question, _pairs_answer(tests, "differ"), how, _RECORD)
 
 
 def performance_answer(tests: PerfTests | None) -> Answer:
@@ -112,14 +112,11 @@ def performance_answer(tests: PerfTests | None) -> Answer:
     question = QUESTIONS[1]
     if tests is None:
         return Answer(question, "Not tested", "performance test of record", _PERFORMANCE)
-    regions = _family(tests, PRIMARY_FAMILY)
-    reference = _family(tests, SECONDARY_FAMILY)
     how = (
         f"studentized gap in {markdown_code(tests.metric)} of {models_words(tests.models)} per "
         f"text, relabelled within label strata; Holm within each family, p <= {tests.alpha:g}"
     )
-    answer = _pairs_answer(regions, reference, "are treated differently")
-    return Answer(question, answer, how, _PERFORMANCE)
+    return Answer(question, _pairs_answer(tests, "are treated differently"), how, _PERFORMANCE)
 
 
 def primary_answer(
@@ -156,10 +153,7 @@ def primary_answer(
 
 
 def _primary_row_answer(
-    primary: tuple[str, str] | None,
-    correlations: pd.DataFrame | None,
-    adjust: str,
-    level: float,
+    primary: tuple[str, str] | None, correlations: pd.DataFrame | None, adjust: str, level: float
 ) -> Answer:
     question = QUESTIONS[2]
     how = "Mantel test of the declared pair"
@@ -299,11 +293,7 @@ def study_findings(
         record_answer(evidence.record, evidence.record_enabled),
         performance_answer(evidence.performance),
         primary_answer(
-            evidence.primary,
-            primary,
-            evidence.correlations,
-            evidence.adjust,
-            evidence.significance,
+            evidence.primary, primary, evidence.correlations, evidence.adjust, evidence.significance
         ),
         correlations_answer(evidence.correlations, evidence.adjust, evidence.significance),
     )

@@ -27,15 +27,7 @@ def new_figure(width: float, height: float) -> Figure:
 
 
 def save_figure(fig: Figure, path: Path | str) -> Path:
-    """Write ``fig`` as a PNG at 150 dpi (folders created) and close it.
-
-    Args:
-        fig: the figure to write.
-        path: the file to write; a missing ``.png`` suffix is added.
-
-    Returns:
-        The path written.
-    """
+    """Write ``fig`` as a PNG at 150 dpi (folders made, ``.png`` added), close it; the path."""
     path = Path(path)
     if path.suffix.lower() != ".png":
         path = path.with_name(path.name + ".png")

@@ -77,15 +77,7 @@ def metric_label(label: str) -> str:
 
 
 def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
-    """One row per variant of a sweep, from the variants' headlines.
-
-    Args:
-        headlines: each variant's headline, by its label.
-
-    Returns:
-        ``variant``, then ``rho`` and ``p_perm`` per distance against the headline gap (over
-        the pairs of all groups, as the name says), and each distance's mean over pairs.
-    """
+    """Per variant: each distance's rho and p_perm against the headline gap, and its mean."""
     rows = []
     for label, headline in headlines.items():
         row: dict[str, Any] = {"variant": label}
@@ -151,14 +143,10 @@ def comparison_markdown(
     sections: str = "",
     findings: Sequence[str] = (),
 ) -> str:
-    """The sweep's page: the answers, ``sections``, the exploratory table, the reports.
+    """The sweep's page: the findings, the encoders' ``sections``, the exploratory table, links.
 
-    Args:
-        table: :func:`comparison_table`.
-        folders: each variant's folder, by label.
-        sections: the encoders' sections (separation, agreement, primary, controls).
-        findings: the page's findings, each backed by an interval or an adjusted test; the
-            per-distance rhos (unadjusted) are never findings: they are the exploratory table.
+    ``findings`` are each backed by an interval or an adjusted test; the per-distance rhos
+    (unadjusted) are never findings: they are the exploratory table.
     """
     lines = ["# regbias sweep: variants compared", "", "## Findings", ""]
     lines += [f"- {markdown_text(line)}" for line in findings] or [
@@ -217,21 +205,9 @@ def exploratory_lines(table: pd.DataFrame) -> list[str]:
 
 
 def write_comparison(
-    parent: RunLog,
-    folder: Path,
-    tables: Mapping[str, pd.DataFrame],
-    table: pd.DataFrame,
-    page: str,
+    parent: RunLog, folder: Path, tables: Mapping[str, pd.DataFrame], table: pd.DataFrame, page: str
 ) -> None:
-    """The comparison's tables, page and figure, into ``parent`` and the local ``folder``.
-
-    Args:
-        parent: the sweep's parent run.
-        folder: the sweep's local copy of its report.
-        tables: the encoders' comparison tables, by name (written without their index).
-        table: :func:`comparison_table` (written with its index, the variants).
-        page: :func:`comparison_markdown`, the sweep's ``report.md``.
-    """
+    """The comparison's tables, page (``report.md``) and figure, into ``parent`` and ``folder``."""
     for name, frame in tables.items():
         parent.table(frame, comparison_csv(name))
         frame.to_csv(_ensure(folder, comparison_csv(name)), index=False)

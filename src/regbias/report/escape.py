@@ -36,26 +36,14 @@ def _one_line(value: object) -> str:
 def markdown_text(value: object) -> str:
     """``value`` as literal Markdown text: rendered, it reads exactly as ``str(value)``.
 
-    Args:
-        value: a name (a group, a column, a label) or any value shown as text.
-
-    Returns:
-        The text with Markdown's special characters backslash-escaped (``|`` included, so it
-        stays one table cell) and line breaks made spaces.
+    Markdown's special characters are backslash-escaped (``|`` included, so it stays one table
+    cell) and line breaks made spaces.
     """
     return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), _one_line(value))
 
 
 def markdown_code(value: object) -> str:
-    """``value`` as a Markdown code span: a fence longer than any run of backticks in it.
-
-    Args:
-        value: a name shown as code (a column such as ``dist_sinkhorn_long``).
-
-    Returns:
-        The code span (it shows HTML as text); for prose, not table cells (there use
-        :func:`markdown_text`).
-    """
+    """``value`` as a Markdown code span (prose, not table cells: :func:`markdown_text`)."""
     text = _one_line(value)
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
@@ -78,26 +66,12 @@ def path_text(name: str) -> str:
 
 
 def html_text(value: object) -> str:
-    """``value`` as HTML text (``<``, ``>``, ``&`` and quotes as entities).
-
-    Args:
-        value: text to place in an HTML page, in an element or an attribute.
-
-    Returns:
-        The escaped text.
-    """
+    """``value`` as HTML text for an element or attribute (``<>&`` and quotes as entities)."""
     return html.escape(str(value), quote=True)
 
 
 def plain_text(markdown: str) -> str:
-    r"""One line of the report's Markdown as plain text: escapes undone, bold and code gone.
-
-    Args:
-        markdown: a line the report wrote (a Findings bullet without its ``- ``).
-
-    Returns:
-        The line as a terminal shows it: ``\<b\>`` is ``<b>``, ``**x**`` is ``x``.
-    """
+    r"""A line of the report's Markdown as plain text: ``\<b\>`` is ``<b>``, ``**x**`` is x."""
     return _MARKUP.sub(lambda m: m.group(1) or "", markdown)
 
 
@@ -107,11 +81,5 @@ def description_text(markdown: str) -> str:
     MLflow's UI renders a description with a Markdown converter that keeps the backslash of
     ``\<``, ``\>`` and ``\&`` (``p \<= 0.05``); as HTML entities the signs read as written
     and still open no markup.
-
-    Args:
-        markdown: Markdown as the report writes it (names escaped by :func:`markdown_text`).
-
-    Returns:
-        The same Markdown with those three escapes written as entities.
     """
     return _SHOWN_ESCAPES.sub(lambda m: _ENTITIES[m.group(1)], markdown)

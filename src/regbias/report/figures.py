@@ -53,17 +53,8 @@ def distance_heatmap(
 ) -> Figure:
     """Heatmap of a group distance matrix with annotated cells (the paper's Fig. 6).
 
-    Args:
-        matrix: the distances; the mean colours and labels each cell, the standard deviation
-            is added in smaller text when there are several repetitions and room.
-        title: the figure title; defaults to the matrix name.
-        triangle: show each pair once (strict lower triangle) instead of the full matrix.
-        marked: pairs (either order) whose cells are outlined in red (those a test calls
-            different).
-
-    Returns:
-        The figure; one mean annotation per shown cell, an extra ``±sd`` text per cell when
-        shown.
+    Each cell shows the mean (its colour too) and, with several repetitions and room, ``±sd``;
+    ``triangle`` shows each pair once; ``marked`` pairs (either order) are outlined in red.
     """
     k = len(matrix.groups)
     rows = list(range(1, k)) if triangle else list(range(k))
@@ -179,16 +170,8 @@ def correlation_heatmap(
 ) -> Figure:
     """Heatmap of correlations: distances by rows, performance columns by columns (Figs. 7/8).
 
-    Args:
-        correlations_df: the output of :func:`regbias.analysis.correlation.table.correlations`.
-        statistic: ``spearman_rho`` or ``kendall_tau``.
-        p_column: the p-value marking significance; defaults to the statistic's permutation
-            p (``spearman_p_perm`` / ``kendall_p_perm``).
-        alpha: cells with ``p < alpha`` are written in bold with an asterisk.
-        title: the figure title.
-
-    Returns:
-        The figure; one annotation per finite cell.
+    Cells whose ``p_column`` (default: the statistic's permutation p) is below ``alpha`` are
+    bold with an asterisk.
     """
     if p_column is None:
         p_column = f"{statistic.split('_')[0]}_p_perm"
@@ -247,20 +230,10 @@ def pair_scatter(
     title: str | None = None,
     p_suffix: str = "p_perm",
 ) -> Figure:
-    """Scatter of a distance against a performance column, one labelled point per pair.
+    """Scatter of a distance against a performance column, one ``A-B`` point per pair (Fig. 16).
 
-    Args:
-        table: the pair table (rows with NaN in either column are left out).
-        distance_column: the x axis.
-        performance_column: the y axis.
-        stats: a row of :func:`regbias.analysis.correlation.table.correlations` (or any mapping with
-            ``spearman_rho``, ``kendall_tau`` and their p-values) shown in the title.
-        title: the figure title; defaults to the statistics or the column names.
-        p_suffix: the p-value shown with each statistic: ``p_perm`` (unadjusted), ``p_holm``
-            or ``p_bh``.
-
-    Returns:
-        The figure; one point and one ``A-B`` label per pair (Figs. 16-21).
+    Rows with NaN in either column are left out. Without a ``title`` the title shows ``stats``
+    (a correlation table row) with the p-values ``p_suffix`` names (``p_perm``, ``p_holm``...).
     """
     frame = table.frame if isinstance(table, PairTable) else table
     missing = [c for c in (distance_column, performance_column) if c not in frame.columns]
@@ -308,16 +281,10 @@ def _stats_title(
 def performance_distributions(
     summary: pd.DataFrame, metric: str, *, groups: list[str] | None = None
 ) -> Figure:
-    """Per-group distribution of per-model performance: box plot with the models as points.
+    """Per-group box plot of a metric with the models as points (Figs. 9/10).
 
-    Args:
-        summary: long table with columns ``model, group, metric, value`` (``seed`` and
-            ``fold`` too when present); a model's repeated rows for one group are averaged.
-        metric: the metric shown.
-        groups: the groups and their order; defaults to their order in ``summary``.
-
-    Returns:
-        The figure (Figs. 9/10); one point per model and group.
+    ``summary`` is long (``model, group, metric, value``, maybe ``seed, fold``); a model's
+    repeated rows for one group are averaged.
     """
     needed = ["model", "group", "metric", "value"]
     missing = [c for c in needed if c not in summary.columns]
@@ -353,15 +320,6 @@ def representation_plot(
     log_share: bool = False,
 ) -> Figure:
     """Each group's distance to the baseline against its share of the data (the paper's Fig. 5).
-
-    Args:
-        distance_to_baseline: distance from each group to the baseline group.
-        share: each group's share of the data (a fraction or a percentage).
-        name: the distance measured, for the axis label and title.
-        log_share: use a logarithmic x axis (shares span orders of magnitude).
-
-    Returns:
-        The figure; one labelled point per group.
 
     Raises:
         DataError: a group has a distance but no share.
@@ -429,13 +387,9 @@ def lda_scatter(projection: LdaProjection, title: str = "LDA projection") -> Fig
 
 
 def power_curves(rates: pd.DataFrame, level: str, target: float = 0.8) -> Figure:
-    """Detection rate against the planted mixture share, one line per distance.
+    """Detection rate against the planted share, a line per ``distance`` of ``rates``.
 
-    Args:
-        rates: :meth:`regbias.distances.power.PowerResult.rates` (``distance, share, power,
-            power_low, power_high, power_unadjusted``).
-        level: how detection was judged, for the axis label (e.g. "p <= 0.05 / 28").
-        target: the power a dashed line marks.
+    ``level`` says how detection was judged (``p <= 0.05 / 28``); ``target`` is dashed.
     """
     fig = new_figure(6.0, 4.0)
     ax = fig.add_subplot()

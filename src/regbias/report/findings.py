@@ -76,61 +76,8 @@ def describe_column(column: str) -> str:
     return markdown_code(column)
 
 
-def findings_markdown(
-    found: pd.DataFrame | None,
-    checks: pd.DataFrame | None,
-    *,
-    primary: tuple[str, str] | None,
-    adjust: str,
-    significance: float,
-    confidence: float,
-    n_strongest: int = 3,
-    extra_lines: Sequence[str] = (),
-    note: str = "",
-    primary_test: PrimaryTest | None = None,
-    opening: Sequence[str] = (),
-) -> str:
-    """The findings in detail: one plain sentence per headline correlation, then a glossary.
-
-    Args:
-        found: as :func:`finding_lines`.
-        checks: as :func:`finding_lines`.
-        primary: as :func:`finding_lines`.
-        adjust: as :func:`finding_lines`.
-        significance: as :func:`finding_lines`.
-        confidence: as :func:`finding_lines`.
-        n_strongest: as :func:`finding_lines`.
-        extra_lines: further findings, added as they are after the correlation sentences.
-        note: as :func:`finding_lines`.
-        primary_test: as :func:`finding_lines`.
-        opening: lines stated before every finding (a warning, the bottom line in full).
-
-    Returns:
-        Markdown starting with ``## Findings in detail`` (:func:`details_markdown`).
-    """
-    lines = finding_lines(
-        found,
-        checks,
-        primary=primary,
-        adjust=adjust,
-        significance=significance,
-        confidence=confidence,
-        n_strongest=n_strongest,
-        note=note,
-        primary_test=primary_test,
-    )
-    return details_markdown([*opening, *lines, *extra_lines])
-
-
 def details_markdown(lines: Sequence[str]) -> str:
-    """The details section (one bullet per line), then the glossary's section.
-
-    Args:
-        lines: Markdown lines: the full bottom line, each test's sentence.
-
-    Returns:
-        Markdown starting with ``## Findings in detail`` and ending with the terms.
-    """
+    """``## Findings in detail``, one bullet per line (Markdown), then the terms' section."""
     bullets = [f"- {line}" for line in lines]
     terms = [f"## {TERMS_HEADING}", "", *GLOSSARY]
     return "\n".join([f"## {DETAILS_HEADING}", "", *bullets, "", *terms]) + "\n"

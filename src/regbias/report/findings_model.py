@@ -36,15 +36,7 @@ def method_markdown() -> str:
 
 
 def heading_anchor(heading: str) -> str:
-    """A Markdown heading's anchor as GitHub and markdown-it write it.
-
-    Args:
-        heading: the heading's text without its ``#`` marks.
-
-    Returns:
-        Lower case, punctuation dropped, spaces as hyphens: ``Which pairs differ: the test of
-        record`` is ``which-pairs-differ-the-test-of-record``.
-    """
+    """A heading's anchor as GitHub writes it: lower case, no punctuation, spaces as hyphens."""
     return _NOT_SLUG.sub("", heading.strip().lower()).replace(" ", "-")
 
 
@@ -108,12 +100,7 @@ class Findings:
         return "\n\n".join(parts)
 
     def markdown(self) -> str:
-        """The Findings section: the summary, a pointer to the details and the terms.
-
-        Returns:
-            Markdown starting with ``## Findings``; the details follow as their own section
-            (:data:`DETAILS_HEADING`), written by the report.
-        """
+        """``## Findings``: the summary, and links to the details and terms the report writes."""
         pointer = (
             f"Every test's numbers, intervals and caveats: [{DETAILS_HEADING}]"
             f"(#{heading_anchor(DETAILS_HEADING)}); the terms: [{TERMS_HEADING}]"

@@ -50,15 +50,9 @@ li { margin: 0.2rem 0; }
 def report_html(markdown: str, folder: Path, title: str = "regbias report") -> str:
     """The report as one HTML page: ``markdown`` rendered, its PNGs under ``folder`` inlined.
 
-    Args:
-        markdown: the report's Markdown (relative image links such as ``figures/lda.png``).
-        folder: the folder the links are relative to.
-        title: the page title.
-
-    Returns:
-        The page, every heading with its anchor as ``id``; a linked figure that is not in
-        ``folder`` keeps its link, and links to a ``report.md`` (a comparison page's variants)
-        or ``method.md`` point to its HTML form beside it.
+    Every heading gets its anchor as ``id``; a linked figure that is not in ``folder`` keeps its
+    link, and links to a ``report.md`` (a comparison page's variants) or ``method.md`` point to
+    its HTML form beside it.
     """
     # Raw HTML is shown as text: a name from the data can never become markup.
     parser = MarkdownIt("commonmark", {"html": False}).enable("table")
@@ -112,13 +106,7 @@ def write_html_report(folder: Path) -> Path | None:
 
 
 def publish_html(run: RunLog, folder: Path, directory: str | None = None) -> Path | None:
-    """Write ``report.html`` beside ``folder/report.md`` and into ``run`` (None: no report).
-
-    Args:
-        run: the run the page is written to.
-        folder: a local copy of the run's report (or of one of its folders).
-        directory: the page's folder in the run; None: the run's own.
-    """
+    """Write ``report.html`` beside ``folder/report.md`` and into ``run``'s ``directory``."""
     page = write_html_report(folder)
     if page is not None:
         run.file(page, directory)

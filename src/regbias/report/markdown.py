@@ -40,14 +40,7 @@ def report_findings(
     settings: AnalysisSettings,
     extra_findings: Sequence[str] = (),
 ) -> Findings:
-    """The study's findings: the bottom line, the questions' answers, caveats, then details.
-
-    Args:
-        results: the measurements.
-        analysis: their analysis.
-        settings: the analysis settings (adjustment, level, primary hypothesis).
-        extra_findings: further detail lines (which pairs differ, with their numbers).
-    """
+    """The study's findings: bottom line, answers, caveats, details (``extra_findings`` last)."""
     evidence = Evidence.of(results, analysis, settings)
     warning = random_encoder_warning(results.meta)
     warnings = [warning] if warning else []
@@ -83,12 +76,7 @@ def report_markdown(
 ) -> str:
     """One page: findings, groups, encoder and revision, matrices, correlations, figures.
 
-    Args:
-        results: the measurements.
-        analysis: their analysis.
-        settings: the analysis settings (adjustment, level, primary hypothesis).
-        extra_findings: further lines for the findings' details (e.g. pairs above noise).
-        findings: the findings already built (:func:`report_findings`), else built here.
+    ``findings`` already built (:func:`report_findings`) are used as they are, else built here.
     """
     meta = results.meta
     if findings is None:
@@ -356,16 +344,7 @@ def _markdown_table(frame: pd.DataFrame) -> str:
 
 
 def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame:
-    """The correlations drawn as scatter plots.
-
-    Args:
-        analysis: the analysis whose correlation table is read.
-        settings: its settings (``adjust`` says which adjusted p-values mark significance).
-
-    Returns:
-        The :data:`MAX_SCATTERS` strongest rows significant by Spearman's or Kendall's test
-        (empty when there is no correlation table).
-    """
+    """The :data:`MAX_SCATTERS` strongest correlations significant by Spearman or Kendall."""
     found = analysis.correlations
     if found is None:
         return pd.DataFrame()

@@ -80,9 +80,7 @@ def write_lda(run: RunLog, projection: LdaProjection) -> None:
 
 
 def write_distance_tables(
-    run: RunLog,
-    sensitivity: Mapping[str, pd.DataFrame],
-    diagnostics: Mapping[str, pd.DataFrame],
+    run: RunLog, sensitivity: Mapping[str, pd.DataFrame], diagnostics: Mapping[str, pd.DataFrame]
 ) -> None:
     """Each distance's sensitivity table and its Sinkhorn diagnostics per repetition."""
     for name, table in sensitivity.items():
@@ -113,13 +111,7 @@ def write_study(run: RunLog, results: StudyResults, runs: list[str] | None = Non
 def log_distances(
     run: RunLog, matrices: dict[str, DistanceMatrix], *, figures: bool = True
 ) -> None:
-    """Log each matrix as ``distances/<name>.json`` and ``.csv``, with one metric per pair.
-
-    Args:
-        run: the run to log to.
-        matrices: the distance matrices by name.
-        figures: also log each matrix's heatmap and floor plot.
-    """
+    """Each matrix's ``distances/<name>.json|csv``, pair metrics and (``figures``) plots."""
     metrics: dict[str, float] = {}
     for name, matrix in matrices.items():
         run.json(matrix.to_dict(), paths.distance_json(name))
@@ -307,13 +299,7 @@ def write_jobs(parent: RunLog, records: list[dict[str, Any]]) -> None:
 
 
 def copy_run(source: RunLog, target: RunLog) -> None:
-    """Every artifact of ``source`` written to ``target`` as well (under its prefix).
-
-    Args:
-        source: the run whose artifacts to copy (a variant's run).
-        target: where to write them (the sweep's parent, under ``variant-<hash>/``, which the
-            comparison page reads there).
-    """
+    """Every artifact of ``source`` (a variant) copied into ``target`` (under its prefix)."""
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(source.client.download_artifacts(source.run_id, "", tmp))
         target.directory(local)
@@ -324,13 +310,6 @@ def copy_report(run: RunLog, destination: Path) -> Path:
 
     A reader opens ``multirun/<date>/<time>/report/report.md`` (or ``outputs/.../report/``)
     with any Markdown viewer, without MLflow; its figure links are relative, so they work there.
-
-    Args:
-        run: the run whose report to copy.
-        destination: the folder of the copy; an older copy there is replaced.
-
-    Returns:
-        ``destination``.
     """
     if destination.exists():
         shutil.rmtree(destination)

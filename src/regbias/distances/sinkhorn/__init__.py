@@ -21,14 +21,13 @@ from regbias.distances.sinkhorn.divergence import (
     sinkhorn_matrix,
     solve_ot,
 )
-from regbias.distances.sinkhorn.settings import derive_epsilon, mean_pooled_cost
+from regbias.distances.sinkhorn.settings import mean_pooled_cost
 
 __all__ = [
     "DivergenceResult",
     "ResolvedSinkhorn",
     "SinkhornSettings",
     "SolveDiagnostics",
-    "derive_epsilon",
     "mean_pooled_cost",
     "resolve_settings",
     "sinkhorn_divergence",

@@ -27,11 +27,7 @@ from regbias.console import ProgressBar
 from regbias.console import progress_bar as tqdm
 from regbias.distances.matrix import DistanceMatrix
 from regbias.distances.sinkhorn.exact import exact_ot_many
-from regbias.distances.sinkhorn.settings import (
-    ResolvedSinkhorn,
-    SinkhornSettings,
-    resolve_settings,
-)
+from regbias.distances.sinkhorn.settings import ResolvedSinkhorn, SinkhornSettings, resolve_settings
 from regbias.distances.sinkhorn.solve import (
     SolveDiagnostics,
     check_cloud,
@@ -74,15 +70,7 @@ def sinkhorn_divergence(
 ) -> DivergenceResult:
     """Debiased Sinkhorn divergence ``OT(x, y) - OT(x, x) / 2 - OT(y, y) / 2``.
 
-    Args:
-        x: ``(n, d)`` point cloud of one group.
-        y: ``(m, d)`` point cloud of the other group.
-        settings: solver settings (epsilon None: derived from the two clouds pooled).
-        x_weights: weights of ``x`` (default uniform).
-        y_weights: weights of ``y`` (default uniform).
-
-    Returns:
-        The divergence and the diagnostics of its three terms.
+    Epsilon None is derived from the two clouds pooled; weights default to uniform.
     """
     settings = resolve_settings(settings, [np.asarray(x), np.asarray(y)])
     size = padded_points(max(len(x), len(y)), settings)
@@ -300,9 +288,7 @@ def exact_divergences(
 ) -> list[DivergenceResult]:
     """Exact-limit divergences of many pairs: the cross terms on all cores, self terms 0.
 
-    Args:
-        pairs: ``(x, y)`` clouds.
-        on_result: called after each result (a progress bar); a stop is checked there too.
+    ``on_result`` (a progress bar) is called after each result, and a stop checked there.
     """
 
     def done() -> None:

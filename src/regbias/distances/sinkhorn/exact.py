@@ -46,11 +46,7 @@ def exact_ot(
 ) -> tuple[float, bool]:
     """Exact transport cost ``min_P <P, |x - y|^2>`` by POT's ``emd2`` (float64).
 
-    Args:
-        x: ``(n, d)`` source points.
-        y: ``(m, d)`` target points.
-        weights: ``(a, b)`` point weights (None = uniform); normalised to sum to 1.
-        max_iterations: network-simplex iterations at most.
+    ``weights`` (None: uniform) are normalised to sum to 1.
 
     Returns:
         ``(cost, optimal)``: the cost and whether the solver reached the optimum (False when it
@@ -116,12 +112,8 @@ def exact_workers(
 ) -> int:
     """Problems solved at once: no more than the CPUs, nor than fit in available memory.
 
-    Args:
-        problems: the ``(x, y)`` pairs to solve (the largest one sizes the bound).
-        workers: a cap (default: the CPUs this process may use).
-
-    Returns:
-        At least 1 (a problem larger than memory still runs, alone).
+    The largest problem sizes the bound, ``workers`` (default: the usable CPUs) caps it; at least 1
+    (a problem larger than memory still runs, alone).
     """
     largest = max(len(x) * len(y) for x, y in problems)
     fit = int(MEMORY_SHARE * _available_memory() // (BYTES_PER_ENTRY * largest))

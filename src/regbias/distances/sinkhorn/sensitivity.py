@@ -105,9 +105,6 @@ def ranking_stability(table: pd.DataFrame) -> pd.DataFrame:
     References: the smallest epsilon of the table and the exact limit (when computed); an
     epsilon is not compared with itself. Pairs missing a value on either side are left out.
 
-    Args:
-        table: the output of :func:`epsilon_sensitivity`.
-
     Returns:
         One row per (epsilon, reference): ``epsilon``, ``reference`` (``"smallest_epsilon"``
         or ``"exact"``), ``reference_epsilon``, ``kendall_tau``, ``p_value``, ``n_pairs``.

@@ -139,13 +139,6 @@ def mean_pooled_cost(clouds: list[np.ndarray]) -> float:
     return 2.0 * (sum_sq / total - float(mean @ mean))
 
 
-def derive_epsilon(draws: list[dict[str, np.ndarray]], relative: float) -> float:
-    """Epsilon as ``relative`` x the mean squared distance between points of all draws pooled."""
-    if not relative > 0:
-        raise ConfigError(f"epsilon_relative must be > 0, got {relative}")
-    return relative * mean_pooled_cost([c for draw in draws for c in draw.values()])
-
-
 def kernel_updates(settings: SinkhornSettings, *, dense: bool, annealed: bool) -> bool:
     """Whether a solve runs kernel (scaling) updates; see ``SinkhornSettings.updates``."""
     if settings.updates == "kernel" and (annealed or not dense):

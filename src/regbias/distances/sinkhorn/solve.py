@@ -304,17 +304,10 @@ def solve_ot(
 ) -> SolveDiagnostics:
     """Solve one regularised transport problem ``OT_eps(x, y)`` (one term of a divergence).
 
-    Args:
-        x: ``(n, d)`` source points.
-        y: ``(m, d)`` target points.
-        settings: solver settings; ``epsilon`` None is derived from this pair alone (a run
-            should call :func:`resolve_settings` once instead).
-        weights: ``(a, b)`` point weights (each None = uniform); zeros are allowed.
-        symmetric: ``x`` and ``y`` are the same measure (self term): symmetric updates.
-        size: pad both clouds to this many points (default: the bucket of the larger one).
-
-    Returns:
-        The regularised cost with the solver's convergence diagnostics.
+    ``epsilon`` None is derived from this pair alone (a run resolves its settings once instead:
+    :func:`resolve_settings`); ``weights`` ``(a, b)`` default to uniform and may hold zeros;
+    ``symmetric`` (a self term) takes symmetric updates; ``size`` (default: the bucket of the larger
+    cloud) pads both. Returns the regularised cost with the solver's convergence diagnostics.
     """
     x, y = np.asarray(x), np.asarray(y)
     check_cloud(x, "x")
