@@ -4,7 +4,7 @@ Each encoder's rho has the interval of its own report
 (:func:`regbias.analysis.robustness.bootstrap.rho_replicates`). Two encoders of one sweep ran on
 the same seeds, so one replicate draws the same models, repetitions and texts for both, and
 their difference gets an interval and a two-sided bootstrap p from the replicates' differences,
-reflected about the measured difference as each rho's are (:func:`centred`; the p is the
+moved to centre on the measured difference as each rho's are (:func:`centred`; the p is the
 interval's own test: below ``1 - confidence`` where it leaves 0 out). docs/method.md,
 "Comparing encoders on the same texts". Where the evidence differs, the two are resampled apart
 (``paired`` False).
