@@ -33,7 +33,7 @@ def _evidence(rng: np.random.Generator, coupling: float, noise: float = 0.3) -> 
     matrix = DistanceMatrix.from_repetitions("sinkhorn_long", GROUPS, reps)
     rows = [
         (f"s{s}f{f}", s, f, g, "accuracy", 0.7 + 0.01 * score[i] + 0.01 * rng.standard_normal())
-        for s in range(3)
+        for s in range(5)  # the interval's units: 5 seeds (MIN_RESAMPLED)
         for f in range(2)
         for i, g in enumerate(GROUPS)
     ]
@@ -171,13 +171,12 @@ def test_a_null_difference_is_rarely_shown() -> None:
     assert shown <= 2  # of 15 null pairs (0.75 expected at 0.05)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#45 open: the interval is for the measured rhos' difference, which the noise "
-    "attenuates; against the noise-free difference planted here it covers 11 of 15",
-)
 def test_the_interval_covers_a_planted_noise_free_difference() -> None:
-    """Goes red (strict) once an interval reaches the noise-free difference."""
+    """The interval is for the measured rhos' difference, which the noise attenuates.
+
+    Against the noise-free difference planted here the reflected (basic) interval covered 11
+    of 15; moved to the measured difference but not reflected it covers 14.
+    """
     _, covered = _null_shown_and_planted_covered()
     assert covered >= 13  # of 15 planted ones
 

@@ -57,11 +57,12 @@ def test_two_models_give_no_interval_but_say_too_few():
     analysis = analyse(study_on_a_line(GROUPS, 0, repetitions=1, n_models=2), settings())
     row = analysis.robustness.set_index(["distance", "performance"]).loc[PRIMARY]
     assert row.isna()["spearman_ci_low"] and row.isna()["spearman_ci_high"]
-    assert row["bootstrap_note"].startswith("too few models for an interval (1 repetition, 2 ")
-    assert "no bootstrap interval (too few models for an interval" in findings(analysis)
+    # Each model is its own seed here: 2 seeds, the units a replicate draws.
+    assert row["bootstrap_note"].startswith("too few seeds for an interval (1 repetition, 2 seeds")
+    assert "no bootstrap interval (too few seeds for an interval" in findings(analysis)
     primary = analysis.primary
     assert primary.ci_low != primary.ci_low  # NaN
-    assert "no bootstrap interval: too few models for an interval" in primary_sentence(primary)
+    assert "no bootstrap interval: too few seeds for an interval" in primary_sentence(primary)
 
 
 def test_enough_models_give_an_interval():

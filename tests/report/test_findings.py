@@ -77,7 +77,7 @@ def test_findings_state_primary_first_then_the_strongest_with_their_evidence() -
     assert "rho = 0.40" in bullets[0] and "Holm-adjusted p = 0.06" in bullets[0]
     assert (
         "not significant at 0.05" in bullets[0]
-        and "interval for the measured rho 0.10 to 0.60 (nominal 95%, short of it in simulations; "
+        and "interval for the measured rho 0.10 to 0.60 (nominal 95%, the primary's kind; "
         "resampling repetitions and models)"
         in bullets[0]
     )

@@ -20,7 +20,7 @@ from regbias.analysis.tests.performance import PerfTests
 from regbias.numbers import models_words
 from regbias.report.bottom_line import ADJUSTED_NAMES, Evidence, mantel_kind, primary_clause
 from regbias.report.escape import markdown_code, markdown_text
-from regbias.report.findings import SIDES, interval_reading
+from regbias.report.findings import COVERAGE, SIDES, interval_reading
 from regbias.report.findings_model import Answer, Findings
 from regbias.report.record import pair_name
 
@@ -185,7 +185,7 @@ def _primary_row_answer(
 def _interval(test: PrimaryTest) -> str:
     if not (math.isfinite(test.ci_low) and math.isfinite(test.ci_high)):
         return f"no interval ({test.ci_note})" if test.ci_note else "no interval computed"
-    level = f"nominal {test.confidence:.0%}, short of it in simulations"
+    level = f"nominal {test.confidence:.0%}; {COVERAGE}"
     return f"interval for the measured rho {test.ci_low:.2f} to {test.ci_high:.2f} ({level})"
 
 

@@ -1,9 +1,10 @@
 """The primary rho of two encoders compared: one joint bootstrap of both.
 
 Each rho has its own report's interval (:mod:`regbias.analysis.robustness.bootstrap`); one
-replicate draws the same models, repetitions and texts for both, so their difference gets a
-reflected interval and its two-sided p (docs/method.md, "Comparing encoders on the same
-texts"). Where the evidence differs, the two are resampled apart (``paired`` False).
+replicate draws the same models, repetitions and texts for both, so their difference gets an
+interval moved to centre on the measured difference (:func:`centred`) and its two-sided p, the
+interval's own test (docs/method.md, "Comparing encoders on the same texts"). Where the
+evidence differs, the two are resampled apart (``paired`` False).
 """
 
 from __future__ import annotations

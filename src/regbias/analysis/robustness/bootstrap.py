@@ -1,9 +1,10 @@
 """Bootstrap intervals of a correlation's rho and tau, from every source of measurement noise.
 
-Every replicate resamples the models (the same for every metric), each distance matrix's
-repetitions and, with per-text scores, the texts within group and label stratum; the groups are
-fixed. The intervals are for the measured rho, reflected about the estimate (:func:`centred`;
-docs/method.md, "The primary's interval is for the measured rho").
+Every replicate resamples the seeds, each with all its models (the same for every metric), each
+distance matrix's repetitions and, with per-text scores, the texts within group and label
+stratum; the groups are fixed. The intervals are for the measured rho: a replicate carries the
+noise twice, so the percentiles of its deviations from the replicates' own mean are moved to the
+estimate (:func:`centred`; docs/method.md, "The primary's interval is for the measured rho").
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from regbias.analysis.tests.text_scores import (
     PerfTexts,
     group_metric_replicates,
     percentile_interval,
+    training_units,
 )
 from regbias.console import progress_bar
 from regbias.distances.matrix import DistanceMatrix
@@ -29,55 +31,71 @@ from regbias.interrupt import check_stop
 _SOURCE = {True: "repetitions", False: "models"}
 #: The source of a gap column whose texts were resampled too.
 _TEXTS_SOURCE = "models+evaluation texts"
-#: The units (models, or a distance's repetitions) that at least one of a correlation's two
-#: columns must have for any interval, the primary's and the table's alike: 2 models have 3
-#: distinct resamples, one of them the data itself, and 3 or 4 too few for a 95% interval; 5
-#: have 126. Evaluation texts are resampled within the models and never count as units: with 2
-#: models the texts' spread is not the spread of a repeat of the study.
+#: The units a replicate draws (a distance's repetitions; the seeds, models nested in them, or
+#: a single seed's models) that at least one of a correlation's two columns must have for any
+#: interval, the primary's and the table's alike: 2 units have 3 distinct resamples, one of
+#: them the data itself, and 3 or 4 too few for a 95% interval; 5 have 126. Evaluation texts
+#: are resampled within the units and never count: with 2 seeds the texts' spread is not the
+#: spread of a repeat of the study.
 MIN_RESAMPLED = 5
 #: Why a bare pair table (``task=analyze``) has no interval.
 BARE_TABLE = "a bare pair table: task=analyze resamples no models or repetitions"
 _NOTHING_RESAMPLED = "one model and one repetition: nothing to resample"
 
 
+@dataclass(frozen=True)
+class Units:
+    """A column's resampling units: how many a replicate draws, and what they are."""
+
+    count: int
+    #: ``repetition``, ``seed`` (models nested in seeds) or ``model`` (a single seed's folds).
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.count} {self.kind}{'s' * (self.count != 1)}"
+
+
 def resampling_units(
     table: pd.DataFrame, distances: Mapping[str, DistanceMatrix], per_model: pd.DataFrame | None
-) -> dict[str, int]:
+) -> dict[str, Units]:
     """The resampling units of each column of ``table`` that has measurements behind it.
 
     Returns:
         ``dist_<name>``: the matrix's repetitions; ``gap_<metric>``, ``dcor_<metric>``: the
-        models (``seed, fold``) of ``per_model`` (their texts, resampled within them, do not
-        count: :data:`MIN_RESAMPLED`).
+        training units a replicate draws (:func:`training_units`: the seeds, or a single
+        seed's models), whose texts, resampled within them, do not count
+        (:data:`MIN_RESAMPLED`).
     """
     units = {
-        f"{DISTANCE_PREFIX}{name}": 1 if m.repetitions is None else len(m.repetitions)
+        f"{DISTANCE_PREFIX}{name}": Units(
+            1 if m.repetitions is None else len(m.repetitions), "repetition"
+        )
         for name, m in distances.items()
     }
     if per_model is not None and len(per_model):
-        models = len(per_model[["seed", "fold"]].drop_duplicates())
+        seeds = per_model[["seed", "fold"]].drop_duplicates()["seed"].to_numpy()
+        kind = "seed" if len(np.unique(seeds)) > 1 else "model"
+        drawn = Units(len(np.unique(training_units(seeds))), kind)
         for metric in pd.unique(per_model["metric"]):
-            units |= {f"gap_{metric}": models, f"dcor_{metric}": models}
+            units |= {f"gap_{metric}": drawn, f"dcor_{metric}": drawn}
     return {c: n for c, n in units.items() if c in table}
 
 
-def no_interval_note(columns: Sequence[str], units: Mapping[str, int] | None) -> str:
+def no_interval_note(columns: Sequence[str], units: Mapping[str, Units] | None) -> str:
     """Why a correlation of ``columns`` has no bootstrap interval ("" where it can have one).
 
     ``units``: :func:`resampling_units` of the table (None: a bare table, nothing measured).
     """
     if units is None:
         return BARE_TABLE
-    counts = [units.get(c, 1) for c in columns]
-    if max(counts) >= MIN_RESAMPLED:
+    found = [units.get(c, Units(1, "model")) for c in columns]
+    if max(u.count for u in found) >= MIN_RESAMPLED:
         return ""
-    if max(counts) <= 1:
+    if max(u.count for u in found) <= 1:
         return _NOTHING_RESAMPLED
-    said = ", ".join(
-        f"{n} {'repetition' if c.startswith(DISTANCE_PREFIX) else 'model'}{'s' * (n != 1)}"
-        for c, n in zip(columns, counts, strict=True)
-    )
-    return f"too few models for an interval ({said}; an interval needs {MIN_RESAMPLED} of one)"
+    kinds = " or ".join(dict.fromkeys(f"{u.kind}s" for u in found if u.count > 1))
+    said = ", ".join(map(str, found))
+    return f"too few {kinds} for an interval ({said}; an interval needs {MIN_RESAMPLED} of one)"
 
 
 def bootstrap_replicates(
@@ -91,10 +109,10 @@ def bootstrap_replicates(
     """Bootstrap replicates ``(B, n_rows)`` of the pair table's columns that have a noise source.
 
     A matrix of ``distances`` with at least 2 repetitions gives ``dist_<name>``, the mean of R
-    repetitions drawn with replacement (NaN entries skipped); each replicate draws the models
-    (``seed, fold``) of ``per_model``, the same for every metric, for ``gap_*`` and ``dcor_*``;
-    with ``texts`` their metrics' gaps are resampled in two stages instead. A column without a
-    noise source is absent (held at its value).
+    repetitions drawn with replacement (NaN entries skipped); each replicate draws the training
+    units of ``per_model`` (:func:`training_units`: seeds, each with its models), the same for
+    every metric, for ``gap_*`` and ``dcor_*``; with ``texts`` their metrics' gaps are resampled
+    in two stages instead. A column without a noise source is absent (held at its value).
     """
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
@@ -160,10 +178,12 @@ def _performance_replicates(
     wide = per_model.pivot_table(
         index=["seed", "fold"], columns=["metric", "group"], values="value", aggfunc="mean"
     )
-    n = len(wide)
-    if n < 2:
+    unit = training_units(wide.index.get_level_values("seed").to_numpy())
+    k = unit.max() + 1 if len(unit) else 0
+    if k < 2:
         return {}
-    weights = rng.multinomial(n, np.full(n, 1 / n), n_bootstrap).astype(np.float64)
+    # The training units (seeds) drawn with replacement, each carrying all its models.
+    weights = rng.multinomial(k, np.full(k, 1 / k), n_bootstrap)[:, unit].astype(np.float64)
     out = {}
     for metric in pd.unique(per_model["metric"]):
         values = wide[metric]
@@ -211,7 +231,7 @@ def bootstrap_intervals(
     found: pd.DataFrame,
     replicates: Mapping[str, np.ndarray],
     confidence: float,
-    units: Mapping[str, int] | None = None,
+    units: Mapping[str, Units] | None = None,
     texts: PerfTexts | None = None,
 ) -> pd.DataFrame:
     """Intervals of Spearman's rho and Kendall's tau-b for the measured rho (:func:`centred`).
@@ -269,15 +289,18 @@ def _replicates_of(
 
 
 def centred(values: np.ndarray, estimate: float) -> np.ndarray:
-    """Bootstrap ``values`` reflected about ``estimate``: ``estimate - (values - mean(values))``.
+    """Bootstrap ``values`` moved to centre on ``estimate``: ``estimate + (values - mean(values))``.
 
     A replicate adds the noise a second time, so the replicates' rhos centre below the estimate
-    (further towards 0); their deviations from their own mean stand for the estimate's from the
-    measured rho it estimates. Percentiles of the reflected values are the basic bootstrap
-    interval, which holds the estimate; a two-sided bootstrap p of them is its test.
+    (further towards 0); their deviations from their own mean stand for the estimate's about
+    the measured rho it estimates. Percentiles of the moved values are the interval (a
+    percentile bootstrap, its bias from the second helping of noise removed), which holds the
+    estimate; a two-sided bootstrap p of them is its test. They are not reflected (the basic
+    bootstrap): a rho's skew follows its level, so reflecting it turns the skew the wrong way
+    (docs/method.md, "Performance gaps").
     """
     with np.errstate(invalid="ignore"):
-        return estimate - (values - np.nanmean(values))
+        return estimate + (values - np.nanmean(values))
 
 
 def centred_interval(
