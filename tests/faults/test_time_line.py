@@ -38,7 +38,10 @@ def test_an_analyze_runs_total_covers_its_steps_and_start_up(tmp_path, monkeypat
     assert seconds(parts["total"]) >= steps - 0.3, line  # each part is rounded to 0.1 s
     # The ratio is the total over the parts (no bound on the unaccounted rest: a loaded CI
     # machine gave 1.76x once, where a quiet one gives 1.1-1.3x).
-    assert ratio >= 1.0 and ratio == pytest.approx(seconds(parts["total"]) / steps, abs=0.15)
+    # The ratio is the total over the unrounded parts: near the printed parts' (a quiet CI run
+    # once printed 1.94 where its rounded parts gave 1.70; the line was not kept, so the
+    # tolerance is relative and the line is shown on failure).
+    assert ratio >= 1.0 and ratio == pytest.approx(seconds(parts["total"]) / steps, rel=0.2), line
 
 
 def test_a_reused_run_ran_no_step_in_this_process(monkeypatch):
