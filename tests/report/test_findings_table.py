@@ -159,7 +159,8 @@ def test_every_report_carries_the_method_its_links_name(tmp_path) -> None:
     # In the MLflow UI the description's "how" links open the run's method.html artifact.
     route = "#/experiments/1/runs/r/artifacts"
     described = run_description(run.texts["report.md"], route)
-    assert f"]({route}/method.html)" in described and "](method.md" not in described
+    view = "?workflowType=machine_learning"
+    assert f"]({route}/method.html{view})" in described and "](method.md" not in described
 
 
 def test_the_description_is_never_cut_silently_and_shows_no_escapes() -> None:

@@ -49,8 +49,9 @@ def run_description(markdown: str, artifacts: str) -> str:
         markdown: the description, links relative to the report's folder.
         artifacts: the UI's route to the run's artifacts (``#/experiments/E/runs/R/artifacts``).
     """
-    markdown = _METHOD_LINK.sub(f"]({artifacts}/{METHOD_HTML})", markdown)
-    return fitted_description(markdown, f"{artifacts}/{REPORT_HTML}")
+    view = f"?workflowType={WORKFLOW_TYPE}"  # the link opens in a new tab: keep the view
+    markdown = _METHOD_LINK.sub(f"]({artifacts}/{METHOD_HTML}{view})", markdown)
+    return fitted_description(markdown, f"{artifacts}/{REPORT_HTML}{view}")
 
 
 def fitted_description(markdown: str, report_link: str, limit: int = NOTE_LIMIT) -> str:
