@@ -22,7 +22,7 @@ from PIL import Image
 
 from regbias.report.escape import html_text
 from regbias.report.findings_model import heading_anchor
-from regbias.tracking.artifacts import METHOD_MD, REPORT_HTML, REPORT_MD
+from regbias.tracking.artifacts import METHOD_HTML, METHOD_MD, REPORT_HTML, REPORT_MD
 from regbias.tracking.runs import RunLog
 
 #: The most bytes a page may have: a third of the largest page MLflow's viewer was seen to draw.
@@ -99,7 +99,7 @@ def write_html_report(folder: Path) -> Path | None:
     method = folder / METHOD_MD
     if method.is_file():
         page = report_html(method.read_text(), folder, title="regbias: the method")
-        (folder / html_name(METHOD_MD)).write_text(page, encoding="utf-8")
+        (folder / METHOD_HTML).write_text(page, encoding="utf-8")
     target = folder / REPORT_HTML
     target.write_text(report_html(source.read_text(), folder), encoding="utf-8")
     return target
@@ -110,7 +110,7 @@ def publish_html(run: RunLog, folder: Path, directory: str | None = None) -> Pat
     page = write_html_report(folder)
     if page is not None:
         run.file(page, directory)
-        method = folder / html_name(METHOD_MD)
+        method = folder / METHOD_HTML
         if method.is_file():
             run.file(method, directory)
     return page
