@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import signal
 
 import dcor
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from scipy import stats
 
 from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.tests import embedding
 from regbias.analysis.tests.embedding import (
     PRIMARY_FAMILY,
     SECONDARY_FAMILY,
@@ -30,6 +32,7 @@ from regbias.analysis.tests.embedding_null import (
     tie_margin,
 )
 from regbias.errors import ConfigError
+from regbias.interrupt import StopRequested, clear_stop, request_stop
 from tests.conftest import packaged
 
 # Thousands of relabelled products of a few dozen texts each.
@@ -277,6 +280,36 @@ def test_same_inputs_same_numbers():
     one = record_tests(groups, _vectors, pair_settings(relabellings=499))
     two = record_tests(groups, _vectors, pair_settings(relabellings=499))
     assert one.table.equals(two.table)
+
+
+def test_the_numbers_do_not_depend_on_how_many_pairs_run_at_once(monkeypatch):
+    groups = {g: [f"{g}{i}" for i in range(40 + 7 * j)] for j, g in enumerate("abcde")}
+    settings = pair_settings(relabellings=999, resamples=199)
+    monkeypatch.setattr(embedding, "_workers", lambda: 1)
+    one = record_tests(groups, _vectors, settings)
+    monkeypatch.setattr(embedding, "_workers", lambda: 3)
+    assert record_tests(groups, _vectors, settings).table.equals(one.table)
+
+
+def test_a_stop_ends_the_pair_tests_without_running_the_rest(monkeypatch):
+    started = []
+    test_pair = embedding._test
+
+    def stop_after_the_first(plan, *args):
+        started.append(plan)
+        if len(started) == 2:
+            request_stop(signal.SIGTERM)
+        return test_pair(plan, *args)
+
+    monkeypatch.setattr(embedding, "_test", stop_after_the_first)
+    monkeypatch.setattr(embedding, "_workers", lambda: 2)
+    groups = {g: [f"{g}{i}" for i in range(300)] for g in "abcdefgh"}  # 28 pairs
+    try:
+        with pytest.raises(StopRequested):
+            record_tests(groups, _vectors, pair_settings(relabellings=5000))
+    finally:
+        clear_stop()
+    assert len(started) < 28
 
 
 def test_size_classes_round_down_and_take_the_larger_family():

@@ -8,13 +8,16 @@ A relabelling splits the pooled sentence vectors at random into sides of the gro
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from regbias.analysis.tests.effect import pair_effect
 from regbias.analysis.tests.embedding_null import (
@@ -336,16 +339,33 @@ def record_tests(
     every = np.asarray(vectors(texts))
     where = {t: i for i, t in enumerate(texts)}
     rows = []
-    for plan in plans:
-        rows.append({**plan.row(), **_test(plan, every, where, settings, 1 - alpha)})
-        if progress is not None:
-            progress(f"{plan.group_a}-{plan.group_b}")
+    # One BLAS thread a pair, pairs side by side: the products' rounding is then the same on
+    # any number of cores, and the draws and partitions (one thread each) run in parallel too.
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(_workers()) as pool:
+        tested = [pool.submit(_test, plan, every, where, settings, 1 - alpha) for plan in plans]
+        try:
+            for plan, result in zip(plans, tested, strict=True):
+                rows.append({**plan.row(), **result.result()})
+                if progress is not None:
+                    progress(f"{plan.group_a}-{plan.group_b}")
+        except BaseException:  # a stop or a failure: the pairs not started are not run
+            pool.shutdown(cancel_futures=True)
+            raise
     testable = pd.Series([plan.testable for plan in plans], dtype=bool)
     table = holm_per_family(pd.DataFrame(rows), alpha, testable)
     table["detectable_share"] = np.nan
     table["untestable"] = [plan.untestable for plan in plans]
     sizes = {g: len(dict.fromkeys(ts)) for g, ts in groups.items()}
     return PairTests(settings, alpha, table, sizes)
+
+
+def _workers() -> int:
+    """Pairs tested at once: one a core this process may use.
+
+    Each pair has its own random streams and one BLAS thread, so the numbers do not depend on
+    it; NumPy's draws, partitions and products release the GIL.
+    """
+    return max(1, len(os.sched_getaffinity(0)))
 
 
 def _test(

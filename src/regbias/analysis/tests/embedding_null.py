@@ -114,16 +114,25 @@ def tie_margin(form: PooledForm, n_a: int, observed: float) -> float:
 
 
 def draw_sides(n: int, n_a: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    """``k`` uniform relabellings of ``n`` texts: ``(n, k)`` 0/1, ``n_a`` ones a column."""
-    sides = np.zeros((n, k), dtype=np.float64)
-    if k:
-        chosen = np.argpartition(rng.random((k, n)), n_a - 1, axis=1)[:, :n_a]
-        np.put_along_axis(sides.T, chosen, 1.0, axis=1)
-    return sides
+    """``k`` uniform relabellings of ``n`` texts: ``(n, k)`` booleans, ``n_a`` true a column.
+
+    Column ``j`` marks the ``n_a`` smallest of ``n`` uniform draws (row ``j`` of one
+    ``(k, n)`` draw), found by one partition and a comparison; a row whose ``n_a``-th and
+    next draws tie exactly (about ``n / 2**53``) takes ``argpartition``'s choice instead.
+    """
+    if not k:
+        return np.zeros((n, 0), dtype=bool)
+    draws = rng.random((k, n))
+    kth = np.partition(draws, n_a - 1, axis=1)[:, n_a - 1 : n_a]
+    chosen = draws <= kth
+    for row in np.flatnonzero(chosen.sum(axis=1) != n_a):
+        chosen[row] = False
+        chosen[row, np.argpartition(draws[row], n_a - 1)[:n_a]] = True
+    return np.ascontiguousarray(chosen.T)
 
 
 def relabelled_values(form: PooledForm, n_a: int, sides: np.ndarray) -> np.ndarray:
-    """``T`` of every labelling, a column of the ``(N, k)`` 0/1 matrix ``sides``, in float64."""
+    """``T`` of every labelling, a column of the ``(N, k)`` 0/1 (or boolean) ``sides``, float64."""
     n_b = form.n - n_a
     weights = np.where(sides > 0, 1.0 / n_a, -1.0 / n_b)
     return np.asarray(form.quadratic(weights), dtype=np.float64)
