@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sized
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 #: Environment variable choosing the progress style: ``bar``, ``plain`` or ``off``.
 PROGRESS_ENV = "REGBIAS_PROGRESS"
@@ -133,3 +133,9 @@ def progress_bar(
 
         return tqdm(iterable, total=total, desc=desc, disable=off, **tqdm_options)
     return PlainProgress(iterable, total=total, desc=desc, disable=off)
+
+
+def exit_with(message: str, code: int) -> NoReturn:
+    """One line ``regbias: <message>`` on stderr, then exit ``code`` (no traceback)."""
+    print(f"regbias: {message}", file=sys.stderr)
+    raise SystemExit(code) from None

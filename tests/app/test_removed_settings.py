@@ -11,14 +11,8 @@ import functools
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from regbias.app.settings import (
-    MOVED_KEYS,
-    REMOVED_KEYS,
-    plain_config,
-    read_settings,
-    removed_override,
-    variant_settings,
-)
+from regbias.app.removed_keys import MOVED_KEYS, REMOVED_KEYS, removed_override
+from regbias.app.settings import plain_config, read_settings, variant_settings
 from regbias.errors import ConfigError
 from tests.cli import run_cli
 from tests.conftest import compose_config

@@ -38,6 +38,7 @@ def sweep(tmp_path_factory, shared_data_dir):
     workdir = tmp_path_factory.mktemp("sweep")
     done = run_cli(workdir, *SMOKE, data_dir=shared_data_dir)
     assert done.returncode == 0, done.stderr[-4000:]
+    (workdir / "stdout.txt").write_text(done.stdout)
     return workdir, shared_data_dir
 
 
@@ -180,6 +181,10 @@ def test_parent_says_first_what_a_reader_needs(sweep):
     # Few tags above the description: the versions are one artifact of the parent.
     assert not [k for k in parent.data.tags if k.startswith("version.")]
     assert "provenance/versions.json" in artifacts(workdir, parent.info.run_id, "provenance")
+    # The command line ends with the findings, then where the report and the store are.
+    printed = (workdir / "stdout.txt").read_text()
+    assert "regbias: results" in printed and "Bottom line. " in printed
+    assert "mlflow ui --backend-store-uri sqlite:///" in printed
 
 
 @pytest.mark.slow

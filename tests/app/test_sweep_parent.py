@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.test_analyze_task import write_table
-from tests.cli import run_cli, runs
+from tests.cli import run_cli, run_job, runs
 
 
 def _parents(workdir: Path) -> list:
@@ -15,8 +15,10 @@ def _parents(workdir: Path) -> list:
 
 
 def test_analyze_prints_findings_and_where_the_report_is(tmp_path):
+    # In this process (the task function run.py calls); the real command line's printing is
+    # checked on the smoke sweep (tests/app/test_sweep.py).
     table = write_table(tmp_path / "pairs.csv")
-    done = run_cli(tmp_path, "task=analyze", f"analysis.analyze.input={table}")
+    done = run_job(tmp_path, "task=analyze", f"analysis.analyze.input={table}")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "regbias: results" in done.stdout
     # The report's Findings: the bottom line, then the questions (the primary's answer).
@@ -25,7 +27,7 @@ def test_analyze_prints_findings_and_where_the_report_is(tmp_path):
     assert "rho = " in done.stdout
     assert "mlflow ui --backend-store-uri sqlite:///" in done.stdout
     assert "workflowType=machine_learning" in done.stdout
-    (report,) = tmp_path.glob("outputs/*/*/report/report.md")
+    (report,) = tmp_path.glob("out/**/report/report.md")
     assert (report.parent / "analysis" / "correlations.csv").is_file()
     (run,) = runs(tmp_path)
     assert "Is the primary hypothesis supported?" in run.data.tags["mlflow.note.content"]

@@ -12,10 +12,9 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from regbias.app.job import main as run_job
-from regbias.app.settings import removed_override
-from regbias.app.start import exit_with
+from regbias.app.removed_keys import removed_override
 from regbias.config_files import CONFIG_DIR
+from regbias.console import exit_with
 
 
 def main(config_dir: Path = CONFIG_DIR, job_name: str = "cli") -> None:
@@ -31,6 +30,10 @@ def main(config_dir: Path = CONFIG_DIR, job_name: str = "cli") -> None:
         exit_with(f"error: {removed}", 2)
 
     def task(cfg: DictConfig) -> object:
+        # Models, tracking and the analysis load once a config is composed: an override Hydra
+        # refuses, or a removed key, is answered in about a second.
+        from regbias.app.job import main as run_job
+
         return run_job(cfg)
 
     # Hydra names the job after the module of its task function (a file's name for a script).

@@ -18,8 +18,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from regbias.app.start import exit_with
 from regbias.app.tasks import DATA_TASKS, TRACKED_TASKS
+from regbias.console import exit_with
 from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for, data_dir_source
 
 CACHE_ENV = "REGBIAS_CACHE_DIR"

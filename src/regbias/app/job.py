@@ -27,9 +27,10 @@ from regbias.app.preflight import (
     resume_inputs,
 )
 from regbias.app.settings import plain_config, read_settings
-from regbias.app.start import ALWAYS_QUIET_LOGGERS, data_for_job, exit_with, quiet_libraries
+from regbias.app.start import ALWAYS_QUIET_LOGGERS, data_for_job, quiet_libraries
 from regbias.app.summary import finish_job
 from regbias.app.tasks import task_named
+from regbias.console import exit_with
 from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c

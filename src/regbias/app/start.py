@@ -18,6 +18,7 @@ from typing import NoReturn
 from omegaconf import DictConfig, OmegaConf
 
 from regbias.app.tasks import DATA_TASKS
+from regbias.console import exit_with
 from regbias.data.first_use import datasets_in_sweep, ensure_data
 from regbias.errors import RegbiasError
 from regbias.tracking.runs import MIN_FREE_MB, free_mb
@@ -44,12 +45,6 @@ QUIET_LOGGERS = (
 )
 # Warnings that say nothing to a regbias user (Lightning on a machine that has `srun`).
 _IGNORED_WARNINGS = (r".*The `srun` command is available on your system.*",)
-
-
-def exit_with(message: str, code: int) -> NoReturn:
-    """One line ``regbias: <message>`` on stderr, then exit ``code`` (no traceback)."""
-    print(f"regbias: {message}", file=sys.stderr)
-    raise SystemExit(code) from None
 
 
 def quiet_libraries() -> None:

@@ -19,9 +19,10 @@ from regbias.app.cluster_checks import presubmit
 from regbias.app.parent import open_parent, refuse_live_parent
 from regbias.app.preflight import preflight_sweep, refuse_repeated_values
 from regbias.app.settings import read_settings, variant_settings
-from regbias.app.start import check_output_folder, exit_with, start_sweep
+from regbias.app.start import check_output_folder, start_sweep
 from regbias.app.summary import finish_sweep
 from regbias.app.tasks import TRACKED_TASKS
+from regbias.console import exit_with
 from regbias.errors import RegbiasError
 from regbias.interrupt import (
     StopRequested,
