@@ -365,7 +365,9 @@ def _workers() -> int:
     Each pair has its own random streams and one BLAS thread, so the numbers do not depend on
     it; NumPy's draws, partitions and products release the GIL.
     """
-    return max(1, len(os.sched_getaffinity(0)))
+    if hasattr(os, "sched_getaffinity"):  # Linux: the cores this process may run on
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _test(
