@@ -273,6 +273,8 @@ def test_resolution_round_trip_and_settings_checks():
         pair_settings(statistic="median")
     with pytest.raises(ConfigError, match="relabellings must be >= 1"):
         pair_settings(relabellings=0)
+    with pytest.raises(ConfigError, match="pairs_at_once must be >= 1"):
+        pair_settings(pairs_at_once=0)
 
 
 def test_same_inputs_same_numbers():
@@ -282,13 +284,13 @@ def test_same_inputs_same_numbers():
     assert one.table.equals(two.table)
 
 
-def test_the_numbers_do_not_depend_on_how_many_pairs_run_at_once(monkeypatch):
-    groups = {g: [f"{g}{i}" for i in range(40 + 7 * j)] for j, g in enumerate("abcde")}
-    settings = pair_settings(relabellings=999, resamples=199)
-    monkeypatch.setattr(embedding, "_workers", lambda: 1)
-    one = record_tests(groups, _vectors, settings)
-    monkeypatch.setattr(embedding, "_workers", lambda: 3)
-    assert record_tests(groups, _vectors, settings).table.equals(one.table)
+def test_pairs_side_by_side_give_the_numbers_of_one_pair_at_a_time():
+    groups = {g: [f"{g}{i}" for i in range(400 + 70 * j)] for j, g in enumerate("abcde")}
+    found = [
+        record_tests(groups, _vectors, pair_settings(relabellings=999, pairs_at_once=n)).table
+        for n in (1, 2, 3)
+    ]
+    assert found[0].equals(found[1]) and found[0].equals(found[2])
 
 
 def test_a_stop_ends_the_pair_tests_without_running_the_rest(monkeypatch):
@@ -302,14 +304,17 @@ def test_a_stop_ends_the_pair_tests_without_running_the_rest(monkeypatch):
         return test_pair(plan, *args)
 
     monkeypatch.setattr(embedding, "_test", stop_after_the_first)
-    monkeypatch.setattr(embedding, "_workers", lambda: 2)
     groups = {g: [f"{g}{i}" for i in range(300)] for g in "abcdefgh"}  # 28 pairs
-    try:
-        with pytest.raises(StopRequested):
-            record_tests(groups, _vectors, pair_settings(relabellings=5000))
-    finally:
-        clear_stop()
-    assert len(started) < 28
+    for at_once in (1, 2):
+        started.clear()
+        try:
+            with pytest.raises(StopRequested):
+                record_tests(
+                    groups, _vectors, pair_settings(relabellings=5000, pairs_at_once=at_once)
+                )
+        finally:
+            clear_stop()
+        assert len(started) < 28, at_once
 
 
 def test_size_classes_round_down_and_take_the_larger_family():

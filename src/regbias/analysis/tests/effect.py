@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import distance
 
-from regbias.analysis.tests.embedding_null import PairStatistic
+from regbias.analysis.tests.embedding_null import BLAS_LOCK, PairStatistic
 
 
 def _mean_u(x: np.ndarray, y: np.ndarray, ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
@@ -69,7 +69,8 @@ def pair_effect(
         def value(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
             return _kernel_u(kernel, n_a, ca, cb)
 
-    effect = float(value(*ones)[0])
+    with BLAS_LOCK:
+        effect = float(value(*ones)[0])
     if resamples < 1:
         return effect, float("nan"), float("nan")
     values = []
@@ -77,7 +78,8 @@ def pair_effect(
         k = min(256, resamples - start)
         ca = rng.multinomial(n_a, np.full(n_a, 1.0 / n_a), size=k).astype(np.float64)
         cb = rng.multinomial(n_b, np.full(n_b, 1.0 / n_b), size=k).astype(np.float64)
-        values.append(value(ca, cb))
+        with BLAS_LOCK:
+            values.append(value(ca, cb))
     boot = np.concatenate(values)
     boot = boot - (boot.mean() - effect)
     tail = (1 - confidence) / 2

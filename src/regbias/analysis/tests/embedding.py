@@ -10,14 +10,13 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from regbias.analysis.tests.effect import pair_effect
 from regbias.analysis.tests.embedding_null import (
@@ -62,6 +61,8 @@ class PairTestSettings:
         resamples: bootstrap resamples of each pair's effect (its interval; 0: none).
         seed: ``analysis.seed``, handed down (no key of this group): seed of the subsamples
             and the relabellings.
+        pairs_at_once: pairs tested side by side (None: one a core; 1: one at a time); the
+            numbers do not depend on it (each matrix product runs alone: ``BLAS_LOCK``).
     """
 
     enabled: bool
@@ -71,10 +72,16 @@ class PairTestSettings:
     quadratic_cap: int | None
     resamples: int
     seed: int = field(metadata=HANDED_DOWN)
+    pairs_at_once: int | None = None
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.tests.embedding")
         caps = [c for c in (self.cap, self.quadratic_cap) if c is not None]
+        if self.pairs_at_once is not None and self.pairs_at_once < 1:
+            raise ConfigError(
+                "analysis.tests.embedding.pairs_at_once must be >= 1 (or null: one a core); "
+                f"got {self.pairs_at_once}"
+            )
         if self.relabellings < 1 or any(c < 2 for c in caps):
             raise ConfigError(
                 "analysis.tests.embedding.relabellings must be >= 1 and its cap and "
@@ -147,7 +154,11 @@ class PairTests(PairwiseTests):
     estimate_format: ClassVar[str] = (
         "effect {effect:.3g} [{effect_ci_low:.3g}, {effect_ci_high:.3g}]"
     )
-    settings_defaults: ClassVar[Mapping[str, object]] = {"quadratic_cap": None, "resamples": 0}
+    settings_defaults: ClassVar[Mapping[str, object]] = {
+        "quadratic_cap": None,
+        "resamples": 0,
+        "pairs_at_once": None,
+    }
     renamed_settings: ClassVar[Mapping[str, str]] = {"effect_resamples": "resamples"}
 
     def method(self) -> str:
@@ -339,18 +350,10 @@ def record_tests(
     every = np.asarray(vectors(texts))
     where = {t: i for i, t in enumerate(texts)}
     rows = []
-    # One BLAS thread a pair, pairs side by side: the products' rounding is then the same on
-    # any number of cores, and the draws and partitions (one thread each) run in parallel too.
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(_workers()) as pool:
-        tested = [pool.submit(_test, plan, every, where, settings, 1 - alpha) for plan in plans]
-        try:
-            for plan, result in zip(plans, tested, strict=True):
-                rows.append({**plan.row(), **result.result()})
-                if progress is not None:
-                    progress(f"{plan.group_a}-{plan.group_b}")
-        except BaseException:  # a stop or a failure: the pairs not started are not run
-            pool.shutdown(cancel_futures=True)
-            raise
+    for plan, found in zip(plans, _tested(plans, every, where, settings, alpha), strict=True):
+        rows.append({**plan.row(), **found})
+        if progress is not None:
+            progress(f"{plan.group_a}-{plan.group_b}")
     testable = pd.Series([plan.testable for plan in plans], dtype=bool)
     table = holm_per_family(pd.DataFrame(rows), alpha, testable)
     table["detectable_share"] = np.nan
@@ -359,13 +362,35 @@ def record_tests(
     return PairTests(settings, alpha, table, sizes)
 
 
-def _workers() -> int:
-    """Pairs tested at once: one a core this process may use.
+def _tested(
+    plans: Sequence[PlannedPair],
+    every: np.ndarray,
+    where: Mapping[str, int],
+    settings: PairTestSettings,
+    alpha: float,
+) -> Iterator[dict[str, float]]:
+    """Each plan's test, in order, one pair at a time or side by side (``pairs_at_once``)."""
+    workers = settings.pairs_at_once or _cores()
+    if workers == 1:
+        for plan in plans:
+            yield _test(plan, every, where, settings, 1 - alpha)
+        return
+    # Pairs side by side: their draws, partitions and bootstrap counts (one thread each; NumPy
+    # releases the GIL) run in parallel, each BLAS product alone (BLAS_LOCK), so the numbers are
+    # those of one pair at a time. Each pair has its own random streams.
+    with ThreadPoolExecutor(workers) as pool:
+        tested = [pool.submit(_test, plan, every, where, settings, 1 - alpha) for plan in plans]
+        try:
+            for result in tested:
+                yield result.result()
+        except BaseException:  # a stop or a failure: the pairs not started are not run
+            pool.shutdown(cancel_futures=True)
+            raise
 
-    Each pair has its own random streams and one BLAS thread, so the numbers do not depend on
-    it; NumPy's draws, partitions and products release the GIL.
-    """
-    if hasattr(os, "sched_getaffinity"):  # Linux: the cores this process may run on
+
+def _cores() -> int:
+    """The cores this process may use."""
+    if hasattr(os, "sched_getaffinity"):  # Linux
         return max(1, len(os.sched_getaffinity(0)))
     return os.cpu_count() or 1
 

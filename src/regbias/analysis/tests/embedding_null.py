@@ -11,6 +11,7 @@ set to ``T``, so an exact tie is never lost to rounding.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -21,6 +22,10 @@ from regbias.interrupt import check_stop
 
 PairStatistic = Literal["energy", "mmd", "mean"]
 PAIR_STATISTICS: tuple[PairStatistic, ...] = get_args(PairStatistic)
+#: Held around every BLAS product of a pair test: pairs tested side by side (their draws and
+#: partitions in parallel) still make each product alone, on every BLAS thread, so its rounding
+#: is that of one pair at a time.
+BLAS_LOCK = threading.Lock()
 #: Relabellings per matrix product: an ``(N, block)`` float64 weight matrix and its product.
 _BLOCK = 512
 #: The unit roundoff of float64 (the error bound of one rounding is ``u |x|``).
@@ -135,7 +140,8 @@ def relabelled_values(form: PooledForm, n_a: int, sides: np.ndarray) -> np.ndarr
     """``T`` of every labelling, a column of the ``(N, k)`` 0/1 (or boolean) ``sides``, float64."""
     n_b = form.n - n_a
     weights = np.where(sides > 0, 1.0 / n_a, -1.0 / n_b)
-    return np.asarray(form.quadratic(weights), dtype=np.float64)
+    with BLAS_LOCK:
+        return np.asarray(form.quadratic(weights), dtype=np.float64)
 
 
 def pair_statistic_null(
