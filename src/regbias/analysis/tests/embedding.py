@@ -72,7 +72,7 @@ class PairTestSettings:
     quadratic_cap: int | None
     resamples: int
     seed: int = field(metadata=HANDED_DOWN)
-    pairs_at_once: int | None = None
+    pairs_at_once: int | None = 1  # the YAML says null (one a core)
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.tests.embedding")
