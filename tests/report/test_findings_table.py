@@ -149,13 +149,21 @@ def test_the_html_page_keeps_the_order_and_the_links() -> None:
 
 def test_every_report_carries_the_method_its_links_name(tmp_path) -> None:
     run = _report()
-    assert run.texts[METHOD_DOC] == (ROOT / "docs" / METHOD_DOC).read_text()
+    # The page stands alone: links to the project's other docs pages name them in code type.
+    shipped = (ROOT / "docs" / METHOD_DOC).read_text()
+    assert "](scale.md)" in shipped and "](outputs.md#what-a-jobs-run-holds)" in shipped
+    copy = run.texts[METHOD_DOC]
+    assert "`docs/scale.md`" in copy and "`docs/outputs.md#what-a-jobs-run-holds`" in copy
+    assert copy.count("\n") == shipped.count("\n") and copy.startswith(shipped[:200])
     (tmp_path / "report.md").write_text(run.texts["report.md"])
     (tmp_path / METHOD_DOC).write_text(run.texts[METHOD_DOC])
     write_html_report(tmp_path)
     method = (tmp_path / "method.html").read_text()
     for link in re.findall(r'href="method.html#([^"]+)"', (tmp_path / "report.html").read_text()):
         assert f'id="{link}"' in method, link
+    # And every link of the method's own page lands beside it: on one of its headings.
+    for link in re.findall(r'href="([^"]*)"', method):
+        assert link.startswith("#") and f'id="{link[1:]}"' in method, link
     # In the MLflow UI the description's "how" links open the run's method.html artifact.
     route = "#/experiments/1/runs/r/artifacts"
     described = run_description(run.texts["report.md"], route)

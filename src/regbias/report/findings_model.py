@@ -28,11 +28,28 @@ METHOD_DOC = METHOD_MD
 DETAILS_HEADING = "Findings in detail"
 TERMS_HEADING = "Terms"
 _NOT_SLUG = re.compile(r"[^\w\- ]")
+#: A link to another page of the project's docs (``[scale.md](scale.md#presets)``): that page is
+#: not copied beside a report, so the link would not resolve there.
+_DOCS_PAGE_LINK = re.compile(r"\[([^\]]+)\]\(((?!https?:|#)[\w\-]+\.md)(?:#([^)]*))?\)")
 
 
 def method_markdown() -> str:
-    """docs/method.md as the package ships it (``regbias/docs/method.md``)."""
-    return resources.files("regbias").joinpath("docs", METHOD_DOC).read_text(encoding="utf-8")
+    """docs/method.md as the package ships it (``regbias/docs/method.md``), made to stand alone.
+
+    A report carries this page beside it, without the project's other docs pages, so each link
+    to one of those becomes the page's path in the project in code type
+    (``docs/outputs.md#what-a-jobs-run-holds``): every link left in the copy resolves beside the
+    report.
+    """
+    text = resources.files("regbias").joinpath("docs", METHOD_DOC).read_text(encoding="utf-8")
+    return _DOCS_PAGE_LINK.sub(_docs_page_named, text)
+
+
+def _docs_page_named(link: re.Match[str]) -> str:
+    """A link to another docs page, as that page's path in the project's repository."""
+    label, page, anchor = link.group(1), link.group(2), link.group(3)
+    where = f"`docs/{page}" + (f"#{anchor}`" if anchor else "`")
+    return where if label.strip("`") == page else f"{label} (the project's {where})"
 
 
 def heading_anchor(heading: str) -> str:
