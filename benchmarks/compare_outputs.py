@@ -8,8 +8,8 @@ under ``report/analysis/`` and ``report/performance/`` (``pairwise.csv``, ``pair
 the correlation table with its primary row, the performance tables, ...) is read in both and
 compared cell by cell: numbers exactly (or within ``--atol``), everything else as text. Columns
 may be added or reordered (wording and layout may change); a column, row or file that went
-missing, or any number that moved, is a difference. Prints one line per file and exits 1 when
-anything differs.
+missing, or any number that moved, is a difference. A column renamed since (``RENAMED``) is
+compared under its new name. Prints one line per file and exits 1 when anything differs.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ import pandas as pd
 
 #: The report's table folders whose numbers a redesign must keep.
 TABLE_FOLDERS = ("report/analysis", "report/performance")
+#: Columns renamed with their numbers kept: the old name, the new. ``primary.csv``'s null size
+#: was ``n_permutations`` (relabellings have one spelling since).
+RENAMED = {"n_permutations": "null_size"}
 
 
 @dataclass
@@ -106,7 +109,7 @@ def compare(before: Path, after: Path, atol: float = 0.0) -> list[FileComparison
         if name not in new:
             results.append(FileComparison(name, missing_columns=["(the whole file)"]))
             continue
-        a = pd.read_csv(path, keep_default_na=True)
+        a = pd.read_csv(path, keep_default_na=True).rename(columns=RENAMED)
         b = pd.read_csv(new[name], keep_default_na=True)
         results.append(compare_table(name, a, b, atol))
     return results

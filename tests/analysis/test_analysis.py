@@ -184,9 +184,9 @@ def test_random_permutations_are_seeded_and_approximate_the_exact_p() -> None:
     table = _random_table(6, 5)
     table["gap_0"] = table["dist_0"] + np.random.default_rng(9).normal(0, 1.5, len(table))
     exact = correlations(table).iloc[0]
-    first = correlations(table, n_permutations=3000, seed=7, exact_limit=0).iloc[0]
-    again = correlations(table, n_permutations=3000, seed=7, exact_limit=0).iloc[0]
-    other = correlations(table, n_permutations=3000, seed=8, exact_limit=0).iloc[0]
+    first = correlations(table, relabellings=3000, seed=7, exact_limit=0).iloc[0]
+    again = correlations(table, relabellings=3000, seed=7, exact_limit=0).iloc[0]
+    other = correlations(table, relabellings=3000, seed=8, exact_limit=0).iloc[0]
 
     assert exact.exact and not first.exact
     assert first.spearman_p_perm == again.spearman_p_perm
@@ -239,8 +239,8 @@ def test_correlations_name_missing_columns() -> None:
     table = _random_table(5, 0)
     with pytest.raises(DataError, match="gap_auc"):
         correlations(table, ["dist_0"], ["gap_auc"])
-    with pytest.raises(ConfigError, match="n_permutations"):
-        correlations(table, n_permutations=0)
+    with pytest.raises(ConfigError, match="relabellings"):
+        correlations(table, relabellings=0)
 
 
 def test_strongest_orders_by_absolute_statistic() -> None:

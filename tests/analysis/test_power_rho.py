@@ -17,7 +17,7 @@ def test_at_coupling_zero_the_rejection_rate_is_the_level() -> None:
     n = 3000
     found = primary_power(6, couplings=(0.0,), n_simulations=n, seed=11)
     size = found.table.loc[0, "power"]
-    assert found.exact and found.n_permutations == 720
+    assert found.exact and found.null_size == 720
     expected = 35 / 720
     assert abs(size - expected) <= 4 * math.sqrt(expected * (1 - expected) / n)
     assert abs(found.table.loc[0, "mean_rho"]) < 0.02
@@ -52,7 +52,7 @@ def test_power_and_the_realised_rho_grow_with_the_coupling(k: int, direction: st
     assert (np.diff(power) > 0).all() and power[0] < 0.1 and power[-1] > 0.95
     assert (table.power_low <= table.power).all() and (table.power <= table.power_high).all()
     assert found.dimensions == 1
-    assert found.exact == (k == 6) and found.n_permutations == (720 if k == 6 else 1000)
+    assert found.exact == (k == 6) and found.null_size == (720 if k == 6 else 1000)
     assert found.detected_rho is not None and np.sign(found.detected_rho) == sign
 
 
@@ -119,7 +119,7 @@ def test_the_power_is_stated_over_position_models_not_as_one_law():
         direction="greater",
         couplings=(0.0, 0.5, 0.8, 0.9, 1.0),
         n_simulations=400,
-        n_permutations=719,
+        relabellings=719,
         seed=0,
     ).set_index("model")
     isotropic = models.loc["isotropic 2-D"]

@@ -55,7 +55,7 @@ def test_the_primary_test_uses_the_regions_only() -> None:
     regions = regions[~regions.group_b.isin(["mixed", "baseline"])]
     assert found.groups == tuple(REGIONS) and found.left_out == ("baseline", "mixed")
     assert found.n_groups == 6 and found.n_pairs == 15 == len(regions)
-    assert found.exact and found.n_permutations == 720
+    assert found.exact and found.null_size == 720
     assert found.rho == pytest.approx(
         stats.spearmanr(regions.dist_sinkhorn_long, regions.gap_accuracy).statistic
     )

@@ -23,7 +23,7 @@ from regbias.analysis.study import AnalysisSettings, StudyResults, analyse
 from regbias.distances.matrix import DistanceMatrix
 from tests.conftest import packaged
 
-PERMUTATION = {"n_permutations": 999, "seed": 0, "exact_limit": 40320}
+PERMUTATION = {"relabellings": 999, "seed": 0, "exact_limit": 40320}
 
 
 def quick_settings(**changes: object) -> AnalysisSettings:

@@ -59,3 +59,15 @@ def test_a_lost_column_or_file_differs(tmp_path):
 
 def test_folders_without_tables_are_refused(tmp_path):
     assert compare_outputs.main([str(tmp_path), str(tmp_path)]) == 2
+
+
+def test_a_renamed_column_is_compared_under_its_new_name(tmp_path):
+    before = _run(tmp_path / "before", 0.25)
+    after = _run(tmp_path / "after", 0.25)
+    pd.DataFrame({"n_permutations": [720]}).to_csv(before / "report/analysis/primary.csv")
+    pd.DataFrame({"null_size": [720]}).to_csv(after / "report/analysis/primary.csv")
+    primary = "report/analysis/primary.csv"
+    assert all(r.same for r in compare_outputs.compare(before, after))
+    pd.DataFrame({"null_size": [721]}).to_csv(after / primary)
+    (moved,) = [r for r in compare_outputs.compare(before, after) if not r.same]
+    assert moved.name == primary and moved.moved == ["null_size[0] 720.0 -> 721.0"]

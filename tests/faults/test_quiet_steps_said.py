@@ -43,7 +43,7 @@ def test_permutation_null_of_thirty_groups_shows_progress(monkeypatch):
         return bar
 
     monkeypatch.setattr(permutations, "progress_bar", recording)
-    correlations(thirty_group_table(), n_permutations=999)
+    correlations(thirty_group_table(), relabellings=999)
     (bar,) = shown
     assert bar.desc == "permutation null" and not bar.disable and bar.n == bar.total == 1000
 
@@ -52,7 +52,7 @@ def test_bootstrap_intervals_show_progress(monkeypatch):
     shown = []
     monkeypatch.setattr(bootstrap, "progress_bar", lambda *a, **k: shown.append(k) or a[0])
     table = thirty_group_table()
-    found = correlations(table, n_permutations=9)
+    found = correlations(table, relabellings=9)
     bootstrap.bootstrap_intervals(table, found, {"dist_x": np.tile(table["dist_x"], (5, 1))}, 0.9)
     assert shown == [{"total": 1, "desc": "bootstrap intervals"}]
 

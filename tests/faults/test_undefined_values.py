@@ -51,10 +51,10 @@ def sentence(found: pd.DataFrame) -> str:
 
 
 def test_correlation_counts_the_pairs_whose_value_is_undefined():
-    found = correlations(pair_frame("c"), n_permutations=99)
+    found = correlations(pair_frame("c"), relabellings=99)
     assert found.loc[0, "n_pairs"] == 6 and found.loc[0, "n_pairs_left_out"] == 4
     assert "over 6 pairs (4 left out: a value is undefined)" in sentence(found)
-    assert "left out" not in sentence(correlations(pair_frame(), n_permutations=99))
+    assert "left out" not in sentence(correlations(pair_frame(), relabellings=99))
 
 
 def nan_study() -> StudyResults:

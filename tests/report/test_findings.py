@@ -118,7 +118,7 @@ def primary_result(p_value: float, power: list[float] | None = None) -> PrimaryT
         rho=0.31,
         p_value=p_value,
         exact=True,
-        n_permutations=720,
+        null_size=720,
         significance=0.05,
         power=PrimaryPower(6, "greater", 0.05, 1000, 720, True, 2, table),
     )

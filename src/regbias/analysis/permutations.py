@@ -53,10 +53,10 @@ def pair_indices(frame: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray
 
 
 @lru_cache(maxsize=8)
-def group_permutations(k: int, n_permutations: int, seed: int, exact_limit: int) -> np.ndarray:
+def group_permutations(k: int, relabellings: int, seed: int, exact_limit: int) -> np.ndarray:
     """Read-only ``(n, k)`` relabellings of ``k`` groups, the identity first.
 
-    All ``k!`` when ``k! <= exact_limit``, else ``n_permutations`` seeded random ones after the
+    All ``k!`` when ``k! <= exact_limit``, else ``relabellings`` seeded random ones after the
     identity. Row ``n`` maps group ``i`` to group ``perms[n, i]``.
     """
     identity = np.arange(k, dtype=np.int64)
@@ -65,7 +65,7 @@ def group_permutations(k: int, n_permutations: int, seed: int, exact_limit: int)
         perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
     else:
         rng = np.random.default_rng(seed)
-        perms = rng.permuted(np.tile(identity, (n_permutations + 1, 1)), axis=1)
+        perms = rng.permuted(np.tile(identity, (relabellings + 1, 1)), axis=1)
         perms[0] = identity
     perms.setflags(write=False)
     return perms
@@ -75,7 +75,7 @@ def group_permutations(k: int, n_permutations: int, seed: int, exact_limit: int)
 def relabelled_pairs(
     a: tuple[int, ...],
     b: tuple[int, ...],
-    n_permutations: int,
+    relabellings: int,
     seed: int,
     exact_limit: int,
     *,
@@ -89,7 +89,7 @@ def relabelled_pairs(
     receives pair f's value (relabelling the performance matrix is then one matrix product).
     """
     k = max(*a, *b) + 1
-    perms = group_permutations(k, n_permutations, seed, exact_limit)
+    perms = group_permutations(k, relabellings, seed, exact_limit)
     pair_index = np.full((k, k), -1, dtype=np.int64)
     pair_index[a, b] = pair_index[b, a] = np.arange(len(a))
     moved = pair_index[perms[:, a], perms[:, b]]

@@ -259,7 +259,7 @@ def analyse_table(
     """
     found = correlations(
         pairs,
-        n_permutations=settings.correlation.relabellings,
+        relabellings=settings.correlation.relabellings,
         seed=settings.seed,
         exact_limit=settings.correlation.exact_limit,
     )
@@ -291,7 +291,7 @@ def primary_of(
         reference_groups=settings.reference_groups,
         direction=settings.correlation.primary_direction,
         significance=settings.significance,
-        n_permutations=settings.correlation.relabellings,
+        relabellings=settings.correlation.relabellings,
         seed=settings.seed,
         exact_limit=settings.correlation.exact_limit,
         power=settings.power.primary,
@@ -336,7 +336,7 @@ def add_robustness(
         n_bootstrap=settings.robustness.resamples,
         confidence=settings.robustness.confidence,
         significance=settings.significance,
-        n_permutations=settings.correlation.relabellings,
+        relabellings=settings.correlation.relabellings,
         seed=settings.seed,
         exact_limit=settings.correlation.exact_limit,
         texts=texts,

@@ -161,7 +161,7 @@ def primary_sentence(test: PrimaryTest) -> str:
     scope = f"regions only, {test.n_pairs} pairs, {SIDES[test.direction]}"
     if not _finite(test.rho):
         return f"{_PRIMARY_ROW}{subject}; {scope}): no rank correlation (a constant column)."
-    kind = "exact Mantel p" if test.exact else f"Mantel p ({test.n_permutations - 1} relabellings)"
+    kind = "exact Mantel p" if test.exact else f"Mantel p ({test.null_size - 1} relabellings)"
     verdict = "significant" if test.significant else "not significant"
     text = (
         f"{_PRIMARY_ROW}{subject}; {scope}): rho = {test.rho:.2f}{_primary_interval(test)}, "

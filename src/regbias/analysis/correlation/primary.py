@@ -96,7 +96,8 @@ class PrimaryTest:
         rho: Spearman's rho over them.
         p_value: the one-sided (or two-sided) Mantel permutation p.
         exact: whether all ``K!`` relabellings were enumerated.
-        n_permutations: the relabellings of the null, the identity included.
+        null_size: the orderings of the null, the identity included (``K!`` when exact, else
+            the random relabellings plus one).
         power: the test's power in a group model with as many groups; None when not computed.
         power_models: :func:`~regbias.analysis.power.primary.position_model_range`; None with
             ``power``.
@@ -117,7 +118,7 @@ class PrimaryTest:
     rho: float = math.nan
     p_value: float = math.nan
     exact: bool = False
-    n_permutations: int = 0
+    null_size: int = 0
     power: PrimaryPower | None = None
     power_models: pd.DataFrame | None = None
     note: str = ""
@@ -154,7 +155,7 @@ class PrimaryTest:
             "confidence": self.confidence,
             "p_value": self.p_value,
             "exact": self.exact,
-            "n_permutations": self.n_permutations,
+            "null_size": self.null_size,
             "significance": self.significance,
             "significant": self.significant,
             "rho_at_80_power": np.nan if detected is None else detected,
@@ -172,7 +173,7 @@ def primary_test(
     reference_groups: Sequence[str],
     direction: Direction = "auto",
     significance: float = 0.05,
-    n_permutations: int = 9999,
+    relabellings: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
     power: PrimaryPowerSettings | None = None,
@@ -181,7 +182,7 @@ def primary_test(
     """Test the primary hypothesis on the regions' pairs, in its expected direction.
 
     ``reference_groups`` (the corpus's) are left out of ``table``; ``direction`` ``auto`` takes
-    :func:`expected_direction`; ``n_permutations`` random relabellings (seeded by ``seed``, as
+    :func:`expected_direction`; ``relabellings`` random relabellings (seeded by ``seed``, as
     is the power simulation) when ``K!`` exceeds ``exact_limit``; ``power``: the power table's
     group model (:mod:`regbias.analysis.power.primary`; None or no simulations: none), with
     ``power_noise`` by group (None: noise-free). A ``note`` and NaN statistics where the columns
@@ -200,7 +201,7 @@ def primary_test(
     if len(groups) < MIN_GROUPS:
         note = f"not tested: {len(groups)} regions with both values, fewer than {MIN_GROUPS}"
         return replace(untested, groups=groups, n_pairs=len(data), note=note)
-    perms = group_permutations(len(groups), n_permutations, seed, exact_limit)
+    perms = group_permutations(len(groups), relabellings, seed, exact_limit)
     x = data[distance].to_numpy(dtype=np.float64)
     y = data[[performance]].to_numpy(dtype=np.float64)
     null = rank_correlation_null(x, y, index_a, index_b, perms).spearman[:, 0]
@@ -211,7 +212,7 @@ def primary_test(
         rho=float(null[0]),
         p_value=permutation_p(null, alternative),
         exact=math.factorial(len(groups)) <= exact_limit,
-        n_permutations=len(perms),
+        null_size=len(perms),
     )
     if power is None or power.simulations <= 0:
         return tested
@@ -220,7 +221,7 @@ def primary_test(
         "direction": alternative,
         "couplings": power.couplings,
         "n_simulations": power.simulations,
-        "n_permutations": power.relabellings,
+        "relabellings": power.relabellings,
         "seed": seed,
         "noise": tuple(power_noise.get(g, 0.0) for g in groups) if power_noise else (),
     }

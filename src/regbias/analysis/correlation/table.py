@@ -37,14 +37,14 @@ def correlations(
     distance_columns: list[str] | None = None,
     performance_columns: list[str] | None = None,
     *,
-    n_permutations: int = 9999,
+    relabellings: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
 ) -> pd.DataFrame:
     """Spearman and Kendall correlations of every distance column with every performance column.
 
     Rows with NaN in either column are dropped per column pair; the p-values are two-sided
-    Mantel p (:func:`regbias.analysis.permutations.rank_correlation_null`: ``n_permutations``
+    Mantel p (:func:`regbias.analysis.permutations.rank_correlation_null`: ``relabellings``
     seeded relabellings where ``K!`` exceeds ``exact_limit``). Every row is a secondary test,
     and the rows are adjusted together. The columns default to a ``PairTable``'s own lists, or
     every ``dist_*`` and every ``gap_*``/``dcor_*`` column.
@@ -58,15 +58,15 @@ def correlations(
 
     Raises:
         DataError: a named column is missing from the table.
-        ConfigError: no columns to correlate, or ``n_permutations < 1``.
+        ConfigError: no columns to correlate, or ``relabellings < 1``.
     """
     frame, distance_columns, performance_columns = _resolve_columns(
         table, distance_columns, performance_columns
     )
-    if n_permutations < 1:
-        raise ConfigError(f"n_permutations must be at least 1, got {n_permutations}.")
+    if relabellings < 1:
+        raise ConfigError(f"relabellings must be at least 1, got {relabellings}.")
     found: dict[tuple[str, str], _Correlation] = {}
-    relabelling = (n_permutations, seed, exact_limit)
+    relabelling = (relabellings, seed, exact_limit)
     for distance in distance_columns:
         for data, columns in column_batches(frame, distance, performance_columns):
             batch = _correlate_batch(data, distance, columns, relabelling)

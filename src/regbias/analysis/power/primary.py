@@ -58,8 +58,8 @@ class PrimaryPower:
         n_groups: the groups K of each simulated study (all ``K(K-1)/2`` pairs present).
         direction: the test's alternative; it rejects when ``p < significance``.
         n_simulations: simulated studies per coupling.
-        n_permutations: relabellings of each simulated test, the identity included (``exact``:
-            all ``K!``).
+        null_size: the orderings of each simulated test's null, the identity included
+            (``exact``: all ``K!``).
         dimensions: the dimensions of the groups' positions.
         noise: per group, the gaps' measured evaluation noise (empty: none).
         table: one row per coupling: ``coupling``, ``mean_rho`` (the simulated studies' mean
@@ -71,7 +71,7 @@ class PrimaryPower:
     direction: Alternative
     significance: float
     n_simulations: int
-    n_permutations: int
+    null_size: int
     exact: bool
     dimensions: int
     table: pd.DataFrame
@@ -115,7 +115,7 @@ def primary_power(
     couplings: Sequence[float] = DEFAULT_COUPLINGS,
     dimensions: int = 2,
     n_simulations: int = 1000,
-    n_permutations: int = 999,
+    relabellings: int = 999,
     seed: int = 0,
     spread: float = 1.0,
     noise: Sequence[float] = (),
@@ -124,8 +124,8 @@ def primary_power(
 
     ``direction``: ``greater`` plants gaps (rho > 0), ``less`` negated gaps (rho < 0),
     ``two-sided`` gaps tested two-sided; ``couplings`` in [0, 1] (1 is added: the reachable
-    rho), each drawing its own stream of ``seed``; ``n_permutations`` random relabellings per
-    simulated test (all ``K!`` when at most ``n_permutations + 1``); ``spread``: the sd of the
+    rho), each drawing its own stream of ``seed``; ``relabellings`` random relabellings per
+    simulated test (all ``K!`` when at most ``relabellings + 1``); ``spread``: the sd of the
     positions' coordinates beyond the first; ``noise``: per group (the module; empty: none).
 
     Raises:
@@ -153,7 +153,7 @@ def primary_power(
         grid,
         dimensions,
         n_simulations,
-        n_permutations,
+        relabellings,
         seed,
         spread,
         ratios,
@@ -166,8 +166,8 @@ def primary_power(
     table["power"] = table.pop("hits") / n_simulations
     table["power_low"] = [interval.low for interval in intervals]
     table["power_high"] = [interval.high for interval in intervals]
-    exact = math.factorial(n_groups) <= n_permutations + 1
-    n_null = math.factorial(n_groups) if exact else n_permutations + 1
+    exact = math.factorial(n_groups) <= relabellings + 1
+    n_null = math.factorial(n_groups) if exact else relabellings + 1
     return PrimaryPower(
         n_groups, direction, significance, n_simulations, n_null, exact, dimensions, table, ratios
     )
@@ -181,14 +181,14 @@ def _simulate(
     couplings: tuple[float, ...],
     dimensions: int,
     n_simulations: int,
-    n_permutations: int,
+    relabellings: int,
     seed: int,
     spread: float,
     noise: tuple[float, ...] = (),
 ) -> tuple[tuple[float, float, int], ...]:
     a, b = np.triu_indices(k, 1)
     moved = relabelled_pairs(
-        tuple(a.tolist()), tuple(b.tolist()), n_permutations, seed, n_permutations + 1,
+        tuple(a.tolist()), tuple(b.tolist()), relabellings, seed, relabellings + 1,
         inverse=False,
     )  # fmt: skip
     indicator = _relabelling_indicator(moved) if moved.size * a.size <= _INDICATOR_LIMIT else None

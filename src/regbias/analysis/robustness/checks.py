@@ -65,7 +65,7 @@ def robustness(
     n_bootstrap: int = 999,
     confidence: float = 0.95,
     significance: float = 0.05,
-    n_permutations: int = 9999,
+    relabellings: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
     texts: PerfTexts | None = None,
@@ -84,7 +84,7 @@ def robustness(
     """
     distance_columns = list(dict.fromkeys(found["distance"]))
     performance_columns = list(dict.fromkeys(found["performance"]))
-    permutation = {"n_permutations": n_permutations, "seed": seed, "exact_limit": exact_limit}
+    permutation = {"relabellings": relabellings, "seed": seed, "exact_limit": exact_limit}
     out = found[[*CORRELATION_KEYS, "spearman_rho", "kendall_tau"]].copy()
     logo = leave_one_group_out(table, distance_columns, performance_columns, **permutation)
     parts = [

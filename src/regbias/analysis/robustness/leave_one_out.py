@@ -35,7 +35,7 @@ def without_groups(
     distance_columns: list[str],
     performance_columns: list[str],
     *,
-    n_permutations: int = 9999,
+    relabellings: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
 ) -> pd.DataFrame:
@@ -49,7 +49,7 @@ def without_groups(
         spearman_p_perm``.
     """
     kept = table[~(table["group_a"].isin(groups) | table["group_b"].isin(groups))]
-    permutation = {"n_permutations": n_permutations, "seed": seed, "exact_limit": exact_limit}
+    permutation = {"relabellings": relabellings, "seed": seed, "exact_limit": exact_limit}
     rows = {}
     for distance in distance_columns:
         for data, columns in column_batches(kept, distance, performance_columns):

@@ -43,7 +43,7 @@ def partial_mantel(
     performance_columns: list[str],
     group_sizes: Mapping[str, int],
     *,
-    n_permutations: int = 9999,
+    relabellings: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
 ) -> pd.DataFrame:
@@ -60,7 +60,7 @@ def partial_mantel(
     """
     sizes = table.assign(size=size_covariate(table, group_sizes))
     sizes = sizes[sizes["size"].notna()]
-    relabelling = (n_permutations, seed, exact_limit)
+    relabelling = (relabellings, seed, exact_limit)
     rows = {}
     for distance in distance_columns:
         for data, columns in column_batches(sizes, distance, performance_columns):
