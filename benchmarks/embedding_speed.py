@@ -39,6 +39,8 @@ dependency of regbias) runs only this: regbias's default pass against the peer's
 torch threads, ``--threads`` to set them), interleaved: each of --repeats rounds runs regbias,
 then the peer at its default ``batch_size`` 32, then at 128, and prints every run's seconds and
 the median of the paired ratios peer seconds / regbias seconds, with their range (the goal: 2).
+With ``--backends torch onnxruntime`` each round also runs regbias's opt-in ONNX Runtime backend
+(its vectors within 1e-4 of torch's, docs/scale.md), and its ratios are printed too.
 regbias's default pass is what a study's job runs on a cold cache: ``embed_pooled`` through an
 ``EmbeddingCache`` in a fresh folder each round (hashing the texts and writing the shard
 included; the cache's share is small beside the forward passes). The peer
@@ -318,6 +320,16 @@ def against_sentence_transformers(
             return embed_pooled(encoder, EmbeddingCache(root / f"cache-{round_}"), texts)
 
         runs: dict[str, Callable[[int], np.ndarray]] = {"regbias": ours}
+        for backend in (b for b in args.backends if b != "torch"):  # the opt-in backends
+            spec = encoder_spec(name, root / "spec", backend)
+            other = load_encoder(spec, device=args.device, cache_dir=root / "export")
+            other.pooled(texts[:2])  # the export, once, and first-call allocations
+
+            def opt_in(round_: int, other: Encoder = other, backend: str = backend) -> np.ndarray:
+                cache = EmbeddingCache(root / f"cache-{backend}-{round_}")
+                return embed_pooled(other, cache, texts)
+
+            runs[f"regbias {backend}"] = opt_in
         for size in PEER_BATCH_SIZES:
             runs[f"st, batch {size}"] = lambda _, size=size: peer.encode(
                 texts, batch_size=size, normalize_embeddings=False, show_progress_bar=False
@@ -349,11 +361,11 @@ def against_sentence_transformers(
             "input_ids"
         ]
     ]
-    for label in runs:
-        if label.startswith("st"):
-            ratios = [p / r for p, r in zip(seconds[label], seconds["regbias"], strict=True)]
+    for ours_label in (label for label in runs if label.startswith("regbias")):
+        for label in (label for label in runs if label.startswith("st")):
+            ratios = [p / r for p, r in zip(seconds[label], seconds[ours_label], strict=True)]
             print(
-                f"  ratio {label} / regbias: median {statistics.median(ratios):.2f} "
+                f"  ratio {label} / {ours_label}: median {statistics.median(ratios):.2f} "
                 f"[{min(ratios):.2f}-{max(ratios):.2f}] (goal 2: "
                 f"{'reached' if statistics.median(ratios) >= 2 else 'not reached'})"
             )
@@ -369,6 +381,11 @@ def against_sentence_transformers(
         f"  min cosine regbias against st: {cosine:.7f} {verdict}; largest |difference| "
         f"{float(np.max(np.abs(ours_vectors - theirs))):.2e}"
     )
+    for label in (label for label in vectors if label.startswith("regbias ")):
+        print(
+            f"  {label} against regbias (torch): largest |difference| "
+            f"{float(np.max(np.abs(vectors[label] - ours_vectors))):.2e}"
+        )
     real = sum(lengths)
     computed, passes = regbias_tokens(encoder, lengths)
     peers = ", ".join(

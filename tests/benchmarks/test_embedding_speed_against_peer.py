@@ -25,3 +25,17 @@ def test_the_peer_gives_regbias_vectors_and_a_ratio_is_printed(tmp_path, shared_
     cosine = re.search(r"min cosine regbias against st: (\d\.\d+) ok", out)
     assert cosine and float(cosine.group(1)) >= embedding_speed.MIN_COSINE, out
     assert "token positions computed per real token" in out
+
+
+def test_the_opt_in_onnx_backend_is_timed_beside_it(tmp_path, shared_data_dir, capsys):
+    pytest.importorskip("onnxruntime")
+    args = ["--against", "sentence-transformers", "--encoders", "minilm_l6"]
+    args += ["--backends", "torch", "onnxruntime"]
+    args += ["--n", "8", "--repeats", "1", "--data-dir", str(shared_data_dir)]
+    assert embedding_speed.main(args) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"ratio st, batch 32 / regbias onnxruntime: median \d+\.\d\d \[", out), out
+    found = re.search(
+        r"regbias onnxruntime against regbias \(torch\): largest \|difference\| (\S+)", out
+    )
+    assert found and float(found.group(1)) <= 1e-4, out
