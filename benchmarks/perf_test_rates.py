@@ -18,7 +18,7 @@ rates at 0.05 and 0.01 with Wilson intervals, and the planted gaps' detection (r
 and Holm over the 15 region pairs). A sweep's pairs share texts: the unequal-spread null is
 therefore measured on independent pairs (ZA against each region, fresh texts and models each).
 
-    python benchmarks/perf_test_rates.py --regimes "strong null"            # ~4 min each
+    python benchmarks/perf_test_rates.py --regimes "strong null"   # 800 sweeps, ~4 min at rest
     python benchmarks/perf_test_rates.py --regimes "unequal-spread null"
     python benchmarks/perf_test_rates.py --regimes "5 points" "10 points"
 """
@@ -220,7 +220,7 @@ def power(regime: Regime, sweeps: int, relabellings: int, seed: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sweeps", type=int, default=400, help="strong-null sweeps")
+    parser.add_argument("--sweeps", type=int, default=800, help="strong-null sweeps")
     parser.add_argument("--pairs", type=int, default=600, help="unequal-spread pairs per region")
     parser.add_argument("--power-sweeps", type=int, default=200)
     parser.add_argument("--relabellings", type=int, default=999)
