@@ -18,7 +18,7 @@ rates at 0.05 and 0.01 with Wilson intervals, and the planted gaps' detection (r
 and Holm over the 15 region pairs). A sweep's pairs share texts: the unequal-spread null is
 therefore measured on independent pairs (ZA against each region, fresh texts and models each).
 
-    python benchmarks/perf_test_rates.py --regimes "strong null"   # 800 sweeps, ~4 min at rest
+    python benchmarks/perf_test_rates.py --regimes "strong null"   # 800 sweeps, about 4 min
     python benchmarks/perf_test_rates.py --regimes "unequal-spread null"
     python benchmarks/perf_test_rates.py --regimes "5 points" "10 points"
 """
