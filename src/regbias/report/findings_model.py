@@ -29,8 +29,10 @@ DETAILS_HEADING = "Findings in detail"
 TERMS_HEADING = "Terms"
 _NOT_SLUG = re.compile(r"[^\w\- ]")
 #: A link to another page of the project's docs (``[scale.md](scale.md#presets)``): that page is
-#: not copied beside a report, so the link would not resolve there.
-_DOCS_PAGE_LINK = re.compile(r"\[([^\]]+)\]\(((?!https?:|#)[\w\-]+\.md)(?:#([^)]*))?\)")
+#: not copied beside a report, so the link would not resolve there. One to method.md itself does.
+_DOCS_PAGE_LINK = re.compile(
+    rf"\[([^\]]+)\]\(((?!{re.escape(METHOD_DOC)})[\w\-]+\.md)(?:#([^)]*))?\)"
+)
 
 
 def method_markdown() -> str:
