@@ -12,7 +12,7 @@ from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.analysis.tests.embedding import PairTests, PairTestSettings
 from regbias.report.answers import QUESTIONS
 from regbias.report.findings_model import (
-    _DOCS_PAGE_LINK,
+    DOCS_PAGE_LINK,
     FINDINGS_JSON,
     METHOD_DOC,
     Answer,
@@ -157,7 +157,7 @@ def test_every_report_carries_the_method_its_links_name(tmp_path) -> None:
     assert "`docs/scale.md`" in copy and "`docs/outputs.md#what-a-jobs-run-holds`" in copy
     assert copy.count("\n") == shipped.count("\n") and copy.startswith(shipped[:200])
     # A link to the method page itself resolves beside the report: it is kept.
-    assert _DOCS_PAGE_LINK.search(f"[it]({METHOD_DOC}#terms)") is None
+    assert DOCS_PAGE_LINK.search(f"[it]({METHOD_DOC}#terms)") is None
     (tmp_path / "report.md").write_text(run.texts["report.md"])
     (tmp_path / METHOD_DOC).write_text(run.texts[METHOD_DOC])
     write_html_report(tmp_path)

@@ -30,7 +30,7 @@ TERMS_HEADING = "Terms"
 _NOT_SLUG = re.compile(r"[^\w\- ]")
 #: A link to another page of the project's docs (``[scale.md](scale.md#presets)``): that page is
 #: not copied beside a report, so the link would not resolve there. One to method.md itself does.
-_DOCS_PAGE_LINK = re.compile(
+DOCS_PAGE_LINK = re.compile(
     rf"\[([^\]]+)\]\(((?!{re.escape(METHOD_DOC)})[\w\-]+\.md)(?:#([^)]*))?\)"
 )
 
@@ -44,7 +44,7 @@ def method_markdown() -> str:
     report.
     """
     text = resources.files("regbias").joinpath("docs", METHOD_DOC).read_text(encoding="utf-8")
-    return _DOCS_PAGE_LINK.sub(_docs_page_named, text)
+    return DOCS_PAGE_LINK.sub(_docs_page_named, text)
 
 
 def _docs_page_named(link: re.Match[str]) -> str:
