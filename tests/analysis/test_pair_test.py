@@ -25,6 +25,7 @@ from regbias.analysis.tests.embedding import (
 )
 from regbias.analysis.tests.embedding_null import (
     draw_sides,
+    kth_smallest,
     pair_statistic_null,
     permutation_p,
     pooled_form,
@@ -282,6 +283,39 @@ def test_same_inputs_same_numbers():
     one = record_tests(groups, _vectors, pair_settings(relabellings=499))
     two = record_tests(groups, _vectors, pair_settings(relabellings=499))
     assert one.table.equals(two.table)
+
+
+@pytest.mark.parametrize("n", [5, 1999, 2000, 18_000])
+def test_the_kth_smallest_draw_is_the_partitions_at_every_rank(n):
+    # From 2,000 draws a row only a band around the expected order statistic is partitioned;
+    # rows planted outside the band (all tiny, all near 1, a step) take the whole row's.
+    draws = np.random.default_rng(n).random((40, n))
+    draws[0] *= 1e-3
+    draws[1] = 1 - draws[1] * 1e-3
+    draws[2, : n // 2] = 0.25
+    for index in sorted({0, 1, n // 3, n // 2, n - 2, n - 1}):
+        expected = np.partition(draws, index, axis=1)[:, index]
+        assert np.array_equal(kth_smallest(draws, index), expected), index
+
+
+def _partition_sides(n: int, n_a: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The relabellings as drawn before the band: argpartition of the same draws."""
+    draws = rng.random((k, n))
+    sides = np.zeros((k, n), dtype=bool)
+    np.put_along_axis(sides, np.argpartition(draws, n_a - 1, axis=1)[:, :n_a], True, axis=1)
+    return sides.T
+
+
+@pytest.mark.parametrize(("n_a", "n_b"), [(2, 2), (1, 5), (300, 700), (1332, 16597), (2999, 3)])
+def test_relabellings_and_their_values_are_those_of_the_whole_partition(n_a, n_b):
+    n = n_a + n_b
+    sides = draw_sides(n, n_a, 64, np.random.default_rng(7))
+    assert np.array_equal(sides, _partition_sides(n, n_a, 64, np.random.default_rng(7)))
+    form = pooled_form(np.random.default_rng(8).normal(size=(n, 16)), "mean")
+    contiguous = np.ascontiguousarray(sides, dtype=np.float64)
+    assert np.array_equal(
+        relabelled_values(form, n_a, sides), relabelled_values(form, n_a, contiguous)
+    )
 
 
 def test_pairs_side_by_side_give_the_numbers_of_one_pair_at_a_time():
