@@ -1,13 +1,15 @@
 """Do two runs (or sweeps) write the same numbers? A redesign's before-and-after check.
 
-    python benchmarks/compare_outputs.py BEFORE AFTER [--atol 0]
+    python benchmarks/compare_outputs.py BEFORE AFTER [--atol 0] [--sizes]
 
 BEFORE and AFTER are a run's or a sweep's output folders (``outputs/<date>/<time>`` or
 ``multirun/<date>/<time>``), made on the same machine from the same config and seed. Every CSV
-under ``report/analysis/`` and ``report/performance/`` (``pairwise.csv``, ``pair_tests.csv``,
-the correlation table with its primary row, the performance tables, ...) is read in both and
-compared cell by cell: numbers exactly (or within ``--atol``), everything else as text. Columns
-may be added or reordered (wording and layout may change); a column, row or file that went
+under ``report/analysis/``, ``report/performance/`` and ``report/distances/`` (``pairwise.csv``,
+``pair_tests.csv``, the correlation table with its primary row, the performance tables, the
+distance matrices and their spreads, ...) is read in both and compared cell by cell: numbers
+exactly (or within ``--atol``), everything else as text. ``--sizes`` adds, per numeric column
+that moved, how many cells did and its largest move (absolute, and relative to the larger of
+the two values): what an opt-in precision changes. Columns may be added or reordered (wording and layout may change); a column, row or file that went
 missing, or any number that moved, is a difference. A column renamed since (``RENAMED``) is
 compared under its new name. Prints one line per file and exits 1 when anything differs.
 """
@@ -23,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 #: The report's table folders whose numbers a redesign must keep.
-TABLE_FOLDERS = ("report/analysis", "report/performance")
+TABLE_FOLDERS = ("report/analysis", "report/performance", "report/distances")
 #: Columns renamed with their numbers kept: the old name, the new. ``primary.csv``'s null size
 #: was ``n_permutations`` (relabellings have one spelling since).
 RENAMED = {"n_permutations": "null_size"}
@@ -38,6 +40,8 @@ class FileComparison:
     added_columns: list[str] = field(default_factory=list)
     rows: tuple[int, int] = (0, 0)
     moved: list[str] = field(default_factory=list)
+    #: Per numeric column that moved: (cells moved, largest absolute move, largest relative).
+    sizes: dict[str, tuple[int, float, float]] = field(default_factory=dict)
 
     @property
     def same(self) -> bool:
@@ -62,6 +66,14 @@ class FileComparison:
             + (f" (+{more} more)" if more > 0 else "")
         )
 
+    def size_lines(self) -> list[str]:
+        """One line per numeric column that moved: how many cells, by how much at most."""
+        return [
+            f"           {column}: {count} cells, largest move {absolute:.3g} "
+            f"({relative:.2%} of the larger value)"
+            for column, (count, absolute, relative) in self.sizes.items()
+        ]
+
 
 def tables(folder: Path) -> dict[str, Path]:
     """The report tables of a run or sweep folder, by their path under it."""
@@ -82,14 +94,33 @@ def compare_table(
     if len(before) != len(after):
         return result
     for column in (c for c in before.columns if c in after.columns):
-        result.moved.extend(_moved(column, before[column], after[column], atol))
+        moved = _moved(column, before[column], after[column], atol)
+        result.moved.extend(moved)
+        if moved and _numeric(before[column], after[column]):
+            result.sizes[column] = (len(moved), *_largest_move(before[column], after[column]))
     return result
+
+
+def _numeric(before: pd.Series, after: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(before) and pd.api.types.is_numeric_dtype(after)
+
+
+def _largest_move(before: pd.Series, after: pd.Series) -> tuple[float, float]:
+    """The largest absolute move of a numeric column, and the largest relative to its cell."""
+    a = before.to_numpy(dtype=np.float64)
+    b = after.to_numpy(dtype=np.float64)
+    both = ~(np.isnan(a) | np.isnan(b))
+    if not both.any():
+        return 0.0, 0.0
+    move = np.abs(a[both] - b[both])
+    scale = np.maximum(np.abs(a[both]), np.abs(b[both]))
+    relative = np.divide(move, scale, out=np.zeros_like(move), where=scale > 0)
+    return float(move.max()), float(relative.max())
 
 
 def _moved(column: str, before: pd.Series, after: pd.Series, atol: float) -> list[str]:
     """Where one column's cells differ (NaN equals NaN)."""
-    numeric = pd.api.types.is_numeric_dtype(before) and pd.api.types.is_numeric_dtype(after)
-    if numeric:
+    if _numeric(before, after):
         a = before.to_numpy(dtype=np.float64)
         b = after.to_numpy(dtype=np.float64)
         same = (np.isnan(a) & np.isnan(b)) | (np.abs(a - b) <= atol)
@@ -121,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
     parser.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (0: exact)")
+    parser.add_argument(
+        "--sizes", action="store_true", help="per numeric column that moved: cells and largest move"
+    )
     args = parser.parse_args(argv)
     for folder in (args.before, args.after):
         if not tables(folder):
@@ -129,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     results = compare(args.before, args.after, args.atol)
     for result in results:
         print(result.line())
+        if args.sizes and result.sizes:
+            print("\n".join(result.size_lines()))
     differing = sum(not r.same for r in results)
     print(f"{len(results) - differing} of {len(results)} tables the same (atol {args.atol:g})")
     return 1 if differing else 0

@@ -71,3 +71,22 @@ def test_a_renamed_column_is_compared_under_its_new_name(tmp_path):
     pd.DataFrame({"null_size": [721]}).to_csv(after / primary)
     (moved,) = [r for r in compare_outputs.compare(before, after) if not r.same]
     assert moved.name == primary and moved.moved == ["null_size[0] 720.0 -> 721.0"]
+
+
+def test_sizes_say_how_far_each_moved_column_went_and_distances_are_compared(tmp_path, capsys):
+    before = _run(tmp_path / "before", 0.25)
+    after = _run(tmp_path / "after", 0.2)
+    for folder, value in ((before, 1.0), (after, 1.0)):
+        (folder / "report" / "distances").mkdir()
+        pd.DataFrame({"au": [0.0, value]}, index=["au", "ca"]).to_csv(
+            folder / "report/distances/sinkhorn_short.csv"
+        )
+    assert compare_outputs.main([str(before), str(after), "--sizes"]) == 1
+    out = capsys.readouterr().out
+    assert "gap: 1 cells, largest move 0.05 (20.00% of the larger value)" in out
+    assert "same       report/distances/sinkhorn_short.csv: 2 rows" in out
+    pd.DataFrame({"au": [0.0, 1.5]}, index=["au", "ca"]).to_csv(
+        after / "report/distances/sinkhorn_short.csv"
+    )
+    results = {r.name: r for r in compare_outputs.compare(before, after)}
+    assert results["report/distances/sinkhorn_short.csv"].sizes == {"au": (1, 0.5, 0.5 / 1.5)}

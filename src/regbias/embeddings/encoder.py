@@ -9,6 +9,7 @@ per text and :meth:`Encoder.pooled` one vector per text.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -144,7 +145,8 @@ class Encoder:
         vectors = np.empty((len(texts), self.hidden_size), np.float32) if pooled else None
         pad_to = self.spec.max_length if padding == "max_length" else None
         for index, batch in self._batches(texts, batch_size, pad_to):
-            output = self.model(**batch)
+            with self._precision():
+                output = self.model(**batch)
             chosen = [texts[i] for i in index]
             if vectors is not None:
                 real = batch["attention_mask"]
@@ -157,6 +159,12 @@ class Encoder:
                 hidden = output.last_hidden_state[:n]
                 _keep_tokens(hidden, mask, padding, chosen, index, results)
         return results, vectors
+
+    def _precision(self) -> contextlib.AbstractContextManager[object]:
+        """The spec's precision around a forward pass: nothing for float32, else autocast."""
+        if self.spec.precision == "float32":
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=getattr(torch, self.spec.precision))
 
     def _token_budget(self, batch_size: int) -> int:
         """Padded tokens a pass may take.

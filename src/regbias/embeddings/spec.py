@@ -18,10 +18,13 @@ import torch
 from regbias.embeddings.pooling import POOLINGS, Pooling
 from regbias.errors import ConfigError
 
-__all__ = ["BACKENDS", "EncoderSpec", "LoadedModel"]
+__all__ = ["BACKENDS", "PRECISIONS", "EncoderSpec", "LoadedModel"]
 
 #: The encoder's backends: ``torch`` (the model as transformers builds it) or ``onnxruntime``.
 BACKENDS = ("torch", "onnxruntime")
+#: The precisions of the encoder's products: ``float32`` (every number of record) or the
+#: opt-in ``bfloat16`` (torch autocast: products in bfloat16, norms and softmax in float32).
+PRECISIONS = ("float32", "bfloat16")
 
 #: What a source loads: the tokenizer, the model, and whether it has a trained pooler.
 LoadedModel = tuple[Any, torch.nn.Module, bool]
@@ -63,6 +66,11 @@ class EncoderSpec(abc.ABC):
     #: :mod:`regbias.embeddings.onnx_backend`). Not in the encoder YAMLs:
     #: ``+encoder.backend=onnxruntime``.
     backend: str = "torch"
+    #: ``float32`` or the opt-in ``bfloat16``: the dense products under torch's autocast (about
+    #: 1.6x faster on a CPU with AVX512-BF16 or AMX, or on a GPU), every vector about 0.5% off
+    #: float32's; its effect on a study's outputs: docs/scale.md. Not in the encoder YAMLs:
+    #: ``+encoder.precision=bfloat16``; vectors get their own cache identity.
+    precision: str = "float32"
 
     def __post_init__(self) -> None:
         if self.pooling not in POOLINGS:
@@ -74,6 +82,16 @@ class EncoderSpec(abc.ABC):
             raise ConfigError(
                 f"encoder {self.name!r}: unknown backend {self.backend!r}; set encoder.backend "
                 "to torch or onnxruntime"
+            )
+        if self.precision not in PRECISIONS:
+            raise ConfigError(
+                f"encoder {self.name!r}: unknown precision {self.precision!r}; set "
+                "encoder.precision to float32 or bfloat16"
+            )
+        if self.precision != "float32" and self.backend != "torch":
+            raise ConfigError(
+                f"encoder {self.name!r}: precision {self.precision} runs with the torch backend "
+                "only; drop encoder.backend or set encoder.precision=float32"
             )
         if not isinstance(self.max_length, int) or self.max_length < 2:
             raise ConfigError(
@@ -94,7 +112,11 @@ class EncoderSpec(abc.ABC):
         """
         control = "random:" if self.random_weights and self.source != "random" else ""
         backend = "" if self.backend == "torch" else f"#backend={self.backend}"
-        return f"{control}{self.source}:{self.fingerprint()}#max_length={self.max_length}{backend}"
+        precision = "" if self.precision == "float32" else f"#precision={self.precision}"
+        return (
+            f"{control}{self.source}:{self.fingerprint()}#max_length={self.max_length}"
+            f"{backend}{precision}"
+        )
 
     @property
     def recorded_revision(self) -> str:
