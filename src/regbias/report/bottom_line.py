@@ -31,6 +31,14 @@ CONTROL_WARNING = (
     "and tokenizer but weights drawn from seed {seed}: what it finds is not from "
     "pre-training. Compare it with its pre-trained twin."
 )
+#: The caveat of a run embedded at the opt-in ``encoder.precision`` (its identity says which).
+PRECISION_CAVEAT = (
+    "**Embedded in {precision}** (`encoder.precision={precision}`, opt-in, for speed): every "
+    "vector is about 0.5% off its float32 value, so every distance, score and p moves a little "
+    "from float32's; on the default 5-seed study every verdict of record held and one "
+    'secondary correlation crossed its level (docs/scale.md, "Encoder precision"). '
+    "Report numbers from a float32 run."
+)
 #: The adjustments of the secondary correlations, by ``analysis.correlation.adjust``.
 ADJUSTED_NAMES = {"maxt": "maxT", "holm": "Holm", "bh": "Benjamini-Hochberg"}
 
@@ -45,6 +53,12 @@ def random_encoder_warning(meta: Mapping[str, object]) -> str | None:
     if meta.get("encoder_control") is not None:
         return CONTROL_WARNING.format(name=meta.get("encoder"), seed=meta["encoder_control"])
     return RANDOM_ENCODER_WARNING.format(name=meta.get("encoder", "random"))
+
+
+def precision_caveat(meta: Mapping[str, object]) -> str | None:
+    """The caveat of a run embedded below float32 (``#precision=`` in its encoder identity)."""
+    _, marked, precision = str(meta.get("encoder_identity", "")).partition("#precision=")
+    return PRECISION_CAVEAT.format(precision=precision.split("#")[0]) if marked else None
 
 
 @dataclass(frozen=True)

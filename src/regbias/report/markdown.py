@@ -20,7 +20,7 @@ from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
 from regbias.report.answers import study_findings
-from regbias.report.bottom_line import Evidence, random_encoder_warning
+from regbias.report.bottom_line import Evidence, precision_caveat, random_encoder_warning
 from regbias.report.escape import cell_text, markdown_code, markdown_text, path_text
 from regbias.report.findings import details_markdown, finding_lines
 from regbias.report.findings_model import Findings
@@ -42,8 +42,11 @@ def report_findings(
 ) -> Findings:
     """The study's findings: bottom line, answers, caveats, details (``extra_findings`` last)."""
     evidence = Evidence.of(results, analysis, settings)
-    warning = random_encoder_warning(results.meta)
-    warnings = [warning] if warning else []
+    warnings = [
+        line
+        for line in (random_encoder_warning(results.meta), precision_caveat(results.meta))
+        if line
+    ]
     caveats = [
         *warnings,
         *unusable_warnings(results.distances),
