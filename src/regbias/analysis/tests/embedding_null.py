@@ -156,8 +156,9 @@ def kth_smallest(draws: np.ndarray, index: int) -> np.ndarray:
         return np.partition(draws, index, axis=1)[:, index]
     p = (index + 1) / (n + 1)
     spread = _BAND_SDS * math.sqrt(p * (1 - p) / (n + 2)) + _BAND_SDS / n
-    below = np.count_nonzero(draws < p - spread, axis=1)
-    band = (draws >= p - spread) & (draws < p + spread)
+    low = draws < p - spread
+    below = np.count_nonzero(low, axis=1)
+    band = ~low & (draws < p + spread)
     counts = np.count_nonzero(band, axis=1)
     values, ends = draws[band], np.cumsum(counts)
     kth = np.empty(rows)
@@ -174,10 +175,8 @@ def kth_smallest(draws: np.ndarray, index: int) -> np.ndarray:
 def relabelled_values(form: PooledForm, n_a: int, sides: np.ndarray) -> np.ndarray:
     """``T`` of every labelling, a column of the ``(N, k)`` 0/1 (or boolean) ``sides``, float64."""
     n_b = form.n - n_a
-    if sides.dtype == np.bool_:  # a lookup keeps the layout (draw_sides' Fortran order)
-        weights = np.array([-1.0 / n_b, 1.0 / n_a])[sides.view(np.uint8)]
-    else:
-        weights = np.where(sides > 0, 1.0 / n_a, -1.0 / n_b)
+    # A lookup keeps the layout (draw_sides' Fortran order: no transposed copy).
+    weights = np.array([-1.0 / n_b, 1.0 / n_a])[(sides > 0).view(np.uint8)]
     with BLAS_LOCK:
         return np.asarray(form.quadratic(weights), dtype=np.float64)
 
