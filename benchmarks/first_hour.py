@@ -10,7 +10,9 @@ cache; the data from ``$REGBIAS_DATA_DIR``), and prints its wall time:
 - ``study``: ``python run.py -m seed='range(5)'`` cold, then warm, each with its step times.
 
 Timings say nothing unless the machine is at rest: the load average before and after each
-step is printed beside it, with the commit and the date. Compare versions back to back.
+step is printed beside it, with the commit and the date. Compare versions back to back. Each
+step's CPU seconds (user plus system, all its processes) over its wall time say how many cores
+it kept busy: on 2 cores, a step at 2.0 cannot be made faster by overlapping its parts.
 
     python benchmarks/first_hour.py                       # every step (about an hour today)
     python benchmarks/first_hour.py --steps job study --code /tmp/old-checkout
@@ -22,12 +24,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,39 +50,53 @@ class Timed:
     load_before: float
     load_after: float
     detail: str = ""
+    cpu_seconds: float = float("nan")
 
     def row(self) -> str:
-        """The step as a Markdown table row."""
+        """The step as a Markdown table row (its CPU time and the cores it kept busy)."""
         minutes = f"{int(self.seconds // 60)} min {self.seconds % 60:.0f} s"
         load = f"{self.load_before:.1f} / {self.load_after:.1f}"
-        return f"| {self.step} | {self.seconds:.1f} | {minutes} | {load} |"
+        busy = self.cpu_seconds / self.seconds if self.seconds > 0 else float("nan")
+        return (
+            f"| {self.step} | {self.seconds:.1f} | {minutes} | {self.cpu_seconds:.0f} | "
+            f"{busy:.2f} | {load} |"
+        )
 
 
-def timed_command(command: Sequence[str], cwd: Path, env: dict[str, str], log: Path) -> float:
-    """Run ``command`` in ``cwd``; its wall seconds (the output goes to ``log``)."""
+def children_cpu_seconds() -> float:
+    """User plus system CPU seconds of this process's finished children so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed_command(
+    command: Sequence[str], cwd: Path, env: dict[str, str], log: Path
+) -> tuple[float, float]:
+    """Run ``command`` in ``cwd``; its wall and CPU seconds (the output goes to ``log``)."""
+    cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     with log.open("w") as out:
         done = subprocess.run(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed (exit {done.returncode}): see {log}")
-    return seconds
+    return seconds, children_cpu_seconds() - cpu_before
 
 
 def install(code: Path, folder: Path) -> Timed:
     """The README's install into a fresh virtual environment."""
     before = os.getloadavg()[0]
     venv = folder / "venv"
-    seconds = timed_command(
+    seconds, cpu = timed_command(
         [sys.executable, "-m", "venv", str(venv)], folder, dict(os.environ), folder / "venv.log"
     )
-    seconds += timed_command(
+    more, more_cpu = timed_command(
         [str(venv / "bin" / "pip"), "install", "-q", "-e", f"{code}[dev,onnx]"],
         folder,
         dict(os.environ),
         folder / "install.log",
     )
-    return Timed("install (README)", seconds, before, os.getloadavg()[0])
+    return Timed("install (README)", seconds + more, before, os.getloadavg()[0], "", cpu + more_cpu)
 
 
 def run_app(code: Path, folder: Path, args: Sequence[str], name: str) -> tuple[Timed, float]:
@@ -91,8 +108,8 @@ def run_app(code: Path, folder: Path, args: Sequence[str], name: str) -> tuple[T
     before = os.getloadavg()[0]
     launched = time.time()
     log = folder / f"{name.replace(' ', '_')}.log"
-    seconds = timed_command([sys.executable, str(code / "run.py"), *args], folder, env, log)
-    return Timed(name, seconds, before, os.getloadavg()[0]), launched
+    seconds, cpu = timed_command([sys.executable, str(code / "run.py"), *args], folder, env, log)
+    return Timed(name, seconds, before, os.getloadavg()[0], "", cpu), launched
 
 
 def first_hour(code: Path, steps: Sequence[str], extra: Sequence[str], keep: Path) -> list[Timed]:
@@ -113,9 +130,7 @@ def first_hour(code: Path, steps: Sequence[str], extra: Sequence[str], keep: Pat
         for name, args in (("study, cold cache", []), ("study, warm cache", ["resume=false"])):
             step, launched = run_app(code, folder, [*STUDY, *args, *extra], name)
             breakdown = render(step.seconds, step_times(folder, launched))
-            found.append(
-                Timed(step.step, step.seconds, step.load_before, step.load_after, breakdown)
-            )
+            found.append(replace(step, detail=breakdown))
     return found
 
 
@@ -138,8 +153,8 @@ def report(found: Sequence[Timed], code: Path) -> str:
     lines = [
         f"First hour of {commit_of(code)} on {os.cpu_count()} CPUs, {when}",
         "",
-        "| step | seconds | wall | load before / after |",
-        "|---|---|---|---|",
+        "| step | seconds | wall | CPU seconds | cores busy | load before / after |",
+        "|---|---|---|---|---|---|",
         *(t.row() for t in found),
     ]
     for t in found:

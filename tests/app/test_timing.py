@@ -37,3 +37,30 @@ def test_nothing_ran() -> None:
 def test_the_process_started_before_now() -> None:
     started = process_started()
     assert started is None or started <= time.time()
+
+
+def _logged(caplog, work) -> tuple[float, float]:
+    """The CPU seconds and the cores busy that :func:`timed` logs for ``work``."""
+    caplog.clear()
+    with caplog.at_level("INFO", logger="regbias.study.timing"), timed({}, "step"):
+        work()
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert message.startswith("step took ")
+    cpu = float(message.split("(CPU ")[1].split(" s,")[0])
+    return cpu, float(message.split(", ")[-1].split(" cores busy")[0])
+
+
+def _spin(seconds: float) -> None:
+    """Use ``seconds`` of this process's CPU time (its wall time grows on a busy machine)."""
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_the_log_line_says_how_many_cores_the_step_kept_busy(caplog) -> None:
+    # A waiting step keeps no core busy, a Python loop at most one: what says whether
+    # overlapping steps could gain anything (docs/scale.md, "The default's first hour").
+    cpu, busy = _logged(caplog, lambda: time.sleep(0.3))
+    assert cpu < 0.1 and busy < 0.3
+    cpu, busy = _logged(caplog, lambda: _spin(0.3))
+    assert cpu >= 0.3 and 0 < busy <= 1.1

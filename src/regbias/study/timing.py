@@ -33,14 +33,21 @@ def job_set_up_at(run_id: str) -> float | None:
 
 @contextmanager
 def timed(times: dict[str, float], step: str) -> Iterator[None]:
-    """Add the block's wall seconds to ``times[step]`` and log them."""
-    start = time.perf_counter()
+    """Add the block's wall seconds to ``times[step]`` and log them.
+
+    The log line also gives the process's CPU seconds in the block (every thread's) and the
+    cores that kept busy on average: a step near the machine's core count gains nothing from
+    running beside another.
+    """
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         yield
     finally:
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start
         times[step] = times.get(step, 0.0) + seconds
-        log.info("%s took %.1f s", step, seconds)
+        busy = cpu / seconds if seconds > 0 else 0.0
+        log.info("%s took %.1f s (CPU %.1f s, %.2f cores busy)", step, seconds, cpu, busy)
 
 
 def process_started() -> float | None:
