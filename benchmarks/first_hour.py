@@ -96,7 +96,9 @@ def install(code: Path, folder: Path) -> Timed:
         dict(os.environ),
         folder / "install.log",
     )
-    return Timed("install (README)", seconds + more, before, os.getloadavg()[0], "", cpu + more_cpu)
+    return Timed(
+        "install (README)", seconds + more, before, os.getloadavg()[0], cpu_seconds=cpu + more_cpu
+    )
 
 
 def run_app(code: Path, folder: Path, args: Sequence[str], name: str) -> tuple[Timed, float]:
@@ -109,7 +111,7 @@ def run_app(code: Path, folder: Path, args: Sequence[str], name: str) -> tuple[T
     launched = time.time()
     log = folder / f"{name.replace(' ', '_')}.log"
     seconds, cpu = timed_command([sys.executable, str(code / "run.py"), *args], folder, env, log)
-    return Timed(name, seconds, before, os.getloadavg()[0], "", cpu), launched
+    return Timed(name, seconds, before, os.getloadavg()[0], cpu_seconds=cpu), launched
 
 
 def first_hour(code: Path, steps: Sequence[str], extra: Sequence[str], keep: Path) -> list[Timed]:

@@ -67,7 +67,7 @@ class EncoderSpec(abc.ABC):
     #: ``+encoder.backend=onnxruntime``.
     backend: str = "torch"
     #: ``float32`` or the opt-in ``bfloat16``: the dense products under torch's autocast
-    #: (1.4-1.8x faster measured on a CPU with AVX512-BF16), every vector about 0.5% off
+    #: (1.4-1.8x faster measured on a CPU with AVX512-BF16), MiniLM's vectors about 0.5% off
     #: float32's; its effect on a study's outputs: docs/scale.md. Not in the encoder YAMLs:
     #: ``+encoder.precision=bfloat16``; vectors get their own cache identity.
     precision: str = "float32"

@@ -34,9 +34,10 @@ CONTROL_WARNING = (
 #: The caveat of a run embedded at the opt-in ``encoder.precision`` (its identity says which).
 PRECISION_CAVEAT = (
     "**Embedded in {precision}** (`encoder.precision={precision}`, opt-in, for speed): every "
-    "vector is about 0.5% off its float32 value, so every distance, score and p moves a little "
-    "from float32's; on the default 5-seed study every verdict of record held and one "
-    'secondary correlation crossed its level (docs/scale.md, "Encoder precision"). '
+    "vector moves from its float32 value (MiniLM's by about 0.5%, measured), so every distance, "
+    "score and p moves a little from float32's; on the default 5-seed study every verdict of "
+    'record held and one secondary correlation crossed its level (docs/scale.md, "Encoder '
+    'precision"). '
     "Report numbers from a float32 run."
 )
 #: The adjustments of the secondary correlations, by ``analysis.correlation.adjust``.
