@@ -20,7 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 from regbias.app.tasks import DATA_TASKS
 from regbias.console import exit_with
 from regbias.data.first_use import datasets_in_sweep, ensure_data
-from regbias.errors import RegbiasError
+from regbias.errors import ConfigError, RegbiasError
+from regbias.report.report_folder import REPORT_FOLDER, check_report_folder
 from regbias.tracking.runs import MIN_FREE_MB, free_mb
 
 _started: list[float] = []
@@ -120,6 +121,10 @@ def check_output_folder(config: DictConfig, key: str) -> None:
             f"at least {MIN_FREE_MB} MB needed",
             key,
         )
+    try:
+        check_report_folder(folder / REPORT_FOLDER, key)
+    except ConfigError as error:
+        exit_with(f"error: {error}", 2)
 
 
 def _refuse(problem: str, key: str) -> NoReturn:

@@ -28,7 +28,8 @@ from regbias.report import comparison
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.headline import Headline, read_headline
-from regbias.report.publish import REPORT_FOLDER, copy_report
+from regbias.report.publish import copy_report
+from regbias.report.report_folder import REPORT_FOLDER
 from regbias.study.encoder_compare import compare_variants, jobs_texts
 from regbias.study.timing import SweepTimes, job_set_up_at, process_started
 from regbias.study.variant_runs import publish_pages, publish_run
@@ -55,7 +56,7 @@ def finish_sweep(
     """After the aggregation, while the parent is open: copy, compare, label, print."""
     try:
         started = time.perf_counter()
-        folder = copy_report(parent, sweep_dir / REPORT_FOLDER)
+        folder = copy_report(parent, sweep_dir / REPORT_FOLDER, "hydra.sweep.dir")
         children = _children(parent, records)
         _log_params(parent, [c.data.params for c in children])
         headlines = _headlines(parent, folder, records, _primary(config), (config, sweep_dir))
@@ -70,6 +71,8 @@ def finish_sweep(
         parent.metrics({"time/aggregate/summary_s": summary})
         times = _sweep_times(children, records, parent)
         print(_render(parent, headlines, folder, times), flush=True)
+    except RegbiasError:
+        raise  # a report folder holding a user's files: one line, the sweep fails
     except Exception as error:
         _raise_if_full(sweep_dir, error)
         log.exception("could not write the sweep's summary (the results are in MLflow)")
@@ -86,6 +89,8 @@ def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
         metrics = client.get_run(run_id).data.metrics
         times = _job_times(run_id, metrics, time.perf_counter() - started)
         print(_render(run, {"": headline}, folder, times), flush=True)
+    except RegbiasError:
+        raise  # a report folder holding a user's files: one line, exit 2
     except Exception as error:
         _raise_if_full(output_dir, error)
         log.exception("could not write the run's summary (the results are in MLflow)")

@@ -10,7 +10,6 @@ are :mod:`regbias.tracking.artifacts`'.
 from __future__ import annotations
 
 import math
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,11 +52,10 @@ from regbias.report.record import (
     perf_figure,
     record_matrix,
 )
+from regbias.report.report_folder import replace_report
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
-#: The folder of a local copy, inside a run's or a sweep's Hydra output directory.
-REPORT_FOLDER = "report"
 #: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.
 LEFT_OUT = frozenset({paths.HYDRA_FOLDER, paths.MODELS_FOLDER, paths.ERROR_TXT})
 
@@ -305,16 +303,18 @@ def copy_run(source: RunLog, target: RunLog) -> None:
         target.directory(local)
 
 
-def copy_report(run: RunLog, destination: Path) -> Path:
-    """Copy every artifact of ``run`` but :data:`LEFT_OUT` into ``destination`` (replaced).
+def copy_report(run: RunLog, destination: Path, key: str = "hydra.run.dir") -> Path:
+    """Copy every artifact of ``run`` but :data:`LEFT_OUT` into ``destination``.
 
     A reader opens ``multirun/<date>/<time>/report/report.md`` (or ``outputs/.../report/``)
     with any Markdown viewer, without MLflow; its figure links are relative, so they work there.
+    The files of an earlier copy are replaced; a user's files there are never touched
+    (:mod:`regbias.report.report_folder`; ``key`` is the setting named when it refuses).
     """
-    if destination.exists():
-        shutil.rmtree(destination)
-    destination.mkdir(parents=True)
-    for artifact in run.client.list_artifacts(run.run_id):
-        if artifact.path not in LEFT_OUT:
-            run.client.download_artifacts(run.run_id, artifact.path, str(destination))
-    return destination
+
+    def download(staging: Path) -> None:
+        for artifact in run.client.list_artifacts(run.run_id):
+            if artifact.path not in LEFT_OUT:
+                run.client.download_artifacts(run.run_id, artifact.path, str(staging))
+
+    return replace_report(destination, download, key)

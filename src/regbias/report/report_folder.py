@@ -1,0 +1,97 @@
+"""The local report folder: regbias replaces only the files it wrote there, never a user's.
+
+A run copies its report into ``<output dir>/report/``. That folder may be one a user chose
+(``hydra.run.dir=DIR``) and already holds files of theirs. regbias writes a manifest,
+:data:`MANIFEST`, beside its files, listing each one; a later copy removes exactly those and
+nothing else. A non-empty folder without a manifest is refused, before any run starts
+(:func:`check_report_folder`) and again at the copy, in one line that says what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from regbias.errors import ConfigError
+
+#: The folder of a local copy, inside a run's or a sweep's Hydra output directory.
+REPORT_FOLDER = "report"
+#: The file in a report folder that lists, one relative path a line, the files regbias wrote.
+MANIFEST = ".regbias-report"
+#: How many of a user's files an error names (then "and N more").
+NAMED = 3
+
+
+def check_report_folder(folder: Path, key: str) -> None:
+    """``folder`` is absent, empty or regbias's own (it holds the manifest).
+
+    Raises:
+        ConfigError: the folder holds files regbias did not write (``key`` is the setting
+            that moves the outputs, named in the message).
+    """
+    if not folder.is_dir() or (folder / MANIFEST).is_file():
+        return
+    found = sorted(p.name for p in folder.iterdir())
+    if found:
+        raise ConfigError(_refusal(folder, found, key))
+
+
+def replace_report(folder: Path, fill: Callable[[Path], None], key: str) -> Path:
+    """Fill ``folder`` with what ``fill(staging)`` writes into an empty staging folder.
+
+    The files the last copy wrote (its manifest's) are removed first; a user's files are left
+    as they are, and none of them is overwritten. The staging folder sits beside ``folder`` on
+    the same disk, so a failed ``fill`` leaves the old report whole.
+
+    Raises:
+        ConfigError: ``folder`` holds a user's files and no manifest, or a file of the new
+            report would overwrite one of theirs.
+    """
+    check_report_folder(folder, key)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=folder.parent))
+    try:
+        fill(staging)
+        written = sorted(p.relative_to(staging) for p in staging.rglob("*") if p.is_file())
+        _remove_own(folder)
+        clashes = [str(r) for r in written if (folder / r).exists()]
+        if clashes:
+            raise ConfigError(_refusal(folder, clashes, key))
+        for relative in written:
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (staging / relative).replace(folder / relative)
+        lines = "".join(f"{r.as_posix()}\n" for r in written)
+        (folder / MANIFEST).write_text(lines, encoding="utf-8")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # the staging folder is regbias's own
+    return folder
+
+
+def _remove_own(folder: Path) -> None:
+    """Remove the files the manifest lists, then the folders this leaves empty."""
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        return
+    listed = [folder / line for line in manifest.read_text(encoding="utf-8").splitlines() if line]
+    for path in listed:
+        if path.resolve().is_relative_to(folder.resolve()) and path.is_file():
+            path.unlink()
+    inside = {p for path in listed for p in path.parents if p.is_relative_to(folder)} - {folder}
+    for directory in sorted(inside, key=lambda p: len(p.parts), reverse=True):
+        if directory.is_dir():
+            with contextlib.suppress(OSError):  # only an empty one: a user's file keeps it
+                directory.rmdir()
+    manifest.unlink()
+
+
+def _refusal(folder: Path, names: list[str], key: str) -> str:
+    more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+    shown = ", ".join(names[:NAMED]) + more
+    return (
+        f"the report folder {folder} holds files regbias did not write ({shown}); regbias "
+        "deletes or overwrites only its own files: move them out of that folder, or write the "
+        f"outputs elsewhere with {key}=/other/path"
+    )
