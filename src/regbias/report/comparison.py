@@ -21,6 +21,8 @@ from regbias.report.canvas import new_figure, save_figure
 from regbias.report.encoder_contrast import markdown_table
 from regbias.report.escape import markdown_text, path_text
 from regbias.report.headline import Headline
+from regbias.report.report_folder import record_written
+from regbias.tables import csv_text
 from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD, comparison_csv
 from regbias.tracking.runs import RunLog
 
@@ -210,17 +212,17 @@ def write_comparison(
     """The comparison's tables, page (``report.md``) and figure, into ``parent`` and ``folder``."""
     for name, frame in tables.items():
         parent.table(frame, comparison_csv(name))
-        frame.to_csv(_ensure(folder, comparison_csv(name)), index=False)
+        _ensure(folder, comparison_csv(name)).write_text(csv_text(frame))
     figure = comparison_figure(table)
     parent.table(table, comparison_csv("variants"), index=True)
     parent.text(page, REPORT_MD)
     parent.figure(figure, COMPARISON_FIGURE)
-    table.to_csv(_ensure(folder, comparison_csv("variants")))
-    (folder / REPORT_MD).write_text(page)
-    save_figure(comparison_figure(table), folder / COMPARISON_FIGURE)
+    _ensure(folder, comparison_csv("variants")).write_text(csv_text(table, index=True))
+    _ensure(folder, REPORT_MD).write_text(page)
+    save_figure(comparison_figure(table), _ensure(folder, COMPARISON_FIGURE))
 
 
 def _ensure(folder: Path, path: str) -> Path:
-    """``folder / path``, its parent folder made."""
+    """``folder / path``, its parent folder made, listed in the report folder's manifest."""
     (folder / path).parent.mkdir(parents=True, exist_ok=True)
-    return folder / path
+    return record_written(folder / path)

@@ -22,6 +22,7 @@ from PIL import Image
 
 from regbias.report.escape import html_text
 from regbias.report.findings_model import heading_anchor
+from regbias.report.report_folder import record_written
 from regbias.tracking.artifacts import METHOD_HTML, METHOD_MD, REPORT_HTML, REPORT_MD
 from regbias.tracking.runs import RunLog
 
@@ -99,8 +100,8 @@ def write_html_report(folder: Path) -> Path | None:
     method = folder / METHOD_MD
     if method.is_file():
         page = report_html(method.read_text(), folder, title="regbias: the method")
-        (folder / METHOD_HTML).write_text(page, encoding="utf-8")
-    target = folder / REPORT_HTML
+        record_written(folder / METHOD_HTML).write_text(page, encoding="utf-8")
+    target = record_written(folder / REPORT_HTML)
     target.write_text(report_html(source.read_text(), folder), encoding="utf-8")
     return target
 

@@ -70,6 +70,24 @@ def replace_report(folder: Path, fill: Callable[[Path], None], key: str) -> Path
     return folder
 
 
+def record_written(path: Path) -> Path:
+    """Add ``path``, written after the copy (a page, a comparison), to its report's manifest.
+
+    The manifest is the nearest one in ``path``'s folders; a file outside any report folder
+    is left as it is. Returns ``path``.
+    """
+    for folder in path.parents:
+        manifest = folder / MANIFEST
+        if manifest.is_file():
+            relative = path.relative_to(folder).as_posix()
+            listed = manifest.read_text(encoding="utf-8").splitlines()
+            if relative not in listed:
+                with manifest.open("a", encoding="utf-8") as lines:
+                    lines.write(f"{relative}\n")
+            break
+    return path
+
+
 def _remove_own(folder: Path) -> None:
     """Remove the files the manifest lists, then the folders this leaves empty."""
     manifest = folder / MANIFEST

@@ -31,6 +31,7 @@ from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
 from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c, stop_on_sigterm
+from regbias.tables import csv_text
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
@@ -276,8 +277,11 @@ class RunLog:
     def table(
         self, frame: pd.DataFrame, path: str, index: bool = False, float_format: str | None = None
     ) -> None:
-        """Write ``frame`` as a CSV artifact at ``path`` (``float_format`` e.g. ``%.9g``)."""
-        text = frame.to_csv(index=index, float_format=float_format)
+        """Write ``frame`` as a CSV artifact at ``path`` (``float_format`` e.g. ``%.9g``).
+
+        Text cells a spreadsheet would run as formulas are neutralised (:func:`csv_text`).
+        """
+        text = csv_text(frame, index=index, float_format=float_format)
         self.client.log_text(self.run_id, text, self._at(path))
 
     def figure(self, figure: Any, path: str) -> None:
