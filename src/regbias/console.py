@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterable, Iterator, Sized
 from typing import Any, NoReturn, Protocol
 
+from regbias.redaction import redacted
+
 #: Environment variable choosing the progress style: ``bar``, ``plain`` or ``off``.
 PROGRESS_ENV = "REGBIAS_PROGRESS"
 #: Least seconds between two plain progress lines of one task.
@@ -136,6 +138,6 @@ def progress_bar(
 
 
 def exit_with(message: str, code: int) -> NoReturn:
-    """One line ``regbias: <message>`` on stderr, then exit ``code`` (no traceback)."""
-    print(f"regbias: {message}", file=sys.stderr)
+    """One line ``regbias: <message>`` on stderr (credentials redacted), then exit ``code``."""
+    print(f"regbias: {redacted(message)}", file=sys.stderr)
     raise SystemExit(code) from None

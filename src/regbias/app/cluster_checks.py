@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from regbias.app.tasks import DATA_TASKS, TRACKED_TASKS
 from regbias.console import exit_with
 from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for, data_dir_source
+from regbias.redaction import redacted
 
 CACHE_ENV = "REGBIAS_CACHE_DIR"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
@@ -52,7 +53,7 @@ def presubmit(config: DictConfig) -> list[Problem]:
     """For a cluster launcher: export absolute paths, print problems, exit 2 on a fatal one."""
     problems = prepare_cluster_sweep(config)
     for problem in problems:
-        print(problem, file=sys.stderr)
+        print(redacted(str(problem)), file=sys.stderr)
     if any(problem.fatal for problem in problems):
         exit_with("nothing was submitted; fix the lines above", 2)
     return problems

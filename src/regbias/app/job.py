@@ -34,6 +34,7 @@ from regbias.console import exit_with
 from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c
+from regbias.redaction import redacted
 from regbias.study.checks import check_primary
 from regbias.study.settings import StudySettings
 from regbias.study.timing import note_job_set_up
@@ -109,21 +110,21 @@ def main(cfg: DictConfig) -> Any:
         exit_with("interrupted", 130)
     except StopRequested as stop:
         ignore_ctrl_c()
-        print(f"regbias: {stop}", file=sys.stderr)
+        print(f"regbias: {redacted(str(stop))}", file=sys.stderr)
         raise
     except (RegbiasError, OmegaConfBaseException) as error:
         if isinstance(error, OmegaConfBaseException):
             error = _config_error(error)
-        print(f"regbias: error: {error}", file=sys.stderr)
+        print(f"regbias: error: {redacted(str(error))}", file=sys.stderr)
         if context.sweep_dir is None:
             raise SystemExit(2) from None
-        context.write_record(status="FAILED", error=str(error))
+        context.write_record(status="FAILED", error=redacted(str(error)))
     except Exception as error:
         if context.sweep_dir is None:
             _exit_on_disk_error(error)
             raise
         log.exception("job %s failed", context.job_num)
-        context.write_record(status="FAILED", error=f"{type(error).__name__}: {error}")
+        context.write_record(status="FAILED", error=redacted(f"{type(error).__name__}: {error}"))
     return None
 
 

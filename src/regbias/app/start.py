@@ -21,6 +21,7 @@ from regbias.app.tasks import DATA_TASKS
 from regbias.console import exit_with
 from regbias.data.first_use import datasets_in_sweep, ensure_data
 from regbias.errors import ConfigError, RegbiasError
+from regbias.redaction import redact_logging
 from regbias.report.report_folder import REPORT_FOLDER, check_report_folder
 from regbias.tracking.runs import MIN_FREE_MB, free_mb
 
@@ -52,8 +53,10 @@ def quiet_libraries() -> None:
     """Silence third-party bars and chatter in this process and the jobs it starts.
 
     Does nothing where the user asked for more output (``hydra.verbose`` set regbias to
-    DEBUG); variables the user set are kept.
+    DEBUG); variables the user set are kept. Credentials are redacted from every log line
+    either way.
     """
+    redact_logging()
     if logging.getLogger("regbias").isEnabledFor(logging.DEBUG):
         return
     for key, value in QUIET_ENV.items():

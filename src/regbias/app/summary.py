@@ -24,6 +24,7 @@ from regbias.app.settings import read_settings, variant_settings
 from regbias.app.start import sweep_started
 from regbias.data.data_dir import resolve_data_dir
 from regbias.errors import RegbiasError
+from regbias.redaction import redacted
 from regbias.report import comparison
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
@@ -284,7 +285,7 @@ def _render(run: RunLog, headlines: Mapping[str, Headline], folder: Path, times:
 
 
 def _where_in_mlflow(run: RunLog) -> list[str]:
-    uri = run.tracking_uri
+    uri = redacted(run.tracking_uri)  # a link to paste: the user's own password stays theirs
     experiment_id = run.client.get_run(run.run_id).info.experiment_id
     if uri.startswith(("http://", "https://")):
         return [f"MLflow: {run_url(uri, experiment_id, run.run_id)}"]

@@ -30,6 +30,7 @@ from regbias.interrupt import (
     ctrl_c_at_safe_points,
     install_sigterm_flag,
 )
+from regbias.redaction import redacted
 from regbias.report.publish import write_jobs, write_versions
 from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
@@ -115,7 +116,7 @@ class SweepCallback(Callback):
         failed = [r for r in records if r.get("status") not in DONE]
         for record in failed:
             print(
-                f"regbias: job {record.get('job_num')} failed: {record.get('error')}",
+                redacted(f"regbias: job {record.get('job_num')} failed: {record.get('error')}"),
                 file=sys.stderr,
             )
         if (sweep_dir / PARENT_FILE).exists():

@@ -31,6 +31,7 @@ from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
 from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c, stop_on_sigterm
+from regbias.redaction import redacted
 from regbias.tables import csv_text
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
@@ -149,8 +150,8 @@ def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
         raise
     except Exception as error:  # MLflow raises many types for an unreachable store.
         raise ConfigError(
-            f"cannot open the MLflow store at '{settings.uri}' ({_first_line(error)}); check "
-            f"tracking.uri or MLFLOW_TRACKING_URI, and that the store is writable"
+            f"cannot open the MLflow store at '{redacted(settings.uri)}' ({_first_line(error)}); "
+            f"check tracking.uri or MLFLOW_TRACKING_URI, and that the store is writable"
         ) from error
 
 
@@ -247,12 +248,14 @@ class RunLog:
         return full
 
     def params(self, values: Mapping[str, Any]) -> None:
-        """Log parameters (values as text, cut at 6,000 characters), in batches."""
-        self._batches("params", [Param(k, str(v)[:6000]) for k, v in values.items()], _BATCH)
+        """Log parameters (values as text, credentials redacted, cut at 6,000), in batches."""
+        items = [Param(k, redacted(str(v))[:6000]) for k, v in values.items()]
+        self._batches("params", items, _BATCH)
 
     def tags(self, values: Mapping[str, Any]) -> None:
-        """Set tags (values as text, cut at 8,000 characters), in batches."""
-        self._batches("tags", [RunTag(k, str(v)[:8000]) for k, v in values.items()], _BATCH)
+        """Set tags (values as text, credentials redacted, cut at 8,000 characters), in batches."""
+        items = [RunTag(k, redacted(str(v))[:8000]) for k, v in values.items()]
+        self._batches("tags", items, _BATCH)
 
     def metrics(self, values: Mapping[str, float], step: int = 0) -> None:
         """Log metrics at ``step``, their keys under the prefix and made valid for MLflow."""
@@ -271,8 +274,8 @@ class RunLog:
         self.client.log_dict(self.run_id, data, self._at(path))
 
     def text(self, text: str, path: str) -> None:
-        """Write ``text`` as an artifact at ``path`` (under the prefix)."""
-        self.client.log_text(self.run_id, text, self._at(path))
+        """Write ``text`` (a page, a traceback) as an artifact at ``path``, credentials redacted."""
+        self.client.log_text(self.run_id, redacted(text), self._at(path))
 
     def table(
         self, frame: pd.DataFrame, path: str, index: bool = False, float_format: str | None = None
@@ -328,14 +331,14 @@ def start_run(
     Raises:
         TrackingError: the store refused the write (read-only, full disk); names the URI.
     """
-    all_tags = {**tags, **owner_tags()}
+    all_tags = {k: redacted(str(v)) for k, v in {**tags, **owner_tags()}.items()}
     if parent_run_id:
         all_tags["mlflow.parentRunId"] = parent_run_id
     try:
         run = client.create_run(experiment_id, run_name=name, tags=all_tags)
     except Exception as error:  # SQLAlchemy, MlflowException, OSError: one line for all
         raise TrackingError(
-            f"cannot create a run in the MLflow store at '{client.tracking_uri}' "
+            f"cannot create a run in the MLflow store at '{redacted(client.tracking_uri)}' "
             f"({_first_line(error)}): check that the store is writable and its disk has space"
         ) from error
     return RunLog(client, run.info.run_id)
@@ -423,9 +426,15 @@ def log_config(run: RunLog, config: Mapping[str, Any], hydra_dir: Path | None) -
     """The resolved config flattened into params, and the composed ``.hydra/`` files."""
     run.params(flatten(config))
     if hydra_dir is not None and hydra_dir.is_dir():
-        run.directory(hydra_dir, HYDRA_FOLDER)
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / HYDRA_FOLDER
+            copy.mkdir()
+            for path in sorted(hydra_dir.iterdir()):
+                if path.is_file():  # an override may carry tracking.uri with its password
+                    (copy / path.name).write_text(redacted(path.read_text(errors="replace")))
+            run.directory(copy, HYDRA_FOLDER)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "config.json"
-            path.write_text(json.dumps(config, indent=2, default=str))
+            path.write_text(redacted(json.dumps(config, indent=2, default=str)))
             run.file(path, HYDRA_FOLDER)
