@@ -6,6 +6,7 @@ no findings and no report.
 
 from __future__ import annotations
 
+import re
 from collections import namedtuple
 
 import pytest
@@ -58,4 +59,6 @@ def test_a_disk_that_fills_during_the_report_copy_fails_the_job(
             job.main(cfg)
     assert exit_.value.code == 1
     (line,) = regbias_lines(capsys.readouterr().err)
-    assert line.startswith(f"regbias: error: No space left on device (0 MB free) ({disk}")
+    # 0 or 1 MB: what the failed copy's clean-up gives back depends on tmpfs's block rounding
+    pattern = rf"regbias: error: No space left on device \([01] MB free\) \({re.escape(str(disk))}"
+    assert re.match(pattern, line), line
