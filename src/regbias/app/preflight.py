@@ -16,6 +16,7 @@ from regbias.data.study import select_groups
 from regbias.errors import ConfigError, DataError
 from regbias.study.checks import check_primary
 from regbias.study.settings import StudySettings
+from regbias.tracking import artifacts as paths
 from regbias.tracking.provenance import git_state
 from regbias.tracking.runs import metric_key
 
@@ -130,7 +131,8 @@ def check_group_names(names: list[str]) -> None:
 
     Raises:
         DataError: a name with an empty, ``.`` or ``..`` path part, two names (or two pairs
-            ``a__b``) that become the same MLflow key, or two names too long for one key.
+            ``a__b``) that become the same MLflow key, two names too long for one key, or
+            two whose file names would pass 255 bytes (:func:`check_name_bytes`).
     """
     for name in names:
         if any(part in ("", ".", "..") for part in name.split("/")):
@@ -149,6 +151,37 @@ def check_group_names(names: list[str]) -> None:
             f"characters) are too long together for an MLflow key (at most {MAX_PAIR_KEY} for "
             "a pair's two names, of MLflow's 250): shorten the group names in the data"
         )
+    check_name_bytes(pairs)
+
+
+def check_name_bytes(pairs: list[tuple[str, str]]) -> None:
+    """Every file name regbias derives from a pair of group names fits in 255 bytes (UTF-8).
+
+    A file system counts bytes, not characters: two names of 100 CJK characters pass the key's
+    character count and make ``explain/<a>-<b>_typical.csv`` over 600 bytes, which the
+    explanations could only fail to write at the end. Checked: the pair's files
+    (:func:`~regbias.tracking.artifacts.pair_file_names`, the longest suffix and a hash
+    included) and its MLflow key ``<a>__<b>`` (a file of a file store).
+
+    Raises:
+        DataError: the pair whose longest file name passes the limit, in one line.
+    """
+    limit = paths.MAX_NAME_BYTES
+    # What regbias adds to two plain names ("a", "b": a byte each) in its longest file name.
+    added = max(_bytes(n) for n in paths.pair_file_names("a", "b")) - 2
+    for a, b in pairs:
+        size = max(_bytes(n) for n in [*paths.pair_file_names(a, b), metric_key(f"{a}__{b}")])
+        if size > limit:
+            raise DataError(
+                f"the group names {_short(a)!r} and {_short(b)!r} ({_bytes(a)} and "
+                f"{_bytes(b)} bytes in UTF-8) make a file name of {size} bytes, over the "
+                f"{limit} a file system takes: shorten the group names in the data (two names "
+                f"together at most {limit - added} bytes; a CJK character takes 3)"
+            )
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8"))
 
 
 def _short(name: str, most: int = 40) -> str:

@@ -16,6 +16,7 @@ from regbias.analysis.encoders.separation import EncoderContrast
 from regbias.analysis.tests.embedding import PairTests
 from regbias.numbers import number_text
 from regbias.report.escape import markdown_text, path_text
+from regbias.tracking.artifacts import name_hash
 
 
 def markdown_table(frame: pd.DataFrame, legend: Mapping[str, str]) -> list[str]:
@@ -269,14 +270,25 @@ class EncoderComparison:
         return "\n".join(lines) + "\n" if lines else ""
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables behind the sections, by artifact name (``comparison/<name>.csv``)."""
+        """The tables behind the sections, by artifact name (``comparison/<name>.csv``).
+
+        One name per pair of encoders: ``separation_<a>_vs_<b>``, made safe; pairs whose names
+        would be the same (a label holding `` vs ``, labels a file name cannot tell apart)
+        each add ``-`` and a short hash of their exact labels.
+        """
         out = {}
+        separations: dict[str, list[EncoderContrast]] = {}
         for contrast in self.separation:
-            names = {"first": contrast.first, "second": contrast.second}
-            t = contrast.table.rename(columns={k: f"separation {v}" for k, v in names.items()})
-            out[f"separation {contrast.first} vs {contrast.second}".replace(" ", "_")] = t
+            name = path_text(f"separation {contrast.first} vs {contrast.second}".replace(" ", "_"))
+            separations.setdefault(name, []).append(contrast)
+        for name, contrasts in separations.items():
+            for contrast in contrasts:
+                names = {"first": contrast.first, "second": contrast.second}
+                t = contrast.table.rename(columns={k: f"separation {v}" for k, v in names.items()})
+                unique = f"{name}-{name_hash(contrast.first, contrast.second)}"
+                out[name if len(contrasts) == 1 else unique] = t
         if len(self.records) >= 2:
             out["agreement"] = agreement_table(self.records)
         if self.primary is not None:
             out["primary"] = self.primary
-        return {path_text(k): v for k, v in out.items()}
+        return out

@@ -14,41 +14,60 @@ from regbias.analysis.explain.result import Explanations, PairExplanation
 from regbias.numbers import p_text
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_code, markdown_text
-from regbias.report.markdown import artifact_name
 from regbias.tracking import artifacts as paths
 from regbias.tracking.runs import RunLog
 
 #: Words each way, and typical texts a side, the report shows (the CSVs hold all).
 SHOWN_WORDS = 8
 SHOWN_TEXTS = 2
+#: Masked place names a side the report lists (``explanations.json`` holds all).
+SHOWN_NAMES = 12
 #: The most characters of a typical text the report shows.
 _TEXT_LIMIT = 240
 
 
 def log_explanations(run: RunLog, explained: Explanations) -> None:
-    """Every differing pair's words and typical texts, its figure, the masked test, the JSON."""
+    """Every differing pair's words and typical texts, its figure, the masked test, the JSON.
+
+    Nothing where the explanations did not run (``explained.skipped``: the report says why).
+    """
+    if explained.skipped:
+        return
     run.json(explained.to_dict(), paths.EXPLAIN_JSON)
     if explained.masked is not None:
         run.table(explained.masked.table, paths.MASKED_TESTS_CSV)
     for pair in explained.pairs:
-        name = artifact_name(pair.pair)
+        name = pair_file(pair)
         run.table(pair.words, paths.explain_words_csv(name))
         run.table(pair.typical, paths.explain_typical_csv(name))
         run.figure(words_figure(pair), paths.explain_figure(name))
 
 
+def pair_file(pair: PairExplanation) -> str:
+    """The name of the pair's files, another for every pair (``artifacts.pair_name``)."""
+    return paths.pair_name(pair.group_a, pair.group_b)
+
+
 def words_figure(pair: PairExplanation, top: int = 15) -> Figure:
-    """The pair's distinguishing words as diverging bars: side a's to the right, b's left."""
+    """The pair's distinguishing words as diverging bars: side a's to the right, b's left.
+
+    Where a side's texts hold no word, the other side's words by count (nothing is ranked).
+    """
     a, b = pair.side_words("a").head(top), pair.side_words("b").head(top)
     words = [*a["word"], *b["word"]][::-1]
-    z = np.array([*a["z"], *b["z"]], dtype=float)[::-1]
+    if pair.ranked:
+        values = np.array([*a["z"], *b["z"]], dtype=float)[::-1]
+        label = f"log-odds z (right: {pair.group_a}, left: {pair.group_b}; descriptive)"
+    else:
+        values = np.array([*a["count_a"], *(-b["count_b"])], dtype=float)[::-1]
+        label = f"word count (right: {pair.group_a}, left: {pair.group_b}; one side has no words)"
     fig = new_figure(6.5, 1.2 + 0.22 * max(len(words), 1))
     ax = fig.add_subplot()
-    colours = ["#b2182b" if v > 0 else "#2166ac" for v in z]
-    ax.barh(range(len(words)), z, color=colours)
+    colours = (["#b2182b"] * len(a) + ["#2166ac"] * len(b))[::-1]
+    ax.barh(range(len(words)), values, color=colours)
     ax.set_yticks(range(len(words)), words, fontsize=8)
     ax.axvline(0, color="#444", linewidth=0.8)
-    ax.set_xlabel(f"log-odds z (right: {pair.group_a}, left: {pair.group_b}; descriptive)")
+    ax.set_xlabel(label)
     ax.set_title(f"{pair.pair}: distinguishing words", fontsize=10)
     return fig
 
@@ -71,6 +90,9 @@ def masked_verdict(pair: PairExplanation) -> str:
 def explain_section(explained: Explanations) -> str:
     """Markdown: per differing pair its top words each way, typical texts, masked verdict."""
     lines = ["## What carries each difference", ""]
+    if explained.skipped:
+        lines.append(markdown_text(explained.skipped))
+        return "\n".join(lines) + "\n"
     if not explained.pairs:
         lines.append("The test of record finds no pair that differs: there is nothing to explain.")
         return "\n".join(lines) + "\n"
@@ -94,7 +116,11 @@ def explain_section(explained: Explanations) -> str:
             f"by {markdown_code(MASK)} ({markdown_text(explained.gazetteer)}). A pair not shown "
             "to differ once they are masked differs only through place names; one that still "
             "differs is not shown to be free of them (which place is named is gone, that one "
-            "is named is not; a place the gazetteer lacks stays).",
+            "is named is not; a place the gazetteer lacks stays). Names that are mostly "
+            "ordinary words are left out, a few that are places only with a capital (turkey, "
+            "jersey, chile, kiwi, oz, the languages) count only capitalised, and phrases such "
+            "as french fries are kept (docs/method.md); each pair lists the names masked in "
+            "its texts.",
             "",
         ]
     elif explained.note:
@@ -109,7 +135,8 @@ def explain_section(explained: Explanations) -> str:
     for pair in explained.pairs:
         lines += _pair_lines(pair)
     lines += [
-        f"Every pair's words ({s.top_words} each way): {paths.EXPLAIN_FOLDER}/<pair>.csv; its "
+        f"Every pair's words ({s.top_words} each way): {paths.EXPLAIN_FOLDER}/<pair>.csv (a "
+        "name with a '-' or a character no file name takes adds a short hash); its "
         f"typical texts ({s.typical_texts} a side): {paths.EXPLAIN_FOLDER}/<pair>_typical.csv"
         + (f"; the masked test: {paths.MASKED_TESTS_CSV}." if explained.controlled else ".")
     ]
@@ -119,22 +146,55 @@ def explain_section(explained: Explanations) -> str:
 def _pair_lines(pair: PairExplanation) -> list[str]:
     name = f"{markdown_text(pair.group_a)}-{markdown_text(pair.group_b)}"
     lines = [f"### {name}", "", f"- **{masked_verdict(pair)}**"]
+    if pair.masked_differs is not None:
+        lines.append(f"- {masked_names_line(pair)}")
     for side, group in (("a", pair.group_a), ("b", pair.group_b)):
-        words = pair.side_words(side).head(SHOWN_WORDS)
-        listed = ", ".join(
-            f"{markdown_text(r['word'])} (z {float(r['z']):.1f}; {int(r['count_a'])} vs "
-            f"{int(r['count_b'])})"
-            for _, r in words.iterrows()
-        )
-        lines.append(f"- words of {markdown_text(group)}: {listed or 'none'}")
+        lines.append(f"- {side_words_line(pair, side, group)}")
     for side, group in (("a", pair.group_a), ("b", pair.group_b)):
         for _, r in pair.side_texts(side).head(SHOWN_TEXTS).iterrows():
             lines.append(
                 f"- typical of {markdown_text(group)} (projection {float(r['projection']):.3g}): "
                 f"“{markdown_text(_short(str(r['text'])))}”"
             )
-    lines += ["", f"![{name} words]({paths.explain_figure(artifact_name(pair.pair))})", ""]
+    lines += ["", f"![{name} words]({paths.explain_figure(pair_file(pair))})", ""]
     return lines
+
+
+def side_words_line(pair: PairExplanation, side: str, group: str) -> str:
+    """``words of uk: cuppa (z 3.1; 12 vs 0), ...``, each side its own words.
+
+    A side whose texts hold no word says so; the other side then lists its words by count.
+    """
+    shown = markdown_text(group)
+    if not pair.has_words(side):
+        return f"words of {shown}: none, its texts have no words (emoji or punctuation only)"
+    words = pair.side_words(side).head(SHOWN_WORDS)
+    if not pair.ranked:
+        listed = ", ".join(
+            f"{markdown_text(r['word'])} ({int(r[f'count_{side}'])})" for _, r in words.iterrows()
+        )
+        return (
+            f"words of {shown} (most used; the other side's texts have no words to rank them "
+            f"against): {listed or 'none'}"
+        )
+    listed = ", ".join(
+        f"{markdown_text(r['word'])} (z {float(r['z']):.1f}; {int(r['count_a'])} vs "
+        f"{int(r['count_b'])})"
+        for _, r in words.iterrows()
+    )
+    return f"words of {shown}: {listed or 'none'}"
+
+
+def masked_names_line(pair: PairExplanation) -> str:
+    """``place names masked: in uk's texts london 51, ...; in us's texts none``."""
+    parts = []
+    for side, group in (("a", pair.group_a), ("b", pair.group_b)):
+        names = pair.masked_names(side)
+        listed = ", ".join(f"{markdown_text(n)} {c}" for n, c in list(names.items())[:SHOWN_NAMES])
+        if len(names) > SHOWN_NAMES:
+            listed += f" and {len(names) - SHOWN_NAMES} more ({paths.EXPLAIN_JSON})"
+        parts.append(f"in {markdown_text(group)}'s texts {listed or 'none'}")
+    return "place names masked: " + "; ".join(parts)
 
 
 def _short(text: str) -> str:

@@ -386,8 +386,8 @@ def primary_row(test: PrimaryTest | None) -> pd.DataFrame:
 
 
 def scatter_path(distance: str, performance: str) -> str:
-    """The artifact path of one correlation's scatter plot."""
-    return paths.scatter_figure(artifact_name(distance), artifact_name(performance))
+    """The artifact path of one correlation's scatter plot (one per distance and column)."""
+    return paths.scatter_figure(paths.pair_name(str(distance), str(performance), "__"))
 
 
 def artifact_name(name: object) -> str:

@@ -34,11 +34,16 @@ def run_explain(
 ) -> Explanations | None:
     """The explanations of every pair ``record`` calls different (None: ``explain`` is off).
 
+    With the test of record off (``record`` None) nothing is explained, and that is said
+    (:func:`skipped_explanations`).
+
     ``study`` and ``encoder`` None: read as :func:`record_study` and ``study_encoder`` do.
     """
     explain = settings.analysis.explain
-    if not explain.enabled or record is None:
+    if not explain.enabled:
         return None
+    if record is None:
+        return skipped_explanations(settings)
     differing = int(record.table[DIFFERS].astype(bool).sum())
     if not differing:
         return Explanations(explain)
@@ -63,6 +68,25 @@ def run_explain(
             progress=lambda _: bar.update(),
         )
     return explained
+
+
+def skipped_explanations(settings: StudySettings) -> Explanations:
+    """``analysis.explain`` on with the test of record off: said once, in the log and report.
+
+    The explanations (and the place-name control) explain the pairs the test of record calls
+    different; without it there is nothing to explain, which is not "no pair differs".
+    """
+    explain = settings.analysis.explain
+    what = "explanations and the place-name control" if explain.mask_places else "explanations"
+    line = (
+        f"The {what} did not run: they explain the pairs the test of record finds, and it is "
+        "off (analysis.tests.embedding.enabled=false): turn it on to have them."
+    )
+    if explain.mask_places:
+        log.warning("%s", line)
+    else:
+        log.info("%s", line)
+    return Explanations(explain, skipped=line)
 
 
 def check_mask_token(encoder: Encoder) -> None:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,6 +110,46 @@ class Named:
         return self.pattern.format(*names)
 
 
+#: The most bytes of one file name (a path component) on the file systems runs are written to.
+MAX_NAME_BYTES = 255
+#: Hex digits of the hash that sets apart the file names of pairs their plain join would
+#: confuse (``a-b`` with ``c``, ``a`` with ``b-c``).
+PAIR_HASH_DIGITS = 10
+
+
+def name_hash(*parts: str) -> str:
+    """:data:`PAIR_HASH_DIGITS` hex digits of a hash of exactly ``parts`` (in order)."""
+    text = json.dumps(list(parts), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:PAIR_HASH_DIGITS]
+
+
+def _plain(name: str) -> bool:
+    """Whether ``name`` is its own safe file-name part: letters, digits, ``_ - .``, no lead dot."""
+    return bool(name) and not name.startswith(".") and all(c.isalnum() or c in "_-." for c in name)
+
+
+def pair_name(first: str, second: str, separator: str = "-") -> str:
+    """One file-name part for the pair ``(first, second)``, a different one for every pair.
+
+    Two plain names (letters, digits, ``_``, ``-``, ``.``; no leading dot) that the join splits
+    back into themselves keep the plain join, so ordinary names stay as they were (``au-uk``).
+    Any other pair (a name holding the separator, so ``a-b`` with ``c`` and ``a`` with ``b-c``
+    would both be ``a-b-c``; a character a file name cannot hold) gets its names made safe,
+    joined, and the separator with :func:`name_hash` of the exact pair after them
+    (``a-b-c-<10 hex digits>``): that has the separator more than once, which no plain join
+    has, so it cannot take a plain pair's name either.
+    """
+    joined = f"{first}{separator}{second}"
+    if _plain(first) and _plain(second) and joined.split(separator) == [first, second]:
+        return joined
+    return f"{_safe(first)}{separator}{_safe(second)}{separator}{name_hash(first, second)}"
+
+
+def _safe(name: str) -> str:
+    """``name`` with every character but letters, digits, ``_ - .`` as ``_``, no leading dot."""
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in name).lstrip(".") or "_"
+
+
 #: A distance matrix with its pairs' spreads (:meth:`DistanceMatrix.to_dict`), as a table,
 #: its standard deviations over repetitions, a Sinkhorn distance's sensitivity to its
 #: regularisation and its solver diagnostics.
@@ -119,7 +160,8 @@ sensitivity_csv = Named(f"{DISTANCES_FOLDER}/sensitivity_{{}}.csv")
 diagnostics_csv = Named(f"{DISTANCES_FOLDER}/{{}}_diagnostics.csv")
 #: One table of a sweep's comparison of its variants.
 comparison_csv = Named(f"{COMPARISON_FOLDER}/{{}}.csv")
-#: A differing pair's distinguishing words, its typical texts, and its words as a chart.
+#: A differing pair's distinguishing words, its typical texts, and its words as a chart,
+#: each named by the pair's :func:`pair_name`.
 explain_words_csv = Named(f"{EXPLAIN_FOLDER}/{{}}.csv")
 explain_typical_csv = Named(f"{EXPLAIN_FOLDER}/{{}}_typical.csv")
 explain_figure = Named(f"{FIGURES_FOLDER}/explain/{{}}.png")
@@ -132,8 +174,17 @@ performance_figure = Named(f"{FIGURES_FOLDER}/performance_{{}}.png")
 correlation_figure = Named(f"{FIGURES_FOLDER}/correlations_{{}}.png")
 #: Each region's distance to the baseline against its share of the regional data.
 representation_figure = Named(f"{FIGURES_FOLDER}/representation_{{}}.png")
-#: One correlation's scatter plot, named by its distance and its performance column.
-scatter_figure = Named(f"{FIGURES_FOLDER}/scatter/{{}}__{{}}.png")
+#: One correlation's scatter plot, named by the :func:`pair_name` of its distance and its
+#: performance column joined by ``__`` (``dist_lda__gap_f1``).
+scatter_figure = Named(f"{FIGURES_FOLDER}/scatter/{{}}.png")
+#: Every per-pair path family above, named by :func:`pair_name` (file names from group names).
+PAIR_FILES = (explain_words_csv, explain_typical_csv, explain_figure)
+
+
+def pair_file_names(first: str, second: str) -> list[str]:
+    """The file names (last path parts) regbias derives from the pair ``(first, second)``."""
+    name = pair_name(first, second)
+    return [family(name).rsplit("/", 1)[-1] for family in PAIR_FILES]
 
 
 def read_table_at(folder: Path, path: str) -> pd.DataFrame | None:

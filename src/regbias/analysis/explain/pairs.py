@@ -17,11 +17,11 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.explain.places import Gazetteer, english_share
+from regbias.analysis.explain.places import Gazetteer, english_share, name_counts
 from regbias.analysis.explain.result import Explanations, PairExplanation
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.explain.typical import typical_texts
-from regbias.analysis.explain.words import corpus_counts, distinguishing_words
+from regbias.analysis.explain.words import corpus_counts, distinguishing_words, has_words
 from regbias.analysis.tests.embedding import PairTests, PlannedPair, plan_pairs, record_tests
 from regbias.analysis.tests.pairwise import DIFFERS, GROUP_A, GROUP_B, P_ADJUSTED
 
@@ -49,6 +49,7 @@ def explain_pairs(
     """
     note = ""
     if gazetteer is not None:
+        # Every group's texts, sampled evenly over all of them (not the first group's first).
         share = english_share([t for texts in groups.values() for t in texts])
         if share < ENGLISH_FLOOR:
             note = (
@@ -57,14 +58,17 @@ def explain_pairs(
             )
             log.warning("%s", note)
             gazetteer = None
-    masked, changed = None, set()
+    masked: PairTests | None = None
+    changed: dict[str, list[str]] = {}
     if gazetteer is not None:
-        masked_groups = {g: [gazetteer.mask(t) for t in texts] for g, texts in groups.items()}
+        found = {g: [gazetteer.mask_found(t) for t in texts] for g, texts in groups.items()}
+        masked_groups = {g: [m for m, _ in done] for g, done in found.items()}
+        # Each text a name was masked in, with the names masked in it.
         changed = {
-            t
+            t: names
             for g, texts in groups.items()
-            for t, m in zip(texts, masked_groups[g], strict=True)
-            if m != t
+            for t, (_, names) in zip(texts, found[g], strict=True)
+            if names
         }
         masked = record_tests(
             masked_groups, vectors, tests.settings, references=references, alpha=tests.alpha
@@ -91,14 +95,23 @@ def _explain(
     vectors: Callable[[list[str]], np.ndarray],
     settings: ExplainSettings,
     corpus: dict[str, int] | None,
-    changed: set[str],
+    changed: Mapping[str, list[str]],
     masked: PairTests | None,
 ) -> PairExplanation:
     a, b = plan.side_a, plan.side_b
     words = distinguishing_words(a, b, settings.top_words, corpus)
     typical = typical_texts(a, b, vectors(a), vectors(b), settings.typical_texts)
     effect, p_adjusted = float(row["effect"]), float(row[P_ADJUSTED])
-    explanation = PairExplanation(plan.group_a, plan.group_b, words, typical, effect, p_adjusted)
+    explanation = PairExplanation(
+        plan.group_a,
+        plan.group_b,
+        words,
+        typical,
+        effect,
+        p_adjusted,
+        has_words_a=has_words(a),
+        has_words_b=has_words(b),
+    )
     if masked is None:
         return explanation
     texts = [*plan.side_a, *plan.side_b]
@@ -111,4 +124,6 @@ def _explain(
         masked_effect=float(after["effect"]),
         masked_p_adjusted=float(after[P_ADJUSTED]),
         masked_differs=bool(after[DIFFERS]),
+        masked_names_a=name_counts(n for t in a for n in changed.get(t, ())),
+        masked_names_b=name_counts(n for t in b for n in changed.get(t, ())),
     )

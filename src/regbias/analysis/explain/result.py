@@ -32,6 +32,12 @@ class PairExplanation:
         masked_effect: the effect on the masked texts.
         masked_p_adjusted: the Holm-adjusted p on the masked texts.
         masked_differs: the verdict on the masked texts.
+        has_words_a: whether side a's texts hold any word (False: emoji or punctuation only,
+            and no word is ranked against it).
+        has_words_b: the same of side b's texts.
+        masked_names_a: the place names masked in side a's texts, with their counts, most
+            first (empty where no control ran or none was found).
+        masked_names_b: the same of side b's texts.
     """
 
     group_a: str
@@ -44,6 +50,10 @@ class PairExplanation:
     masked_effect: float = math.nan
     masked_p_adjusted: float = math.nan
     masked_differs: bool | None = None
+    has_words_a: bool = True
+    has_words_b: bool = True
+    masked_names_a: dict[str, int] = field(default_factory=dict)
+    masked_names_b: dict[str, int] = field(default_factory=dict)
 
     @property
     def pair(self) -> str:
@@ -55,10 +65,31 @@ class PairExplanation:
         """Whether the pair differs only through place names (not shown to once masked)."""
         return self.masked_differs is False
 
+    def has_words(self, side: str) -> bool:
+        """Whether side ``a``'s or ``b``'s texts hold any word."""
+        return self.has_words_a if side == "a" else self.has_words_b
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the words are ranked by log-odds (both sides' texts hold words)."""
+        return self.has_words_a and self.has_words_b
+
     def side_words(self, side: str) -> pd.DataFrame:
-        """The words of side ``a`` (z > 0) or ``b`` (z < 0)."""
+        """The words of side ``a`` (z > 0) or ``b`` (z < 0).
+
+        Where a side's texts hold no word, it has none and the other side's are the words it
+        uses (by count; nothing is ranked against an empty side).
+        """
+        if not self.has_words(side):
+            return self.words.iloc[:0]
+        if not self.ranked:
+            return self.words[self.words[f"count_{side}"].astype(int) > 0]
         positive = self.words["z"].astype(float) > 0
         return self.words[positive if side == "a" else ~positive]
+
+    def masked_names(self, side: str) -> dict[str, int]:
+        """The place names masked in side ``a``'s or ``b``'s texts, with their counts."""
+        return self.masked_names_a if side == "a" else self.masked_names_b
 
     def side_texts(self, side: str) -> pd.DataFrame:
         """The typical texts of side ``a`` or ``b``."""
@@ -91,6 +122,8 @@ class Explanations:
             control did not run).
         gazetteer: the gazetteer in words ("" where no control ran).
         note: why the control did not run where it was asked for ("" otherwise).
+        skipped: why nothing was explained though ``analysis.explain`` is on (the test of
+            record did not run); "" where the explanations ran.
     """
 
     settings: ExplainSettings
@@ -98,6 +131,7 @@ class Explanations:
     masked: PairTests | None = None
     gazetteer: str = ""
     note: str = ""
+    skipped: str = ""
 
     @property
     def controlled(self) -> bool:
@@ -116,6 +150,7 @@ class Explanations:
             "masked": None if self.masked is None else self.masked.to_dict(),
             "gazetteer": self.gazetteer,
             "note": self.note,
+            "skipped": self.skipped,
         }
 
     @classmethod
@@ -128,4 +163,5 @@ class Explanations:
             None if masked is None else PairTests.from_dict(masked),
             str(data.get("gazetteer", "")),
             str(data.get("note", "")),
+            str(data.get("skipped", "")),
         )

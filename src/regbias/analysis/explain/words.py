@@ -7,6 +7,7 @@ Monroe, Colaresi and Quinn (2008, "Fightin' words", eqs. 16, 19-22) on scikit-le
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +18,12 @@ from sklearn.feature_extraction.text import CountVectorizer
 WORD_COLUMNS = ("word", "z", "delta", "count_a", "count_b", "prior")
 #: A word: two or more letters or digits (scikit-learn's default token).
 _TOKEN = r"(?u)\b\w\w+\b"
+_TOKEN_PATTERN = re.compile(_TOKEN)
+
+
+def has_words(texts: Sequence[str]) -> bool:
+    """Whether any of ``texts`` holds a word (emoji, punctuation and single letters are none)."""
+    return any(_TOKEN_PATTERN.search(t) for t in texts)
 
 
 def word_counts(*sides: Sequence[str]) -> tuple[list[str], list[np.ndarray]]:
@@ -71,10 +78,23 @@ def distinguishing_words(
 
     ``corpus``: the prior's counts (:func:`corpus_counts` of every group's texts; None: the
     pair's own, pooled). A word counts at least its pair count, so no prior count is zero.
+    Where one side has no word at all (emoji or punctuation only), nothing can be ranked
+    against it (under the pair's prior every z is 0): the other side's ``top`` most used words,
+    by count, with NaN ``z`` and ``delta``.
     """
     words, (y_a, y_b) = word_counts(side_a, side_b)
     if not words:
         return pd.DataFrame(columns=list(WORD_COLUMNS))
+    if not y_a.sum() or not y_b.sum():
+        used = pd.DataFrame(
+            {"word": words, "z": np.nan, "delta": np.nan, "count_a": y_a, "count_b": y_b}
+        ).astype({"count_a": int, "count_b": int})
+        used["prior"] = used["count_a"] + used["count_b"]
+        if corpus is not None:
+            used["prior"] = np.maximum(used["prior"], [corpus.get(w, 0) for w in words])
+        own = "count_a" if y_a.sum() else "count_b"
+        used = used.sort_values([own, "word"], ascending=[False, True]).head(top)
+        return used.astype({"prior": int}).reset_index(drop=True)
     prior, alpha_0 = y_a + y_b, None
     if corpus is not None:
         prior = np.maximum(prior, np.array([corpus.get(w, 0) for w in words], dtype=float))
