@@ -5,11 +5,18 @@ where a raised exception is printed as "Exception ignored" and lost. So the hand
 flag; the stages call :func:`check_stop` between units of work (embedding batches, Sinkhorn
 solves, training epochs, jobs) and that raises :class:`StopRequested`. A second SIGTERM while a
 stop is pending raises at once, for work that reaches no safe point.
+
+Ctrl-C (SIGINT) raises ``KeyboardInterrupt`` as usual, but the command's handler
+(:func:`interrupt`, installed by :func:`interrupted_exits` before anything heavy is imported)
+sets the same flag first: a ``KeyboardInterrupt`` that JAX or Python swallows (raised inside a
+gc callback or a weakref finalizer, printed as "Exception ignored") still stops the job at its
+next safe point, with exit status 130.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -66,6 +73,50 @@ def install_sigterm_flag() -> bool:
     except ValueError:  # not the main thread (some launchers): leave signals alone
         return False
     return True
+
+
+def interrupt(signum: int = signal.SIGINT, frame: Any = None) -> None:
+    """The command's Ctrl-C handler: set the stop flag, then raise ``KeyboardInterrupt``.
+
+    Raises:
+        KeyboardInterrupt: always; if it is swallowed where it lands (a callback whose
+            exception is printed and dropped), :func:`check_stop` raises
+            :class:`StopRequested` (exit status 130) at the next safe point.
+    """
+    global _signal_number
+    if not _requested.is_set():  # a pending SIGTERM keeps its own exit status
+        _signal_number = signal.SIGINT
+        _requested.set()
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def interrupted_exits() -> Iterator[None]:
+    """The command's whole life: Ctrl-C prints ``regbias: interrupted`` and exits 130.
+
+    Entered on the first line of ``run.py`` and of the ``regbias`` command, before Hydra and
+    the study are imported, so a Ctrl-C while they load or while Hydra composes the config is
+    one line too, never a traceback (whose first lines were an ``AttributeError`` of an import
+    it cut short). Ctrl-C raises as before and sets the stop flag (:func:`interrupt`); the
+    previous handler is back after the block unless a stop under way ignores Ctrl-C.
+    Off the main thread: the handler stays as it is.
+
+    Raises:
+        SystemExit: 130 on a ``KeyboardInterrupt`` that reaches the block.
+    """
+    try:
+        previous = signal.signal(signal.SIGINT, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
+    try:
+        yield
+    except KeyboardInterrupt:
+        ignore_ctrl_c()  # a second Ctrl-C would land in JAX's exit handler: a traceback
+        print("regbias: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
+    finally:
+        if previous is not None and signal.getsignal(signal.SIGINT) is interrupt:
+            signal.signal(signal.SIGINT, previous)
 
 
 def ignore_ctrl_c() -> None:

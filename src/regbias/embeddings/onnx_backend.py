@@ -35,6 +35,17 @@ log = logging.getLogger(__name__)
 TOLERANCE = 1e-4
 _OPSET = 17
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: How this checkout installs the backend's packages (README.md's install section); the
+#: project is installed from its checkout, not published under a name pip could find.
+INSTALL = 'pip install -e ".[onnx]" (in the regbias checkout)'
+
+
+def _missing(package: str) -> ConfigError:
+    """One line: the backend needs ``package``, and how to install it."""
+    return ConfigError(
+        f"encoder.backend=onnxruntime needs the {package} package, which is not installed: "
+        f"{INSTALL}, or set encoder.backend=torch"
+    )
 
 
 class _Traced(torch.nn.Module):
@@ -100,24 +111,37 @@ def _sha256(path: Path) -> str:
 
 
 def _export(model: torch.nn.Module, inputs: tuple[str, ...], pooler: bool, target: Path) -> None:
-    """Trace ``model`` into ``target`` (written beside it first, then renamed)."""
+    """Trace ``model`` into ``target`` (written beside it first, then renamed).
+
+    Raises:
+        ConfigError: the ``onnx`` package, which torch's exporter needs, is not installed.
+    """
+    try:
+        import onnx  # noqa: F401  (torch's exporter imports it midway and fails in its words)
+    except ImportError:
+        raise _missing("onnx") from None
     sample = tuple(torch.ones((2, 8), dtype=torch.long) for _ in inputs)
     outputs = ["last_hidden_state", *(["pooler_output"] if pooler else [])]
     axes = {name: {0: "batch", 1: "tokens"} for name in (*inputs, "last_hidden_state")}
     if pooler:
         axes["pooler_output"] = {0: "batch"}
     partial = target.with_name(f".{target.name}.{os.getpid()}")
-    with torch.inference_mode(False), torch.no_grad():
-        torch.onnx.export(
-            _Traced(model, inputs, pooler).eval(),
-            sample,
-            str(partial),
-            input_names=list(inputs),
-            output_names=outputs,
-            dynamic_axes=axes,
-            opset_version=_OPSET,
-            dynamo=False,
-        )
+    try:
+        with torch.inference_mode(False), torch.no_grad():
+            torch.onnx.export(
+                _Traced(model, inputs, pooler).eval(),
+                sample,
+                str(partial),
+                input_names=list(inputs),
+                output_names=outputs,
+                dynamic_axes=axes,
+                opset_version=_OPSET,
+                dynamo=False,
+            )
+    except torch.onnx.OnnxExporterError as error:
+        if isinstance(error.__cause__, ImportError):  # "Module onnx is not installed!"
+            raise _missing("onnx") from error
+        raise
     partial.replace(target)
 
 
@@ -135,14 +159,13 @@ def onnx_model(
     trained pooler is exported as ``pooler_output``; ``threads`` None: torch's.
 
     Raises:
-        ConfigError: onnxruntime (or onnx) is not installed.
+        ConfigError: onnxruntime (or onnx, to export) is not installed: one line, with the
+            checkout's install command.
     """
     try:
         import onnxruntime
     except ImportError:
-        raise ConfigError(
-            "encoder.backend=onnxruntime needs onnxruntime and onnx: pip install 'regbias[onnx]'"
-        ) from None
+        raise _missing("onnxruntime") from None
     key = hashlib.sha256(f"{spec.identity}|opset={_OPSET}".encode()).hexdigest()[:16]
     folder = Path(cache_dir) / "onnx" / f"{spec.name}-{key}"
     target, meta = folder / "model.onnx", folder / "model.json"

@@ -430,11 +430,36 @@ def _from_folder(folder: Path, name: str) -> LoadedModel:
         return _pretrained(str(folder), None, local_files_only=True, folder=folder)
     except Exception as error:  # a cut or damaged file: safetensors, tokenizers, torch all differ
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        own_code = _own_code(folder, error)
+        if own_code is not None:
+            raise ConfigError(
+                f"encoder {name!r}: model folder {folder} needs its own code ({own_code}); "
+                "regbias does not run code from model folders (trust_remote_code is off): use "
+                "a model whose architecture transformers ships (BERT, MPNet, RoBERTa...), or "
+                "convert this one to such an architecture and save it with save_pretrained()"
+            ) from error
         raise ConfigError(
             f"encoder {name!r}: model folder {folder} could not be loaded "
             f"({type(error).__name__}: {first[:200]}); a file may be cut or damaged: save "
             "the model there again with save_pretrained()"
         ) from error
+
+
+def _own_code(folder: Path, error: Exception) -> str | None:
+    """Why a failed folder needs its own code (``auto_map``; trust_remote_code stays off)."""
+    for config in ("config.json", "tokenizer_config.json"):
+        try:
+            auto_map = json.loads((folder / config).read_text(encoding="utf-8")).get("auto_map")
+        except (OSError, ValueError, AttributeError):  # absent, damaged or not an object
+            continue
+        if auto_map:
+            values = auto_map.values() if isinstance(auto_map, dict) else [auto_map]
+            classes = [c for v in values for c in (v if isinstance(v, list) else [v])]
+            named = ", ".join(c for c in classes if isinstance(c, str))[:120]
+            return f"{config}'s auto_map names {named or 'classes of its own'}"
+    if "trust_remote_code" in str(error):
+        return "transformers asks for trust_remote_code"
+    return None
 
 
 def _pretrained(
