@@ -195,6 +195,35 @@ def check_choices(settings: Any, key: str) -> None:
         convert(hint, getattr(settings, name), _join(key, name))
 
 
+#: The most relabellings or bootstrap resamples one setting may ask for: a p-value then resolves
+#: to one in a million, and every draw's statistic is held in memory (8 bytes a test or pair).
+MAX_DRAWS = 1_000_000
+
+
+def check_draws(key: str, **counts: int) -> None:
+    """Refuse a count of relabellings or resamples above :data:`MAX_DRAWS`, with its cost.
+
+    Args:
+        key: the settings' config key (e.g. ``analysis.tests.embedding``).
+        counts: each field's name and value.
+
+    Raises:
+        ConfigError: a count is above :data:`MAX_DRAWS`; the message says the memory its draws
+            would hold and what to set.
+    """
+    for name, count in counts.items():
+        if count > MAX_DRAWS:
+            held = 8 * count / 2**20
+            size = f"{held / 1024:,.1f} GiB" if held >= 1024 else f"{held:,.0f} MiB"
+            raise ConfigError(
+                f"{key}.{name}={count:,} is more than the {MAX_DRAWS:,} regbias allows: the "
+                f"time grows with it ({count / MAX_DRAWS:,.1f} times that of {MAX_DRAWS:,}) and "
+                f"its draws' statistics alone would hold {size} per test; {MAX_DRAWS:,} already "
+                f"resolves a p-value or an interval's tail to one in a million: set {key}.{name} "
+                f"to {MAX_DRAWS} or less"
+            )
+
+
 _CHOICE_FIELDS: dict[type, dict[str, Any]] = {}
 
 

@@ -53,4 +53,31 @@ Issue 46 (the fifth round; items whose test lives with its module are named with
   ``tests/report/test_encoders`` (4), ``tests/tracking/test_artifact_location`` (5),
   ``test_clear_lines``, ``test_hostile_names``, ``test_resume_sees_changes`` (6),
   ``test_repeated_seeds``, ``tests/data/test_sentiment140`` (7).
+
+Issue 56 (the sixth round; each test failed on f7bc9eb, the probes' where they found a fault):
+
+- ``test_report_folder_keeps_user_files`` (item 1): a report folder holding a user's files is
+  refused in one line before any run and at the copy; a later copy removes only the files its
+  manifest lists.
+- ``test_formula_cells`` (2): a CSV cell a spreadsheet would run begins with an apostrophe,
+  numbers keep their sign, and regbias reads every name back as written (a job with such group
+  names too).
+- ``test_credentials_redacted`` (3): a URI's password and a credential in a query are hidden in
+  the store's error line, params, tags, ``error.txt``, the stored ``.hydra`` files and the log.
+- ``test_explain_faults`` (4, 5, 7): each side's own words (an empty side says so); the English
+  check reads every group's texts; a skipped explanation is said in the log and the report.
+- ``test_gazetteer_words`` (8): ordinary words are not masked; the report lists the names masked
+  in each group's texts.
+- ``test_pair_file_names`` (6, 10): one file per pair however names join; group names whose
+  file names pass 255 bytes are refused at the start.
+- ``test_figure_labels`` (9): a ``$`` in a name is drawn as written, never mathtext.
+- ``test_early_interrupt`` (11), ``test_swallowed_ctrl_c`` (12): Ctrl-C is one line and exit
+  130 from the first second, and a swallowed ``KeyboardInterrupt`` still stops the job.
+- ``test_onnx_messages`` (13, 14), ``test_remote_code_message`` (15): one line each, naming the
+  checkout's install line or that regbias does not run a model folder's code.
+- ``test_round6_probes`` (the five probes): a resumed run's report carries the current method
+  page; a report rewritten while read is never missing or half; an artifact root that cannot
+  be written is one line before any run; ``mask_places=maybe`` is one line (already so); more
+  than 1,000,000 relabellings or resamples is refused with its cost.
+- ``test_full_output_disk`` (CI): the full disk's free space after the failed copy is 0 or 1 MB.
 """

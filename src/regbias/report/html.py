@@ -21,8 +21,8 @@ from markdown_it import MarkdownIt
 from PIL import Image
 
 from regbias.report.escape import html_text
-from regbias.report.findings_model import heading_anchor
-from regbias.report.report_folder import record_written
+from regbias.report.findings_model import heading_anchor, method_markdown
+from regbias.report.report_folder import write_page
 from regbias.tracking.artifacts import METHOD_HTML, METHOD_MD, REPORT_HTML, REPORT_MD
 from regbias.tracking.runs import RunLog
 
@@ -100,14 +100,19 @@ def write_html_report(folder: Path) -> Path | None:
     method = folder / METHOD_MD
     if method.is_file():
         page = report_html(method.read_text(), folder, title="regbias: the method")
-        record_written(folder / METHOD_HTML).write_text(page, encoding="utf-8")
-    target = record_written(folder / REPORT_HTML)
-    target.write_text(report_html(source.read_text(), folder), encoding="utf-8")
-    return target
+        write_page(folder / METHOD_HTML, page)
+    return write_page(folder / REPORT_HTML, report_html(source.read_text(), folder))
 
 
 def publish_html(run: RunLog, folder: Path, directory: str | None = None) -> Path | None:
-    """Write ``report.html`` beside ``folder/report.md`` and into ``run``'s ``directory``."""
+    """Write ``report.html`` beside ``folder/report.md`` and into ``run``'s ``directory``.
+
+    The method page is the one the installed docs say now: a resumed run's copy was written
+    when it ran, before any edit of docs/method.md since (an edit the resume key, which
+    covers code, config and data, does not see); both copies and ``run``'s are brought up
+    to date.
+    """
+    _refresh_method(run, folder, directory)
     page = write_html_report(folder)
     if page is not None:
         run.file(page, directory)
@@ -115,6 +120,17 @@ def publish_html(run: RunLog, folder: Path, directory: str | None = None) -> Pat
         if method.is_file():
             run.file(method, directory)
     return page
+
+
+def _refresh_method(run: RunLog, folder: Path, directory: str | None) -> None:
+    """``folder/method.md`` (and ``run``'s) rewritten where it differs from the docs' page."""
+    method = folder / METHOD_MD
+    if not method.is_file():
+        return
+    current = method_markdown()
+    if method.read_text(encoding="utf-8") != current:
+        write_page(method, current)
+        run.text(current, f"{directory}/{METHOD_MD}" if directory else METHOD_MD)
 
 
 def _data_uri(folder: Path, link: str) -> str | None:

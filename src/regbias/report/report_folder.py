@@ -56,15 +56,17 @@ def replace_report(folder: Path, fill: Callable[[Path], None], key: str) -> Path
     try:
         fill(staging)
         written = sorted(p.relative_to(staging) for p in staging.rglob("*") if p.is_file())
-        _remove_own(folder)
-        clashes = [str(r) for r in written if (folder / r).exists()]
+        own = _listed(folder)
+        clashes = [str(r) for r in written if (folder / r).exists() and r.as_posix() not in own]
         if clashes:
             raise ConfigError(_refusal(folder, clashes, key))
+        # Each file replaced in one step (a reader sees the old page or the new, never none
+        # or half of one); then the old report's files the new one lacks are removed.
         for relative in written:
             (folder / relative).parent.mkdir(parents=True, exist_ok=True)
             (staging / relative).replace(folder / relative)
-        lines = "".join(f"{r.as_posix()}\n" for r in written)
-        (folder / MANIFEST).write_text(lines, encoding="utf-8")
+        _remove_own(folder, keep={r.as_posix() for r in written})
+        _replace_text(folder / MANIFEST, "".join(f"{r.as_posix()}\n" for r in written))
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # the staging folder is regbias's own
     return folder
@@ -88,12 +90,36 @@ def record_written(path: Path) -> Path:
     return path
 
 
-def _remove_own(folder: Path) -> None:
-    """Remove the files the manifest lists, then the folders this leaves empty."""
+def write_page(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` in one step (a file beside it, renamed), listed as written.
+
+    A browser reloading the page while it is rewritten reads the old page or the new one.
+    """
+    record_written(path)
+    _replace_text(path, text)
+    return path
+
+
+def _replace_text(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.writing")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)  # a failed write (a full disk) leaves none behind
+
+
+def _listed(folder: Path) -> set[str]:
+    """The relative paths the manifest of ``folder`` lists (none without one)."""
     manifest = folder / MANIFEST
     if not manifest.is_file():
-        return
-    listed = [folder / line for line in manifest.read_text(encoding="utf-8").splitlines() if line]
+        return set()
+    return {line for line in manifest.read_text(encoding="utf-8").splitlines() if line}
+
+
+def _remove_own(folder: Path, keep: set[str]) -> None:
+    """Remove the files the manifest lists but ``keep``, then the folders this leaves empty."""
+    listed = [folder / line for line in sorted(_listed(folder) - keep)]
     for path in listed:
         if path.resolve().is_relative_to(folder.resolve()) and path.is_file():
             path.unlink()
@@ -102,7 +128,6 @@ def _remove_own(folder: Path) -> None:
         if directory.is_dir():
             with contextlib.suppress(OSError):  # only an empty one: a user's file keeps it
                 directory.rmdir()
-    manifest.unlink()
 
 
 def _refusal(folder: Path, names: list[str], key: str) -> str:

@@ -19,6 +19,8 @@ import shutil
 import tempfile
 import time
 import traceback
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -145,13 +147,40 @@ def connect(settings: TrackingSettings) -> tuple[MlflowClient, str]:
             client = MlflowClient(tracking_uri=settings.uri)  # creates a fresh store's schema
             experiment_id = _experiment_id(client, settings)
             _mark_model_training(client, experiment_id)  # the store's first write
-            return client, experiment_id
+            location = str(client.get_experiment(experiment_id).artifact_location)
     except TrackingError:
         raise
     except Exception as error:  # MLflow raises many types for an unreachable store.
         raise ConfigError(
             f"cannot open the MLflow store at '{redacted(settings.uri)}' ({_first_line(error)}); "
             f"check tracking.uri or MLFLOW_TRACKING_URI, and that the store is writable"
+        ) from error
+    check_artifact_folder(location)
+    return client, experiment_id
+
+
+def check_artifact_folder(location: str) -> None:
+    """A local artifact folder (``file:`` or a path) can be made and written (not a server's).
+
+    Raises:
+        ConfigError: it cannot (a file in its path, no permission, a read-only disk), in one
+            line before any run starts: a run would fail at its first artifact.
+    """
+    if location.startswith("file:"):
+        folder = Path(urllib.request.url2pathname(urllib.parse.urlparse(location).path))
+    elif "://" in location:
+        return
+    else:
+        folder = Path(location)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise ConfigError(
+            f"cannot write the MLflow artifact folder {folder} ({error.strerror or error}): set "
+            "tracking.artifact_root to a folder you can write (and a new tracking.experiment "
+            "if this one was created with that folder)"
         ) from error
 
 

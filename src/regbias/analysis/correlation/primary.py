@@ -29,7 +29,7 @@ from regbias.analysis.permutations import (
 from regbias.analysis.power.embedding import PrimaryPowerSettings
 from regbias.analysis.power.primary import PrimaryPower, position_model_range, primary_power
 from regbias.errors import ConfigError
-from regbias.settings_reader import check_choices
+from regbias.settings_reader import check_choices, check_draws
 
 #: The ``analysis.correlation.primary_direction`` choices; ``auto`` takes the performance
 #: column's prefix.
@@ -60,6 +60,7 @@ class CorrelationSettings:
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.correlation")  # also made in Python
+        check_draws("analysis.correlation", relabellings=self.relabellings)
         if self.primary is not None and len(self.primary) != 2:
             raise ConfigError(
                 "analysis.correlation.primary names one distance and one performance column, "

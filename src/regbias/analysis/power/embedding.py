@@ -25,7 +25,7 @@ from regbias.analysis.tests.embedding_null import (
 from regbias.console import progress_bar
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError, SampleSizeError
-from regbias.settings_reader import HANDED_DOWN
+from regbias.settings_reader import HANDED_DOWN, check_draws
 
 #: The columns of :attr:`PowerResult.plants`.
 _PLANT_COLUMNS = ["n_a", "n_b", "family_pairs", "share", "plant", "planted_a", "planted_b", "p"]
@@ -51,6 +51,7 @@ class PrimaryPowerSettings:
     relabellings: int
 
     def __post_init__(self) -> None:
+        check_draws("analysis.power.primary", relabellings=self.relabellings)
         if not all(0 <= c <= 1 for c in self.couplings):
             raise ConfigError(
                 "analysis.power.primary.couplings are couplings in [0, 1]; got "
@@ -99,6 +100,7 @@ class PowerSettings:
     seed: int = field(metadata=HANDED_DOWN)
 
     def __post_init__(self) -> None:
+        check_draws("analysis.power", relabellings=self.relabellings)
         if self.plants < 1 or self.relabellings < 1:
             raise ConfigError(
                 "analysis.power.plants and analysis.power.relabellings must be >= 1, not "

@@ -31,6 +31,7 @@ from regbias.analysis.robustness.partial_mantel import partial_mantel
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
+from regbias.settings_reader import check_draws
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class RobustnessSettings:
     confidence: float
 
     def __post_init__(self) -> None:
+        check_draws("analysis.robustness", resamples=self.resamples)
         if self.resamples < 0 or not 0 < self.confidence < 1:
             raise ConfigError(
                 "analysis.robustness.resamples must be >= 0 and analysis.robustness.confidence "

@@ -38,7 +38,7 @@ from regbias.analysis.tests.pairwise import (
 )
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
-from regbias.settings_reader import HANDED_DOWN, check_choices
+from regbias.settings_reader import HANDED_DOWN, check_choices, check_draws
 
 _WORDS = {
     "energy": "energy distance",
@@ -76,6 +76,8 @@ class PairTestSettings:
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.tests.embedding")
+        draws = {"relabellings": self.relabellings, "resamples": self.resamples}
+        check_draws("analysis.tests.embedding", **draws)
         caps = [c for c in (self.cap, self.quadratic_cap) if c is not None]
         if self.pairs_at_once is not None and self.pairs_at_once < 1:
             raise ConfigError(

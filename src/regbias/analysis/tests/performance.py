@@ -45,7 +45,7 @@ from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
 from regbias.numbers import models_words, points, points_interval
-from regbias.settings_reader import HANDED_DOWN
+from regbias.settings_reader import HANDED_DOWN, check_draws
 
 #: A relabelled gap this close to the observed one (metric units) is a tie.
 _TIE = 1e-9
@@ -67,6 +67,7 @@ class PerfTestSettings:
     seed: int = field(metadata=HANDED_DOWN)
 
     def __post_init__(self) -> None:
+        check_draws("analysis.tests.performance", relabellings=self.relabellings)
         if self.relabellings < 1:
             raise ConfigError(
                 f"analysis.tests.performance.relabellings must be >= 1; got {self.relabellings}"
