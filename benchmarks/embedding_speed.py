@@ -80,7 +80,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 import regbias.embeddings.encoder as encoder_module
-from regbias.app.cli import CONFIG_DIR
+from regbias.config_files import CONFIG_DIR
 from regbias.data.data_dir import data_dir_for
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled, embed_tokens
 from regbias.embeddings.encoder import Encoder, batch_rows, load_encoder, plan_batches

@@ -43,8 +43,8 @@ from regbias.analysis.tests.embedding_null import (
     permutation_p,
     pooled_form,
 )
-from regbias.app.cli import CONFIG_DIR
 from regbias.app.settings import read_settings
+from regbias.config_files import CONFIG_DIR
 from regbias.data.registry import packaged_dataset
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import load_encoder

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from regbias.app.cli import CONFIG_DIR
 from regbias.app.settings import read_settings
+from regbias.config_files import CONFIG_DIR
 from regbias.data.draws import evaluation_draws
 from regbias.data.groups import BASELINE
 from regbias.distances.sinkhorn.exact import BYTES_PER_ENTRY, MEMORY_SHARE

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from regbias.analysis.tests.performance import perf_record_tests
 from regbias.analysis.tests.text_scores import PerfTexts
-from regbias.app.cli import CONFIG_DIR
 from regbias.app.settings import read_settings
+from regbias.config_files import CONFIG_DIR
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.performance.stage import run_performance_stage
 from regbias.study.parts import study_encoder

@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 
 from omegaconf import OmegaConf
 
-from regbias.app.cli import CONFIG_DIR
+from regbias.config_files import CONFIG_DIR
 from regbias.embeddings.spec import EncoderSpec
 from regbias.settings_reader import build, handed_down
 

@@ -87,6 +87,24 @@ def sweep_config(tmp_path, store_dir):
     )
 
 
+def finished_job_run(tmp_path, store_dir, report: str):
+    """A job's config in this test's own experiment, and a FINISHED run of it whose
+    ``report.md`` holds ``report`` (for what the end of a job does with it)."""
+    from regbias.app.settings import read_settings
+    from regbias.tracking.runs import start_run
+
+    cfg = composed(
+        f"tracking.uri=sqlite:///{store_dir}/mlruns.db",
+        f"tracking.artifact_root={tmp_path}/art",
+        f"tracking.experiment={tmp_path.name}",
+    )
+    client, experiment_id = connect(read_settings(cfg).tracking)
+    run = start_run(client, experiment_id, "job", {})
+    run.text(report, "report.md")
+    client.set_terminated(run.run_id)
+    return cfg, run
+
+
 def regbias_lines(text):
     return [line for line in text.splitlines() if line.startswith("regbias:")]
 

@@ -59,15 +59,9 @@ def _formula_cells(folder: Path) -> list[str]:
         with path.open(newline="") as lines:
             for row in csv.reader(lines):
                 found += [f"{path.name}: {c!r}" for c in row if c and c[0] in FORMULA_STARTS]
-    return [f for f in found if not _number(f.split(": ", 1)[1].strip("'"))]
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    cells = [f.split(": ", 1)[1].strip("'") for f in found]
+    numbers = pd.to_numeric(pd.Series(cells, dtype=object), errors="coerce").notna()
+    return [f for f, number in zip(found, numbers, strict=True) if not number]
 
 
 def test_no_csv_of_a_job_holds_a_formula(tmp_path):

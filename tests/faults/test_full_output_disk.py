@@ -13,10 +13,8 @@ import pytest
 
 from regbias.app import job
 from regbias.app.job import JobContext
-from regbias.app.settings import read_settings
 from regbias.tracking import runs as runs_module
-from regbias.tracking.runs import connect, start_run
-from tests.faults.conftest import composed, mounted_tmpfs, regbias_lines
+from tests.faults.conftest import finished_job_run, mounted_tmpfs, regbias_lines
 from tests.faults.test_unwritable_folder import regbias_in_child
 
 Usage = namedtuple("Usage", "total used free")
@@ -43,15 +41,7 @@ def test_a_disk_that_fills_during_the_report_copy_fails_the_job(
     tmp_path, monkeypatch, capsys, store_dir
 ):
     """The run ended FINISHED in MLflow; its local report copy meets a full disk: exit 1."""
-    cfg = composed(
-        f"tracking.uri=sqlite:///{store_dir}/mlruns.db",
-        f"tracking.artifact_root={tmp_path}/art",
-        f"tracking.experiment={tmp_path.name}",
-    )
-    client, experiment_id = connect(read_settings(cfg).tracking)
-    run = start_run(client, experiment_id, "job", {})
-    run.text("x" * 2_000_000, "report.md")  # 2 MB onto a 1 MB disk
-    client.set_terminated(run.run_id)
+    cfg, run = finished_job_run(tmp_path, store_dir, "x" * 2_000_000)  # 2 MB onto a 1 MB disk
     with mounted_tmpfs(tmp_path / "disk", "1m") as disk:
         monkeypatch.setattr(job, "_dispatch", lambda cfg, context: run.run_id)
         monkeypatch.setattr(job, "job_context", lambda: JobContext(disk / "out", None, None, []))

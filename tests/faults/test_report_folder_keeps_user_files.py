@@ -10,11 +10,9 @@ import pytest
 
 from regbias.app import job
 from regbias.app.job import JobContext
-from regbias.app.settings import read_settings
 from regbias.errors import ConfigError
 from regbias.report.report_folder import MANIFEST, check_report_folder, replace_report
-from regbias.tracking.runs import connect, start_run
-from tests.faults.conftest import composed, regbias_lines
+from tests.faults.conftest import finished_job_run, regbias_lines
 from tests.faults.test_unwritable_folder import regbias_in_child
 
 
@@ -85,15 +83,7 @@ def test_a_users_report_folder_is_one_line_before_any_run(tmp_path, mode, key):
 
 def test_the_end_of_a_job_keeps_the_users_files(tmp_path, monkeypatch, capsys, store_dir):
     """The files appear while the job runs: the copy refuses in one line, exit 2, files kept."""
-    cfg = composed(
-        f"tracking.uri=sqlite:///{store_dir}/mlruns.db",
-        f"tracking.artifact_root={tmp_path}/art",
-        f"tracking.experiment={tmp_path.name}",
-    )
-    client, experiment_id = connect(read_settings(cfg).tracking)
-    run = start_run(client, experiment_id, "job", {})
-    run.text("# report\n", "report.md")
-    client.set_terminated(run.run_id)
+    cfg, run = finished_job_run(tmp_path, store_dir, "# report\n")
     (tmp_path / "out" / "report").mkdir(parents=True)
     (tmp_path / "out" / "report" / "thesis.tex").write_text("chapter 1")
     monkeypatch.setattr(job, "_dispatch", lambda cfg, context: run.run_id)
