@@ -62,7 +62,7 @@ def test_the_tables_own_verdicts_reach_the_bottom_line(tmp_path):
         ("reference", 4, ("au-baseline",)),
     ]
     line = sentence(verdicts)
-    assert "Nothing here is beyond noise" not in line
+    assert "No test rejected" not in line
     assert line.startswith(
         "**Bottom line.** The table's test of record (as recorded in it, not re-run): 2 of 6 "
         "region pairs differ (au-ca, nz-uk), 1 of 4 pairs with a reference group differ "
@@ -79,14 +79,14 @@ def test_a_table_without_those_columns_carries_no_verdict(tmp_path):
 
 def test_a_table_whose_test_found_nothing_is_still_said(tmp_path):
     line = sentence(recorded_verdicts(table(tmp_path, set()), ["baseline"]))
-    assert line.startswith("**Bottom line.** Nothing here is beyond noise")
+    assert line.startswith("**Bottom line.** No test rejected")
     assert "0 of 6 region pairs differ" in line
 
 
 def test_a_test_that_cannot_reject_does_not_read_as_nothing_found():
     line = sentence(record=record_of(relabellings=1))
     assert line.startswith("**Bottom line.** Nothing was shown; some pairs could get no verdict")
-    assert "Nothing here is beyond noise" not in line
+    assert "No test rejected" not in line
     assert "no verdict on the 2 region pairs (too few relabellings)" in line
 
 

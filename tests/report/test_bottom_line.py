@@ -10,7 +10,12 @@ from regbias.analysis.tests.embedding import (
     PairTests,
     PairTestSettings,
 )
-from regbias.report.bottom_line import Evidence, precision_caveat, random_encoder_warning
+from regbias.report.bottom_line import (
+    NOTHING_SHOWN,
+    Evidence,
+    precision_caveat,
+    random_encoder_warning,
+)
 from tests.conftest import packaged
 from tests.report.test_findings import primary_result
 
@@ -52,7 +57,7 @@ def _record(differs: list[bool], relabellings: int = 9999, reference: int = 0) -
     )
 
 
-def test_nothing_beyond_noise_is_said_first_and_names_no_pair() -> None:
+def test_nothing_shown_either_way_is_said_first_and_names_no_pair() -> None:
     line = Evidence(
         primary_result(0.14),
         _correlations([0.3, 0.9]),
@@ -60,7 +65,7 @@ def test_nothing_beyond_noise_is_said_first_and_names_no_pair() -> None:
         "maxt",
         0.05,
     ).sentence()
-    assert line.startswith("**Bottom line.** Nothing here is beyond noise: the primary")
+    assert line.startswith(f"**Bottom line.** {NOTHING_SHOWN}: the primary")
     assert "not supported (rho = 0.31, exact Mantel p = 0.14" in line
     assert "none of the 2 secondary correlations is significant (maxT-adjusted)" in line
     assert "0 of 15 region pairs differ" in line
@@ -90,7 +95,7 @@ def test_a_test_that_cannot_reach_the_level_gives_no_verdict() -> None:
 
 def test_unadjusted_correlations_are_never_a_finding() -> None:
     line = Evidence(None, _correlations([0.01]), None, "none", 0.05).sentence()
-    assert "Nothing here is beyond noise" in line and "none is a finding" in line
+    assert "No test rejected" in line and "none is a finding" in line
 
 
 def test_headline_numbers_and_the_random_encoder_warning() -> None:

@@ -59,7 +59,7 @@ def test_the_section_tables_figures_and_bottom_line_clause_appear() -> None:
         assert paths.explain_words_csv(name) in run.tables
         assert paths.explain_typical_csv(name) in run.tables
         assert paths.explain_figure(name) in run.figures
-    assert "uk-us: differs only through place names" in section
+    assert "uk-us: differs, but not shown to differ once place names are masked" in section
     assert "descriptive, not a test" in section
     assert "arvo" in section and "<b>" not in section  # a text is escaped
     assert paths.MASKED_TESTS_CSV in run.tables and paths.EXPLAIN_JSON in run.texts

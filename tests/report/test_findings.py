@@ -238,7 +238,7 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     assert report.index("## Findings in detail") < report.index("## Groups")
     # The bottom line comes first; the scatter plots drawn are linked, no other is claimed.
     first = report.split("## Findings\n\n", 1)[1].splitlines()[0]
-    assert first.startswith("**Bottom line.** Some differences are beyond noise")
+    assert first.startswith("**Bottom line.** Some tests rejected at their level")
     assert "2 of 4 secondary correlations survive adjustment" in report
     assert "**Bottom line in full.** 2 of 4 secondary correlations are significant" in report
     assert "findings.json" in run.texts

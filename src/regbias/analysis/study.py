@@ -27,6 +27,7 @@ from regbias.analysis.pair_table import (
 )
 from regbias.analysis.power.embedding import PowerSettings
 from regbias.analysis.power.performance import PerfPower, perf_classes, perf_plant_power
+from regbias.analysis.power.primary import NO_SIGNAL
 from regbias.analysis.robustness.bootstrap import BARE_TABLE, rho_replicates
 from regbias.analysis.robustness.checks import RobustnessSettings, robustness
 from regbias.analysis.tests.embedding import PairTests
@@ -175,10 +176,6 @@ def performance_record(
     )
 
 
-#: A noise ratio standing for "the groups' true values do not spread beyond their noise".
-_NO_SIGNAL = 1e3
-
-
 def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[str, float] | None:
     """By region, its metric's standard error over the spread of the regions' true values.
 
@@ -200,8 +197,8 @@ def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[
     if len(rows) < MIN_GROUPS or not np.isfinite(se).all():
         return None
     spread = float(np.var(rows["value"].to_numpy(dtype=float), ddof=1) - np.mean(se**2))
-    ratio = se / math.sqrt(spread) if spread > 0 else np.full(len(se), _NO_SIGNAL)
-    return dict(zip(rows["group"].astype(str), np.minimum(ratio, _NO_SIGNAL).tolist(), strict=True))
+    ratio = se / math.sqrt(spread) if spread > 0 else np.full(len(se), NO_SIGNAL)
+    return dict(zip(rows["group"].astype(str), np.minimum(ratio, NO_SIGNAL).tolist(), strict=True))
 
 
 def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:

@@ -18,7 +18,13 @@ from regbias.analysis.tests.embedding import PairTests
 from regbias.analysis.tests.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
 from regbias.analysis.tests.performance import PerfTests
 from regbias.numbers import models_words
-from regbias.report.bottom_line import ADJUSTED_NAMES, Evidence, mantel_kind, primary_clause
+from regbias.report.bottom_line import (
+    ADJUSTED_NAMES,
+    NOTHING_SHOWN,
+    Evidence,
+    mantel_kind,
+    primary_clause,
+)
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings import COVERAGE, SIDES, interval_reading
 from regbias.report.findings_model import Answer, Findings
@@ -229,9 +235,9 @@ def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
         Markdown lines, the first starting ``**Bottom line.**``.
     """
     if evidence.found:
-        first = "Some differences are beyond noise: the table below says which."
+        first = "Some tests rejected at their level: the table below says which."
     else:
-        first = "Nothing here is beyond noise: the table below says what was tested."
+        first = f"{NOTHING_SHOWN}; the table below says what was tested."
     lines = [f"**Bottom line.** {first}"]
     if evidence.primary is not None:
         lines.append(_sentence(primary_clause(evidence.primary)))

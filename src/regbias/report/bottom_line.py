@@ -22,6 +22,10 @@ from regbias.analysis.tests.performance import PerfTests
 from regbias.report.escape import markdown_text
 from regbias.report.record import pairs_found, pairs_numbers, pairs_part, recorded_part
 
+#: What a study in which no test rejected shows: nothing, in either direction (a
+#: non-rejection is not evidence that the groups are alike).
+NOTHING_SHOWN = "No test rejected, so no difference is shown and none is shown to be absent"
+
 RANDOM_ENCODER_WARNING = (
     "**Warning: random encoder.** `{name}` is a randomly initialised encoder (for tests and "
     "smoke runs): its distances, scores and correlations say nothing about regional bias."
@@ -145,7 +149,7 @@ class Evidence:
         if not self.found and self.verdictless:
             return f"**Bottom line.** Nothing was shown; some pairs could get no verdict: {text}."
         if not self.found:
-            return f"**Bottom line.** Nothing here is beyond noise: {text}."
+            return f"**Bottom line.** {NOTHING_SHOWN}: {text}."
         return f"**Bottom line.** {text[0].upper()}{text[1:]}."
 
     def numbers(self) -> dict[str, float]:

@@ -15,7 +15,7 @@ from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_table import DISTANCE_PREFIX
 from regbias.analysis.power.embedding import TARGET_POWER
-from regbias.analysis.power.primary import POWER_CONFIDENCE
+from regbias.analysis.power.primary import NO_SIGNAL, POWER_CONFIDENCE
 from regbias.distances import distance_label
 from regbias.numbers import p_text
 from regbias.report.escape import markdown_code, markdown_text
@@ -202,16 +202,23 @@ def interval_reading(test: PrimaryTest) -> str:
     return text
 
 
+def _noise_words(noise: Sequence[float]) -> str:
+    """The noise ratios in words; :data:`NO_SIGNAL` is no measurement and is never printed."""
+    if min(noise) >= NO_SIGNAL:
+        return "the regions' values spread no more than that noise: no true spread is measured"
+    high = max(noise)
+    top = f"over {NO_SIGNAL:.0f}" if high >= NO_SIGNAL else f"{high:.2g}"
+    return f"standard error over the regions' true spread: {min(noise):.2g} to {top}"
+
+
 def _power_clause(test: PrimaryTest) -> str:
     power = test.power
     if power is None or not len(power.table):
         return ""
     model = f"a group model in {power.dimensions} dimension{'s' * (power.dimensions > 1)}"
     if power.noise:
-        model += (
-            " whose gaps carry this run's measured evaluation noise (standard error over the "
-            f"regions' true spread: {min(power.noise):.2g} to {max(power.noise):.2g})"
-        )
+        noise = _noise_words(power.noise)
+        model += f" whose gaps carry this run's measured evaluation noise ({noise})"
     reach = f"{model}, where rho reaches {power.reachable_rho:.2f} at most"
     beyond = ""
     if abs(test.rho) > abs(power.reachable_rho):  # the model's rho: what its studies measure

@@ -36,7 +36,7 @@ from regbias.analysis.tests.pairwise import (
 from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
-from regbias.numbers import models_words, points, points_interval
+from regbias.numbers import models_words, p_text, points, points_interval
 from regbias.report.canvas import new_figure
 from regbias.report.escape import cell_text, markdown_text
 from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PAIR_TESTS_JSON, PERF_FIGURE
@@ -48,10 +48,6 @@ def read_record(folder: Path) -> PairTests | None:
     """The test of record a report folder holds (None: it has none)."""
     path = folder / PAIR_TESTS_JSON
     return PairTests.from_dict(json.loads(path.read_text())) if path.is_file() else None
-
-
-def _p(value: float) -> str:
-    return "n/a" if not math.isfinite(value) else f"{value:.2g}" if value < 0.01 else f"{value:.3f}"
 
 
 def pair_name(row: pd.Series) -> str:
@@ -150,7 +146,7 @@ def pairs_lines(tests: PairwiseTests | None) -> list[str]:
             continue
         found = tests.differing(family)
         listed = ", ".join(
-            f"{pair_name(r)} ({tests.estimate(r)}, Holm p {_p(float(r[P_ADJUSTED]))})"
+            f"{pair_name(r)} ({tests.estimate(r)}, Holm p {p_text(float(r[P_ADJUSTED]))})"
             for _, r in found.iterrows()
         )
         within = rows[~rows[DIFFERS].astype(bool)]

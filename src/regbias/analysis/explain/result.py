@@ -62,7 +62,7 @@ class PairExplanation:
 
     @property
     def only_places(self) -> bool:
-        """Whether the pair differs only through place names (not shown to once masked)."""
+        """Whether the pair, found to differ, is not shown to differ once places are masked."""
         return self.masked_differs is False
 
     def has_words(self, side: str) -> bool:

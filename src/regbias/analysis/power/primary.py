@@ -44,6 +44,9 @@ POSITION_MODELS = (
 )
 #: The level of the Clopper-Pearson interval around each simulated power.
 POWER_CONFIDENCE = 0.95
+#: A group's noise ratio (standard error over the regions' true spread) standing for "the
+#: regions' values spread no more than their noise": no true spread is measured beyond it.
+NO_SIGNAL = 1e3
 _SIMULATION_CHUNK = 1024
 # The largest relabelling indicator (entries) built for the matrix product; beyond it (many
 # groups) each chunk gathers its relabelled distances instead.

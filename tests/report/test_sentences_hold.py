@@ -1,0 +1,72 @@
+"""Issue 57, item 4 (in part): sentences the numbers do not support, reworded.
+
+Each test failed on f7bc9eb's wording:
+
+* with no rejection the bottom line said "Nothing here is beyond noise", a non-rejection read
+  as a finding of sameness; it now says that nothing is shown either way;
+* the noise ratio's sentinel (1e3: the regions' values spread no more than their noise) was
+  printed as a measurement, "1e+03 to 1e+03";
+* a Holm p in the record's line was printed as 0.123 where every other p is ``p_text``'s 0.12;
+* README and docs/method.md cited the paper as "Lu et al.": its first author is Lyu.
+The place-name control's wording ("differs only through place names") is held in
+``tests/report/test_explain_report.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regbias.analysis.power.primary import NO_SIGNAL
+from regbias.analysis.tests.embedding import PairTests, PairTestSettings
+from regbias.report.bottom_line import NOTHING_SHOWN
+from regbias.report.findings import primary_sentence
+from regbias.report.record import pairs_lines
+from tests.conftest import packaged
+from tests.report.test_findings import primary_result
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_no_rejection_is_said_as_nothing_shown_either_way() -> None:
+    assert "beyond noise" not in NOTHING_SHOWN
+    assert "no difference is shown and none is shown to be absent" in NOTHING_SHOWN
+
+
+def test_the_noise_sentinel_is_never_printed_as_a_measurement() -> None:
+    test = primary_result(0.12)
+    assert test.power is not None
+    flat = replace(test, power=replace(test.power, noise=(NO_SIGNAL,) * 6))
+    text = primary_sentence(flat)
+    assert "1e+03" not in text and "1000" not in text
+    assert "spread no more than that noise: no true spread is measured" in text
+    some = replace(test, power=replace(test.power, noise=(0.4, 0.9, NO_SIGNAL)))
+    assert "true spread: 0.4 to over 1000" in primary_sentence(some)
+    measured = replace(test, power=replace(test.power, noise=(0.4, 0.9)))
+    assert "true spread: 0.4 to 0.9)" in primary_sentence(measured)
+
+
+def test_a_holm_p_in_the_records_line_has_the_one_p_format() -> None:
+    """At a level of 0.2 a pair differs at Holm p 0.123: ``p_text`` says 0.12, as elsewhere."""
+    table = pd.DataFrame(
+        {
+            "group_a": ["uk", "nz"], "group_b": ["us", "za"], "family": ["regions"] * 2,
+            "n_a": [2000, 329], "n_b": [2000, 250], "shared": [0, 0],
+            "statistic": [0.01, 0.001], "z": [1.9, 0.3], "effect": [0.0099, 0.0001],
+            "effect_ci_low": [0.009, -0.001], "effect_ci_high": [0.011, 0.002],
+            "p": [0.06, 0.4], "p_adjusted": [0.123, 0.4], "differs": [True, False],
+            "detectable_share": np.nan,
+        }
+    )  # fmt: skip
+    tests = PairTests(packaged(PairTestSettings, "analysis.tests.embedding"), 0.2, table)
+    line = pairs_lines(tests)[0]
+    assert "Holm p 0.12)" in line and "0.123" not in line
+
+
+def test_the_paper_is_cited_by_its_first_author() -> None:
+    readme, method = (ROOT / "README.md").read_text(), (ROOT / "docs/method.md").read_text()
+    assert "Lu et al" not in readme and "Lyu et al., 2024" in readme
+    assert "Lu et al" not in method and "10.1007/s10994-024-06555-6" in method
