@@ -7,6 +7,10 @@ Each test failed on f7bc9eb's wording:
 * the noise ratio's sentinel (1e3: the regions' values spread no more than their noise) was
   printed as a measurement, "1e+03 to 1e+03";
 * a Holm p in the record's line was printed as 0.123 where every other p is ``p_text``'s 0.12;
+* an encoder comparison of primary rhos said which is higher without saying that the rhos
+  are measured ones, which noise lowers;
+* the primary interval was read as "how strong it is as measured for these groups": it is the
+  rho a repeat of this design would measure (``tests/analysis/test_primary_interval.py``);
 * README and docs/method.md cited the paper as "Lu et al.": its first author is Lyu.
 The place-name control's wording ("differs only through place names") is held in
 ``tests/report/test_explain_report.py``.
@@ -23,6 +27,7 @@ import pandas as pd
 from regbias.analysis.power.primary import NO_SIGNAL
 from regbias.analysis.tests.embedding import PairTests, PairTestSettings
 from regbias.report.bottom_line import NOTHING_SHOWN
+from regbias.report.encoder_contrast import primary_sentence as contrast_sentence
 from regbias.report.findings import primary_sentence
 from regbias.report.record import pairs_lines
 from tests.conftest import packaged
@@ -64,6 +69,14 @@ def test_a_holm_p_in_the_records_line_has_the_one_p_format() -> None:
     tests = PairTests(packaged(PairTestSettings, "analysis.tests.embedding"), 0.2, table)
     line = pairs_lines(tests)[0]
     assert "Holm p 0.12)" in line and "0.123" not in line
+
+
+def test_an_encoder_contrast_says_its_rhos_are_measured_ones() -> None:
+    row = {"first": "minilm", "second": "mpnet", "rho_first": 0.6, "rho_second": 0.3,
+           "difference": 0.3, "ci_low": 0.1, "ci_high": 0.5}  # fmt: skip
+    for low in (0.1, -0.1):
+        line = contrast_sentence({**row, "ci_low": low}, 0.95)
+        assert "noisier measures a lower rho at the same association" in line
 
 
 def test_the_paper_is_cited_by_its_first_author() -> None:

@@ -145,6 +145,11 @@ def agreement_lines(records: Mapping[str, PairTests]) -> list[str]:
 
 #: What the joint bootstrap resamples, and what its intervals are for.
 _OF = " of models, distance repetitions and scored evaluation texts, for the measured rhos"
+#: Beside every verdict on two encoders' rhos: they are measured, and noise lowers a measured rho.
+MEASURED_CAVEAT = (
+    "the rhos are measured ones: an encoder whose distances are noisier measures a lower rho "
+    "at the same association, so a difference may be one of noise"
+)
 
 
 def primary_sentence(row: Mapping[str, object], confidence: float) -> str:
@@ -162,8 +167,11 @@ def primary_sentence(row: Mapping[str, object], confidence: float) -> str:
         return f"{first} against {second}: no interval for the difference ({rhos}; {why})"
     if low > 0 or high < 0:
         higher = first if low > 0 else second
-        return f"the primary rho is higher in {higher} ({numbers})"
-    return f"{first} against {second}: no difference of primary rhos shown ({numbers})"
+        return f"the primary rho is higher in {higher} ({numbers}); {MEASURED_CAVEAT}"
+    return (
+        f"{first} against {second}: no difference of primary rhos shown ({numbers}); "
+        f"{MEASURED_CAVEAT}"
+    )
 
 
 def primary_lines(
