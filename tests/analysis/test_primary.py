@@ -195,7 +195,7 @@ def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
     assert f"interval for the measured rho {primary.ci_low:.2f} to {primary.ci_high:.2f}" in (
         sentence
     )
-    assert "noise-free rho)" in sentence and "whether there is an association at all" in sentence
+    assert "not the noise-free rho" in sentence and "whether there is an association" in sentence
     frame = primary.to_frame()
     assert frame.loc[0, "spearman_ci_low"] == primary.ci_low
     bare = packaged(AnalysisSettings, "analysis", robustness={"resamples": 0})

@@ -14,9 +14,8 @@ import pytest
 
 from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.pair_table import PairTable
-from regbias.analysis.robustness.bootstrap import MIN_RESAMPLED
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse_table
-from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.analysis.tests.text_scores import MIN_RESAMPLED, PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.findings import primary_sentence
 from tests.benchmark_module import load_benchmark

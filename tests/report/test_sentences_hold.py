@@ -11,6 +11,8 @@ Each test failed on f7bc9eb's wording:
   are measured ones, which noise lowers;
 * the primary interval was read as "how strong it is as measured for these groups": it is the
   rho a repeat of this design would measure (``tests/analysis/test_primary_interval.py``);
+* with 2 seeds the accuracy intervals took values no accuracy can (-0.05 to 1.07): with fewer
+  training units than the primary's interval needs there are none, and the report says why;
 * README and docs/method.md cited the paper as "Lu et al.": its first author is Lyu.
 The place-name control's wording ("differs only through place names") is held in
 ``tests/report/test_explain_report.py``.
@@ -26,10 +28,13 @@ import pandas as pd
 
 from regbias.analysis.power.primary import NO_SIGNAL
 from regbias.analysis.tests.embedding import PairTests, PairTestSettings
+from regbias.analysis.tests.performance import perf_record_tests
+from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.report.bottom_line import NOTHING_SHOWN
 from regbias.report.encoder_contrast import primary_sentence as contrast_sentence
 from regbias.report.findings import primary_sentence
-from regbias.report.record import pairs_lines
+from regbias.report.record import pairs_lines, perf_section
+from tests.analysis.test_perf_test import pair_settings, perf_settings, scored_group, texts_frame
 from tests.conftest import packaged
 from tests.report.test_findings import primary_result
 
@@ -83,3 +88,27 @@ def test_the_paper_is_cited_by_its_first_author() -> None:
     readme, method = (ROOT / "README.md").read_text(), (ROOT / "docs/method.md").read_text()
     assert "Lu et al" not in readme and "Lyu et al., 2024" in readme
     assert "Lu et al" not in method and "10.1007/s10994-024-06555-6" in method
+
+
+def _perf_tests(models: int):
+    rng = np.random.default_rng(3)
+    groups = {g: scored_group(rng, 150, 0.5, (0.1, 0.9)) for g in ("au", "nz", "uk")}
+    frame = texts_frame(groups, models=models, seed=3)
+    return perf_record_tests(
+        PerfTexts.of(frame), ["au", "nz", "uk"], perf_settings(relabellings=99), pair_settings(),
+        n_bootstrap=200, confidence=0.95,
+    )  # fmt: skip
+
+
+def test_two_seeds_give_no_accuracy_interval_and_say_why() -> None:
+    """With 2 seeds an accuracy interval ran from -0.05 to 1.07: now none, and the reason."""
+    few = _perf_tests(models=2)
+    assert not np.isfinite(few.confidence)
+    assert few.groups[["ci_low", "ci_high"]].isna().all().all()
+    assert few.table[["ci_low", "ci_high"]].isna().all().all()
+    assert "2 training units (seeds) are too few to resample" in few.interval_note
+    assert "run more seeds" in perf_section(few) and "Intervals (" not in perf_section(few)
+    enough = _perf_tests(models=5)
+    assert enough.confidence == 0.95 and not enough.interval_note
+    low, high = enough.groups["ci_low"], enough.groups["ci_high"]
+    assert ((low >= 0) & (high <= 1) & (low <= high)).all()

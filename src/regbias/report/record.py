@@ -283,6 +283,21 @@ def record_section(tests: PairTests | None) -> str:
     )
 
 
+def _intervals_words(tests: PerfTests, level: str) -> str:
+    """How the performance intervals were made, or why there are none."""
+    if not level:
+        text = tests.interval_note or "no intervals: analysis.robustness.resamples=0"
+        return f"{text[0].upper()}{text[1:]}."
+    return (
+        f"Intervals ({level}): a two-stage bootstrap for the training procedure, the seeds "
+        "drawn first (a seed's folds share its training sample; with one seed its folds "
+        "are drawn, for that sample), with Student t tails for their few number, then the "
+        "texts within group and label stratum; a text one model held out moves with its "
+        "seed. They cover which seeds trained the models and which texts were scored; not "
+        "the choice of groups."
+    )
+
+
 def perf_section(tests: PerfTests | None) -> str:
     """Markdown: each group's metric with its interval, the pair table and the figure."""
     if tests is None:
@@ -309,12 +324,7 @@ def perf_section(tests: PerfTests | None) -> str:
             "`raw gap` the plain one. Region pairs and pairs with a reference group are two "
             "families, Holm-adjusted apart.",
             "",
-            f"Intervals ({level}): a two-stage bootstrap for the training procedure, the seeds "
-            "drawn first (a seed's folds share its training sample; with one seed its folds "
-            "are drawn, for that sample), with Student t tails for their few number, then the "
-            "texts within group and label stratum; a text one model held out moves with its "
-            "seed. They cover which seeds trained the models and which texts were scored; not "
-            "the choice of groups.",
+            _intervals_words(tests, level),
             "",
             f"| group | {markdown_text(tests.metric)} | interval | texts |",
             "|---|---|---|---|",

@@ -19,6 +19,7 @@ from regbias.analysis.correlation.table import CORRELATION_KEYS
 from regbias.analysis.pair_table import DISTANCE_PREFIX, GAP_PREFIX
 from regbias.analysis.ranks import kendall_rows, spearman_rows
 from regbias.analysis.tests.text_scores import (
+    MIN_RESAMPLED,
     PerfTexts,
     group_metric_replicates,
     percentile_interval,
@@ -31,13 +32,6 @@ from regbias.interrupt import check_stop
 _SOURCE = {True: "repetitions", False: "models"}
 #: The source of a gap column whose texts were resampled too.
 _TEXTS_SOURCE = "models+evaluation texts"
-#: The units a replicate draws (a distance's repetitions; the seeds, models nested in them, or
-#: a single seed's models) that at least one of a correlation's two columns must have for any
-#: interval, the primary's and the table's alike: 2 units have 3 distinct resamples, one of
-#: them the data itself, and 3 or 4 too few for a 95% interval; 5 have 126. Evaluation texts
-#: are resampled within the units and never count: with 2 seeds the texts' spread is not the
-#: spread of a repeat of the study.
-MIN_RESAMPLED = 5
 #: Why a bare pair table (``task=analyze``) has no interval.
 BARE_TABLE = "a bare pair table: task=analyze resamples no models or repetitions"
 _NOTHING_RESAMPLED = "one model and one repetition: nothing to resample"

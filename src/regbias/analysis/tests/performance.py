@@ -31,6 +31,7 @@ from regbias.analysis.tests.pairwise import (
     holm_per_family,
 )
 from regbias.analysis.tests.text_scores import (
+    MIN_RESAMPLED,
     ModelDraws,
     PerfTexts,
     Side,
@@ -40,11 +41,13 @@ from regbias.analysis.tests.text_scores import (
     percentile_interval,
     resampled_sums,
     side_metric,
+    training_units,
 )
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
 from regbias.numbers import models_words, points, points_interval
+from regbias.performance.text_scores import model_of
 from regbias.settings_reader import HANDED_DOWN, check_draws
 
 #: A relabelled gap this close to the observed one (metric units) is a tie.
@@ -117,6 +120,8 @@ class PerfTests(PairwiseTests):
         groups: one row per group and metric: ``group, metric, value, ci_low, ci_high,
             n_texts``.
         models: the models whose scores were pooled.
+        interval_note: why no interval was made where resamples were asked for ("": one
+            was, or none was asked for).
     """
 
     settings: PerfTestSettings
@@ -126,6 +131,7 @@ class PerfTests(PairwiseTests):
     table: pd.DataFrame
     groups: pd.DataFrame
     models: int
+    interval_note: str = ""
 
     words: ClassVar[PairwiseWords] = PairwiseWords(
         title="Performance test of record",
@@ -332,6 +338,9 @@ def perf_record_tests(
     scores = texts.scores()
     metric = texts.primary_metric
     rng = rng_for(settings.seed, "perf-test-bootstrap")
+    note = too_few_units(texts) if n_bootstrap > 0 else ""
+    if note:
+        n_bootstrap = 0  # an interval from so few draws would take values no metric can
     replicates = texts.model_replicates(n_bootstrap, rng) if n_bootstrap > 0 else None
     cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
     rows = []
@@ -343,7 +352,25 @@ def perf_record_tests(
     table = _with_families(pd.DataFrame(rows), alpha)
     summary = _group_table(texts, present, n_bootstrap, confidence, settings.seed)
     level = confidence if n_bootstrap > 0 else math.nan
-    return PerfTests(settings, alpha, metric, level, table, summary, len(texts.models))
+    return PerfTests(settings, alpha, metric, level, table, summary, len(texts.models), note)
+
+
+def too_few_units(texts: PerfTexts) -> str:
+    """Why the models' training units are too few for an interval ("" where they are not).
+
+    With ``K`` units the two-stage bootstrap draws Student ``t_{K-1}`` tails: with 2 seeds
+    (``t_1``) the models' weights go negative and an accuracy interval ran from -0.05 to 1.07;
+    the primary's interval asks for :data:`MIN_RESAMPLED` units, and so do these.
+    """
+    seeds = np.array([model_of(m)[0] for m in texts.models])
+    units = len(np.unique(training_units(seeds)))
+    if units >= MIN_RESAMPLED:
+        return ""
+    kind = "seeds" if len(np.unique(seeds)) > 1 else "models of one seed"
+    return (
+        f"no intervals: {units} training units ({kind}) are too few to resample (an interval "
+        f"needs {MIN_RESAMPLED}; fewer gave values the metric cannot take): run more seeds"
+    )
 
 
 def _pair_of(

@@ -23,6 +23,14 @@ TEXT_METRICS = {
     "multilabel": ("micro_f1", "micro_precision", "micro_recall"),
 }
 
+#: The units a replicate draws (a distance's repetitions; the seeds, models nested in them, or
+#: a single seed's models) that at least one of a correlation's two columns must have for any
+#: interval, the primary's and the table's alike: 2 units have 3 distinct resamples, one of
+#: them the data itself, and 3 or 4 too few for a 95% interval; 5 have 126. Evaluation texts
+#: are resampled within the units and never count: with 2 seeds the texts' spread is not the
+#: spread of a repeat of the study.
+MIN_RESAMPLED = 5
+
 
 def pool_text_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Several jobs' per-text tables as one: a row per group and text, every model's columns."""
