@@ -143,8 +143,8 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
         "- **Primary hypothesis.** The accuracy gap against the long-text Sinkhorn distance "
         "(`dist_sinkhorn_long`, `gap_accuracy`; regions only, 15 pairs, one-sided rho > 0): "
         "rho = 0.31, exact Mantel p = 0.12, not significant at 0.05; with 6 groups this test "
-        "detects rho >= 0.70 with 80% power (a group model in 2 dimensions, where rho reaches "
-        "0.82 at most)."
+        "detects rho >= 0.70 with 80% power (a group model in 2 dimensions whose gaps carry no "
+        "evaluation noise (none measured here; noise lowers rho), where rho reaches 0.82 at most)."
     )
     # The same pair on all groups follows as a secondary test, then the strongest others.
     assert bullets[1].startswith("- **Primary pair on all groups (secondary).** The accuracy")
@@ -162,8 +162,9 @@ def test_the_primary_test_is_one_sentence_first_and_secondary_p_values_say_how_a
     significant = primary_sentence(primary_result(0.004, power=[0.1, 0.2, 0.3, 0.4]))
     assert "exact Mantel p = 0.004, significant at 0.05" in significant
     assert (
-        "with 6 groups 80% power is not reachable in a group model in 2 dimensions: at its "
-        "largest rho, 0.82, the power is 0.40 (95% interval 0.37-0.43)."
+        "with 6 groups 80% power is not reachable in a group model in 2 dimensions whose gaps "
+        "carry no evaluation noise (none measured here; noise lowers rho): at its largest rho, "
+        "0.82, the power is 0.40 (95% interval 0.37-0.43)."
     ) in significant
     # A rho beyond what the model's studies measure: its power is the model's, not the study's.
     beyond = primary_sentence(replace(primary_result(0.004, power=[0.1, 0.2, 0.3, 0.4]), rho=0.9))

@@ -226,6 +226,8 @@ def _power_clause(test: PrimaryTest) -> str:
     if power.noise:
         noise = _noise_words(power.noise)
         model += f" whose gaps carry this run's measured evaluation noise ({noise})"
+    else:  # no interval of the primary's metric to measure it from (too few seeds, another metric)
+        model += " whose gaps carry no evaluation noise (none measured here; noise lowers rho)"
     reach = f"{model}, where rho reaches {power.reachable_rho:.2f} at most"
     beyond = ""
     if abs(test.rho) > abs(power.reachable_rho):  # the model's rho: what its studies measure
