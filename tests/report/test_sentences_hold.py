@@ -13,6 +13,8 @@ Each test failed on f7bc9eb's wording:
   rho a repeat of this design would measure (``tests/analysis/test_primary_interval.py``);
 * with 2 seeds the accuracy intervals took values no accuracy can (-0.05 to 1.07): with fewer
   training units than the primary's interval needs there are none, and the report says why;
+* "too few repetitions or seeds for an interval (...)" was said in full in every findings bullet
+  (five times in the smoke report): once now, "as above" after;
 * README and docs/method.md cited the paper as "Lu et al.": its first author is Lyu.
 The place-name control's wording ("differs only through place names") is held in
 ``tests/report/test_explain_report.py``.
@@ -32,11 +34,11 @@ from regbias.analysis.tests.performance import perf_record_tests
 from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.report.bottom_line import NOTHING_SHOWN
 from regbias.report.encoder_contrast import primary_sentence as contrast_sentence
-from regbias.report.findings import primary_sentence
+from regbias.report.findings import finding_lines, primary_sentence
 from regbias.report.record import pairs_lines, perf_section
 from tests.analysis.test_perf_test import pair_settings, perf_settings, scored_group, texts_frame
 from tests.conftest import packaged
-from tests.report.test_findings import primary_result
+from tests.report.test_findings import findings_tables, primary_result
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,3 +114,17 @@ def test_two_seeds_give_no_accuracy_interval_and_say_why() -> None:
     assert enough.confidence == 0.95 and not enough.interval_note
     low, high = enough.groups["ci_low"], enough.groups["ci_high"]
     assert ((low >= 0) & (high <= 1) & (low <= high)).all()
+
+
+def test_a_repeated_interval_note_is_said_once() -> None:
+    found, checks = findings_tables()
+    note = "too few repetitions or seeds for an interval (2 repetitions, 2 seeds)"
+    found[["spearman_ci_low", "spearman_ci_high"]] = np.nan
+    checks = checks.assign(bootstrap_note=note)
+    primary = replace(primary_result(0.2), ci_low=np.nan, ci_high=np.nan, ci_note=note)
+    lines = finding_lines(
+        found, checks, primary=("dist_sinkhorn_long", "gap_accuracy"), adjust="maxt",
+        significance=0.05, confidence=0.95, primary_test=primary,
+    )  # fmt: skip
+    assert len(lines) >= 3 and sum(note in line for line in lines) == 1
+    assert note in lines[0] and all("no bootstrap interval (as above)" in x for x in lines[1:])

@@ -130,7 +130,23 @@ def finding_lines(
         named = f"{markdown_text(primary[0])} vs {markdown_text(primary[1])}"
         lines.append(f"Primary hypothesis ({named}): not measured in this run.")
     lines += [f"{label}{_sentence(row, adjust, significance, confidence)}" for label, row in stated]
-    return lines
+    notes = [primary_test.ci_note] if primary_test is not None else []
+    notes += [str(row.get("bootstrap_note") or "") for _, row in stated]
+    return each_note_once(lines, notes)
+
+
+def each_note_once(lines: Sequence[str], notes: Sequence[str]) -> list[str]:
+    """``lines`` with each of ``notes`` said in full once, "as above" where it comes again."""
+    said: set[str] = set()
+    out = []
+    for line in lines:
+        for note in dict.fromkeys(n for n in notes if n):
+            if note in line:
+                if note in said:
+                    line = line.replace(note, "as above")
+                said.add(note)
+        out.append(line)
+    return out
 
 
 _PRIMARY_ROW = "**Primary hypothesis.** "
