@@ -22,6 +22,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -87,8 +88,10 @@ def test_a_report_rewritten_while_it_is_read_is_never_missing_or_half(store, tmp
         [sys.executable, "-c", READER, str(folder / REPORT_HTML), "3000000", "2000000"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
+    waited = time.monotonic()
     while not (folder / f"{REPORT_HTML}.ready").exists():
-        pass
+        assert reader.poll() is None and time.monotonic() - waited < 60, "the reader never began"
+        time.sleep(0.01)
     for i in range(40):
         page = pages["ab"[i % 2]]
         replace_report(folder, lambda staging, p=page: (staging / REPORT_HTML).write_text(p), "k")

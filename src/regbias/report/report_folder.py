@@ -10,6 +10,7 @@ nothing else. A non-empty folder without a manifest is refused, before any run s
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -101,9 +102,13 @@ def write_page(path: Path, text: str) -> Path:
 
 
 def _replace_text(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.writing")
+    """``path`` replaced by ``text`` through a new file of a unique name beside it."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".writing", dir=path.parent)
+    temporary = Path(name)
     try:
-        temporary.write_text(text, encoding="utf-8")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        temporary.chmod(0o644)  # mkstemp's 0600 would hide the page from other readers
         temporary.replace(path)
     finally:
         temporary.unlink(missing_ok=True)  # a failed write (a full disk) leaves none behind
