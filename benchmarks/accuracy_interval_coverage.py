@@ -10,7 +10,7 @@ held-out fold (600 texts), scored by that model alone. A model's shift moves a t
 being right by ``shift * 4p(1-p) / E[4p(1-p)]``, so the group's expected accuracy moves by the
 shift, and the truth, the procedure's expected accuracy at the group's label mix, is known
 exactly. Prints, per regime and group, the share of studies whose interval
-(``regbias.analysis.tests.text_scores.group_metric_replicates``, percentile) covers the truth,
+(``regbias.analysis.pairs.pooled_scores.group_metric_replicates``, percentile) covers the truth,
 with its 95% Wilson interval, and the mean width.
 
     python benchmarks/accuracy_interval_coverage.py --studies 200
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from regbias.analysis.tests.text_scores import (
+from regbias.analysis.pairs.pooled_scores import (
     PerfTexts,
     group_metric_replicates,
     percentile_interval,

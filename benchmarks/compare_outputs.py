@@ -30,6 +30,17 @@ TABLE_FOLDERS = ("report/analysis", "report/performance", "report/distances")
 #: Columns renamed with their numbers kept: the old name, the new. ``primary.csv``'s null size
 #: was ``n_permutations`` (relabellings have one spelling since).
 RENAMED = {"n_permutations": "null_size"}
+#: Columns renamed in one file only: the performance test's ``note`` (why a pair is
+#: untestable) is ``untestable``, as in the embedding test's table (one column for both).
+RENAMED_IN = {"pair_tests_perf": {"note": "untestable"}}
+#: Columns dropped because another says the same, each with the check that it does: the
+#: performance test's ``testable`` is ``untestable == ""``.
+DERIVED = {"pair_tests_perf": {"testable": lambda after: _empty(after["untestable"])}}
+
+
+def _empty(column: pd.Series) -> pd.Series:
+    """Per cell, whether a text column is empty (a CSV reads an empty cell as NaN)."""
+    return column.isna() | (column.astype(str) == "")
 
 
 @dataclass
@@ -143,6 +154,11 @@ def compare(before: Path, after: Path, atol: float = 0.0) -> list[FileComparison
             continue
         a = pd.read_csv(path, keep_default_na=True).rename(columns=RENAMED)
         b = pd.read_csv(new[name], keep_default_na=True)
+        kind = "pair_tests_perf" if name.endswith("perf_tests.csv") else name
+        a = a.rename(columns=RENAMED_IN.get(kind, {}))
+        for column, derive in DERIVED.get(kind, {}).items():
+            if column in a and column not in b and len(a) == len(b):
+                b[column] = derive(b).to_numpy()
         results.append(compare_table(name, a, b, atol))
     return results
 

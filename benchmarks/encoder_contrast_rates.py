@@ -38,12 +38,12 @@ import numpy as np
 from scipy.stats import binomtest, norm
 
 from regbias.analysis.encoders.separation import contrast_encoders
-from regbias.analysis.tests.embedding import PairTestSettings
-from regbias.analysis.tests.pairwise import PRIMARY_FAMILY
+from regbias.analysis.pairs.embedding import EmbeddingTestSettings
+from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY
 
 SIZES = {"au": 2160, "ca": 1830, "nz": 330, "uk": 6400, "us": 17400, "za": 250}
 #: Only the cap (none: every text) and seed (of a cap) choose the contrast's texts.
-SETTINGS = PairTestSettings(True, "mean", 99, None, None, 0, seed=0)
+SETTINGS = EmbeddingTestSettings(True, "mean", 99, None, None, 0, seed=0)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The test of record on real tweets: planted nulls, planted differences, cost (figures only).
 
-Runs regbias's own :func:`~regbias.analysis.tests.embedding.record_tests` and
+Runs regbias's own :func:`~regbias.analysis.pairs.embedding.embedding_pair_tests` and
 :func:`~regbias.analysis.power.embedding.plant_power` on sentence vectors of the real Sentiment140
 tweets (the configured encoder, default all-MiniLM-L6-v2, through the embedding cache):
 
@@ -35,14 +35,14 @@ import numpy as np
 from scipy import stats
 from shipped import shipped_analysis
 
-from regbias.analysis.power.embedding import PowerSettings, plant_power
-from regbias.analysis.tests.embedding import PairTestSettings, record_tests
-from regbias.analysis.tests.embedding_null import (
+from regbias.analysis.pairs.embedding import EmbeddingTestSettings, embedding_pair_tests
+from regbias.analysis.pairs.embedding_null import (
     PAIR_STATISTICS,
     pair_statistic_null,
     permutation_p,
     pooled_form,
 )
+from regbias.analysis.power.embedding import PowerSettings, plant_power
 from regbias.app.settings import read_settings
 from regbias.config_files import CONFIG_DIR
 from regbias.data.registry import packaged_dataset
@@ -86,7 +86,7 @@ def _rate_line(p: np.ndarray, level: float) -> str:
 
 
 def planted_nulls(
-    texts: list[str], vectors: np.ndarray, settings: PairTestSettings, splits: int
+    texts: list[str], vectors: np.ndarray, settings: EmbeddingTestSettings, splits: int
 ) -> None:
     print(f"\n## planted nulls: {splits} splits of the US tweets at the regions' sizes")
     lookup = dict(zip(texts, vectors, strict=True))
@@ -97,7 +97,7 @@ def planted_nulls(
         for group, size in {**SIZES, "us": len(texts) - sum(SIZES.values())}.items():
             groups[group] = [texts[i] for i in order[start : start + size]]
             start += size
-        tests = record_tests(groups, lambda ts: np.stack([lookup[t] for t in ts]), settings)
+        tests = embedding_pair_tests(groups, lambda ts: np.stack([lookup[t] for t in ts]), settings)
         p_all.extend(tests.table["p"])
         false.append(int(tests.table["differs"].sum()))
     p = np.asarray(p_all)
@@ -245,7 +245,7 @@ def main() -> None:
     null_sizes = [tuple(int(v) for v in s.split("x")) for s in args.null_sizes.split(",")]
     texts, us, uk = _vectors(args.data_dir, args.cache_dir)
     settings = shipped_analysis(
-        PairTestSettings,
+        EmbeddingTestSettings,
         "tests.embedding",
         statistic=args.statistic,
         relabellings=args.split_relabellings,

@@ -17,10 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.tests.embedding import PairTestSettings, record_tests
-from regbias.analysis.tests.pairwise import PairwiseTests
-from regbias.analysis.tests.performance import PerfTests, PerfTestSettings, perf_record_tests
-from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.analysis.pairs.embedding import EmbeddingTestSettings, embedding_pair_tests
+from regbias.analysis.pairs.pairwise import PairwiseTests
+from regbias.analysis.pairs.performance import (
+    PerformancePairTests,
+    PerformanceTestSettings,
+    performance_pair_tests,
+)
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.report.record import (
     pairs_columns,
     pairs_found,
@@ -51,8 +55,8 @@ def _pair_tests(relabellings: int) -> PairwiseTests:
         "d": [f"d{i}" for i in range(25)],
         "mixed": [*same[:5], "c1", "d2", *[f"m{i}" for i in range(15)]],
     }
-    settings = PairTestSettings(True, "energy", relabellings, None, None, 20, 3)
-    return record_tests(groups, _vectors, settings, references=["mixed"])
+    settings = EmbeddingTestSettings(True, "energy", relabellings, None, None, 20, 3)
+    return embedding_pair_tests(groups, _vectors, settings, references=["mixed"])
 
 
 def _perf_tests(relabellings: int) -> PairwiseTests:
@@ -69,12 +73,10 @@ def _perf_tests(relabellings: int) -> PairwiseTests:
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True)
     frame.loc[frame["group"] == "nz", "key"] = frame.loc[frame["group"] == "ca", "key"].to_numpy()
-    pair = PairTestSettings(True, "energy", 99, None, None, 0, 3)
-    return perf_record_tests(
+    return performance_pair_tests(
         PerfTexts.of(frame),
         ["au", "ca", "nz", "mixed"],
-        PerfTestSettings(True, relabellings, 3),
-        pair,
+        PerformanceTestSettings(True, relabellings, 3),
         references=["mixed"],
         n_bootstrap=30,
     )
@@ -84,7 +86,11 @@ def _functions() -> dict[str, object]:
     """The renderer's functions, each taking a test."""
 
     def section(tests: PairwiseTests) -> str:
-        return perf_section(tests) if isinstance(tests, PerfTests) else record_section(tests)  # type: ignore[arg-type]
+        return (
+            perf_section(tests)
+            if isinstance(tests, PerformancePairTests)
+            else record_section(tests)
+        )  # type: ignore[arg-type]
 
     return {
         "part": pairs_part,

@@ -24,8 +24,8 @@ import pandas as pd
 from scipy.stats import beta, spearmanr
 
 from regbias.analysis.pair_table import pairwise_table
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.robustness.bootstrap import rho_replicates
-from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import performance_gaps, summarise
 

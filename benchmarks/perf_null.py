@@ -29,9 +29,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from regbias.analysis.tests.embedding import PairTestSettings
-from regbias.analysis.tests.performance import PerfTestSettings, perf_record_tests
-from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
+from regbias.analysis.pairs.performance import PerformanceTestSettings, performance_pair_tests
+from regbias.analysis.pairs.pooled_scores import PerfTexts, pool_text_tables
 
 SIZES = {"au": 2165, "ca": 1840, "nz": 329, "uk": 6446, "za": 250}
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
@@ -64,9 +63,8 @@ def split_of(texts: pd.DataFrame, seed: int, flip: float, flip_group: str) -> pd
 
 def run_split(split: pd.DataFrame, seed: int, relabellings: int) -> pd.DataFrame:
     """The performance test of record of the split's 15 region pairs."""
-    settings = PerfTestSettings(enabled=True, relabellings=relabellings, seed=seed)
-    plans = PairTestSettings(True, "mean", 1, None, None, 0, seed)
-    return perf_record_tests(PerfTexts.of(split), GROUPS, settings, plans).table
+    settings = PerformanceTestSettings(enabled=True, relabellings=relabellings, seed=seed)
+    return performance_pair_tests(PerfTexts.of(split), GROUPS, settings).table
 
 
 def _rate(hits: int, n: int, alpha: float) -> str:

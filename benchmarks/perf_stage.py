@@ -16,8 +16,8 @@ import os
 import time
 from pathlib import Path
 
-from regbias.analysis.tests.performance import perf_record_tests
-from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.analysis.pairs.performance import performance_pair_tests
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.app.settings import read_settings
 from regbias.config_files import CONFIG_DIR
 from regbias.embeddings.cache import EmbeddingCache
@@ -74,11 +74,10 @@ def main() -> None:
     analysis = designs["texts"].analysis
     started = time.perf_counter()
     scores = PerfTexts.of(texts)
-    tests = perf_record_tests(
+    tests = performance_pair_tests(
         scores,
         list(dict.fromkeys(texts["group"])),
         analysis.tests.performance,
-        analysis.tests.embedding,
         references=analysis.reference_groups,
         n_bootstrap=analysis.robustness.resamples,
         confidence=analysis.robustness.confidence,

@@ -35,8 +35,8 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from regbias.analysis.multiplicity import adjust_p
-from regbias.analysis.tests.performance import StratifiedPair, relabel
-from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.analysis.pairs.performance import StratifiedPair, relabel
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 
 SIZES = {"au": 2160, "ca": 1830, "nz": 330, "uk": 6400, "us": 17400, "za": 250}
 SEEDS = FOLDS = 5

@@ -30,7 +30,7 @@ from scipy.stats import binomtest
 
 from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.pair_table import pairwise_table
-from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.performance.evaluation import performance_gaps, summarise
 
 CORRELATION = ("dist_sinkhorn_long", "gap_accuracy")

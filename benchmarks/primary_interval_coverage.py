@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.ranks import spearman_rows
 from regbias.analysis.robustness.bootstrap import rho_replicates
-from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from regbias.analysis.tests.text_scores import (
+from regbias.analysis.pairs.pooled_scores import (
     PerfTexts,
     resampled_sums,
     training_units,

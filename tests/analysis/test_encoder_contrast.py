@@ -12,10 +12,10 @@ from regbias.analysis.encoders.separation import (
     contrast_pairs,
     separation_replicates,
 )
-from regbias.analysis.tests.embedding import PairTestSettings
+from regbias.analysis.pairs.embedding import EmbeddingTestSettings
 from tests.conftest import packaged
 
-SETTINGS = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=9, cap=10_000)
+SETTINGS = packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=9, cap=10_000)
 GROUPS = ("au", "ca", "nz", "uk", "us", "za")
 D = 6
 
@@ -64,7 +64,9 @@ def test_a_capped_reference_group_brings_each_regions_own_rest() -> None:
     rng = np.random.default_rng(4)
     texts, latent = _study(rng, {"au": 40, "uk": 40})
     texts["mixed"] = texts["au"][:30] + texts["uk"][:30]
-    capped_settings = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=9, cap=25)
+    capped_settings = packaged(
+        EmbeddingTestSettings, "analysis.tests.embedding", relabellings=9, cap=25
+    )
     groups, pairs = contrast_pairs(texts, capped_settings, ["mixed"])
     assert len(groups["mixed"]) > 25  # the plain cap's set and each region's rest
     for pair in pairs:

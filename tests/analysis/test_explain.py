@@ -21,7 +21,7 @@ from regbias.analysis.explain.places import MASK, gazetteer_of, load_gazetteer
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.explain.words import distinguishing_words, log_odds
-from regbias.analysis.tests.embedding import PairTestSettings, record_tests
+from regbias.analysis.pairs.embedding import EmbeddingTestSettings, embedding_pair_tests
 from regbias.errors import ConfigError
 from tests.conftest import packaged
 
@@ -42,8 +42,8 @@ def _settings(**changes: object) -> ExplainSettings:
     return dataclasses.replace(packaged(ExplainSettings, "analysis.explain"), **changes)
 
 
-def _pair_settings(seed: int = 0) -> PairTestSettings:
-    settings = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=999)
+def _pair_settings(seed: int = 0) -> EmbeddingTestSettings:
+    settings = packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=999)
     return dataclasses.replace(settings, statistic="mean", resamples=0, seed=seed)
 
 
@@ -101,7 +101,7 @@ def test_a_planted_null_has_no_marker_sized_word(shared_data_dir: Path) -> None:
 
 
 def _explained(groups, gazetteer, seed: int = 0, **changes) -> tuple[object, Explanations]:
-    tests = record_tests(groups, _bag_of_words, _pair_settings(seed))
+    tests = embedding_pair_tests(groups, _bag_of_words, _pair_settings(seed))
     explained = explain_pairs(
         tests, groups, _bag_of_words, _settings(**changes), gazetteer=gazetteer
     )
@@ -230,7 +230,7 @@ def test_with_minilm_city_names_added_to_one_group_only_are_not_shown_once_maske
     def vectors(texts: list[str]) -> np.ndarray:
         return encoder.pooled(texts)
 
-    tests = record_tests(groups, vectors, _pair_settings(0))
+    tests = embedding_pair_tests(groups, vectors, _pair_settings(0))
     assert tests.table.iloc[0]["differs"]
     explained = explain_pairs(tests, groups, vectors, _settings(), gazetteer=gazetteer)
     (pair,) = explained.pairs

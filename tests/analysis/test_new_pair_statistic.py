@@ -1,4 +1,4 @@
-"""Adding a per-pair statistic touches two modules: the docs' example, run through the writer.
+"""A per-pair statistic is one function and one declared column: the docs' example, published.
 
 The computing module and the declarations are taken from ``docs/extending.md`` ("Adding a
 per-pair statistic"), so the example a developer copies is the one tested. The test of record
@@ -13,15 +13,32 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 import types
 from typing import Any
+from unittest import mock
 
 import numpy as np
+import pandas as pd
+import pytest
 
+from regbias.analysis.pairs.columns import PairColumn
+from regbias.analysis.pairs.embedding import (
+    EmbeddingPairTests,
+    EmbeddingTestSettings,
+    embedding_pair_tests,
+)
+from regbias.analysis.pairs.performance import (
+    PerformancePairTests,
+    PerformanceTestSettings,
+    performance_pair_tests,
+)
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
-from regbias.analysis.tests.embedding import PairTests, PairTestSettings, plan_pairs, record_tests
 from regbias.report.publish import log_analysis
+from regbias.report.record import pair_table, pairs_columns, pairs_lines, pairs_metrics
 from regbias.tracking import artifacts as paths
+from tests.analysis.test_perf_test import scored_group, texts_frame
 from tests.conftest import ROOT, packaged
 from tests.report.test_findings import FakeRun
 
@@ -39,13 +56,18 @@ def _blocks() -> tuple[str, str]:
     return computing, declaring
 
 
-def _example() -> tuple[Any, type[PairTests]]:
-    """The guide's function and its class, each run as a module of its own."""
+def _example() -> tuple[Any, type[EmbeddingPairTests]]:
+    """The guide's function and its class, each run as a module of its own.
+
+    The declaration imports the function from its module in the package
+    (``regbias.analysis.pairs.centroid``): the guide's first block, put there for the test.
+    """
     computing, declaring = _blocks()
-    module = types.ModuleType("centroid")
+    module = types.ModuleType("regbias.analysis.pairs.centroid")
     exec(compile(computing, "centroid.py", "exec"), module.__dict__)
     declared: dict[str, Any] = {"__name__": "centroid_tests"}
-    exec(compile(declaring, "centroid_tests.py", "exec"), declared)
+    with mock.patch.dict(sys.modules, {module.__name__: module}):
+        exec(compile(declaring, "centroid_tests.py", "exec"), declared)
     return module.centroid_cosine, declared["CentroidTests"]
 
 
@@ -70,25 +92,19 @@ def _study() -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
     return groups, vectors
 
 
-def _record(function: Any, kind: type[PairTests]) -> PairTests:
-    """The test of record on the study, its rows gaining the statistic as ``_test`` adds it."""
+def _record(kind: type[EmbeddingPairTests]) -> EmbeddingPairTests:
+    """The test of record on the study, as the declared ``kind`` (its columns computed)."""
     groups, vectors = _study()
-    settings = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=999)
+    settings = packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=999)
     settings = dataclasses.replace(settings, statistic="mean", resamples=50)
 
     def embed(texts: list[str]) -> np.ndarray:
         return np.stack([vectors[t] for t in texts])
 
-    tests = record_tests(groups, embed, settings)
-    values = [
-        function(embed(plan.side_a), embed(plan.side_b)) if plan.testable else math.nan
-        for plan in plan_pairs(groups, settings, ())
-    ]
-    table = tests.table.assign(**{COLUMN: values})
-    return kind(tests.settings, tests.alpha, table, tests.group_sizes)
+    return embedding_pair_tests(groups, embed, settings, kind=kind)
 
 
-def _published(tests: PairTests) -> MetricRun:
+def _published(tests: EmbeddingPairTests) -> MetricRun:
     pairwise = tests.table[["group_a", "group_b"]].copy()
     analysis = Analysis(None, None, None, pairwise, None)
     results = StudyResults(list(tests.group_sizes), meta={"dataset": "toy"}, record=tests)
@@ -99,11 +115,14 @@ def _published(tests: PairTests) -> MetricRun:
 
 def test_the_statistic_reaches_pairwise_csv_the_report_and_mlflow() -> None:
     function, kind = _example()
-    tests = _record(function, kind)
+    tests = _record(kind)
     run = _published(tests)
     uk_us = tests.table[(tests.table["group_a"] == "uk") & (tests.table["group_b"] == "us")]
     value = float(uk_us[COLUMN].iloc[0])
     assert value > 0.05 and bool(uk_us["differs"].iloc[0])
+    groups, vectors = _study()
+    sides = [np.stack([vectors[t] for t in groups[g]]) for g in ("uk", "us")]
+    assert value == function(*sides)  # the test called the declared function on the sides
 
     pairwise = run.tables[paths.PAIRWISE_CSV]
     assert pairwise[f"pair_test_{COLUMN}"].tolist() == tests.table[COLUMN].tolist()
@@ -112,7 +131,7 @@ def test_the_statistic_reaches_pairwise_csv_the_report_and_mlflow() -> None:
     report = run.texts[paths.REPORT_MD]
     section = report.split("## Which pairs differ: the test of record", 1)[1]
     header = next(line for line in section.splitlines() if line.startswith("| pair |"))
-    assert header.endswith(f"| {COLUMN} |")
+    assert f"| {COLUMN} |" in header
     assert f"centroid cosine {value:.3g}" in report
     assert f"centroid cosine {value:.3g}" in run.texts[paths.FINDINGS_JSON]
 
@@ -122,38 +141,89 @@ def test_the_statistic_reaches_pairwise_csv_the_report_and_mlflow() -> None:
     )
 
 
-def test_without_the_declarations_the_statistic_reaches_nothing() -> None:
-    """The same table as the shipped class: the column is in the test's table only."""
-    function, _ = _example()
-    run = _published(_record(function, PairTests))
+def test_without_the_declaration_the_statistic_is_not_computed() -> None:
+    """The shipped class: no such column anywhere."""
+    run = _published(_record(EmbeddingPairTests))
     assert f"pair_test_{COLUMN}" not in run.tables[paths.PAIRWISE_CSV]
     assert "centroid cosine" not in run.texts[paths.REPORT_MD]
     assert not any(key.endswith(f"/{COLUMN}") for key in run.logged)
-    assert COLUMN in run.tables[paths.PAIR_TESTS_CSV]
+    assert COLUMN not in run.tables[paths.PAIR_TESTS_CSV]
 
 
-def test_the_guide_names_two_modules_and_declares_through_attributes_only() -> None:
-    """At most two modules: the guide's, both there; the class adds the documented attributes."""
+def test_the_guide_names_two_modules_and_one_declaration() -> None:
+    """Two modules, both there; the class adds one attribute, ``columns``, one column longer."""
     section = _section()
     touched = set(re.findall(r"^- `(src/regbias/[\w/<>]+\.py)`", section, re.M))
-    embedding = "src/regbias/analysis/tests/embedding.py"
-    assert touched == {embedding, "src/regbias/analysis/tests/<statistic>.py"}
+    embedding = "src/regbias/analysis/pairs/embedding.py"
+    assert touched == {embedding, "src/regbias/analysis/pairs/<statistic>.py"}
     assert (ROOT / embedding).is_file()
     _, kind = _example()
-    added = {name for name in vars(kind) if not name.startswith("_")}
+    assert {name for name in vars(kind) if not name.startswith("_")} == {"columns"}
+    assert kind.columns[:-1] == EmbeddingPairTests.columns
     documented = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
-    assert (
-        added
-        == documented
-        == {
-            "pairwise_columns",
-            "metric_columns",
-            "section_columns",
-            "estimate_format",
-        }
-    )
-    # Each is an attribute the shipped class already reads: no method, nothing in report/.
-    assert all(hasattr(PairTests, name) for name in added)
-    assert all(not callable(getattr(kind, name)) for name in added)
+    assert documented <= {f.name for f in dataclasses.fields(PairColumn)}
     for module in ("report/record.py", "report/publish.py"):
         assert COLUMN not in (ROOT / "src/regbias" / module).read_text()
+
+
+def _log_odds_right(side_a: np.ndarray, side_b: np.ndarray) -> float:
+    """A performance statistic: the log odds ratio of being right, a against b (smoothed)."""
+    right_a, right_b = float(side_a[:, 0].sum()), float(side_b[:, 0].sum())
+    odds_a = (right_a + 0.5) / (len(side_a) - right_a + 0.5)
+    odds_b = (right_b + 0.5) / (len(side_b) - right_b + 0.5)
+    return math.log(odds_a / odds_b)
+
+
+class OddsTests(PerformancePairTests):
+    """The performance test of record with one more declared column (the guide's recipe)."""
+
+    columns = (
+        *PerformancePairTests.columns,
+        PairColumn(
+            "log_odds_right",
+            pairwise=True,
+            logged=True,
+            shown="log odds right",
+            signed="flip",
+            estimate="log odds right {log_odds_right:+.2f}",
+            compute=_log_odds_right,
+        ),
+    )
+
+
+def test_a_performance_statistic_is_one_declaration_and_one_function() -> None:
+    rng = np.random.default_rng(3)
+    groups = {
+        "au": scored_group(rng, 300, 0.5, (0.9, 0.9)),
+        "uk": scored_group(rng, 300, 0.5, (0.5, 0.5)),
+    }
+    texts = PerfTexts.of(texts_frame(groups))
+    settings = packaged(PerformanceTestSettings, "analysis.tests.performance", relabellings=999)
+    tests = performance_pair_tests(texts, ["au", "uk"], settings, kind=OddsTests)
+    row = tests.table.iloc[0]
+    assert row["log_odds_right"] > 0.5 and bool(row["differs"])
+    scores = texts.scores()
+    sides = [scores[texts.members[g]] for g in ("au", "uk")]
+    assert row["log_odds_right"] == pytest.approx(_log_odds_right(*sides))
+    pairwise = pd.DataFrame({"group_a": ["uk"], "group_b": ["au"]})  # the other order: flipped
+    flipped = pairs_columns(pairwise, tests)["perf_test_log_odds_right"].iloc[0]
+    assert flipped == -row["log_odds_right"]
+    assert "| log odds right |" in "\n".join(pair_table(tests))
+    assert f"log odds right {row['log_odds_right']:+.2f}" in tests.estimate(row)
+    assert "perf_test/au__uk/log_odds_right" in pairs_metrics(tests)
+
+
+def test_old_and_hand_built_tables_render() -> None:
+    """A table lacking declared columns takes their defaults; an older name is read as now."""
+    hand = pd.DataFrame({"group_a": ["uk"], "group_b": ["us"], "family": ["regions"], "p": [0.01]})
+    settings = packaged(EmbeddingTestSettings, "analysis.tests.embedding")
+    tests = EmbeddingPairTests(settings, 0.05, hand)
+    assert [c.name for c in tests.schema()] == list(tests.table.columns)
+    assert "| uk-us |" in "\n".join(pair_table(tests)) and pairs_lines(tests)
+    older = pd.DataFrame(
+        {"group_a": ["uk"], "group_b": ["us"], "gap": [0.1], "p": [float("nan")], "note": ["why"]}
+    )
+    perf = packaged(PerformanceTestSettings, "analysis.tests.performance")
+    read = PerformancePairTests(perf, 0.05, "accuracy", math.nan, older, pd.DataFrame(), 2)
+    assert read.table["untestable"].tolist() == ["why"] and "note" not in read.table
+    assert "untestable: why" in "\n".join(pair_table(read))

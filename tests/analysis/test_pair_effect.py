@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from regbias.analysis.tests.effect import pair_effect
-from regbias.analysis.tests.embedding_null import pair_statistic_null, pooled_form
+from regbias.analysis.pairs.effect import pair_effect
+from regbias.analysis.pairs.embedding_null import pair_statistic_null, pooled_form
 
 
 def test_the_interval_covers_the_true_effect_in_95_percent_of_400_datasets():

@@ -9,8 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from regbias.analysis.pairs.embedding import (
+    EmbeddingPairTests,
+    EmbeddingTestSettings,
+    embedding_pair_tests,
+)
 from regbias.analysis.power.embedding import PowerResult, PowerSettings, plant_power
-from regbias.analysis.tests.embedding import PairTests, PairTestSettings, record_tests
 from regbias.errors import ConfigError, SampleSizeError
 from tests.conftest import packaged
 
@@ -123,13 +127,13 @@ def test_a_source_too_small_for_the_sizes_says_which_setting(banks):
 
 def test_each_pair_gets_its_size_class_detectable_share():
     groups = {"a": [f"a{i}" for i in range(184)], "b": [f"b{i}" for i in range(200)]}
-    tests = record_tests(
+    tests = embedding_pair_tests(
         groups,
         lambda ts: np.random.default_rng(len(ts)).normal(size=(len(ts), 3)),
-        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=99),
+        packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=99),
     )
     with_power = tests.with_power({(180, 200): 0.4})
-    assert isinstance(with_power, PairTests)
+    assert isinstance(with_power, EmbeddingPairTests)
     assert with_power.table["detectable_share"].tolist() == [0.4]
     assert math.isnan(tests.table["detectable_share"].iloc[0])
 

@@ -11,19 +11,13 @@ import pytest
 from scipy import stats
 
 from regbias.analysis.multiplicity import adjust_p
-from regbias.analysis.tests import embedding
-from regbias.analysis.tests.embedding import (
-    PRIMARY_FAMILY,
-    SECONDARY_FAMILY,
-    PairTests,
-    PairTestSettings,
-    cap_groups,
-    plan_pairs,
-    record_tests,
-    size_class,
-    size_classes,
+from regbias.analysis.pairs import embedding
+from regbias.analysis.pairs.embedding import (
+    EmbeddingPairTests,
+    EmbeddingTestSettings,
+    embedding_pair_tests,
 )
-from regbias.analysis.tests.embedding_null import (
+from regbias.analysis.pairs.embedding_null import (
     draw_sides,
     kth_smallest,
     pair_statistic_null,
@@ -31,6 +25,13 @@ from regbias.analysis.tests.embedding_null import (
     pooled_form,
     relabelled_values,
     tie_margin,
+)
+from regbias.analysis.pairs.pairwise import (
+    PRIMARY_FAMILY,
+    SECONDARY_FAMILY,
+    cap_groups,
+    size_class,
+    size_classes,
 )
 from regbias.errors import ConfigError
 from regbias.interrupt import StopRequested, clear_stop, request_stop
@@ -40,9 +41,9 @@ from tests.conftest import packaged
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
-def pair_settings(**changes: object) -> PairTestSettings:
+def pair_settings(**changes: object) -> EmbeddingTestSettings:
     """``analysis.tests.embedding`` as packaged, with ``changes``."""
-    return packaged(PairTestSettings, "analysis.tests.embedding", **changes)
+    return packaged(EmbeddingTestSettings, "analysis.tests.embedding", **changes)
 
 
 def _mmd_v(a: np.ndarray, b: np.ndarray) -> float:
@@ -199,7 +200,7 @@ def test_families_shared_texts_duplicates_and_holm_within_a_family():
         "nz": [f"nz{i}" for i in range(12)],
         "mixed": [f"au{i}" for i in range(10)] + [f"uk{i}" for i in range(10)],
     }
-    tests = record_tests(
+    tests = embedding_pair_tests(
         groups,
         _vectors,
         pair_settings(relabellings=199),
@@ -224,9 +225,8 @@ def test_a_group_over_the_cap_is_subsampled_once_the_same_in_every_pair():
     assert len(first["us"]) == 100 and len(first["uk"]) == 50
     assert first == cap_groups(groups, 100, seed=0)
     assert first["us"] != cap_groups(groups, 100, seed=1)["us"]
-    plans = plan_pairs(
+    plans = pair_settings(cap=100).plans(
         {**groups, "ca": [f"c{i}" for i in range(40)]},
-        pair_settings(cap=100),
         (),
     )
     us_sides = [set(p.side_a) for p in plans if p.group_a == "us"]
@@ -240,9 +240,7 @@ def test_mixed_against_a_region_over_the_cap_is_the_region_against_the_other_reg
     us = [f"us{i}" for i in range(500)]
     uk = [f"uk{i}" for i in range(150)]
     groups = {"us": us, "uk": uk, "mixed": us[:300] + uk}
-    plans = {
-        (p.group_a, p.group_b): p for p in plan_pairs(groups, pair_settings(cap=100), ("mixed",))
-    }
+    plans = {(p.group_a, p.group_b): p for p in pair_settings(cap=100).plans(groups, ("mixed",))}
     us_mixed = plans[("us", "mixed")]
     assert not set(us_mixed.side_b) & set(us)
     assert len(us_mixed.side_b) == 100 and len(us_mixed.side_a) == 100
@@ -258,17 +256,17 @@ def test_the_cap_is_none_for_mean_and_quadratic_for_energy_and_mmd():
     assert pair_settings(statistic="mmd", cap=500).group_cap == 500
     assert pair_settings(cap=300).group_cap == 300
     groups = {"us": [f"t{i}" for i in range(3000)], "uk": [f"u{i}" for i in range(50)]}
-    assert len(plan_pairs(groups, pair_settings(), ())[0].side_a) == 3000
-    assert len(plan_pairs(groups, pair_settings(statistic="energy"), ())[0].side_a) == 2000
+    assert len(pair_settings().plans(groups, ())[0].side_a) == 3000
+    assert len(pair_settings(statistic="energy").plans(groups, ())[0].side_a) == 2000
 
 
 def test_resolution_round_trip_and_settings_checks():
     groups = {g: [f"{g}{i}" for i in range(8)] for g in ("a", "b", "c", "d")}
-    coarse = record_tests(groups, _vectors, pair_settings(relabellings=19))
+    coarse = embedding_pair_tests(groups, _vectors, pair_settings(relabellings=19))
     assert not coarse.can_reject(PRIMARY_FAMILY)  # 6 pairs x 1/20 > 0.05
-    fine = record_tests(groups, _vectors, pair_settings(relabellings=999))
+    fine = embedding_pair_tests(groups, _vectors, pair_settings(relabellings=999))
     assert fine.can_reject(PRIMARY_FAMILY)
-    back = PairTests.from_dict(fine.to_dict())
+    back = EmbeddingPairTests.from_dict(fine.to_dict())
     assert back.settings == fine.settings and back.table.equals(fine.table)
     with pytest.raises(ConfigError, match=r"analysis\.tests\.embedding\.statistic"):
         pair_settings(statistic="median")
@@ -280,8 +278,8 @@ def test_resolution_round_trip_and_settings_checks():
 
 def test_same_inputs_same_numbers():
     groups = {g: [f"{g}{i}" for i in range(40)] for g in ("a", "b", "c")}
-    one = record_tests(groups, _vectors, pair_settings(relabellings=499))
-    two = record_tests(groups, _vectors, pair_settings(relabellings=499))
+    one = embedding_pair_tests(groups, _vectors, pair_settings(relabellings=499))
+    two = embedding_pair_tests(groups, _vectors, pair_settings(relabellings=499))
     assert one.table.equals(two.table)
 
 
@@ -321,7 +319,9 @@ def test_relabellings_and_their_values_are_those_of_the_whole_partition(n_a, n_b
 def test_pairs_side_by_side_give_the_numbers_of_one_pair_at_a_time():
     groups = {g: [f"{g}{i}" for i in range(400 + 70 * j)] for j, g in enumerate("abcde")}
     found = [
-        record_tests(groups, _vectors, pair_settings(relabellings=999, pairs_at_once=n)).table
+        embedding_pair_tests(
+            groups, _vectors, pair_settings(relabellings=999, pairs_at_once=n)
+        ).table
         for n in (1, 2, 3)
     ]
     assert found[0].equals(found[1]) and found[0].equals(found[2])
@@ -343,7 +343,7 @@ def test_a_stop_ends_the_pair_tests_without_running_the_rest(monkeypatch):
         started.clear()
         try:
             with pytest.raises(StopRequested):
-                record_tests(
+                embedding_pair_tests(
                     groups, _vectors, pair_settings(relabellings=5000, pairs_at_once=at_once)
                 )
         finally:
@@ -365,5 +365,5 @@ def test_size_classes_round_down_and_take_the_larger_family():
         "uk": [f"u{i}" for i in range(200)],
         "mixed": [f"m{i}" for i in range(190)],
     }
-    plans = plan_pairs(groups, pair_settings(), ("mixed",))
+    plans = pair_settings().plans(groups, ("mixed",))
     assert size_classes(plans) == [(180, 190, 2), (180, 200, 1), (190, 200, 2)]

@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.power.embedding import PowerSettings
 from regbias.analysis.power.performance import PerfPower, perf_plant_power
-from regbias.analysis.tests.text_scores import PerfTexts
 from tests.conftest import packaged
 
 

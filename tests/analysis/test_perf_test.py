@@ -11,15 +11,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.tests.embedding import PairTestSettings
-from regbias.analysis.tests.performance import (
-    PerfTests,
-    PerfTestSettings,
+from regbias.analysis.pairs.performance import (
+    PerformancePairTests,
+    PerformanceTestSettings,
     StratifiedPair,
-    perf_record_tests,
+    performance_pair_tests,
     relabel,
 )
-from regbias.analysis.tests.text_scores import PerfTexts, group_metrics, pool_text_tables
+from regbias.analysis.pairs.pooled_scores import PerfTexts, group_metrics, pool_text_tables
 from regbias.report.record import pairs_lines
 from tests.benchmark_module import load_benchmark
 from tests.conftest import packaged
@@ -27,12 +26,8 @@ from tests.conftest import packaged
 rates = load_benchmark("perf_test_rates")
 
 
-def perf_settings(**changes: object) -> PerfTestSettings:
-    return packaged(PerfTestSettings, "analysis.tests.performance", **changes)
-
-
-def pair_settings() -> PairTestSettings:
-    return packaged(PairTestSettings, "analysis.tests.embedding")
+def perf_settings(**changes: object) -> PerformanceTestSettings:
+    return packaged(PerformanceTestSettings, "analysis.tests.performance", **changes)
 
 
 def texts_frame(
@@ -61,12 +56,11 @@ def scored_group(rng, n, positive_share, accuracy_by_label):
     return labels, right
 
 
-def record_tests(frame, **changes) -> PerfTests:
-    return perf_record_tests(
+def perf_tests_of(frame, **changes) -> PerformancePairTests:
+    return performance_pair_tests(
         PerfTexts.of(frame),
         list(dict.fromkeys(frame["group"])),
         perf_settings(**changes),
-        pair_settings(),
         references=["mixed", "baseline"],
     )
 
@@ -81,7 +75,7 @@ def test_a_different_mix_of_labels_is_not_a_performance_difference():
             "a": scored_group(rng, 120, 0.8, (0.6, 0.9)),
             "b": scored_group(rng, 80, 0.2, (0.6, 0.9)),
         }
-        row = record_tests(texts_frame(groups, seed=seed), relabellings=199).table.iloc[0]
+        row = perf_tests_of(texts_frame(groups, seed=seed), relabellings=199).table.iloc[0]
         ps.append(row["p"])
         raw.append(row["raw_gap"])
     assert np.mean(raw) > 0.1  # what an unstratified comparison would call a gap
@@ -160,7 +154,8 @@ def test_a_planted_gap_is_found():
             "b": scored_group(rng, 400, 0.5, (0.7, 0.7)),
         }
         detected += (
-            record_tests(texts_frame(groups, seed=seed), relabellings=999).table.iloc[0]["p"] < 0.01
+            perf_tests_of(texts_frame(groups, seed=seed), relabellings=999).table.iloc[0]["p"]
+            < 0.01
         )
     assert detected >= 36
 
@@ -170,7 +165,7 @@ def test_p_is_the_exact_permutation_p_on_tiny_groups():
     labels_a, labels_b = np.array([0, 0, 1, 1]), np.array([0, 1, 1])
     right_a, right_b = np.array([1.0, 1, 1, 0]), np.array([0.0, 0, 1])
     frame = texts_frame({"a": (labels_a, right_a), "b": (labels_b, right_b)}, models=1)
-    tests = record_tests(frame, relabellings=200_000)
+    tests = perf_tests_of(frame, relabellings=200_000)
     scores = np.concatenate([right_a, right_b])
     labels = np.concatenate([labels_a, labels_b])
     observed = float(tests.table.iloc[0]["gap"])
@@ -206,7 +201,7 @@ def test_identical_sides_give_p_one():
     labels = np.array([0, 1, 0, 1, 1])
     right = np.array([1.0, 0, 1, 1, 0])
     frame = texts_frame({"a": (labels, right), "b": (labels.copy(), right.copy())}, models=1)
-    row = record_tests(frame, relabellings=999).table.iloc[0]
+    row = perf_tests_of(frame, relabellings=999).table.iloc[0]
     assert row["gap"] == 0.0
     assert row["p"] == 1.0
 
@@ -219,7 +214,7 @@ def test_models_that_predict_one_class_show_no_difference():
     for name, n, share in (("a", 157, 0.37), ("b", 93, 0.61), ("c", 211, 0.5)):
         labels = (rng.random(n) < share).astype(int)
         groups[name] = (labels, labels.astype(float))  # right exactly on the positives
-    table = record_tests(texts_frame(groups, models=4), relabellings=999).table
+    table = perf_tests_of(texts_frame(groups, models=4), relabellings=999).table
     assert (table["gap"].abs() < 1e-9).all()
     assert (table["p"] == 1.0).all() and not table["differs"].any()
 
@@ -230,10 +225,10 @@ def test_an_untestable_pair_is_said_so_and_left_out_of_its_family():
     frame = texts_frame(groups)
     # nz's texts are ca's texts: both sides of ca-nz are empty.
     frame.loc[frame["group"] == "nz", "key"] = frame.loc[frame["group"] == "ca", "key"].to_numpy()
-    tests = record_tests(frame, relabellings=99)
+    tests = perf_tests_of(frame, relabellings=99)
     row = tests.table.set_index(["group_a", "group_b"]).loc[("ca", "nz")]
-    assert not row["testable"] and not row["differs"]
-    assert "no scored text" in row["note"]
+    assert row["untestable"] and not row["differs"]
+    assert "no scored text" in row["untestable"]
     assert math.isnan(row["p_adjusted"])
     assert len(tests.family("regions")) == 2
 
@@ -241,7 +236,7 @@ def test_an_untestable_pair_is_said_so_and_left_out_of_its_family():
 def test_region_and_reference_pairs_are_two_holm_families():
     rng = np.random.default_rng(1)
     groups = {g: scored_group(rng, 60, 0.5, (0.7, 0.7)) for g in ("au", "ca", "nz", "baseline")}
-    tests = record_tests(texts_frame(groups), relabellings=99)
+    tests = perf_tests_of(texts_frame(groups), relabellings=99)
     families = tests.table.groupby("family").size().to_dict()
     assert families == {"regions": 3, "reference": 3}
     for family, rows in tests.table.groupby("family"):
@@ -260,9 +255,7 @@ def test_group_intervals_cover_the_true_accuracy():
         right = rng.beta(1.6, 0.4, 300)  # mean 0.8: the group's true accuracy
         frame = texts_frame({"a": (labels, right), "b": (labels, right)}, models=10, seed=seed)
         frame = frame[frame["group"] == "a"]
-        tests = perf_record_tests(
-            PerfTexts.of(frame), ["a"], perf_settings(), pair_settings(), n_bootstrap=299
-        )
+        tests = performance_pair_tests(PerfTexts.of(frame), ["a"], perf_settings(), n_bootstrap=299)
         row = tests.groups.iloc[0]
         covered += row["ci_low"] <= 0.8 <= row["ci_high"]
     rate = covered / runs
@@ -289,8 +282,8 @@ def test_jobs_pool_into_one_row_per_text_with_every_model():
 def test_the_tests_read_back_from_their_json_form():
     rng = np.random.default_rng(3)
     groups = {g: scored_group(rng, 40, 0.5, (0.7, 0.7)) for g in ("au", "ca")}
-    tests = record_tests(texts_frame(groups), relabellings=99)
-    again = PerfTests.from_dict(tests.to_dict())
+    tests = perf_tests_of(texts_frame(groups), relabellings=99)
+    again = PerformancePairTests.from_dict(tests.to_dict())
     pd.testing.assert_frame_equal(again.table, tests.table, check_dtype=False)
     assert again.metric == "accuracy" and again.models == 5
 
@@ -302,7 +295,7 @@ def test_the_power_note_names_the_corpus_s_own_metric(metric):
         "a": scored_group(rng, 60, 0.5, (0.8, 0.8)),
         "b": scored_group(rng, 60, 0.5, (0.7, 0.7)),
     }
-    tests = replace(record_tests(texts_frame(groups), relabellings=99), metric=metric)
+    tests = replace(perf_tests_of(texts_frame(groups), relabellings=99), metric=metric)
     note = pairs_lines(tests)[-1]
     assert "could have detected is not measured" in note
     assert f"{metric} gaps" in note
@@ -322,6 +315,6 @@ def test_a_text_two_groups_label_differently_is_scored_with_each_group_s_label()
     )
     texts = PerfTexts.of(frame)
     assert group_metrics(texts, ["a", "b", "c"])["accuracy"].tolist() == [0.5, 1.0, 0.5]
-    table = record_tests(frame, relabellings=99).table.set_index(["group_a", "group_b"])
+    table = perf_tests_of(frame, relabellings=99).table.set_index(["group_a", "group_b"])
     assert table.loc[("b", "c"), "raw_gap"] == 0.5  # b's "t" counted right, as b labels it
     assert table.loc[("a", "c"), "raw_gap"] == 0.0

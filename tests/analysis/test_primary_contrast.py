@@ -11,8 +11,8 @@ import pytest
 
 from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.pair_table import pairwise_table
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.robustness.bootstrap import rho_replicates
-from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import performance_gaps, summarise
 from tests.benchmark_module import load_benchmark

@@ -14,8 +14,8 @@ import pytest
 
 from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.pair_table import PairTable
+from regbias.analysis.pairs.pooled_scores import MIN_RESAMPLED, PerfTexts
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse_table
-from regbias.analysis.tests.text_scores import MIN_RESAMPLED, PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.findings import primary_sentence
 from tests.benchmark_module import load_benchmark

@@ -22,7 +22,11 @@ from regbias.analysis.explain.places import gazetteer_of
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.explain.words import corpus_counts
-from regbias.analysis.tests.embedding import PairTests, PairTestSettings, record_tests
+from regbias.analysis.pairs.embedding import (
+    EmbeddingPairTests,
+    EmbeddingTestSettings,
+    embedding_pair_tests,
+)
 from regbias.app.settings import read_settings
 from regbias.report.explain import explain_section, log_explanations
 from regbias.study.explain import run_explain
@@ -40,10 +44,10 @@ def _vectors(texts: list[str]) -> np.ndarray:
     return _HASHED.transform(texts).toarray()
 
 
-def _tests(groups: dict[str, list[str]]) -> PairTests:
+def _tests(groups: dict[str, list[str]]) -> EmbeddingPairTests:
     """The test of record of ``groups`` with the mean statistic, 199 relabellings."""
-    settings = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=199)
-    return record_tests(groups, _vectors, dataclasses.replace(settings, statistic="mean"))
+    settings = packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=199)
+    return embedding_pair_tests(groups, _vectors, dataclasses.replace(settings, statistic="mean"))
 
 
 def _explain_settings(**changes: object) -> ExplainSettings:

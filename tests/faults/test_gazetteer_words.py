@@ -17,7 +17,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from regbias.analysis.explain.pairs import explain_pairs
 from regbias.analysis.explain.places import MASK, Gazetteer, gazetteer_of, load_gazetteer
 from regbias.analysis.explain.settings import ExplainSettings
-from regbias.analysis.tests.embedding import PairTestSettings, record_tests
+from regbias.analysis.pairs.embedding import EmbeddingTestSettings, embedding_pair_tests
 from regbias.report.explain import explain_section
 from tests.conftest import packaged
 
@@ -80,8 +80,10 @@ def test_the_report_lists_the_names_masked_in_each_groups_texts() -> None:
         "uk": [f"{t} in London" if i % 2 else f"{t} in Leeds" for i, t in enumerate(base[:40])],
         "us": [f"{t} in Boston with turkey" for t in base[40:]],
     }
-    pair_settings = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=199)
-    tests = record_tests(groups, _vectors, dataclasses.replace(pair_settings, statistic="mean"))
+    pair_settings = packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=199)
+    tests = embedding_pair_tests(
+        groups, _vectors, dataclasses.replace(pair_settings, statistic="mean")
+    )
     explain = dataclasses.replace(packaged(ExplainSettings, "analysis.explain"), mask_places=True)
     gazetteer = gazetteer_of(["London", "Leeds", "Boston", "Turkey"], "four names")
     explained = explain_pairs(tests, groups, _vectors, explain, gazetteer=gazetteer)

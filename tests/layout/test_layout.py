@@ -94,7 +94,7 @@ ANALYSIS_LAYERS = (
     ("correlation",),
     ("power",),
     ("explain",),
-    ("tests",),
+    ("pairs",),
     ("pair_table", "ranks", "permutations", "multiplicity"),
 )
 ANALYSIS = PACKAGE / "analysis"

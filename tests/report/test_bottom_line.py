@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from regbias.analysis.tests.embedding import (
-    PRIMARY_FAMILY,
-    SECONDARY_FAMILY,
-    PairTests,
-    PairTestSettings,
-)
+from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
+from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY
 from regbias.report.bottom_line import (
     NOTHING_SHOWN,
     Evidence,
@@ -32,7 +28,9 @@ def _correlations(p_maxt: list[float]) -> pd.DataFrame:
     )
 
 
-def _record(differs: list[bool], relabellings: int = 9999, reference: int = 0) -> PairTests:
+def _record(
+    differs: list[bool], relabellings: int = 9999, reference: int = 0
+) -> EmbeddingPairTests:
     n = len(differs) + reference
     table = pd.DataFrame(
         {
@@ -50,8 +48,8 @@ def _record(differs: list[bool], relabellings: int = 9999, reference: int = 0) -
             "detectable_share": float("nan"),
         }
     )
-    return PairTests(
-        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=relabellings),
+    return EmbeddingPairTests(
+        packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=relabellings),
         0.05,
         table,
     )

@@ -9,12 +9,16 @@ import pandas as pd
 import pytest
 
 from regbias.analysis.encoders.separation import contrast_encoders
-from regbias.analysis.tests.embedding import PairTests, PairTestSettings, record_tests
+from regbias.analysis.pairs.embedding import (
+    EmbeddingPairTests,
+    EmbeddingTestSettings,
+    embedding_pair_tests,
+)
 from regbias.report.comparison import comparison_markdown
 from regbias.report.encoder_contrast import EncoderComparison, markdown_table
 from tests.conftest import packaged
 
-SETTINGS = packaged(PairTestSettings, "analysis.tests.embedding", relabellings=99, cap=100)
+SETTINGS = packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=99, cap=100)
 GROUPS = ("au", "ca", "nz", "uk", "mixed")
 
 
@@ -27,8 +31,8 @@ def _comparison() -> EncoderComparison:
         "encoder=random": lambda ts: np.stack([latent[t] * 0 + rng.standard_normal(4) for t in ts]),
     }
     contrasts = contrast_encoders(texts, encoders, SETTINGS, references=["mixed"], n_bootstrap=99)
-    records: dict[str, PairTests] = {
-        label: record_tests(texts, vectors, SETTINGS, references=["mixed"])
+    records: dict[str, EmbeddingPairTests] = {
+        label: embedding_pair_tests(texts, vectors, SETTINGS, references=["mixed"])
         for label, vectors in encoders.items()
     }
     primary = pd.DataFrame(

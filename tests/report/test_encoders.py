@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.tests.embedding import PairTests, PairTestSettings
+from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from tests.conftest import packaged
@@ -21,8 +21,8 @@ PRIMARY = ("dist_sinkhorn_long", "gap_accuracy")
 def variant(root: Path, encoder: str, identity: str, null: float, rho: float, p: float) -> None:
     """A variant's report folder: pairs that all differ (null 0) or none (null large)."""
     differs = null == 0.0
-    tests = PairTests(
-        packaged(PairTestSettings, "analysis.tests.embedding"),
+    tests = EmbeddingPairTests(
+        packaged(EmbeddingTestSettings, "analysis.tests.embedding"),
         0.05,
         pd.DataFrame(
             {

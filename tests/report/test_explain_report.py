@@ -10,8 +10,8 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from regbias.analysis.explain.pairs import explain_pairs
 from regbias.analysis.explain.places import gazetteer_of
 from regbias.analysis.explain.settings import ExplainSettings
+from regbias.analysis.pairs.embedding import EmbeddingTestSettings, embedding_pair_tests
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
-from regbias.analysis.tests.embedding import PairTestSettings, record_tests
 from regbias.report.explain import explain_section
 from regbias.report.publish import log_analysis
 from regbias.tracking import artifacts as paths
@@ -36,11 +36,11 @@ def test_the_section_tables_figures_and_bottom_line_clause_appear() -> None:
         "au": [f"{t} <b>arvo|</b>" for t in base[160:]],
     }
     pair = dataclasses.replace(
-        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=999),
+        packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=999),
         statistic="mean",
         resamples=0,
     )
-    tests = record_tests(groups, _vectors, pair)
+    tests = embedding_pair_tests(groups, _vectors, pair)
     explain = packaged(ExplainSettings, "analysis.explain", mask_places=True)
     gazetteer = gazetteer_of(["London", "Boston"], "two cities")
     explained = explain_pairs(tests, groups, _vectors, explain, gazetteer=gazetteer)
@@ -63,19 +63,18 @@ def test_the_section_tables_figures_and_bottom_line_clause_appear() -> None:
     assert "descriptive, not a test" in section
     assert "arvo" in section and "<b>" not in section  # a text is escaped
     assert paths.MASKED_TESTS_CSV in run.tables and paths.EXPLAIN_JSON in run.texts
-    bottom = report.split("**Bottom line in full.**", 1)[1].split("\n", 1)[0]
-    assert "not shown to differ with place names masked" in bottom and "uk-us" in bottom
+    assert "Bottom line in full" not in report  # the bottom line is said once, at the top
 
 
 def test_without_the_control_the_section_says_how_to_run_it() -> None:
     groups = {"uk": [f"tea and biscuits {i} London" for i in range(40)]}
     groups["us"] = [f"coffee and cookies {i} Boston" for i in range(40)]
     pair = dataclasses.replace(
-        packaged(PairTestSettings, "analysis.tests.embedding", relabellings=199),
+        packaged(EmbeddingTestSettings, "analysis.tests.embedding", relabellings=199),
         statistic="mean",
         resamples=0,
     )
-    tests = record_tests(groups, _vectors, pair)
+    tests = embedding_pair_tests(groups, _vectors, pair)
     explain = packaged(ExplainSettings, "analysis.explain")
     assert not explain.mask_places  # off by default: it costs a second test of record
     explained = explain_pairs(tests, groups, _vectors, explain)

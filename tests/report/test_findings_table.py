@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
-from regbias.analysis.tests.embedding import PairTests, PairTestSettings
 from regbias.report.answers import QUESTIONS
 from regbias.report.findings_model import (
     DOCS_PAGE_LINK,
@@ -29,7 +29,7 @@ from tests.report.test_findings import FakeRun, findings_tables, primary_result
 _LINK = re.compile(r"\]\(([^)]+)\)")
 
 
-def _record() -> PairTests:
+def _record() -> EmbeddingPairTests:
     """Two region pairs (one differs, one with a name that needs escaping) and a reference."""
     table = pd.DataFrame(
         {
@@ -50,7 +50,9 @@ def _record() -> PairTests:
             "detectable_share": np.nan,
         }
     )
-    return PairTests(packaged(PairTestSettings, "analysis.tests.embedding"), 0.05, table)
+    return EmbeddingPairTests(
+        packaged(EmbeddingTestSettings, "analysis.tests.embedding"), 0.05, table
+    )
 
 
 def _report() -> FakeRun:
@@ -111,7 +113,9 @@ def test_the_findings_table_answers_every_question_with_a_method_link() -> None:
         if not line.startswith("|"):
             assert len(line) <= 240, line
     assert "uk-us (effect 0.0099 [0.009, 0.011], Holm p 0.0002)" in report
-    assert "**Bottom line in full.**" in report
+    assert "Bottom line in full" not in report
+    details = report.split("## Findings in detail", 1)[1]
+    assert all(len(line) <= 300 for line in details.splitlines() if line.lstrip()[:2] == "- ")
     assert report.index("## Findings in detail") < report.index("## Terms")
 
 

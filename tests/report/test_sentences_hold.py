@@ -28,15 +28,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
+from regbias.analysis.pairs.performance import performance_pair_tests
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.power.primary import NO_SIGNAL
-from regbias.analysis.tests.embedding import PairTests, PairTestSettings
-from regbias.analysis.tests.performance import perf_record_tests
-from regbias.analysis.tests.text_scores import PerfTexts
+from regbias.report.answers import primary_answer, said_notes
 from regbias.report.bottom_line import NOTHING_SHOWN
 from regbias.report.encoder_contrast import primary_sentence as contrast_sentence
 from regbias.report.findings import finding_lines, primary_sentence
 from regbias.report.record import pairs_lines, perf_section
-from tests.analysis.test_perf_test import pair_settings, perf_settings, scored_group, texts_frame
+from tests.analysis.test_perf_test import perf_settings, scored_group, texts_frame
 from tests.conftest import packaged
 from tests.report.test_findings import findings_tables, primary_result
 
@@ -73,7 +74,9 @@ def test_a_holm_p_in_the_records_line_has_the_one_p_format() -> None:
             "detectable_share": np.nan,
         }
     )  # fmt: skip
-    tests = PairTests(packaged(PairTestSettings, "analysis.tests.embedding"), 0.2, table)
+    tests = EmbeddingPairTests(
+        packaged(EmbeddingTestSettings, "analysis.tests.embedding"), 0.2, table
+    )
     line = pairs_lines(tests)[0]
     assert "Holm p 0.12)" in line and "0.123" not in line
 
@@ -96,8 +99,8 @@ def _perf_tests(models: int):
     rng = np.random.default_rng(3)
     groups = {g: scored_group(rng, 150, 0.5, (0.1, 0.9)) for g in ("au", "nz", "uk")}
     frame = texts_frame(groups, models=models, seed=3)
-    return perf_record_tests(
-        PerfTexts.of(frame), ["au", "nz", "uk"], perf_settings(relabellings=99), pair_settings(),
+    return performance_pair_tests(
+        PerfTexts.of(frame), ["au", "nz", "uk"], perf_settings(relabellings=99),
         n_bootstrap=200, confidence=0.95,
     )  # fmt: skip
 
@@ -128,3 +131,18 @@ def test_a_repeated_interval_note_is_said_once() -> None:
     )  # fmt: skip
     assert len(lines) >= 3 and sum(note in line for line in lines) == 1
     assert note in lines[0] and all("no bootstrap interval (as above)" in x for x in lines[1:])
+
+
+def test_a_note_the_answers_say_is_not_said_again_in_the_details() -> None:
+    """The answers' table says the primary's missing interval in full; the details, "as above"."""
+    found, checks = findings_tables()
+    note = "too few repetitions or seeds for an interval (2 repetitions, 2 seeds)"
+    primary = replace(primary_result(0.2), ci_low=np.nan, ci_high=np.nan, ci_note=note)
+    assert said_notes(primary) == [note]
+    assert note in primary_answer(primary, ("dist_sinkhorn_long", "gap_accuracy")).answer
+    lines = finding_lines(
+        found, checks, primary=("dist_sinkhorn_long", "gap_accuracy"), adjust="maxt",
+        significance=0.05, confidence=0.95, primary_test=primary, said_above=said_notes(primary),
+    )  # fmt: skip
+    assert not any(note in line for line in lines) and "as above" in lines[0]
+    assert said_notes(primary_result(0.2)) == []  # an interval was made: nothing said above

@@ -25,14 +25,18 @@ from regbias.analysis.pair_table import (
     RecordedVerdict,
     pairwise_table,
 )
+from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
+from regbias.analysis.pairs.performance import (
+    PerformancePairTests,
+    PerformanceTestSettings,
+    performance_pair_tests,
+)
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.power.embedding import PowerSettings
 from regbias.analysis.power.performance import PerfPower, perf_classes, perf_plant_power
 from regbias.analysis.power.primary import NO_SIGNAL
 from regbias.analysis.robustness.bootstrap import BARE_TABLE, rho_replicates
 from regbias.analysis.robustness.checks import RobustnessSettings, robustness
-from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.performance import PairwiseTestSettings, PerfTests, perf_record_tests
-from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, RegbiasError
@@ -40,6 +44,21 @@ from regbias.errors import ConfigError, RegbiasError
 log = logging.getLogger(__name__)
 #: The robustness columns ``correlations.csv`` carries too.
 ROBUSTNESS_HEADLINE = ["spearman_ci_low", "spearman_ci_high", "loo_rho_min", "loo_rho_max"]
+
+
+@dataclass(frozen=True)
+class PairTestsSettings:
+    """``analysis.tests``: which pairs of groups differ, in two spaces.
+
+    Attributes:
+        embedding: the test of record in the encoder's space (sentence vectors of every
+            distinct text of both groups).
+        performance: the test of record of the classifiers' per-text scores (the ``texts``
+            design).
+    """
+
+    embedding: EmbeddingTestSettings
+    performance: PerformanceTestSettings
 
 
 @dataclass
@@ -69,7 +88,7 @@ class StudyResults:
     per_model: pd.DataFrame | None = None
     group_sizes: dict[str, int] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
-    record: PairTests | None = None
+    record: EmbeddingPairTests | None = None
     texts: pd.DataFrame | None = None
     window_fits: list[WindowFit] = field(default_factory=list)
     reused: list[tuple[str, str]] = field(default_factory=list)
@@ -99,7 +118,7 @@ class AnalysisSettings:
     seed: int
     significance: float
     reference_groups: list[str]
-    tests: PairwiseTestSettings
+    tests: PairTestsSettings
     power: PowerSettings
     correlation: CorrelationSettings
     robustness: RobustnessSettings
@@ -130,13 +149,13 @@ class Analysis:
     note: str = ""
     robustness: pd.DataFrame | None = None
     primary: PrimaryTest | None = None
-    performance_record: PerfTests | None = None
+    performance_record: PerformancePairTests | None = None
     performance_power: PerfPower | None = None
 
 
 def performance_power(
-    texts: PerfTexts | None, record: PerfTests | None, settings: AnalysisSettings
-) -> tuple[PerfTests | None, PerfPower | None]:
+    texts: PerfTexts | None, record: PerformancePairTests | None, settings: AnalysisSettings
+) -> tuple[PerformancePairTests | None, PerfPower | None]:
     """The test with each pair's ``detectable_gap`` from planted accuracy gaps, and the plants.
 
     Unchanged and None where not planted (``analysis.power.enabled`` off, no test, multilabel).
@@ -159,16 +178,15 @@ def performance_power(
 
 def performance_record(
     texts: PerfTexts | None, groups: list[str], settings: AnalysisSettings
-) -> PerfTests | None:
+) -> PerformancePairTests | None:
     """The performance test of record on per-text scores (None without them)."""
     if texts is None or not settings.tests.performance.enabled:
         return None
     log.info("performance test of record: %d texts", len(texts.keys))
-    return perf_record_tests(
+    return performance_pair_tests(
         texts,
         groups,
         settings.tests.performance,
-        settings.tests.embedding,
         references=settings.reference_groups,
         alpha=settings.significance,
         n_bootstrap=settings.robustness.resamples,
@@ -176,7 +194,9 @@ def performance_record(
     )
 
 
-def primary_noise(record: PerfTests | None, settings: AnalysisSettings) -> dict[str, float] | None:
+def primary_noise(
+    record: PerformancePairTests | None, settings: AnalysisSettings
+) -> dict[str, float] | None:
     """By region, its metric's standard error over the spread of the regions' true values.
 
     From the performance test of record's two-stage intervals (standard error = interval

@@ -14,9 +14,9 @@ import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.multiplicity import p_column
-from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
-from regbias.analysis.tests.performance import PerfTests
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
+from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.numbers import models_words
 from regbias.report.bottom_line import (
     ADJUSTED_NAMES,
@@ -100,7 +100,7 @@ def _pairs_answer(tests: PairwiseTests, verb: str) -> str:
     return text[0].upper() + text[1:]
 
 
-def record_answer(tests: PairTests | None, enabled: bool = True) -> Answer:
+def record_answer(tests: EmbeddingPairTests | None, enabled: bool = True) -> Answer:
     """Which region pairs differ in the encoder's space (the test of record)."""
     question = QUESTIONS[0]
     if tests is None:
@@ -113,7 +113,7 @@ def record_answer(tests: PairTests | None, enabled: bool = True) -> Answer:
     return Answer(question, _pairs_answer(tests, "differ"), how, _RECORD)
 
 
-def performance_answer(tests: PerfTests | None) -> Answer:
+def performance_answer(tests: PerformancePairTests | None) -> Answer:
     """Which pairs the classifiers treat differently (the performance test of record)."""
     question = QUESTIONS[1]
     if tests is None:
@@ -186,6 +186,13 @@ def _primary_row_answer(
         verdict = "Yes" if math.isfinite(p) and p < level else "No"
     answer = f"{verdict}: rho = {row['spearman_rho']:.2f}, {interval}, p = {p:.2g}"
     return Answer(question, answer, how, _CORRELATIONS)
+
+
+def said_notes(test: PrimaryTest | None) -> list[str]:
+    """The notes the answers say in full (the findings below then say "as above")."""
+    if test is None or (math.isfinite(test.ci_low) and math.isfinite(test.ci_high)):
+        return []
+    return [test.ci_note] if test.ci_note else []
 
 
 def _interval(test: PrimaryTest) -> str:

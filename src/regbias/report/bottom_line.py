@@ -15,10 +15,10 @@ from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_table import RecordedVerdict
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.analysis.pairs.pairwise import FAMILIES
+from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
-from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.pairwise import FAMILIES
-from regbias.analysis.tests.performance import PerfTests
 from regbias.report.escape import markdown_text
 from regbias.report.record import pairs_found, pairs_numbers, pairs_part, recorded_part
 
@@ -85,11 +85,11 @@ class Evidence:
 
     primary: PrimaryTest | None
     correlations: pd.DataFrame | None
-    record: PairTests | None
+    record: EmbeddingPairTests | None
     adjust: str
     significance: float
     record_enabled: bool = True
-    performance: PerfTests | None = None
+    performance: PerformancePairTests | None = None
     recorded: tuple[RecordedVerdict, ...] = ()
     explained: Explanations | None = None
 

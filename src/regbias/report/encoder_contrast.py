@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from regbias.analysis.encoders.separation import EncoderContrast
-from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.numbers import number_text
 from regbias.report.escape import markdown_text, path_text
 from regbias.tracking.artifacts import name_hash
@@ -101,7 +101,7 @@ def separation_lines(contrasts: Sequence[EncoderContrast]) -> list[str]:
     return lines
 
 
-def agreement_table(records: Mapping[str, PairTests]) -> pd.DataFrame:
+def agreement_table(records: Mapping[str, EmbeddingPairTests]) -> pd.DataFrame:
     """Per pair: each encoder's test-of-record verdict (Holm p, differs) and whether they agree."""
     if not records:
         return pd.DataFrame()
@@ -119,7 +119,7 @@ def agreement_table(records: Mapping[str, PairTests]) -> pd.DataFrame:
     return pd.concat([pair.rename("pair"), frame.drop(columns=["group_a", "group_b"])], axis=1)
 
 
-def agreement_lines(records: Mapping[str, PairTests]) -> list[str]:
+def agreement_lines(records: Mapping[str, EmbeddingPairTests]) -> list[str]:
     """Where the encoders' tests of record agree on which pairs differ, side by side."""
     if len(records) < 2:
         return []
@@ -227,7 +227,7 @@ def primary_lines(
 
 def contrast_findings(
     contrasts: Sequence[EncoderContrast],
-    records: Mapping[str, PairTests],
+    records: Mapping[str, EmbeddingPairTests],
     primary: pd.DataFrame | None,
     confidence: float,
 ) -> list[str]:
@@ -258,7 +258,7 @@ class EncoderComparison:
     """
 
     separation: list[EncoderContrast] = field(default_factory=list)
-    records: dict[str, PairTests] = field(default_factory=dict)
+    records: dict[str, EmbeddingPairTests] = field(default_factory=dict)
     primary: pd.DataFrame | None = None
     confidence: float = 0.95
     notes: list[str] = field(default_factory=list)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.pairwise import FAMILIES
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.analysis.pairs.pairwise import FAMILIES
 from regbias.numbers import number_text, p_text
 from regbias.report.record import read_record
 from regbias.tracking import artifacts as paths
@@ -50,7 +50,7 @@ class EncoderEvidence:
     control: bool
     primary: dict[str, float]
     primary_name: str
-    record: PairTests | None
+    record: EmbeddingPairTests | None
     correlations: dict[str, tuple[float, float]]
     distances: list[str]
 
@@ -147,7 +147,7 @@ def encoders_markdown(
     return "\n".join(lines) + "\n"
 
 
-def verdict_count(tests: PairTests, family: str) -> str:
+def verdict_count(tests: EmbeddingPairTests, family: str) -> str:
     """``k of n`` differing pairs of a family, which, and how many were untestable."""
     differing = tests.differing(family)
     names = ", ".join(f"{r.group_a}-{r.group_b}" for r in differing.itertuples())

@@ -18,6 +18,7 @@ from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.analysis.power.primary import NO_SIGNAL, POWER_CONFIDENCE
 from regbias.distances import distance_label
 from regbias.numbers import p_text
+from regbias.report.bullets import bullet_lines
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
 
@@ -77,9 +78,14 @@ def describe_column(column: str) -> str:
 
 
 def details_markdown(lines: Sequence[str]) -> str:
-    """``## Findings in detail``, one bullet per line (Markdown), then the terms' section."""
-    bullets = [f"- {line}" for line in lines]
-    terms = [f"## {TERMS_HEADING}", "", *GLOSSARY]
+    """``## Findings in detail``, one finding per bullet (Markdown), then the terms' section.
+
+    A finding longer than a bullet's limit keeps its first clause as the bullet, its other
+    clauses beneath it (:func:`~regbias.report.bullets.bullet_lines`).
+    """
+    bullets = [bullet for line in lines for bullet in bullet_lines(line)]
+    glossary = [bullet for term in GLOSSARY for bullet in bullet_lines(term.removeprefix("- "))]
+    terms = [f"## {TERMS_HEADING}", "", *glossary]
     return "\n".join([f"## {DETAILS_HEADING}", "", *bullets, "", *terms]) + "\n"
 
 
@@ -94,6 +100,7 @@ def finding_lines(
     n_strongest: int = 3,
     note: str = "",
     primary_test: PrimaryTest | None = None,
+    said_above: Sequence[str] = (),
 ) -> list[str]:
     """The primary test's sentence, then one sentence per headline correlation (Markdown).
 
@@ -106,6 +113,7 @@ def finding_lines(
         confidence: the level of the bootstrap intervals.
         n_strongest: how many of the strongest other correlations follow.
         note: said instead of the sentences when there are no correlations.
+        said_above: notes the page has said in full above these lines ("as above" here).
         primary_test: the primary hypothesis's regions-only test, stated first; its pair's row
             of ``found`` (all groups) then follows as a secondary correlation. None: that row
             is stated as the primary hypothesis (reports without a regions-only test).
@@ -132,12 +140,18 @@ def finding_lines(
     lines += [f"{label}{_sentence(row, adjust, significance, confidence)}" for label, row in stated]
     notes = [primary_test.ci_note] if primary_test is not None else []
     notes += [str(row.get("bootstrap_note") or "") for _, row in stated]
-    return each_note_once(lines, notes)
+    return each_note_once(lines, notes, said_above)
 
 
-def each_note_once(lines: Sequence[str], notes: Sequence[str]) -> list[str]:
-    """``lines`` with each of ``notes`` said in full once, "as above" where it comes again."""
-    said: set[str] = set()
+def each_note_once(
+    lines: Sequence[str], notes: Sequence[str], said_above: Sequence[str] = ()
+) -> list[str]:
+    """``lines`` with each of ``notes`` said in full once, "as above" where it comes again.
+
+    A note in ``said_above`` (said in full before ``lines``) is "as above" everywhere.
+    """
+    said: set[str] = set(said_above)
+    notes = [*notes, *said_above]
     out = []
     for line in lines:
         for note in dict.fromkeys(n for n in notes if n):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from regbias.analysis.correlation.table import strongest
-from regbias.analysis.tests.embedding import PRIMARY_FAMILY
+from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY
 from regbias.numbers import p_text
 from regbias.report.escape import description_text, markdown_text
 from regbias.report.findings_model import Findings

@@ -14,12 +14,12 @@ import pandas as pd
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.correlation.table import strongest
 from regbias.analysis.multiplicity import p_column
+from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
-from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
-from regbias.report.answers import study_findings
+from regbias.report.answers import said_notes, study_findings
 from regbias.report.bottom_line import Evidence, precision_caveat, random_encoder_warning
 from regbias.report.escape import cell_text, markdown_code, markdown_text, path_text
 from regbias.report.findings import details_markdown, finding_lines
@@ -53,7 +53,6 @@ def report_findings(
         *truncation_caveats(results),
         *reused_caveats(results),
     ]
-    full = evidence.sentence().replace("**Bottom line.**", "**Bottom line in full.**", 1)
     details = finding_lines(
         analysis.correlations,
         analysis.robustness,
@@ -63,8 +62,9 @@ def report_findings(
         confidence=settings.robustness.confidence,
         note=analysis.note,
         primary_test=analysis.primary,
+        said_above=said_notes(analysis.primary),
     )
-    opening = [*unusable_lines(results.distances), full]
+    opening = unusable_lines(results.distances)
     return study_findings(
         evidence, settings.correlation.primary, caveats, [*opening, *details, *extra_findings]
     )
@@ -155,7 +155,7 @@ def truncation_caveats(results: StudyResults) -> list[str]:
     return [f"Drawn texts cut at {where} (their tail is not embedded): {markdown_text(kinds)}."]
 
 
-def baseline_sizes(results: StudyResults, record: PerfTests | None) -> str:
+def baseline_sizes(results: StudyResults, record: PerformancePairTests | None) -> str:
     """Why ``baseline``'s size differs by measure, in one sentence of the run's own counts.
 
     Here it is a job's general training sample (its distances draw from all of it); the

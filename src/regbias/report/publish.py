@@ -18,12 +18,12 @@ from typing import Any
 import pandas as pd
 
 from regbias.analysis.multiplicity import p_column
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.analysis.pairs.pairwise import DIFFERS, GROUP_A, GROUP_B, PairwiseTests
+from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.power.performance import PerfPower
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
-from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.pairwise import DIFFERS, GROUP_A, GROUP_B, PairwiseTests
-from regbias.analysis.tests.performance import PerfTests
 from regbias.data.groups import BASELINE
 from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
@@ -193,7 +193,7 @@ def log_tests(run: RunLog, tests: PairwiseTests, table: str, form: str) -> None:
     run.metrics(pairs_metrics(tests))
 
 
-def log_record(run: RunLog, tests: PairTests) -> None:
+def log_record(run: RunLog, tests: EmbeddingPairTests) -> None:
     """The test of record: ``analysis/pair_tests.csv|json``, its metrics and effect heatmap."""
     log_tests(run, tests, paths.PAIR_TESTS_CSV, paths.PAIR_TESTS_JSON)
     title = f"test of record: size-free effect ({tests.settings.words()}); outlined: differs"
@@ -203,7 +203,7 @@ def log_record(run: RunLog, tests: PairTests) -> None:
     run.figure(figure, paths.PAIR_TEST_FIGURE)
 
 
-def log_perf_record(run: RunLog, tests: PerfTests) -> None:
+def log_perf_record(run: RunLog, tests: PerformancePairTests) -> None:
     """The performance test of record: its tables, JSON form, metrics and figure."""
     log_tests(run, tests, paths.PERF_TESTS_CSV, paths.PERF_TESTS_JSON)
     run.table(tests.groups, paths.PERF_GROUPS_CSV)

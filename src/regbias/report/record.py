@@ -1,6 +1,6 @@
 """Which pairs differ, in words: one renderer for every pairwise test of record.
 
-Which pairs differ is said from the tests of record alone (:mod:`regbias.analysis.tests.pairwise`:
+Which pairs differ is said from the tests of record alone (:mod:`regbias.analysis.pairs.pairwise`:
 the embedding-space and the performance test, two Holm families each; docs/method.md). This
 module writes each test's bottom-line clause, findings, metrics, headline counts and pairwise
 columns, and each test's own section (the performance test's with its figure).
@@ -18,22 +18,20 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from regbias.analysis.pair_table import RecordedVerdict
-from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.pairwise import (
+from regbias.analysis.pairs.columns import PairColumn, reversed_value
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.analysis.pairs.pairwise import (
     DIFFERS,
     FAMILIES,
-    FAMILY,
     GROUP_A,
     GROUP_B,
-    N_A,
-    N_B,
     P_ADJUSTED,
     PRIMARY_FAMILY,
     SECONDARY_FAMILY,
-    P,
+    UNTESTABLE,
     PairwiseTests,
 )
-from regbias.analysis.tests.performance import PerfTests
+from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
 from regbias.numbers import models_words, p_text, points, points_interval
@@ -44,10 +42,10 @@ from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PAIR_TESTS_JSON, PERF_F
 _FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
 
 
-def read_record(folder: Path) -> PairTests | None:
+def read_record(folder: Path) -> EmbeddingPairTests | None:
     """The test of record a report folder holds (None: it has none)."""
     path = folder / PAIR_TESTS_JSON
-    return PairTests.from_dict(json.loads(path.read_text())) if path.is_file() else None
+    return EmbeddingPairTests.from_dict(json.loads(path.read_text())) if path.is_file() else None
 
 
 def pair_name(row: pd.Series) -> str:
@@ -108,7 +106,7 @@ def _untested_names(tests: PairwiseTests, family: str) -> str:
     rows = tests.untestable(family)
     if not len(rows):
         return ""
-    listed = ", ".join(f"{pair_name(r)} ({r[tests.reason]})" for _, r in rows.iterrows())
+    listed = ", ".join(f"{pair_name(r)} ({r[UNTESTABLE]})" for _, r in rows.iterrows())
     return f"; untestable, kept out of the count: {listed}"
 
 
@@ -166,14 +164,14 @@ def pairs_metrics(tests: PairwiseTests) -> dict[str, float]:
     """Per pair ``<metric>/<a>__<b>/<column>``, per family ``<metric>/differing/<family>``.
 
     With the test's own metrics
-    (:meth:`~regbias.analysis.tests.pairwise.PairwiseTests.own_metrics`); a NaN value (an
+    (:meth:`~regbias.analysis.pairs.pairwise.PairwiseTests.own_metrics`); a NaN value (an
     untestable pair's) is left out.
     """
     prefix = tests.words.metric
     out: dict[str, float] = {}
     for _, row in tests.table.iterrows():
         key = f"{prefix}/{row[GROUP_A]}__{row[GROUP_B]}"
-        for column in tests.metric_columns:
+        for column in tests.metric_columns():
             out[f"{key}/{column}"] = float(row[column])
     for family in FAMILIES:
         if len(tests.family(family)) or len(tests.untestable(family)):
@@ -203,28 +201,20 @@ def pairs_columns(pairwise: pd.DataFrame, tests: PairwiseTests | None) -> pd.Dat
         return pairwise
     keyed = {(r[GROUP_A], r[GROUP_B]): r for _, r in tests.table.iterrows()}
     out = pairwise.copy()
-    for column in tests.pairwise_columns:
+    for column in tests.pairwise_columns():
         values = []
         for a, b in zip(out[GROUP_A], out[GROUP_B], strict=True):
             if (a, b) in keyed:
                 values.append(keyed[(a, b)][column])
             elif (b, a) in keyed:
-                values.append(_reversed(tests, keyed[(b, a)], column))
+                values.append(reversed_value(tests.schema(), keyed[(b, a)], column))
             else:
                 values.append(None)
         out[f"{tests.words.metric}_{column}"] = values
     return out
 
 
-def _reversed(tests: PairwiseTests, row: pd.Series, column: str) -> object:
-    """A row's value for the pair named in the other order."""
-    interval = tests.signed_interval
-    if interval is not None and column in interval:
-        return -float(row[interval[1] if column == interval[0] else interval[0]])
-    return -float(row[column]) if column in tests.signed_columns else row[column]
-
-
-def record_matrix(tests: PairTests) -> DistanceMatrix:
+def record_matrix(tests: EmbeddingPairTests) -> DistanceMatrix:
     """The pairs' size-free effects as a labelled matrix (for the heatmap)."""
     groups = list(dict.fromkeys([*tests.table[GROUP_A], *tests.table[GROUP_B]]))
     where = {g: i for i, g in enumerate(groups)}
@@ -235,23 +225,46 @@ def record_matrix(tests: PairTests) -> DistanceMatrix:
     return DistanceMatrix("pair_test_effect", groups, z, np.zeros_like(z), 1)
 
 
-def record_section(tests: PairTests | None) -> str:
+def pair_table(tests: PairwiseTests) -> list[str]:
+    """Markdown: the test's table, one row per pair, its declared ``shown`` columns and verdict.
+
+    One renderer for every test: a column in points is written as points (a ``low`` end with
+    its ``high`` as one interval); an ``optional`` column only where some pair has a value.
+    """
+    shown = [c for c in tests.schema() if c.shown and _has_values(tests, c)]
+    ends: dict[str, str] = {c.signed: c.name for c in tests.schema() if c.signed in ("low", "high")}
+    header = "| pair | " + " | ".join(c.shown for c in shown) + " | verdict |"
+    rule = "|" + "---|" * (len(shown) + 2)
+    body = [
+        "| " + " | ".join([pair_name(r), *(_cell(c, r, ends) for c in shown), _verdict(r)]) + " |"
+        for _, r in tests.table.iterrows()
+    ]
+    return [header, rule, *body]
+
+
+def _has_values(tests: PairwiseTests, column: PairColumn) -> bool:
+    return not column.optional or bool(np.isfinite(tests.table[column.name].astype(float)).any())
+
+
+def _cell(column: PairColumn, row: pd.Series, ends: dict[str, str]) -> str:
+    value = row[column.name]
+    if not column.points:
+        return cell_text(value)
+    if column.signed == "low":
+        return points_interval(float(value), float(row[ends["high"]]))
+    return _points(float(value))
+
+
+def _verdict(row: pd.Series) -> str:
+    if row[UNTESTABLE]:
+        return f"untestable: {markdown_text(row[UNTESTABLE])}"
+    return "differs" if bool(row[DIFFERS]) else "not shown to differ"
+
+
+def record_section(tests: EmbeddingPairTests | None) -> str:
     """Markdown: the test of record's table and figure (empty without one)."""
     if tests is None:
         return ""
-    columns = list(tests.section_columns)
-    table = tests.table.copy()
-    table.index = [pair_name(r) for _, r in table.iterrows()]
-    table[DIFFERS] = table[DIFFERS].astype(object)
-    table.loc[~tests.testable().to_numpy(), DIFFERS] = "untestable"
-    if tests.power_measured():
-        columns.append("detectable_share")
-    header = "| pair | " + " | ".join(columns) + " |"
-    rule = "|" + "---|" * (len(columns) + 1)
-    body = [
-        "| " + " | ".join([str(i), *(cell_text(row[c]) for c in columns)]) + " |"
-        for i, row in table.iterrows()
-    ]
     return "\n".join(
         [
             "## Which pairs differ: the test of record",
@@ -273,9 +286,7 @@ def record_section(tests: PairTests | None) -> str:
             "ranks no pairs. Region pairs are one family, pairs with a reference group "
             "another, each Holm-adjusted within its family.",
             "",
-            header,
-            rule,
-            *body,
+            *pair_table(tests),
             "",
             f"![pair tests]({PAIR_TEST_FIGURE})",
             "",
@@ -283,7 +294,7 @@ def record_section(tests: PairTests | None) -> str:
     )
 
 
-def _intervals_words(tests: PerfTests, level: str) -> str:
+def _intervals_words(tests: PerformancePairTests, level: str) -> str:
     """How the performance intervals were made, or why there are none."""
     if not level:
         text = tests.interval_note or "no intervals: analysis.robustness.resamples=0"
@@ -298,7 +309,7 @@ def _intervals_words(tests: PerfTests, level: str) -> str:
     )
 
 
-def perf_section(tests: PerfTests | None) -> str:
+def perf_section(tests: PerformancePairTests | None) -> str:
     """Markdown: each group's metric with its interval, the pair table and the figure."""
     if tests is None:
         return ""
@@ -309,7 +320,6 @@ def perf_section(tests: PerfTests | None) -> str:
         f"{_interval_plain(r['ci_low'], r['ci_high'])} | {int(r['n_texts'])} |"
         for _, r in groups.iterrows()
     ]
-    pair_rows = [_pair_line(tests, r) for _, r in tests.table.iterrows()]
     return "\n".join(
         [
             "### Which pairs the classifiers treat differently: the test of record",
@@ -332,16 +342,13 @@ def perf_section(tests: PerfTests | None) -> str:
             "",
             f"![performance per group]({PERF_FIGURE})",
             "",
-            "| pair | family | n_a | n_b | gap (points) | interval | raw gap | p | Holm p | "
-            "verdict |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-            *pair_rows,
+            *pair_table(tests),
             "",
         ]
     )
 
 
-def _baseline_words(tests: PerfTests) -> str:
+def _baseline_words(tests: PerformancePairTests) -> str:
     if BASELINE not in set(tests.groups["group"]):
         return ""
     return "; `baseline` is each model's held-out fold"
@@ -351,22 +358,6 @@ def _group_metric_words(metric: str) -> str:
     if metric == "accuracy":
         return "the mean of its texts' correctness (the share of models right about each)"
     return "the micro-F1 of its texts' true positive, false positive and false negative topics"
-
-
-def _pair_line(tests: PerfTests, row: pd.Series) -> str:
-    cells = [
-        pair_name(row),
-        markdown_text(row[FAMILY]),
-        str(int(row[N_A])),
-        str(int(row[N_B])),
-        _points(float(row["gap"])),
-        points_interval(float(row["ci_low"]), float(row["ci_high"])),
-        _points(float(row["raw_gap"])),
-        cell_text(float(row[P])),
-        cell_text(float(row[P_ADJUSTED])),
-        _verdict(tests, row),
-    ]
-    return "| " + " | ".join(cells) + " |"
 
 
 def _points(value: float) -> str:
@@ -379,13 +370,7 @@ def _interval_plain(low: float, high: float) -> str:
     return f"{float(low):.4f} to {float(high):.4f}"
 
 
-def _verdict(tests: PerfTests, row: pd.Series) -> str:
-    if row[tests.reason]:
-        return f"untestable: {markdown_text(row[tests.reason])}"
-    return "differs" if bool(row["differs"]) else "not shown to differ"
-
-
-def perf_figure(tests: PerfTests) -> Figure:
+def perf_figure(tests: PerformancePairTests) -> Figure:
     """Each group's metric with its interval, largest first (a forest plot)."""
     groups = tests.groups[tests.groups["metric"] == tests.metric]
     groups = groups.sort_values("value", ascending=True, kind="stable")

@@ -13,10 +13,10 @@ from typing import Any
 import pandas as pd
 
 from regbias.analysis.explain.result import Explanations
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.analysis.pairs.pooled_scores import pool_text_tables
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse
-from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.text_scores import pool_text_tables
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
@@ -38,7 +38,8 @@ from regbias.tracking.runs import RunLog
 log = logging.getLogger(__name__)
 #: A variant's test of record, power plants and explanations, from its jobs' records.
 TestsOf = Callable[
-    [list[dict[str, Any]]], tuple[PairTests | None, PowerResult | None, Explanations | None]
+    [list[dict[str, Any]]],
+    tuple[EmbeddingPairTests | None, PowerResult | None, Explanations | None],
 ]
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.encoders.separation import EncoderContrast, contrast_encoders
 from regbias.analysis.pair_table import DISTANCE_PREFIX
-from regbias.analysis.tests.text_scores import PerfTexts, pool_text_tables
+from regbias.analysis.pairs.pooled_scores import PerfTexts, pool_text_tables
 from regbias.embeddings.cache import embed_pooled
 from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.record import read_record

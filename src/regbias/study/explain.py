@@ -12,8 +12,8 @@ import logging
 from regbias.analysis.explain.pairs import explain_pairs
 from regbias.analysis.explain.places import MASK, Gazetteer, load_gazetteer
 from regbias.analysis.explain.result import Explanations
-from regbias.analysis.tests.embedding import PairTests
-from regbias.analysis.tests.pairwise import DIFFERS
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.analysis.pairs.pairwise import DIFFERS
 from regbias.console import progress_bar
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import embed_pooled
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 def run_explain(
     settings: StudySettings,
-    record: PairTests | None,
+    record: EmbeddingPairTests | None,
     *,
     study: StudyData | None = None,
     encoder: Encoder | None = None,

@@ -7,8 +7,8 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+from regbias.analysis.pairs.pairwise import cap_groups
 from regbias.analysis.study import StudyResults, analyse
-from regbias.analysis.tests.embedding import cap_groups, plan_pairs
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.sampling import TokenBudget
@@ -299,7 +299,7 @@ def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[st
     analysis = settings.analysis
     groups = {g: list(t.texts) for g, t in study.groups.items() if g != BASELINE}
     scored: dict[str, dict[str, None]] = {g: {} for g in groups}
-    for plan in plan_pairs(groups, analysis.tests.embedding, analysis.reference_groups):
+    for plan in analysis.tests.embedding.plans(groups, analysis.reference_groups):
         scored[plan.group_a].update(dict.fromkeys(plan.side_a))
         scored[plan.group_b].update(dict.fromkeys(plan.side_b))
     capped = cap_groups(groups, analysis.tests.embedding.group_cap, analysis.tests.embedding.seed)

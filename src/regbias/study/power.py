@@ -13,10 +13,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.analysis.pairs.pairwise import cap_groups, size_classes
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.power.embedding import PowerResult, plant_power
 from regbias.analysis.power.performance import PerfPower, perf_plant_power
-from regbias.analysis.tests.embedding import PairTests, cap_groups, plan_pairs, size_classes
-from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.data.groups import BASELINE
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
@@ -61,7 +62,7 @@ def tested_classes(settings: StudySettings, study: StudyData) -> list[tuple[int,
     """The size classes of the pairs the test of record tests: ``(n_small, n_large, m)``."""
     groups = {g: t.texts for g, t in study.groups.items()}
     analysis = settings.analysis
-    return size_classes(plan_pairs(groups, analysis.tests.embedding, analysis.reference_groups))
+    return size_classes(analysis.tests.embedding.plans(groups, analysis.reference_groups))
 
 
 def power_study(
@@ -160,7 +161,7 @@ def power_summary(result: PowerResult) -> str:
 
 def sweep_power(
     settings: StudySettings,
-    record: PairTests | None,
+    record: EmbeddingPairTests | None,
     *,
     study: StudyData | None = None,
     encoder: Encoder | None = None,

@@ -1,7 +1,7 @@
 """The test of record of every pair, wired to the configured study (once per sweep).
 
 Reads the corpus, builds its groups, embeds every tested text through the embedding cache and
-runs :func:`regbias.analysis.tests.embedding.record_tests`, once per variant of a sweep.
+runs :func:`regbias.analysis.pairs.embedding.embedding_pair_tests`, once per variant of a sweep.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import logging
 from typing import NamedTuple
 
 from regbias.analysis.explain.result import Explanations
+from regbias.analysis.pairs.embedding import EmbeddingPairTests, embedding_pair_tests
 from regbias.analysis.power.embedding import PowerResult
-from regbias.analysis.tests.embedding import PairTests, record_tests
 from regbias.console import progress_bar
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import embed_pooled
@@ -30,7 +30,7 @@ def run_record_tests(
     *,
     study: StudyData | None = None,
     encoder: Encoder | None = None,
-) -> PairTests | None:
+) -> EmbeddingPairTests | None:
     """The tests of record of the configured study (None where they are off).
 
     ``study`` and ``encoder`` None: read as :func:`record_study` and ``study_encoder`` do.
@@ -51,7 +51,7 @@ def run_record_tests(
         pair.relabellings,
     )
     with progress_bar(total=n * (n - 1) // 2, desc="pair tests") as bar:
-        tests = record_tests(
+        tests = embedding_pair_tests(
             groups,
             lambda texts: embed_pooled(encoder, cache, texts),
             pair,
@@ -65,7 +65,7 @@ def run_record_tests(
 class ParentTests(NamedTuple):
     """What the parent asks once per variant: the test of record, its power, its explanations."""
 
-    record: PairTests | None
+    record: EmbeddingPairTests | None
     power: PowerResult | None
     explained: Explanations | None
 

@@ -18,6 +18,7 @@ import pandas as pd
 
 from regbias.analysis.encoders.separation import bootstrap_p
 from regbias.analysis.pair_table import DISTANCE_PREFIX
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.robustness.bootstrap import (
     RhoReplicates,
     centred,
@@ -25,7 +26,6 @@ from regbias.analysis.robustness.bootstrap import (
     rho_replicates,
     table_groups,
 )
-from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 
 

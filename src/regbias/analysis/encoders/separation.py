@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.multiplicity import adjust_p
-from regbias.analysis.tests.embedding import PairTestSettings, plan_pairs
-from regbias.analysis.tests.pairwise import P_ADJUSTED, PRIMARY_FAMILY, holm_per_family
+from regbias.analysis.pairs.embedding import EmbeddingTestSettings
+from regbias.analysis.pairs.pairwise import P_ADJUSTED, PRIMARY_FAMILY, holm_per_family
 from regbias.data.sampling import rng_for
 from regbias.interrupt import check_stop
 
@@ -38,7 +38,7 @@ class ContrastPair:
 
 
 def contrast_pairs(
-    groups: Mapping[str, Sequence[str]], settings: PairTestSettings, references: Sequence[str]
+    groups: Mapping[str, Sequence[str]], settings: EmbeddingTestSettings, references: Sequence[str]
 ) -> tuple[dict[str, list[str]], list[ContrastPair]]:
     """The test of record's pairs (:func:`plan_pairs`: caps, shared texts left out), as indices.
 
@@ -49,7 +49,7 @@ def contrast_pairs(
         Each group's texts (groups in no testable pair left out), and every testable pair in
         the groups' order.
     """
-    plans = [plan for plan in plan_pairs(groups, settings, references) if plan.testable]
+    plans = [plan for plan in settings.plans(groups, references) if plan.testable]
     used: dict[str, set[str]] = {name: set() for name in groups}
     for plan in plans:
         used[plan.group_a].update(plan.side_a)
@@ -188,7 +188,7 @@ class EncoderContrast:
 def contrast_encoders(
     groups: Mapping[str, Sequence[str]],
     vectors_of: Mapping[str, Callable[[list[str]], np.ndarray]],
-    settings: PairTestSettings,
+    settings: EmbeddingTestSettings,
     *,
     references: Sequence[str] = (),
     n_bootstrap: int = 999,

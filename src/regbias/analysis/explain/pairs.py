@@ -3,8 +3,8 @@
 Per differing pair: its distinguishing words (:mod:`.words`), its typical texts
 (:mod:`.typical`) and, where a gazetteer is given, the place-name control (:mod:`.places`):
 every group's texts with place names masked, and the test of record run again on them by
-:func:`~regbias.analysis.tests.embedding.record_tests` itself (the same settings, seed, caps,
-pairs, families and Holm), so a masked verdict is a verdict of record.
+:func:`~regbias.analysis.pairs.embedding.embedding_pair_tests` itself (the same settings,
+seed, caps, pairs, families and Holm), so a masked verdict is a verdict of record.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from regbias.analysis.explain.result import Explanations, PairExplanation
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.explain.typical import typical_texts
 from regbias.analysis.explain.words import corpus_counts, distinguishing_words, has_words
-from regbias.analysis.tests.embedding import PairTests, PlannedPair, plan_pairs, record_tests
-from regbias.analysis.tests.pairwise import DIFFERS, GROUP_A, GROUP_B, P_ADJUSTED
+from regbias.analysis.pairs.embedding import EmbeddingPairTests, embedding_pair_tests
+from regbias.analysis.pairs.pairwise import DIFFERS, GROUP_A, GROUP_B, P_ADJUSTED, PlannedPair
 
 log = logging.getLogger(__name__)
 #: Below this share of English stop words a corpus is taken for another language: its words
@@ -32,7 +32,7 @@ ENGLISH_FLOOR = 0.1
 
 
 def explain_pairs(
-    tests: PairTests,
+    tests: EmbeddingPairTests,
     groups: Mapping[str, Sequence[str]],
     vectors: Callable[[list[str]], np.ndarray],
     settings: ExplainSettings,
@@ -58,7 +58,7 @@ def explain_pairs(
             )
             log.warning("%s", note)
             gazetteer = None
-    masked: PairTests | None = None
+    masked: EmbeddingPairTests | None = None
     changed: dict[str, list[str]] = {}
     if gazetteer is not None:
         found = {g: [gazetteer.mask_found(t) for t in texts] for g, texts in groups.items()}
@@ -70,13 +70,13 @@ def explain_pairs(
             for t, (_, names) in zip(texts, found[g], strict=True)
             if names
         }
-        masked = record_tests(
+        masked = embedding_pair_tests(
             masked_groups, vectors, tests.settings, references=references, alpha=tests.alpha
         )
     corpus = None
     if settings.prior == "corpus":
         corpus = corpus_counts(list(dict.fromkeys(t for ts in groups.values() for t in ts)))
-    plans = {(p.group_a, p.group_b): p for p in plan_pairs(groups, tests.settings, references)}
+    plans = {(p.group_a, p.group_b): p for p in tests.settings.plans(groups, references)}
     explained = []
     differing = tests.table[tests.table[DIFFERS].astype(bool)]
     for _, row in differing.iterrows():
@@ -96,7 +96,7 @@ def _explain(
     settings: ExplainSettings,
     corpus: dict[str, int] | None,
     changed: Mapping[str, list[str]],
-    masked: PairTests | None,
+    masked: EmbeddingPairTests | None,
 ) -> PairExplanation:
     a, b = plan.side_a, plan.side_b
     words = distinguishing_words(a, b, settings.top_words, corpus)

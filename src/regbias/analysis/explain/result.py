@@ -13,7 +13,7 @@ import pandas as pd
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.explain.typical import TYPICAL_COLUMNS
 from regbias.analysis.explain.words import WORD_COLUMNS
-from regbias.analysis.tests.embedding import PairTests
+from regbias.analysis.pairs.embedding import EmbeddingPairTests
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class Explanations:
 
     settings: ExplainSettings
     pairs: list[PairExplanation] = field(default_factory=list)
-    masked: PairTests | None = None
+    masked: EmbeddingPairTests | None = None
     gazetteer: str = ""
     note: str = ""
     skipped: str = ""
@@ -160,7 +160,7 @@ class Explanations:
         return cls(
             ExplainSettings(**data["settings"]),
             [PairExplanation.from_dict(p) for p in data.get("pairs", [])],
-            None if masked is None else PairTests.from_dict(masked),
+            None if masked is None else EmbeddingPairTests.from_dict(masked),
             str(data.get("gazetteer", "")),
             str(data.get("note", "")),
             str(data.get("skipped", "")),

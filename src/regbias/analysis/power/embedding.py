@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.tests.embedding_null import (
+from regbias.analysis.pairs.embedding_null import (
     PairStatistic,
     pair_statistic_null,
     permutation_p,

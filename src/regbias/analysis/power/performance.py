@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from regbias.analysis.pairs.pairwise import size_class
+from regbias.analysis.pairs.performance import PerformancePairTests, StratifiedPair, relabel
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.power.embedding import TARGET_POWER, PowerSettings
-from regbias.analysis.tests.embedding import size_class
-from regbias.analysis.tests.performance import PerfTests, StratifiedPair, relabel
-from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.data.sampling import rng_for
 from regbias.errors import SampleSizeError
 
@@ -64,7 +64,7 @@ class PerfPower:
         return self.detectable().get(key, math.nan)
 
 
-def perf_classes(tests: PerfTests) -> list[tuple[int, int, int]]:
+def perf_classes(tests: PerformancePairTests) -> list[tuple[int, int, int]]:
     """``(n_small, n_large, m)`` of every testable pair's size class, ``m`` its largest family."""
     classes: dict[tuple[int, int], int] = {}
     for family in tests.table["family"].unique():

@@ -17,14 +17,14 @@ import pandas as pd
 
 from regbias.analysis.correlation.table import CORRELATION_KEYS
 from regbias.analysis.pair_table import DISTANCE_PREFIX, GAP_PREFIX
-from regbias.analysis.ranks import kendall_rows, spearman_rows
-from regbias.analysis.tests.text_scores import (
+from regbias.analysis.pairs.pooled_scores import (
     MIN_RESAMPLED,
     PerfTexts,
     group_metric_replicates,
     percentile_interval,
     training_units,
 )
+from regbias.analysis.ranks import kendall_rows, spearman_rows
 from regbias.console import progress_bar
 from regbias.distances.matrix import DistanceMatrix
 from regbias.interrupt import check_stop

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.correlation.table import CORRELATION_KEYS
+from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.permutations import EXACT_LIMIT
 from regbias.analysis.robustness.bootstrap import (
     BARE_TABLE,
@@ -28,7 +29,6 @@ from regbias.analysis.robustness.leave_one_out import (
     special_group_columns,
 )
 from regbias.analysis.robustness.partial_mantel import partial_mantel
-from regbias.analysis.tests.text_scores import PerfTexts
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.settings_reader import check_draws

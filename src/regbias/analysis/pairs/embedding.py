@@ -1,7 +1,7 @@
 """The test of record per pair: one permutation test on all distinct texts of both groups.
 
 A relabelling splits the pooled sentence vectors at random into sides of the groups' sizes
-(the statistics and their null: :mod:`regbias.analysis.tests.embedding_null`); docs/method.md,
+(the statistics and their null: :mod:`regbias.analysis.pairs.embedding_null`); docs/method.md,
 "Which pairs differ: the test of record", has the caps and the texts both groups hold.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -18,23 +17,22 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.tests.effect import pair_effect
-from regbias.analysis.tests.embedding_null import (
+from regbias.analysis.pairs.columns import PairColumn, computed
+from regbias.analysis.pairs.effect import pair_effect
+from regbias.analysis.pairs.embedding_null import (
     PairStatistic,
     pair_statistic_null,
     permutation_p,
     pooled_form,
 )
-from regbias.analysis.tests.pairwise import (
-    DIFFERS,
-    FAMILY,
-    P_ADJUSTED,
-    PRIMARY_FAMILY,
-    SECONDARY_FAMILY,
-    P,
+from regbias.analysis.pairs.pairwise import (
+    UNTESTABLE,
     PairwiseTests,
     PairwiseWords,
+    PlannedPair,
     holm_per_family,
+    plan_pairs,
+    size_class,
 )
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
@@ -48,7 +46,7 @@ _WORDS = {
 
 
 @dataclass(frozen=True)
-class PairTestSettings:
+class EmbeddingTestSettings:
     """``analysis.tests.embedding``: the test of record of every pair of groups.
 
     Attributes:
@@ -98,6 +96,12 @@ class PairTestSettings:
         given = [c for c in caps if c is not None]
         return min(given) if given else None
 
+    def plans(
+        self, groups: Mapping[str, Sequence[str]], references: Sequence[str]
+    ) -> list[PlannedPair]:
+        """Every pair of ``groups`` as this test sees it (:func:`plan_pairs` at its cap)."""
+        return plan_pairs(groups, references, cap=self.group_cap, seed=self.seed)
+
     def words(self) -> str:
         """The statistic in words, for the report."""
         return _WORDS[self.statistic]
@@ -112,23 +116,20 @@ _NOT_MEASURED = (
 
 
 @dataclass(frozen=True)
-class PairTests(PairwiseTests):
+class EmbeddingPairTests(PairwiseTests):
     """The tests of record of every pair, with their families' adjusted verdicts.
 
     Attributes:
         settings: what was run (``alpha``: the level).
-        table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own
-            columns ``statistic``, ``z`` (in standard deviations of its null), ``effect`` with
-            ``effect_ci_low``/``effect_ci_high`` (:mod:`regbias.analysis.tests.effect`, at
-            ``1 - alpha``), ``detectable_share`` (NaN until power is measured) and
-            ``untestable`` (why a pair has no p, "" where it is tested).
+        table: one row per pair (:class:`~regbias.analysis.pairs.pairwise.PairwiseTests`), its own
+            columns (:attr:`columns`): ``effect`` with ``effect_ci_low``/``effect_ci_high``
+            (:mod:`regbias.analysis.pairs.effect`, at ``1 - alpha``), ``z`` (in standard
+            deviations of its null), ``statistic`` and ``detectable_share`` (NaN until power is
+            measured).
         group_sizes: distinct texts per group before the cap.
-        section_columns: the columns of the report's table of the test, in order
-            (``detectable_share`` follows them where power is measured).
-        estimate_format: a differing pair's estimate in the findings, formatted with its row.
     """
 
-    settings: PairTestSettings
+    settings: EmbeddingTestSettings
     alpha: float
     table: pd.DataFrame
     group_sizes: dict[str, int] = field(default_factory=dict)
@@ -143,18 +144,19 @@ class PairTests(PairwiseTests):
         metric="pair_test",
         headline="differing_pairs/",
     )
-    reason: ClassVar[str] = "untestable"
-    pairwise_columns: ClassVar[tuple[str, ...]] = (
-        *(FAMILY, "effect", "effect_ci_low", "effect_ci_high", "z", P, P_ADJUSTED, DIFFERS),
-        "detectable_share",
-    )
-    metric_columns: ClassVar[tuple[str, ...]] = ("z", "effect", P_ADJUSTED)
-    section_columns: ClassVar[tuple[str, ...]] = (
-        *(FAMILY, "n_a", "n_b", "shared", "effect", "effect_ci_low", "effect_ci_high", "z"),
-        *(P, P_ADJUSTED, DIFFERS),
-    )
-    estimate_format: ClassVar[str] = (
-        "effect {effect:.3g} [{effect_ci_low:.3g}, {effect_ci_high:.3g}]"
+    columns: ClassVar[tuple[PairColumn, ...]] = (
+        PairColumn(
+            "effect",
+            pairwise=True,
+            logged=True,
+            shown="effect",
+            estimate="effect {effect:.3g} [{effect_ci_low:.3g}, {effect_ci_high:.3g}]",
+        ),
+        PairColumn("effect_ci_low", pairwise=True, shown="effect_ci_low"),
+        PairColumn("effect_ci_high", pairwise=True, shown="effect_ci_high"),
+        PairColumn("z", pairwise=True, logged=True, shown="z"),
+        PairColumn("statistic"),
+        PairColumn("detectable_share", pairwise=True, shown="detectable_share", optional=True),
     )
     settings_defaults: ClassVar[Mapping[str, object]] = {
         "quadratic_cap": None,
@@ -171,10 +173,6 @@ class PairTests(PairwiseTests):
             + (f" (at most {s.group_cap} a group), " if s.group_cap is not None else ", ")
             + f"{s.relabellings} relabellings, Holm per family p <= {self.alpha:g}"
         )
-
-    def estimate(self, row: pd.Series) -> str:
-        """``effect 0.0099 [0.009, 0.011]``: :attr:`estimate_format` of the pair's row."""
-        return self.estimate_format.format(**row.to_dict())
 
     def power_measured(self) -> bool:
         """Whether any pair has a smallest detectable share (the power plants ran)."""
@@ -196,7 +194,9 @@ class PairTests(PairwiseTests):
             )
         return ""
 
-    def with_power(self, detectable: Mapping[tuple[int, int], float], donor: str = "") -> PairTests:
+    def with_power(
+        self, detectable: Mapping[tuple[int, int], float], donor: str = ""
+    ) -> EmbeddingPairTests:
         """A copy whose ``detectable_share`` holds the smallest share detected with power.
 
         ``detectable``: that share by size class (:func:`size_classes`; NaN: none); ``donor``:
@@ -211,164 +211,51 @@ class PairTests(PairwiseTests):
         return replace(self, table=table)
 
 
-def size_class(n: int) -> int:
-    """``n`` rounded down to two significant digits (1,840 -> 1,800): power is planted there."""
-    if n < 100:
-        return int(n)
-    step = 10 ** (len(str(int(n))) - 2)
-    return int(n) // step * step
-
-
-def size_classes(plans: Sequence[PlannedPair]) -> list[tuple[int, int, int]]:
-    """``(n_small, n_large, m)`` of every testable pair's size class, ``m`` its largest family."""
-    families = Counter(plan.family for plan in plans)
-    classes: dict[tuple[int, int], int] = {}
-    for plan in plans:
-        if not plan.testable:
-            continue
-        n_a, n_b = len(plan.side_a), len(plan.side_b)
-        key = (size_class(min(n_a, n_b)), size_class(max(n_a, n_b)))
-        classes[key] = max(classes.get(key, 0), families[plan.family])
-    return [(a, b, m) for (a, b), m in sorted(classes.items())]
-
-
-def pair_family(a: str, b: str, references: Sequence[str]) -> str:
-    """``regions`` for a pair of two regions, ``reference`` where either is a reference group."""
-    return SECONDARY_FAMILY if a in references or b in references else PRIMARY_FAMILY
-
-
-def cap_groups(
-    groups: Mapping[str, Sequence[str]], cap: int | None, seed: int
-) -> dict[str, list[str]]:
-    """Each group's distinct texts, one larger than ``cap`` subsampled by its name and ``seed``."""
-    return {
-        name: _capped(list(dict.fromkeys(texts)), cap, seed, name) for name, texts in groups.items()
-    }
-
-
-def _capped(
-    distinct: list[str], cap: int | None, seed: int, name: str, drop: frozenset[str] = frozenset()
-) -> list[str]:
-    """The first ``cap`` of the group's seeded order that are not in ``drop``, in text order."""
-    if cap is None or len(distinct) - len(drop) <= cap:
-        return [t for t in distinct if t not in drop]
-    order = rng_for(seed, "pair-test-cap", name).permutation(len(distinct))
-    keep = np.sort([i for i in order if distinct[i] not in drop][:cap])
-    return [distinct[i] for i in keep]
-
-
 def _z(observed: float, null: np.ndarray) -> float:
     sd = float(np.std(null))
     return (observed - float(np.mean(null))) / sd if sd > 0 else math.nan
 
 
-@dataclass(frozen=True)
-class PlannedPair:
-    """One pair as its test sees it: the texts of each side, none held by both."""
-
-    group_a: str
-    group_b: str
-    family: str
-    side_a: list[str]
-    side_b: list[str]
-    shared: int
-
-    def row(self) -> dict[str, object]:
-        """The pair's first columns of :attr:`PairTests.table`."""
-        return {
-            "group_a": self.group_a,
-            "group_b": self.group_b,
-            "family": self.family,
-            "n_a": len(self.side_a),
-            "n_b": len(self.side_b),
-            "shared": self.shared,
-        }
-
-    @property
-    def testable(self) -> bool:
-        """Whether each side has at least two texts."""
-        return min(len(self.side_a), len(self.side_b)) >= 2
-
-    @property
-    def untestable(self) -> str:
-        """Why the pair is not tested, in words ("" where it is)."""
-        if self.testable:
-            return ""
-        sides = f"{len(self.side_a)} and {len(self.side_b)} texts"
-        if self.shared:
-            sides += f" once the {self.shared} both hold are left out"
-        return f"fewer than 2 texts a side ({sides})"
-
-
-def plan_pairs(
-    groups: Mapping[str, Sequence[str]], settings: PairTestSettings, references: Sequence[str]
-) -> list[PlannedPair]:
-    """Every pair of ``groups`` in order, with the texts both groups hold left out.
-
-    Asked of the whole groups, before any cap: against a region, a reference group loses every
-    text of the region and is capped after that; in a pair of two regions (or two references)
-    a text both hold leaves both sides. ``shared`` counts the texts so removed.
-    """
-    distinct = {name: list(dict.fromkeys(texts)) for name, texts in groups.items()}
-    cap = settings.group_cap
-    capped = cap_groups(distinct, cap, settings.seed)
-    names = list(capped)
-    plans = []
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            shared = frozenset(distinct[a]) & frozenset(distinct[b])
-            side_a, side_b = capped[a], capped[b]
-            if (a in references) != (b in references):
-                if a in references:
-                    side_a = _capped(distinct[a], cap, settings.seed, a, shared)
-                else:
-                    side_b = _capped(distinct[b], cap, settings.seed, b, shared)
-                removed = len(shared)
-            else:
-                removed = len(shared & frozenset([*side_a, *side_b]))
-                side_a = [t for t in side_a if t not in shared]
-                side_b = [t for t in side_b if t not in shared]
-            plans.append(PlannedPair(a, b, pair_family(a, b, references), side_a, side_b, removed))
-    return plans
-
-
-def record_tests(
+def embedding_pair_tests(
     groups: Mapping[str, Sequence[str]],
     vectors: Callable[[list[str]], np.ndarray],
-    settings: PairTestSettings,
+    settings: EmbeddingTestSettings,
     *,
     references: Sequence[str] = (),
     alpha: float = 0.05,
     progress: Callable[[str], None] | None = None,
-) -> PairTests:
+    kind: type[EmbeddingPairTests] = EmbeddingPairTests,
+) -> EmbeddingPairTests:
     """The test of record of every pair of ``groups``, Holm-adjusted within each family.
 
     ``groups``: every group's texts (duplicates count once); ``vectors``: ``(n, d)`` sentence
     vectors of texts, in order; ``references``: their pairs form the secondary family;
-    ``progress``: called with each pair's name once it is tested.
+    ``progress``: called with each pair's name once it is tested; ``kind``: the class whose
+    declared columns are computed (its ``compute`` functions, of the sides' vectors).
     """
-    plans = plan_pairs(groups, settings, references)
+    plans = settings.plans(groups, references)
     texts = list(dict.fromkeys(t for plan in plans for t in (*plan.side_a, *plan.side_b)))
     every = np.asarray(vectors(texts))
     where = {t: i for i, t in enumerate(texts)}
     rows = []
     for plan, found in zip(plans, _tested(plans, every, where, settings, alpha), strict=True):
-        rows.append({**plan.row(), **found})
+        sides = (every[[where[t] for t in plan.side_a]], every[[where[t] for t in plan.side_b]])
+        own = computed(kind.columns, sides if plan.testable else None)
+        rows.append({**plan.row(), **found, **own})
         if progress is not None:
             progress(f"{plan.group_a}-{plan.group_b}")
     testable = pd.Series([plan.testable for plan in plans], dtype=bool)
     table = holm_per_family(pd.DataFrame(rows), alpha, testable)
-    table["detectable_share"] = np.nan
-    table["untestable"] = [plan.untestable for plan in plans]
+    table[UNTESTABLE] = [plan.untestable for plan in plans]
     sizes = {g: len(dict.fromkeys(ts)) for g, ts in groups.items()}
-    return PairTests(settings, alpha, table, sizes)
+    return kind(settings, alpha, table, sizes)
 
 
 def _tested(
     plans: Sequence[PlannedPair],
     every: np.ndarray,
     where: Mapping[str, int],
-    settings: PairTestSettings,
+    settings: EmbeddingTestSettings,
     alpha: float,
 ) -> Iterator[dict[str, float]]:
     """Each plan's test, in order, one pair at a time or side by side (``pairs_at_once``)."""
@@ -401,7 +288,7 @@ def _test(
     plan: PlannedPair,
     every: np.ndarray,
     where: Mapping[str, int],
-    settings: PairTestSettings,
+    settings: EmbeddingTestSettings,
     confidence: float,
 ) -> dict[str, float]:
     if not plan.testable:

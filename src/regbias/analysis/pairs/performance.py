@@ -1,6 +1,6 @@
 """The test of record for performance: do the sweep's classifiers treat two groups differently?
 
-Once per sweep, on every text every model scored (:mod:`regbias.analysis.tests.text_scores`):
+Once per sweep, on every text every model scored (:mod:`regbias.analysis.pairs.pooled_scores`):
 the stratum-standardised gap, studentized, relabelled within label strata, Holm per family,
 with two-stage bootstrap intervals (docs/method.md, "Performance gaps").
 """
@@ -9,28 +9,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.tests.embedding import PairTestSettings, PlannedPair, plan_pairs
-from regbias.analysis.tests.pairwise import (
-    DIFFERS,
-    FAMILY,
-    GROUP_A,
-    GROUP_B,
-    N_A,
-    N_B,
-    P_ADJUSTED,
-    SHARED,
-    P,
+from regbias.analysis.pairs.columns import PairColumn, computed
+from regbias.analysis.pairs.pairwise import (
+    UNTESTABLE,
     PairwiseTests,
     PairwiseWords,
+    PlannedPair,
     holm_per_family,
+    plan_pairs,
 )
-from regbias.analysis.tests.text_scores import (
+from regbias.analysis.pairs.pooled_scores import (
     MIN_RESAMPLED,
     ModelDraws,
     PerfTexts,
@@ -55,7 +49,7 @@ _TIE = 1e-9
 
 
 @dataclass(frozen=True)
-class PerfTestSettings:
+class PerformanceTestSettings:
     """``analysis.tests.performance``: the test of record for performance.
 
     Attributes:
@@ -77,21 +71,6 @@ class PerfTestSettings:
             )
 
 
-@dataclass(frozen=True)
-class PairwiseTestSettings:
-    """``analysis.tests``: which pairs of groups differ, in two spaces.
-
-    Attributes:
-        embedding: the test of record in the encoder's space (sentence vectors of every
-            distinct text of both groups).
-        performance: the test of record of the classifiers' per-text scores (the ``texts``
-            design).
-    """
-
-    embedding: PairTestSettings
-    performance: PerfTestSettings
-
-
 #: What the performance test could have detected, where its power plants did not run.
 _NOT_MEASURED = (
     "What the performance test could have detected is not measured in this run: "
@@ -106,17 +85,16 @@ _NOT_PLANTED = (
 
 
 @dataclass(frozen=True)
-class PerfTests(PairwiseTests):
+class PerformancePairTests(PairwiseTests):
     """The performance tests of record of every pair, and each group's metric.
 
     Attributes:
         settings: what was run (``alpha``: the level of the verdicts).
         metric: the compared metric (``accuracy``; ``micro_f1`` for a multilabel corpus).
         confidence: the level of the intervals (NaN: no interval was made).
-        table: one row per pair (:class:`~regbias.analysis.tests.pairwise.PairwiseTests`), its own
-            columns ``gap`` (stratum-standardised ``a - b``), ``ci_low``, ``ci_high``,
-            ``raw_gap``, ``note`` (why a pair is untestable), ``testable``, and with power
-            ``detectable_gap``.
+        table: one row per pair (:class:`~regbias.analysis.pairs.pairwise.PairwiseTests`), its own
+            columns (:attr:`columns`) ``gap`` (stratum-standardised ``a - b``), ``ci_low``,
+            ``ci_high``, ``raw_gap``, and with power ``detectable_gap``.
         groups: one row per group and metric: ``group, metric, value, ci_low, ci_high,
             n_texts``.
         models: the models whose scores were pooled.
@@ -124,7 +102,7 @@ class PerfTests(PairwiseTests):
             was, or none was asked for).
     """
 
-    settings: PerfTestSettings
+    settings: PerformanceTestSettings
     alpha: float
     metric: str
     confidence: float
@@ -143,13 +121,15 @@ class PerfTests(PairwiseTests):
         metric="perf_test",
         headline="performance_differing_pairs/",
     )
-    reason: ClassVar[str] = "note"
-    pairwise_columns: ClassVar[tuple[str, ...]] = (
-        *("gap", "ci_low", "ci_high", "raw_gap", P, P_ADJUSTED, DIFFERS),
+    columns: ClassVar[tuple[PairColumn, ...]] = (
+        PairColumn(
+            "gap", pairwise=True, logged=True, shown="gap (points)", signed="flip", points=True
+        ),
+        PairColumn("ci_low", pairwise=True, shown="interval", signed="low", points=True),
+        PairColumn("ci_high", pairwise=True, signed="high", points=True),
+        PairColumn("raw_gap", pairwise=True, shown="raw gap", signed="flip", points=True),
     )
-    signed_columns: ClassVar[tuple[str, ...]] = ("gap", "raw_gap")
-    signed_interval: ClassVar[tuple[str, str] | None] = ("ci_low", "ci_high")
-    metric_columns: ClassVar[tuple[str, ...]] = ("gap", P_ADJUSTED)
+    renamed_columns: ClassVar[Mapping[str, str]] = {"note": UNTESTABLE}
 
     def method(self) -> str:
         """The metric, the models, the strata, the relabellings and the adjustment, in words."""
@@ -160,9 +140,13 @@ class PerfTests(PairwiseTests):
         )
 
     def estimate(self, row: pd.Series) -> str:
-        """``+3.1 points [+1.0, +5.0]``: the standardised gap and its interval."""
+        """``+3.1 points [+1.0, +5.0]``: the standardised gap and its interval.
+
+        Any column declared with an ``estimate`` adds its words after them.
+        """
         interval = points_interval(float(row["ci_low"]), float(row["ci_high"]))
-        return f"{points(float(row['gap']))} points {interval}"
+        own = super().estimate(row)
+        return f"{points(float(row['gap']))} points {interval}" + (f", {own}" if own else "")
 
     def power_measured(self) -> bool:
         """Whether the power plants ran (the table has ``detectable_gap``)."""
@@ -313,27 +297,29 @@ def relabel(
     return Relabelled(value_a - value_b, np.sqrt(variance_a + variance_b))
 
 
-def perf_record_tests(
+def performance_pair_tests(
     texts: PerfTexts,
     groups: Sequence[str],
-    settings: PerfTestSettings,
-    plans_with: PairTestSettings,
+    settings: PerformanceTestSettings,
     *,
     references: Sequence[str] = (),
     alpha: float = 0.05,
     n_bootstrap: int = 0,
     confidence: float = 0.95,
-) -> PerfTests:
+    kind: type[PerformancePairTests] | None = None,
+) -> PerformancePairTests:
     """The performance test of record of every pair of ``groups`` (the module).
 
-    ``groups`` in display order (one without scored texts is left out); ``plans_with``: the
-    distance test of record's settings (its shared-text rule, no cap); ``n_bootstrap``:
-    two-stage bootstrap replicates of the intervals (0: none).
+    ``groups`` in display order (one without scored texts is left out), planned as the
+    embedding test plans them (the texts both hold left out; no cap: the scored texts are
+    capped already); ``n_bootstrap``: two-stage bootstrap replicates of the intervals (0: none).
+    ``kind``: the class whose declared columns are computed (their ``compute`` functions, of
+    each side's per-text scores).
     """
+    kind = kind or PerformancePairTests
     present = [g for g in groups if g in texts.members]
     keys = {g: [str(k) for k in texts.keys[texts.members[g]]] for g in present}
-    uncapped = replace(plans_with, cap=None, quadratic_cap=None)  # the scored texts are capped
-    plans = plan_pairs(keys, uncapped, references)
+    plans = plan_pairs(keys, references)
     where = {g: dict(zip(keys[g], texts.members[g], strict=True)) for g in present}
     scores = texts.scores()
     metric = texts.primary_metric
@@ -348,11 +334,18 @@ def perf_record_tests(
         check_stop()
         pair = _pair_of(texts, plan, where)
         found = _pair_row(scores, pair, plan, metric, settings, replicates, cache, rng, confidence)
-        rows.append({**plan.row(), **found})
+        sides = (scores[_all_rows(pair.a)], scores[_all_rows(pair.b)])
+        own = computed(kind.columns, None if found[UNTESTABLE] else sides)
+        rows.append({**plan.row(), **found, **own})
     table = _with_families(pd.DataFrame(rows), alpha)
     summary = _group_table(texts, present, n_bootstrap, confidence, settings.seed)
     level = confidence if n_bootstrap > 0 else math.nan
-    return PerfTests(settings, alpha, metric, level, table, summary, len(texts.models), note)
+    return kind(settings, alpha, metric, level, table, summary, len(texts.models), note)
+
+
+def _all_rows(side: Side) -> np.ndarray:
+    """Every text of a side, its strata's rows in order."""
+    return np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
 
 
 def too_few_units(texts: PerfTexts) -> str:
@@ -387,7 +380,7 @@ def _pair_row(
     pair: StratifiedPair,
     plan: PlannedPair,
     metric: str,
-    settings: PerfTestSettings,
+    settings: PerformanceTestSettings,
     replicates: ModelDraws | None,
     cache: dict[bytes, tuple[np.ndarray, np.ndarray]],
     rng: np.random.Generator,
@@ -396,11 +389,11 @@ def _pair_row(
     row: dict[str, object] = {"n_a": pair.a.n, "n_b": pair.b.n, "raw_gap": math.nan}
     row |= dict.fromkeys(("gap", "ci_low", "ci_high", "p"), math.nan)
     if min(pair.a.n, pair.b.n) < 1:
-        note = "a side has no scored text left (every text held by both groups)"
-        return {**row, "testable": False, "note": note}
+        why = "a side has no scored text left (every text held by both groups)"
+        return {**row, UNTESTABLE: why}
     row["raw_gap"] = side_metric(metric, scores, pair.a) - side_metric(metric, scores, pair.b)
     if not pair.common:
-        return {**row, "testable": False, "note": "no label stratum holds texts of both groups"}
+        return {**row, UNTESTABLE: "no label stratum holds texts of both groups"}
     test_rng = rng_for(settings.seed, "perf-test", plan.group_a, plan.group_b)
     found = relabel(scores, pair, metric, settings.relabellings, test_rng)
     row |= {"gap": float(found.gaps[0]), "p": found.p()}
@@ -408,7 +401,7 @@ def _pair_row(
         row["ci_low"], row["ci_high"] = _gap_interval(
             replicates, pair, metric, cache, rng, confidence
         )
-    return {**row, "testable": True, "note": ""}
+    return {**row, UNTESTABLE: ""}
 
 
 def _gap_interval(
@@ -431,14 +424,10 @@ def _gap_interval(
     return percentile_interval(values[0] - values[1], confidence)
 
 
-_ORDER = [GROUP_A, GROUP_B, FAMILY, N_A, N_B, SHARED, "gap", "ci_low", "ci_high"]
-_ORDER += ["raw_gap", P, P_ADJUSTED, DIFFERS, "testable", "note"]
-
-
 def _with_families(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     if not len(table):
-        return pd.DataFrame(columns=_ORDER)
-    return holm_per_family(table, alpha, table["testable"].astype(bool))[_ORDER]
+        return pd.DataFrame(columns=[c.name for c in PerformancePairTests.schema()])
+    return holm_per_family(table, alpha, table[UNTESTABLE] == "")
 
 
 def _group_table(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import distance
 
-from regbias.analysis.tests.embedding_null import BLAS_LOCK, PairStatistic
+from regbias.analysis.pairs.embedding_null import BLAS_LOCK, PairStatistic
 
 
 def _mean_u(x: np.ndarray, y: np.ndarray, ca: np.ndarray, cb: np.ndarray) -> np.ndarray:

@@ -2,15 +2,18 @@
 
 Each pair gets a p-value; region pairs and pairs with a reference group are two families, Holm
 within each (docs/method.md, "Which pairs differ: the test of record"); an untestable pair has
-no p and is in no family. :class:`PairwiseTests` holds that shape once; a test adds its own
-columns and words, and the report renders every such test alike (:mod:`regbias.report.record`).
+no p and is in no family. :class:`PairwiseTests` holds that shape once; a test declares its
+own columns (:mod:`regbias.analysis.pairs.columns`) and words, and the report renders every
+such test alike (:mod:`regbias.report.record`). The pairs are planned here for both tests
+(:func:`plan_pairs`: the texts both groups hold left out, the caps).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, Self, get_args, get_origin, get_type_hints
 
@@ -18,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.multiplicity import adjust_p
+from regbias.analysis.pairs.columns import HEAD, TAIL, PairColumn, declared, renamed
+from regbias.data.sampling import rng_for
 
 #: The declared families: pairs of two regions, and pairs with a reference group.
 PRIMARY_FAMILY = "regions"
@@ -35,6 +40,7 @@ SHARED = "shared"
 P = "p"
 P_ADJUSTED = "p_adjusted"
 DIFFERS = "differs"
+UNTESTABLE = "untestable"
 
 
 class _Relabelled(Protocol):
@@ -96,15 +102,13 @@ class PairwiseTests(ABC):
     Attributes:
         settings: what was run.
         alpha: the level of the adjusted verdicts.
-        table: one row per pair, in pair order: ``group_a, group_b, family, n_a, n_b,
-            shared``, the test's own columns, ``p``, ``p_adjusted``, ``differs``, and the
-            column :attr:`reason` saying why a pair is untestable ("" where it is tested).
+        table: one row per pair, in pair order, with the columns of :meth:`schema`:
+            ``group_a, group_b, family, n_a, n_b, shared``, the test's own :attr:`columns`,
+            ``p``, ``p_adjusted``, ``differs`` and ``untestable`` (why a pair has no p, ""
+            where it is tested). A column the table lacks takes its declared default.
         words: how the report names the test.
-        reason: the column of why a pair is untestable.
-        pairwise_columns: the columns the study's pairwise table takes, as ``<metric>_<column>``.
-        signed_columns: those whose sign flips with the pair's order.
-        signed_interval: the interval (low, high) that flips with the order (None: none).
-        metric_columns: the columns logged per pair as ``<metric>/<a>__<b>/<column>``.
+        columns: the test's own columns, each declared once (:class:`PairColumn`).
+        renamed_columns: an older file's name of a column, with its name now.
         settings_defaults: settings an older file may lack, with their values then.
         renamed_settings: an older file's name of a setting, with its name now.
     """
@@ -113,25 +117,41 @@ class PairwiseTests(ABC):
     alpha: float
     table: pd.DataFrame
     words: ClassVar[PairwiseWords]
-    reason: ClassVar[str]
-    pairwise_columns: ClassVar[tuple[str, ...]]
-    signed_columns: ClassVar[tuple[str, ...]] = ()
-    signed_interval: ClassVar[tuple[str, str] | None] = None
-    metric_columns: ClassVar[tuple[str, ...]]
+    columns: ClassVar[tuple[PairColumn, ...]]
+    renamed_columns: ClassVar[Mapping[str, str]] = {}
     settings_defaults: ClassVar[Mapping[str, object]] = {}
     renamed_settings: ClassVar[Mapping[str, str]] = {}
 
     def __post_init__(self) -> None:
-        """A table without the reason column (an older file) gains it: "no p" where p is NaN."""
-        if self.reason not in self.table:
-            table = self.table.copy()
-            finite = np.isfinite(table[P].astype(float))
-            table[self.reason] = np.where(finite, "", "no p")
-            object.__setattr__(self, "table", table)
+        """The table in its declared shape (an older or hand-built one gains what it lacks).
+
+        A table without ``untestable`` (an older file) says "no p" where p is NaN.
+        """
+        table = renamed(self.table, self.renamed_columns)
+        if UNTESTABLE not in table and P in table:
+            table = table.assign(
+                **{UNTESTABLE: np.where(np.isfinite(table[P].astype(float)), "", "no p")}
+            )
+        object.__setattr__(self, "table", declared(table, self.schema()))
+
+    @classmethod
+    def schema(cls) -> tuple[PairColumn, ...]:
+        """Every column of the table, in order: the shared head, the test's own, the tail."""
+        return (*HEAD, *cls.columns, *TAIL)
+
+    @classmethod
+    def pairwise_columns(cls) -> list[str]:
+        """The columns the study's pairwise table takes, as ``<metric>_<column>``."""
+        return [c.name for c in cls.schema() if c.pairwise]
+
+    @classmethod
+    def metric_columns(cls) -> list[str]:
+        """The columns MLflow logs per pair, as ``<metric>/<a>__<b>/<column>``."""
+        return [c.name for c in cls.schema() if c.logged]
 
     def testable(self) -> pd.Series:
-        """Per row, whether the pair was tested (its reason is empty)."""
-        return self.table[self.reason].fillna("").astype(str) == ""
+        """Per row, whether the pair was tested (its ``untestable`` is empty)."""
+        return self.table[UNTESTABLE].fillna("").astype(str) == ""
 
     def family(self, name: str) -> pd.DataFrame:
         """The tested rows of one family, in pair order: Holm's family (``m`` is its length)."""
@@ -170,9 +190,10 @@ class PairwiseTests(ABC):
     def method(self) -> str:
         """The test in words: its statistic, units, relabellings and adjustment."""
 
-    @abstractmethod
     def estimate(self, row: pd.Series) -> str:
-        """A differing pair's estimate with its interval, in words."""
+        """A differing pair's estimate in words: each declared column's ``estimate`` format."""
+        values = row.to_dict()
+        return ", ".join(c.estimate.format(**values) for c in self.columns if c.estimate)
 
     def detectable(self, row: pd.Series, name: Callable[[str], str] = str) -> str:
         """What the test detects at the ``row``'s sizes ("" where it is not measured).
@@ -214,6 +235,127 @@ class PairwiseTests(ABC):
             if field.name in data:
                 values[field.name] = _read(hints[field.name], data[field.name], cls)
         return cls(**values)
+
+
+def size_class(n: int) -> int:
+    """``n`` rounded down to two significant digits (1,840 -> 1,800): power is planted there."""
+    if n < 100:
+        return int(n)
+    step = 10 ** (len(str(int(n))) - 2)
+    return int(n) // step * step
+
+
+def size_classes(plans: Sequence[PlannedPair]) -> list[tuple[int, int, int]]:
+    """``(n_small, n_large, m)`` of every testable pair's size class, ``m`` its largest family."""
+    families = Counter(plan.family for plan in plans)
+    classes: dict[tuple[int, int], int] = {}
+    for plan in plans:
+        if not plan.testable:
+            continue
+        n_a, n_b = len(plan.side_a), len(plan.side_b)
+        key = (size_class(min(n_a, n_b)), size_class(max(n_a, n_b)))
+        classes[key] = max(classes.get(key, 0), families[plan.family])
+    return [(a, b, m) for (a, b), m in sorted(classes.items())]
+
+
+def pair_family(a: str, b: str, references: Sequence[str]) -> str:
+    """``regions`` for a pair of two regions, ``reference`` where either is a reference group."""
+    return SECONDARY_FAMILY if a in references or b in references else PRIMARY_FAMILY
+
+
+def cap_groups(
+    groups: Mapping[str, Sequence[str]], cap: int | None, seed: int
+) -> dict[str, list[str]]:
+    """Each group's distinct texts, one larger than ``cap`` subsampled by its name and ``seed``."""
+    return {
+        name: _capped(list(dict.fromkeys(texts)), cap, seed, name) for name, texts in groups.items()
+    }
+
+
+def _capped(
+    distinct: list[str], cap: int | None, seed: int, name: str, drop: frozenset[str] = frozenset()
+) -> list[str]:
+    """The first ``cap`` of the group's seeded order that are not in ``drop``, in text order."""
+    if cap is None or len(distinct) - len(drop) <= cap:
+        return [t for t in distinct if t not in drop]
+    order = rng_for(seed, "pair-test-cap", name).permutation(len(distinct))
+    keep = np.sort([i for i in order if distinct[i] not in drop][:cap])
+    return [distinct[i] for i in keep]
+
+
+@dataclass(frozen=True)
+class PlannedPair:
+    """One pair as its test sees it: the texts of each side, none held by both."""
+
+    group_a: str
+    group_b: str
+    family: str
+    side_a: list[str]
+    side_b: list[str]
+    shared: int
+
+    def row(self) -> dict[str, object]:
+        """The pair's first columns of every pairwise test's table (:data:`HEAD`)."""
+        return {
+            "group_a": self.group_a,
+            "group_b": self.group_b,
+            "family": self.family,
+            "n_a": len(self.side_a),
+            "n_b": len(self.side_b),
+            "shared": self.shared,
+        }
+
+    @property
+    def testable(self) -> bool:
+        """Whether each side has at least two texts."""
+        return min(len(self.side_a), len(self.side_b)) >= 2
+
+    @property
+    def untestable(self) -> str:
+        """Why the pair is not tested, in words ("" where it is)."""
+        if self.testable:
+            return ""
+        sides = f"{len(self.side_a)} and {len(self.side_b)} texts"
+        if self.shared:
+            sides += f" once the {self.shared} both hold are left out"
+        return f"fewer than 2 texts a side ({sides})"
+
+
+def plan_pairs(
+    groups: Mapping[str, Sequence[str]],
+    references: Sequence[str],
+    *,
+    cap: int | None = None,
+    seed: int = 0,
+) -> list[PlannedPair]:
+    """Every pair of ``groups`` in order, with the texts both groups hold left out.
+
+    ``cap``: the most texts a group brings (None: all), subsampled by its name and ``seed``
+    (:func:`cap_groups`). Asked of the whole groups, before any cap: against a region, a
+    reference group loses every text of the region and is capped after that; in a pair of two
+    regions (or two references) a text both hold leaves both sides. ``shared`` counts the texts
+    so removed.
+    """
+    distinct = {name: list(dict.fromkeys(texts)) for name, texts in groups.items()}
+    capped = cap_groups(distinct, cap, seed)
+    names = list(capped)
+    plans = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            shared = frozenset(distinct[a]) & frozenset(distinct[b])
+            side_a, side_b = capped[a], capped[b]
+            if (a in references) != (b in references):
+                if a in references:
+                    side_a = _capped(distinct[a], cap, seed, a, shared)
+                else:
+                    side_b = _capped(distinct[b], cap, seed, b, shared)
+                removed = len(shared)
+            else:
+                removed = len(shared & frozenset([*side_a, *side_b]))
+                side_a = [t for t in side_a if t not in shared]
+                side_b = [t for t in side_b if t not in shared]
+            plans.append(PlannedPair(a, b, pair_family(a, b, references), side_a, side_b, removed))
+    return plans
 
 
 def _read(hint: Any, value: Any, tests: type[PairwiseTests]) -> object:
