@@ -20,7 +20,7 @@ from regbias.report.markdown import (
     truncation_caveats,
 )
 from regbias.report.publish import log_analysis
-from tests.analysis.test_perf_test import perf_tests_of, scored_group, texts_frame
+from tests.analysis.pairs.test_performance import perf_tests_of, scored_group, texts_frame
 from tests.conftest import packaged
 
 

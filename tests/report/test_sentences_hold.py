@@ -37,7 +37,7 @@ from regbias.report.bottom_line import NOTHING_SHOWN
 from regbias.report.encoder_contrast import primary_sentence as contrast_sentence
 from regbias.report.findings import finding_lines, primary_sentence
 from regbias.report.record import pairs_lines, perf_section
-from tests.analysis.test_perf_test import perf_settings, scored_group, texts_frame
+from tests.analysis.pairs.test_performance import perf_settings, scored_group, texts_frame
 from tests.conftest import packaged
 from tests.report.test_findings import findings_tables, primary_result
 

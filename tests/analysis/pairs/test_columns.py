@@ -38,7 +38,7 @@ from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.report.publish import log_analysis
 from regbias.report.record import pair_table, pairs_columns, pairs_lines, pairs_metrics
 from regbias.tracking import artifacts as paths
-from tests.analysis.test_perf_test import scored_group, texts_frame
+from tests.analysis.pairs.test_performance import scored_group, texts_frame
 from tests.conftest import ROOT, packaged
 from tests.report.test_findings import FakeRun
 
