@@ -256,8 +256,9 @@ def _cell(column: PairColumn, row: pd.Series, ends: dict[str, str]) -> str:
 
 
 def _verdict(row: pd.Series) -> str:
-    if row[UNTESTABLE]:
-        return f"untestable: {markdown_text(row[UNTESTABLE])}"
+    why = row[UNTESTABLE] if isinstance(row[UNTESTABLE], str) else ""  # a read NaN: tested
+    if why:
+        return f"untestable: {markdown_text(why)}"
     return "differs" if bool(row[DIFFERS]) else "not shown to differ"
 
 

@@ -37,7 +37,8 @@ class PairColumn:
         pairwise: the study's pairwise table takes it, as ``<metric>_<name>``.
         logged: MLflow logs it per pair, as ``<metric>/<a>__<b>/<name>`` (NaN left out).
         shown: its heading in the report's table of the test ("": not shown).
-        signed: how its value follows the pair's order (:data:`Signed`).
+        signed: how its value follows the pair's order (:data:`Signed`; a test has at most one
+            ``low``/``high`` interval).
         points: a metric's gap, written in points (a ``low`` end is written with its
             ``high`` as one interval cell).
         optional: shown only where some pair has a finite value (measured only on request).
