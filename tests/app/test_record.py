@@ -49,3 +49,41 @@ def test_the_study_is_tested_pair_by_pair_with_its_reference_family(shared_data_
         compose_config("experiment=smoke", "analysis.tests.embedding.enabled=false")
     )
     assert run_record_tests(off) is None
+
+
+def test_the_parent_reads_the_corpus_and_loads_the_encoder_once_with_power_on(
+    shared_data_dir, monkeypatch
+):
+    """Power on, explanations off: the test of record and its plants share one read."""
+    from regbias.study import record
+
+    settings = read_settings(
+        compose_config(
+            "experiment=smoke",
+            f"paths.data_dir={shared_data_dir}",
+            "analysis.tests.embedding.cap=40",
+            "analysis.tests.embedding.relabellings=99",
+            "analysis.power.enabled=true",
+            "analysis.explain.enabled=false",
+        )
+    )
+    calls = {"study": 0, "encoder": 0}
+    read, load = record.record_study, record.study_encoder
+
+    def counted_study(*args, **kwargs):
+        calls["study"] += 1
+        return read(*args, **kwargs)
+
+    def counted_encoder(*args, **kwargs):
+        calls["encoder"] += 1
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(record, "record_study", counted_study)
+    monkeypatch.setattr(record, "study_encoder", counted_encoder)
+    seen = []
+    monkeypatch.setattr(
+        record, "sweep_power", lambda s, r, *, study, encoder: seen.append((study, encoder))
+    )
+    found = record.record_and_power(settings, {})
+    assert found.record is not None and calls == {"study": 1, "encoder": 1}
+    assert seen and seen[0][0] is not None and seen[0][1] is not None  # handed, not re-read

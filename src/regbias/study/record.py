@@ -85,8 +85,8 @@ def record_and_power(
     """
     analysis = settings.analysis
     with timed(times, "pair_tests"):
-        if analysis.explain.enabled and analysis.tests.embedding.enabled:
-            # Read once for the test and its explanations (and the plants), not once each.
+        if analysis.tests.embedding.enabled:
+            # Read once for the test, its power plants and its explanations, not once each.
             study = study if study is not None else record_study(settings)
             encoder = encoder if encoder is not None else study_encoder(settings)
         record = run_record_tests(settings, study=study, encoder=encoder)
