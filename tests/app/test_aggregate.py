@@ -14,7 +14,7 @@ from regbias.app.settings import read_settings
 from regbias.app.sweep import SweepCallback
 from regbias.distances.matrix import DistanceMatrix
 from regbias.study.aggregate import aggregate_sweep, pool_results
-from regbias.tracking.ledger import JOB_FILE, PARENT_FILE
+from regbias.tracking.ledger import JOB_FILE, PARENT_FILE, JobRecord
 from regbias.tracking.runs import connect, start_run
 from tests.conftest import ROOT, local_tracking
 
@@ -101,7 +101,7 @@ def test_aggregation_of_two_finished_children(store):
         log_fake_job(client, experiment, p, fake_job(s)) for s, p in ((0, parent.run_id), (1, None))
     ]
     records = [
-        {"job_num": i, "status": status, "run_id": r}
+        JobRecord(i, status=status, run_id=r)
         for i, (r, status) in enumerate(zip(ids, ("FINISHED", "REUSED"), strict=True))
     ]
     aggregate_sweep(read_settings(config).analysis, parent, records)

@@ -14,6 +14,7 @@ from regbias.report import comparison
 from regbias.report.findings_model import FINDINGS_JSON, Answer, Findings
 from regbias.report.headline import read_headline
 from regbias.study.timing import format_seconds
+from regbias.tracking.ledger import JobRecord
 from regbias.tracking.ui import shared_and_swept, ui_command, without_derived
 from tests.conftest import compose_config
 
@@ -106,7 +107,10 @@ def test_variants_are_labelled_by_what_sets_them_apart():
         {"variant": "a", "overrides": "encoder=minilm_l6 seed=1 experiment=smoke"},
         {"variant": "b", "overrides": "encoder=tiny seed=0 experiment=smoke"},
     ]
-    assert comparison.variant_labels(records) == {"a": "encoder=minilm_l6", "b": "encoder=tiny"}
+    assert comparison.variant_labels(_jobs(records)) == {
+        "a": "encoder=minilm_l6",
+        "b": "encoder=tiny",
+    }
 
 
 def test_variants_the_overrides_do_not_tell_apart_are_warned_of():
@@ -117,10 +121,10 @@ def test_variants_the_overrides_do_not_tell_apart_are_warned_of():
         {"variant": "9a0b1c2d00", "overrides": "encoder=minilm_l6 seed=2"},
         {"variant": "e7e7e7e700", "overrides": "encoder=mpnet_base seed=0"},
     ]
-    (note,) = comparison.same_override_notes(records)
+    (note,) = comparison.same_override_notes(_jobs(records))
     assert "encoder=minilm_l6 (3f714f4e) and encoder=minilm_l6 (9a0b1c2d)" in note
     assert "mpnet" not in note
-    assert comparison.same_override_notes(records[1:]) == []
+    assert comparison.same_override_notes(_jobs(records[1:])) == []
 
 
 def test_comparison_table_and_metrics(tmp_path):
@@ -177,7 +181,7 @@ def test_variants_alike_but_for_the_code_keep_apart():
         {"variant": "bbbbbbbbbb", "overrides": "encoder=tiny seed=1"},
         {"variant": "cccccccccc", "overrides": "encoder=minilm_l6 seed=0"},
     ]
-    labels = comparison.variant_labels(records)
+    labels = comparison.variant_labels(_jobs(records))
     assert labels == {
         "aaaaaaaaaa": "encoder=tiny (aaaaaaaa)",
         "bbbbbbbbbb": "encoder=tiny (bbbbbbbb)",
@@ -201,5 +205,10 @@ def test_variants_that_differ_in_nothing_but_their_data_are_warned_of():
         {"variant": "3f714f4e00", "overrides": "seed=0 experiment=smoke"},
         {"variant": "9a0b1c2d00", "overrides": "seed=1 experiment=smoke"},
     ]
-    (note,) = comparison.same_override_notes(records)
+    (note,) = comparison.same_override_notes(_jobs(records))
     assert "have the same overrides: they ran on other code or data" in note
+
+
+def _jobs(records: list[dict[str, str]]) -> list[JobRecord]:
+    """Job records as the ledger reads them."""
+    return [JobRecord.of(r) for r in records]

@@ -17,6 +17,7 @@ from regbias.app import summary
 from regbias.app.preflight import refuse_repeated_values
 from regbias.errors import ConfigError
 from regbias.study import aggregate
+from regbias.tracking.ledger import JobRecord
 from tests.faults.conftest import regbias_lines, runs_of
 
 
@@ -63,8 +64,8 @@ def test_two_records_of_one_run_are_pooled_once(monkeypatch, caplog):
         {"job_num": 2, "status": "FINISHED", "run_id": "r1", "variant": "v"},
     ]
     with caplog.at_level(logging.WARNING):
-        aggregate.aggregate_sweep(None, None, records)  # type: ignore[arg-type]
-    assert [[r["job_num"] for r in found] for found in pooled] == [[0, 2]]
+        aggregate.aggregate_sweep(None, None, [JobRecord.of(r) for r in records])  # type: ignore[arg-type]
+    assert [[r.job_num for r in found] for found in pooled] == [[0, 2]]
     assert "jobs 0 and 1 are one run (r0, the same config): its results count once" in caplog.text
 
 
@@ -75,8 +76,8 @@ def test_the_summary_counts_a_shared_run_once():
 
     parent = type("Parent", (), {"client": Client()})()
     records = [
-        {"status": "FINISHED", "run_id": "r0"},
-        {"status": "REUSED", "run_id": "r0"},
-        {"status": "FINISHED", "run_id": "r1"},
+        JobRecord(status="FINISHED", run_id="r0"),
+        JobRecord(status="REUSED", run_id="r0"),
+        JobRecord(status="FINISHED", run_id="r1"),
     ]
     assert summary._children(parent, records) == ["r0", "r1"]

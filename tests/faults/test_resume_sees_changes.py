@@ -103,10 +103,10 @@ def test_reused_sweep_dir_pools_only_this_sweeps_jobs(tmp_path):
     start("first")
     finish(0)
     finish(1)
-    assert [r["job_num"] for r in job_records(sweep)] == [0, 1]
+    assert [r.job_num for r in job_records(sweep)] == [0, 1]
     start("second")  # `-m seed=5 hydra.sweep.dir=<the same>`: one job, number 0
     finish(0)
-    assert [r["overrides"] for r in job_records(sweep)] == ["seed=0"]
+    assert [r.overrides for r in job_records(sweep)] == ["seed=0"]
 
 
 def test_a_cut_weights_file_in_a_local_model_folder_is_one_line(tmp_path):

@@ -16,6 +16,7 @@ from regbias.errors import ConfigError, DataError
 from regbias.study.checks import preflight_job
 from regbias.study.pipeline import prepare as prepare_settings
 from regbias.tracking.artifacts import STUDY_JSON
+from regbias.tracking.ledger import JobRecord
 from tests.faults.conftest import composed, write_csv
 
 
@@ -107,7 +108,8 @@ def test_reused_job_keeps_its_variant_so_a_resumed_sweep_pools_as_one(
     monkeypatch.setattr(
         aggregate, "_aggregate_variant", lambda run, members, s, power=None: pooled.append(1)
     )
-    aggregate.aggregate_sweep(read_settings(cfg).analysis, None, [finished, reused])
+    jobs = [JobRecord.of(finished), JobRecord.of(reused)]
+    aggregate.aggregate_sweep(read_settings(cfg).analysis, None, jobs)
     assert pooled == [1]  # one analysis at the top level, not one per "variant"
 
 

@@ -82,7 +82,8 @@ def test_a_distance_with_no_usable_value_is_said_first_with_its_fix():
     (warning,) = [line for line in findings.splitlines() if "no usable value" in line]
     assert warning.startswith("- **sinkhorn_long has no usable value**: its correlations")
     assert "lda" not in warning
-    details = re.search(r"## Findings in detail\n\n(.*?)\n", report).group(1)
+    # The first finding with the clauses beneath it (a long finding is split into bullets).
+    details = re.search(r"## Findings in detail\n\n(.*?)\n(?=- |\n)", report, re.S).group(1)
     assert details.startswith("- **sinkhorn_long has no usable value**: 10 of its solves did")
     assert "distance.sinkhorn.max_iterations (now 10)" in details
     assert "lda" not in details

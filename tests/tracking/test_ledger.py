@@ -7,6 +7,7 @@ import json
 from regbias.tracking.ledger import (
     JOB_FILE,
     PARENT_FILE,
+    JobRecord,
     job_records,
     read_parent,
     write_job_record,
@@ -47,6 +48,21 @@ def test_the_sweeps_end_reads_its_own_launchs_records_by_job_number(tmp_path) ->
     write_parent(tmp_path, {"run_id": "p", "launch": "new"})  # the folder reused, 2 jobs
     for num in (1, 0):
         write_job_record(tmp_path / str(num), tmp_path, num, [f"seed={num}"], {"status": "FAILED"})
-    assert [r["job_num"] for r in job_records(tmp_path)] == [0, 1]
-    assert {r["launch"] for r in job_records(tmp_path)} == {"new"}
-    assert [r["job_num"] for r in job_records(tmp_path, launch="old")] == [2]
+    assert [r.job_num for r in job_records(tmp_path)] == [0, 1]
+    assert {r.launch for r in job_records(tmp_path)} == {"new"}
+    assert [r.job_num for r in job_records(tmp_path, launch="old")] == [2]
+
+
+def test_a_job_file_is_read_as_a_typed_record(tmp_path):
+    """Keys it lacks take their defaults, keys it does not know are dropped, types are kept."""
+    job = tmp_path / "0"
+    job.mkdir()
+    (job / JOB_FILE).write_text(
+        json.dumps({"job_num": 0, "status": "REUSED", "run_id": "r0", "extra": [1], "launch": "x"})
+    )
+    (record,) = job_records(tmp_path, launch="x")
+    assert record == JobRecord(0, status="REUSED", run_id="r0", launch="x")
+    assert record.done and record.pooled and record.variant == ""
+    assert not JobRecord(1, status="REUSED").pooled  # no run to read
+    assert not JobRecord(2, status="FAILED", run_id="r2").done
+    assert JobRecord.of(record.to_dict()) == record

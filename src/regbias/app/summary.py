@@ -35,7 +35,7 @@ from regbias.study.encoder_compare import compare_variants, jobs_texts
 from regbias.study.timing import SweepTimes, job_set_up_at, process_started
 from regbias.study.variant_runs import publish_pages, publish_run
 from regbias.tracking import artifacts as paths
-from regbias.tracking.ledger import DONE
+from regbias.tracking.ledger import JobRecord
 from regbias.tracking.runs import MIN_FREE_MB, RunLog, connect, free_mb
 from regbias.tracking.ui import (
     DEFAULT_UI,
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 
 def finish_sweep(
-    config: DictConfig, parent: RunLog, records: list[dict[str, Any]], sweep_dir: Path
+    config: DictConfig, parent: RunLog, records: list[JobRecord], sweep_dir: Path
 ) -> None:
     """After the aggregation, while the parent is open: copy, compare, label, print."""
     try:
@@ -67,7 +67,7 @@ def finish_sweep(
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
         parent.metrics(metrics)
         describe_run(parent, _description(headlines))
-        rename_run(parent, sweep_name(config, [str(r.get("overrides", "")) for r in records]))
+        rename_run(parent, sweep_name(config, [r.overrides for r in records]))
         summary = time.perf_counter() - started
         parent.metrics({"time/aggregate/summary_s": summary})
         times = _sweep_times(children, records, parent)
@@ -126,8 +126,8 @@ def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:
         log_dataset(run, table, name, source, "pooled groups")
 
 
-def _children(parent: RunLog, records: list[dict[str, Any]]) -> list[Any]:
-    done = [r["run_id"] for r in records if r.get("status") in DONE and r.get("run_id")]
+def _children(parent: RunLog, records: list[JobRecord]) -> list[Any]:
+    done = [r.run_id for r in records if r.pooled]
     return [parent.client.get_run(run_id) for run_id in dict.fromkeys(done)]  # each run once
 
 
@@ -150,7 +150,7 @@ def _primary(config: DictConfig) -> tuple[str, str] | None:
 def _headlines(
     parent: RunLog,
     folder: Path,
-    records: list[dict[str, Any]],
+    records: list[JobRecord],
     primary: tuple[str, str] | None = None,
     sweep: tuple[DictConfig, Path] | None = None,
 ) -> dict[str, Headline]:
@@ -158,7 +158,7 @@ def _headlines(
     variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
     if not variants:
         return {"": read_headline(folder)}
-    done: list[Mapping[str, Any]] = [r for r in records if r.get("status") in DONE]
+    done = [r for r in records if r.done]
     labels = comparison.variant_labels(done)
     folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
     headlines = {label: read_headline(folder / name) for label, name in folders.items()}
@@ -184,14 +184,14 @@ def _compare(
     sweep: tuple[DictConfig, Path] | None,
     folder: Path,
     folders: Mapping[str, str],
-    done: list[Mapping[str, Any]],
+    done: list[JobRecord],
     parent: RunLog,
 ) -> EncoderComparison:
     """The variants compared on the same texts (``done``: the finished jobs' records)."""
     if sweep is None:
         return EncoderComparison(notes=["no sweep directory: the variants were not compared"])
     config, sweep_dir = sweep
-    jobs = {f"variant-{r.get('variant')}": r.get("job_num") for r in done}
+    jobs = {f"variant-{r.variant}": r.job_num for r in done}
     variants = {label: (name, jobs.get(name)) for label, name in folders.items()}
     try:
         settings = read_settings(config)
@@ -241,9 +241,9 @@ def _job_times(run_id: str, metrics: Mapping[str, float], summary: float) -> Swe
     return times
 
 
-def _sweep_times(children: list[Any], records: list[dict[str, Any]], parent: RunLog) -> SweepTimes:
+def _sweep_times(children: list[Any], records: list[JobRecord], parent: RunLog) -> SweepTimes:
     """Seconds per step summed over the jobs that ran, the aggregation's steps, the start-up."""
-    finished = {str(r.get("run_id")) for r in records if r.get("status") == "FINISHED"}
+    finished = {r.run_id for r in records if r.status == "FINISHED"}
     ran = [c for c in children if c.info.run_id in finished]
     frame = pd.DataFrame([_step_times(c.data.metrics) for c in ran])
     steps = {k: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}

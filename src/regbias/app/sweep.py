@@ -32,11 +32,11 @@ from regbias.interrupt import (
 )
 from regbias.redaction import redacted
 from regbias.report.publish import write_jobs, write_versions
-from regbias.study.record import record_and_power
+from regbias.study.record import ParentTests, record_and_power
 from regbias.study.settings import StudySettings
 from regbias.tracking.ledger import (
-    DONE,
     PARENT_FILE,
+    JobRecord,
     job_records,
     read_parent,
     write_parent,
@@ -113,10 +113,10 @@ class SweepCallback(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         mine = self._record
         records = job_records(sweep_dir, mine["launch"] if mine else None)
-        failed = [r for r in records if r.get("status") not in DONE]
+        failed = [r for r in records if not r.done]
         for record in failed:
             print(
-                redacted(f"regbias: job {record.get('job_num')} failed: {record.get('error')}"),
+                redacted(f"regbias: job {record.job_num} failed: {record.error}"),
                 file=sys.stderr,
             )
         if (sweep_dir / PARENT_FILE).exists():
@@ -141,8 +141,8 @@ class SweepCallback(Callback):
         self,
         config: DictConfig,
         parent: dict[str, Any],
-        records: list[dict[str, Any]],
-        failed: list[dict[str, Any]],
+        records: list[JobRecord],
+        failed: list[JobRecord],
     ) -> None:
         """Aggregate into this sweep's parent run and end it (FAILED when a job failed)."""
         client, _ = _connect_or_exit(config)
@@ -211,7 +211,7 @@ class _SweepFailed(Exception):
     """Some jobs failed: the parent run ends FAILED (after aggregating the others)."""
 
 
-def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -> None:
+def _aggregate(config: DictConfig, run: RunLog, records: list[JobRecord]) -> None:
     """Pool the jobs into the parent; each step's seconds as ``time/aggregate/<step>_s``.
 
     Each variant's test of record (and, where enabled, its power plants) runs here, once, on
@@ -222,12 +222,12 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -
     settings = read_settings(config)
     sweep_dir = Path(config.hydra.sweep.dir)
     times: dict[str, float] = {}
-    variants = {str(r.get("variant", "")) for r in records if r.get("status") in DONE}
+    variants = {r.variant for r in records if r.done}
 
-    def tests_of(members: list[dict[str, Any]]) -> tuple[Any, Any, Any]:
+    def tests_of(members: list[JobRecord]) -> ParentTests:
         own = settings
         if len(variants) > 1:
-            own = variant_settings(settings, sweep_dir, members[0].get("job_num"))
+            own = variant_settings(settings, sweep_dir, members[0].job_num)
         return record_and_power(own, times)
 
     pooled = aggregate_sweep(settings.analysis, run, records, tests_of=tests_of)
@@ -236,7 +236,7 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[dict[str, Any]]) -
     run.metrics({f"time/aggregate/{step}_s": seconds for step, seconds in times.items()})
 
 
-def _summarise(run: RunLog, records: list[dict[str, Any]]) -> None:
-    counts = Counter(str(r.get("status", "UNKNOWN")) for r in records)
+def _summarise(run: RunLog, records: list[JobRecord]) -> None:
+    counts = Counter(r.status for r in records)
     run.metrics({f"sweep/jobs_{k.lower()}": v for k, v in counts.items()})
     write_jobs(run, records)

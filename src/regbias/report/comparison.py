@@ -24,13 +24,14 @@ from regbias.report.headline import Headline
 from regbias.report.report_folder import record_written
 from regbias.tables import csv_text
 from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD, comparison_csv
+from regbias.tracking.ledger import JobRecord
 from regbias.tracking.runs import RunLog
 
 #: The performance column the comparison puts first (the protocol's primary gap).
 HEADLINE_PERFORMANCE = ("gap_accuracy", "gap_roc_auc", "gap_micro_f1", "gap_subset_accuracy")
 
 
-def variant_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
+def variant_labels(records: Sequence[JobRecord]) -> dict[str, str]:
     """Per variant, the overrides that set it apart (``encoder=tiny``), from the job records."""
     labels = {
         v: " ".join(sorted(words)) or f"variant-{v}"
@@ -41,7 +42,7 @@ def variant_labels(records: list[Mapping[str, Any]]) -> dict[str, str]:
     return {v: f"{label} ({v[:8]})" if label in repeated else label for v, label in labels.items()}
 
 
-def same_override_notes(records: list[Mapping[str, Any]]) -> list[str]:
+def same_override_notes(records: Sequence[JobRecord]) -> list[str]:
     """A warning per set of variants that the overrides do not tell apart.
 
     They ran the same config on other code or data: a commit, or an edit under ``src/``,
@@ -61,13 +62,13 @@ def same_override_notes(records: list[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def _distinct_overrides(records: list[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
+def _distinct_overrides(records: Sequence[JobRecord]) -> dict[str, frozenset[str]]:
     """Per variant, the overrides (but the seed) its jobs share and not every variant has."""
     per_variant: dict[str, list[set[str]]] = {}
     for record in records:
-        words = {w for w in shlex.split(str(record.get("overrides", ""))) if "=" in w}
+        words = {w for w in shlex.split(record.overrides) if "=" in w}
         words = {w for w in words if w.split("=", 1)[0].lstrip("+~") != "seed"}
-        per_variant.setdefault(str(record.get("variant", "")), []).append(words)
+        per_variant.setdefault(record.variant, []).append(words)
     common = {v: set.intersection(*sets) for v, sets in per_variant.items()}
     everywhere = set.intersection(*common.values()) if common else set()
     return {v: frozenset(w - everywhere) for v, w in common.items()}

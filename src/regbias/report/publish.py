@@ -13,7 +13,6 @@ import math
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -54,6 +53,7 @@ from regbias.report.record import (
 )
 from regbias.report.report_folder import replace_report
 from regbias.tracking import artifacts as paths
+from regbias.tracking.ledger import JobRecord
 from regbias.tracking.runs import RunLog
 
 #: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.
@@ -291,9 +291,9 @@ def write_versions(parent: RunLog, versions: Mapping[str, str]) -> None:
     parent.json(dict(versions), paths.VERSIONS_JSON)
 
 
-def write_jobs(parent: RunLog, records: list[dict[str, Any]]) -> None:
+def write_jobs(parent: RunLog, records: list[JobRecord]) -> None:
     """Every job record of the sweep (its ledger), as ``sweep/jobs.json``."""
-    parent.json(records, paths.JOBS_JSON)
+    parent.json([r.to_dict() for r in records], paths.JOBS_JSON)
 
 
 def copy_run(source: RunLog, target: RunLog) -> None:

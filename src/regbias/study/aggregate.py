@@ -8,7 +8,6 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -32,13 +31,13 @@ from regbias.study.timing import timed
 from regbias.study.variant_runs import variant_run
 from regbias.tables import read_table
 from regbias.tracking import artifacts as paths
-from regbias.tracking.ledger import DONE
+from regbias.tracking.ledger import JobRecord
 from regbias.tracking.runs import RunLog
 
 log = logging.getLogger(__name__)
 #: A variant's test of record, power plants and explanations, from its jobs' records.
 TestsOf = Callable[
-    [list[dict[str, Any]]],
+    [list[JobRecord]],
     tuple[EmbeddingPairTests | None, PowerResult | None, Explanations | None],
 ]
 
@@ -88,26 +87,22 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     return pooled
 
 
-def reused_jobs(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def reused_jobs(records: list[JobRecord]) -> list[tuple[str, str]]:
     """``(job number, run id)`` of each job that reused a finished run instead of running."""
-    return [
-        (str(r.get("job_num")), str(r["run_id"]))
-        for r in records
-        if r.get("status") == "REUSED" and r.get("run_id")
-    ]
+    return [(str(r.job_num), r.run_id) for r in records if r.status == "REUSED" and r.run_id]
 
 
-def unique_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def unique_runs(records: list[JobRecord]) -> list[JobRecord]:
     """The records with one per MLflow run: a job that reused another's run is not pooled twice."""
-    first: dict[str, dict[str, Any]] = {}
+    first: dict[str, JobRecord] = {}
     for record in records:
-        kept = first.setdefault(str(record["run_id"]), record)
+        kept = first.setdefault(record.run_id, record)
         if kept is not record:
             log.warning(
                 "jobs %s and %s are one run (%s, the same config): its results count once",
-                kept.get("job_num"),
-                record.get("job_num"),
-                record["run_id"],
+                kept.job_num,
+                record.job_num,
+                record.run_id,
             )
     return list(first.values())
 
@@ -115,7 +110,7 @@ def unique_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def aggregate_sweep(
     settings: AnalysisSettings,
     parent: RunLog,
-    records: list[dict[str, Any]],
+    records: list[JobRecord],
     *,
     tests_of: TestsOf | None = None,
 ) -> dict[str, float]:
@@ -130,21 +125,21 @@ def aggregate_sweep(
         ``analysis`` (pooling, correlations, permutations and bootstraps) and ``report``
         (tables, figures and the report written to the parent).
     """
-    done = unique_runs([r for r in records if r.get("status") in DONE and r.get("run_id")])
+    done = unique_runs([r for r in records if r.pooled])
     if not done:
         log.warning("no finished job to aggregate")
         return {}
-    variants: dict[str, list[dict[str, Any]]] = {}
+    variants: dict[str, list[JobRecord]] = {}
     for record in done:
-        variants.setdefault(str(record.get("variant", "")), []).append(record)
+        variants.setdefault(record.variant, []).append(record)
     if len(variants) == 1:
         return _aggregate_variant(parent, done, settings, tests_of)
     rows, times = [], Counter[str]()
     for variant, members in variants.items():
         with variant_run(parent, variant, members, records) as own:
             times.update(_aggregate_variant(own, members, settings, tests_of))
-        jobs = ",".join(str(m.get("job_num")) for m in members)
-        overrides = " | ".join(str(m.get("overrides", "")) for m in members)
+        jobs = ",".join(str(m.job_num) for m in members)
+        overrides = " | ".join(m.overrides for m in members)
         rows.append({"variant": variant, "jobs": jobs, "overrides": overrides})
     write_variants(parent, rows)
     return dict(times)
@@ -152,7 +147,7 @@ def aggregate_sweep(
 
 def _aggregate_variant(
     parent: RunLog,
-    records: list[dict[str, Any]],
+    records: list[JobRecord],
     settings: AnalysisSettings,
     tests_of: TestsOf | None = None,
 ) -> dict[str, float]:
@@ -161,7 +156,7 @@ def _aggregate_variant(
         jobs = []
         for i, record in enumerate(records):
             check_stop()  # safe points of the sweep's end: Ctrl-C and SIGTERM stop here
-            results = load_job_results(RunLog(parent.client, record["run_id"]), Path(tmp) / str(i))
+            results = load_job_results(RunLog(parent.client, record.run_id), Path(tmp) / str(i))
             if results is not None:
                 jobs.append(results)
     if not jobs:
@@ -183,5 +178,5 @@ def _aggregate_variant(
         check_stop()
         log_distances(parent, pooled.distances)
         check_stop()
-        write_study(parent, pooled, runs=[r["run_id"] for r in records])
+        write_study(parent, pooled, runs=[r.run_id for r in records])
     return times

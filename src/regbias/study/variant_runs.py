@@ -9,16 +9,15 @@ each variant's artifacts and metrics under ``variant-<hash>/`` for its compariso
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from regbias.report.comparison import variant_labels
 from regbias.report.headline import Headline, read_headline
 from regbias.report.html import publish_html
 from regbias.report.publish import copy_report, copy_run
-from regbias.tracking.ledger import DONE
+from regbias.tracking.ledger import JobRecord
 from regbias.tracking.runs import RunLog, start_run, tracked_run
 from regbias.tracking.ui import describe_run
 
@@ -31,7 +30,7 @@ _CONTROL_WORDS = "random weights: a control"
 
 @contextmanager
 def variant_run(
-    parent: RunLog, variant: str, members: list[dict[str, Any]], records: list[dict[str, Any]]
+    parent: RunLog, variant: str, members: list[JobRecord], records: list[JobRecord]
 ) -> Iterator[RunLog]:
     """The variant's own run, open for its pooled analysis; published when the block ends.
 
@@ -42,9 +41,9 @@ def variant_run(
     record of the sweep (they tell the variants apart).
     """
     client = parent.client
-    jobs = [client.get_run(str(m["run_id"])) for m in members]
+    jobs = [client.get_run(m.run_id) for m in members]
     control = any(j.data.tags.get("encoder.identity", "").startswith("random:") for j in jobs)
-    done: list[Mapping[str, Any]] = [r for r in records if r.get("status") in DONE]
+    done = [r for r in records if r.done]
     label = variant_labels(done).get(variant, f"variant-{variant}")
     sweep = client.get_run(parent.run_id)
     name = f"{sweep.info.run_name} · {label}" + (f" ({_CONTROL_WORDS})" if control else "")

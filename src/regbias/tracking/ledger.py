@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,55 @@ PARENT_FILE = "regbias_parent.json"
 JOB_FILE = "regbias_job.json"
 #: Job statuses that count as done: the job ran to its end, or a finished run was reused.
 DONE = ("FINISHED", "REUSED")
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One job's outcome as the ledger holds it (:data:`JOB_FILE`, read by the sweep's end).
+
+    Attributes:
+        job_num: Hydra's number of the job (None outside a sweep).
+        overrides: the job's overrides, space-separated.
+        status: ``RUNNING``, ``FINISHED``, ``REUSED`` or ``FAILED``.
+        run_id: its MLflow run ("" where it has none).
+        variant: its variant (the config but the seed, hashed; "" where unknown).
+        error: why it failed ("" where it did not).
+        launch: the sweep launch it belongs to ("" where unknown).
+    """
+
+    job_num: int | None = None
+    overrides: str = ""
+    status: str = "UNKNOWN"
+    run_id: str = ""
+    variant: str = ""
+    error: str = ""
+    launch: str = ""
+
+    @property
+    def done(self) -> bool:
+        """Whether the job ran to its end or reused a finished run (:data:`DONE`)."""
+        return self.status in DONE
+
+    @property
+    def pooled(self) -> bool:
+        """Whether the sweep's end pools it: done, with a run to read."""
+        return self.done and bool(self.run_id)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> JobRecord:
+        """The record a job file holds (a key it lacks takes its default; others are dropped)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known and v is not None}
+        if "job_num" in values:
+            values["job_num"] = int(values["job_num"])
+        for key in known - {"job_num"}:
+            if key in values:
+                values[key] = str(values[key])
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready record (``jobs.json``)."""
+        return asdict(self)
 
 
 def write_parent(sweep_dir: Path, record: Mapping[str, Any]) -> None:
@@ -59,14 +109,14 @@ def write_job_record(
     tmp.replace(path)
 
 
-def job_records(sweep_dir: Path, launch: str | None = None) -> list[dict[str, Any]]:
+def job_records(sweep_dir: Path, launch: str | None = None) -> list[JobRecord]:
     """This sweep's job outcome records (of its ``launch``, else the parent file's), by number."""
     launch = launch or (read_parent(sweep_dir) or {}).get("launch")
     records = []
     for path in sweep_dir.glob(f"*/{JOB_FILE}"):
-        record = json.loads(path.read_text())
-        if launch is not None and record.get("launch") != launch:
+        record = JobRecord.of(json.loads(path.read_text()))
+        if launch is not None and record.launch != launch:
             log.info("left out %s: a job of an earlier sweep in this folder", path.parent)
             continue
         records.append(record)
-    return sorted(records, key=lambda r: r.get("job_num") or 0)
+    return sorted(records, key=lambda r: r.job_num or 0)
