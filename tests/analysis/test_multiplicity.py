@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from regbias.analysis.correlation.result import p_name
 from regbias.analysis.correlation.table import correlations
-from regbias.analysis.multiplicity import ADJUSTMENTS, Adjustment, adjust_p, p_column
+from regbias.analysis.multiplicity import ADJUSTMENTS, Adjustment, adjust_p
 from regbias.errors import ConfigError
 
 
@@ -59,8 +60,8 @@ def test_known_values_and_nan_left_out_of_the_family() -> None:
     assert np.isnan(adjust_p(np.array([np.nan, np.nan]), "holm")).all()
     with pytest.raises(ConfigError, match="holm"):
         adjust_p(p, "bonferroni")
-    assert p_column("spearman_rho", "holm") == "spearman_p_holm"
-    assert p_column("kendall_tau", "none") == "kendall_p_perm"
+    assert p_name("spearman", "holm") == "spearman_p_holm"
+    assert p_name("kendall", "none") == "kendall_p_perm"
 
 
 def _table(k: int, rng: np.random.Generator, n_distance: int, n_performance: int) -> pd.DataFrame:

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from regbias.analysis.correlation.result import p_name
 from regbias.analysis.correlation.table import correlations
-from regbias.analysis.multiplicity import adjust_p, maxt_family, p_column
+from regbias.analysis.multiplicity import adjust_p, maxt_family
 from regbias.analysis.permutations import (
     group_permutations,
     maxt_adjusted_p,
@@ -180,6 +181,6 @@ def test_rows_with_other_pairs_fall_back_to_holm_on_a_split_level() -> None:
 
 
 def test_maxt_is_an_adjustment_choice_but_not_one_from_p_values() -> None:
-    assert p_column("spearman_rho", "maxt") == "spearman_p_maxt"
+    assert p_name("spearman", "maxt") == "spearman_p_maxt"
     with pytest.raises(ConfigError, match="nulls"):
         adjust_p(np.array([0.1, 0.2]), "maxt")

@@ -145,15 +145,3 @@ def add_maxt_p(
         methods = methods or labels
     found["maxt_method"] = methods
     return found
-
-
-def p_column(statistic: str, adjust: str) -> str:
-    """The column marking significance of ``statistic`` (or ``spearman_rho``) under ``adjust``.
-
-    E.g. ``spearman_p_maxt``; ``none`` gives the unadjusted ``spearman_p_perm``.
-    """
-    if adjust not in ADJUSTMENTS:
-        raise ConfigError(
-            f"analysis.correlation.adjust must be one of {list(ADJUSTMENTS)}, got {adjust!r}."
-        )
-    return f"{statistic.split('_')[0]}_{ADJUSTMENTS[adjust]}"

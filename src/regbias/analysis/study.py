@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from regbias.analysis.correlation.primary import CorrelationSettings, PrimaryTest, primary_test
+from regbias.analysis.correlation.result import RHO_CI
 from regbias.analysis.correlation.table import correlations
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.explain.settings import ExplainSettings
@@ -43,7 +44,7 @@ from regbias.errors import ConfigError, RegbiasError
 
 log = logging.getLogger(__name__)
 #: The robustness columns ``correlations.csv`` carries too.
-ROBUSTNESS_HEADLINE = ["spearman_ci_low", "spearman_ci_high", "loo_rho_min", "loo_rho_max"]
+ROBUSTNESS_HEADLINE = [*RHO_CI, "loo_rho_min", "loo_rho_max"]
 
 
 @dataclass(frozen=True)

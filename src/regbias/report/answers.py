@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
-from regbias.analysis.multiplicity import p_column
+from regbias.analysis.correlation.result import correlation_rows, strongest_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
 from regbias.analysis.pairs.performance import PerformancePairTests
@@ -165,26 +165,22 @@ def _primary_row_answer(
     how = "Mantel test of the declared pair"
     if primary is None:
         return Answer(question, "None declared", how, _CORRELATIONS)
-    rows = pd.DataFrame() if correlations is None else correlations
-    if len(rows):
-        rows = rows[(rows["distance"] == primary[0]) & (rows["performance"] == primary[1])]
-    if not len(rows) or not math.isfinite(float(rows.iloc[0]["spearman_rho"])):
+    row = next((r for r in correlation_rows(correlations) if r.is_pair(primary)), None)
+    if row is None or not row.has_rho:
         return Answer(question, "Not tested in this run", how, _CORRELATIONS)
-    row = rows.iloc[0]
     words = ADJUSTED_NAMES.get(adjust)
     how = (
         f"Spearman rho of {markdown_code(primary[1])} against {markdown_code(primary[0])} "
-        f"over {int(row['n_pairs'])} pairs, {f'{words}-adjusted' if words else 'unadjusted'} p"
+        f"over {row.n_pairs} pairs, {f'{words}-adjusted' if words else 'unadjusted'} p"
     )
-    p = float(row.get(p_column("spearman", adjust), math.nan))
-    low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
+    p = row.p_value(adjust)
     interval = "no interval computed"
-    if math.isfinite(low) and math.isfinite(high):
-        interval = f"bootstrap interval {low:.2f} to {high:.2f}"
+    if row.has_interval:
+        interval = f"bootstrap interval {row.interval[0]:.2f} to {row.interval[1]:.2f}"
     verdict = "No finding (unadjusted)"
     if words:
         verdict = "Yes" if math.isfinite(p) and p < level else "No"
-    answer = f"{verdict}: rho = {row['spearman_rho']:.2f}, {interval}, p = {p:.2g}"
+    answer = f"{verdict}: rho = {row.rho:.2f}, {interval}, p = {p:.2g}"
     return Answer(question, answer, how, _CORRELATIONS)
 
 
@@ -219,15 +215,12 @@ def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: f
         f"Spearman rho, Mantel permutation p, {ADJUSTED_NAMES[adjust]}-adjusted over the {total} "
         f"secondary rows, p < {level:g}"
     )
-    p = correlations[p_column("spearman", adjust)].to_numpy(dtype=float)
-    found = correlations[p < level]
-    if not len(found):
+    found = [r for r in correlation_rows(correlations) if r.p_value(adjust) < level]
+    if not found:
         return Answer(question, f"None of the {total}", how, _CORRELATIONS)
-    order = found["spearman_rho"].abs().sort_values(ascending=False, kind="stable").index
     named = [
-        f"{markdown_text(r['performance'])} ~ {markdown_text(r['distance'])} "
-        f"(rho = {r['spearman_rho']:.2f})"
-        for _, r in found.loc[order].iterrows()
+        f"{markdown_text(r.performance)} ~ {markdown_text(r.distance)} (rho = {r.rho:.2f})"
+        for r in strongest_rows(found, len(found))
     ]
     return Answer(question, f"{len(found)} of {total}: {_listed(named)}", how, _CORRELATIONS)
 

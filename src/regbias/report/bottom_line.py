@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
+from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.explain.result import Explanations
-from regbias.analysis.multiplicity import p_column
 from regbias.analysis.pair_table import RecordedVerdict
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import FAMILIES
@@ -113,8 +113,8 @@ class Evidence:
         """Secondary correlations below the level after adjustment (None: not adjusted)."""
         if self.correlations is None or self.adjust not in ADJUSTED_NAMES:
             return None
-        p = self.correlations.get(p_column("spearman", self.adjust))
-        return 0 if p is None else int((p.to_numpy(dtype=float) < self.significance).sum())
+        rows = correlation_rows(self.correlations)
+        return sum(row.p_value(self.adjust) < self.significance for row in rows)
 
     @property
     def found(self) -> bool:

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import FAMILIES
 from regbias.numbers import number_text, p_text
 from regbias.report.record import read_record
 from regbias.tracking import artifacts as paths
 
-#: Correlation p-value columns, the first present one decides (adjusted across the family).
-_ADJUSTED_P = ("spearman_p_maxt", "spearman_p_holm", "spearman_p_bh")
+#: The adjustments whose p decides, the first a table has (adjusted across the family).
+_ADJUSTED_P = ("maxt", "holm", "bh")
 _CONTROL_SUFFIX = re.compile(r"\+random_weights_seed=\d+")
 
 
@@ -281,16 +282,16 @@ def _names(names: list[str], twin: EncoderEvidence) -> str:
 
 
 def _correlation_cells(correlations: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
-    if correlations is None or not len(correlations):
-        return {}
-    column = next((c for c in _ADJUSTED_P if c in correlations.columns), "spearman_p_perm")
-    return {
-        f"{row['distance']} ~ {row['performance']} ({_pairs_of(row, 'all groups')})": (
-            float(row["spearman_rho"]),
-            float(row[column]) if math.isfinite(float(row[column])) else math.inf,
+    cells = {}
+    for row in correlation_rows(correlations):
+        adjust = next((a for a in _ADJUSTED_P if a in row.p.get("spearman", {})), "none")
+        p = row.p_value(adjust)
+        pairs = f"all groups, {row.n_pairs} pairs" if row.n_pairs else "all groups"
+        cells[f"{row.distance} ~ {row.performance} ({pairs})"] = (
+            row.rho,
+            p if math.isfinite(p) else math.inf,
         )
-        for _, row in correlations.iterrows()
-    }
+    return cells
 
 
 def _pairs_of(row: pd.Series, scope: str) -> str:

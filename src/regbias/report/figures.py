@@ -16,6 +16,7 @@ from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from regbias.analysis.correlation.result import RHO
 from regbias.analysis.pair_table import PairTable
 from regbias.distances.lda import LdaProjection
 from regbias.distances.matrix import DistanceMatrix
@@ -162,7 +163,7 @@ def floor_plot(matrix: DistanceMatrix, title: str | None = None) -> Figure:
 
 def correlation_heatmap(
     correlations_df: pd.DataFrame,
-    statistic: str = "spearman_rho",
+    statistic: str = RHO,
     p_column: str | None = None,
     *,
     alpha: float = ALPHA,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
-from regbias.analysis.multiplicity import p_column
+from regbias.analysis.correlation.result import Correlation, correlation_rows, strongest_rows
 from regbias.analysis.pair_table import DISTANCE_PREFIX
 from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.analysis.power.primary import NO_SIGNAL, POWER_CONFIDENCE
@@ -133,13 +133,14 @@ def finding_lines(
     if primary_test is not None:
         # With no group left out the row is the same pairs, tested two-sided.
         label = _PRIMARY_PAIR_ALL_GROUPS if primary_test.left_out else _PRIMARY_PAIR_TWO_SIDED
-    stated = _selected(table, primary, n_strongest, label)
-    if primary_test is None and primary is not None and not _has(table, primary):
+    rows = correlation_rows(table)
+    stated = _selected(rows, primary, n_strongest, label)
+    if primary_test is None and primary is not None and not any(r.is_pair(primary) for r in rows):
         named = f"{markdown_text(primary[0])} vs {markdown_text(primary[1])}"
         lines.append(f"Primary hypothesis ({named}): not measured in this run.")
     lines += [f"{label}{_sentence(row, adjust, significance, confidence)}" for label, row in stated]
     notes = [primary_test.ci_note] if primary_test is not None else []
-    notes += [str(row.get("bootstrap_note") or "") for _, row in stated]
+    notes += [row.bootstrap_note for _, row in stated]
     return each_note_once(lines, notes, said_above)
 
 
@@ -317,36 +318,25 @@ def _power_interval(row: pd.Series) -> str:
     )
 
 
-def _has(table: pd.DataFrame, pair: tuple[str, str]) -> bool:
-    return bool(((table["distance"] == pair[0]) & (table["performance"] == pair[1])).any())
-
-
 def _selected(
-    table: pd.DataFrame, primary: tuple[str, str] | None, n_strongest: int, label: str
-) -> list[tuple[str, pd.Series]]:
-    is_primary = pd.Series(False, index=table.index)
-    if primary is not None:
-        is_primary = (table["distance"] == primary[0]) & (table["performance"] == primary[1])
-    stated = [(label, row) for _, row in table[is_primary].iterrows()]
-    others = table[~is_primary & table["spearman_rho"].notna()]
-    order = others["spearman_rho"].abs().sort_values(ascending=False, kind="stable").index
-    stated += [("", others.loc[i]) for i in order[:n_strongest]]
-    return stated
+    rows: list[Correlation], primary: tuple[str, str] | None, n_strongest: int, label: str
+) -> list[tuple[str, Correlation]]:
+    stated = [(label, row) for row in rows if row.is_pair(primary)]
+    others = [row for row in rows if not row.is_pair(primary) and row.has_rho]
+    return stated + [("", row) for row in strongest_rows(others, n_strongest)]
 
 
-def _sentence(row: pd.Series, adjust: str, significance: float, confidence: float) -> str:
-    rho = row["spearman_rho"]
-    subject = f"{describe_column(row['performance'])} against {describe_column(row['distance'])}"
-    left = pd.to_numeric(row.get("n_pairs_left_out", 0), errors="coerce")
-    left_out = 0 if pd.isna(left) else int(left)
-    if not _finite(rho):
-        if left_out and int(row["n_pairs"]) < 3:
+def _sentence(row: Correlation, adjust: str, significance: float, confidence: float) -> str:
+    subject = f"{describe_column(row.performance)} against {describe_column(row.distance)}"
+    left_out = row.n_pairs_left_out
+    if not row.has_rho:
+        if left_out and row.n_pairs < 3:
             return (
                 f"{subject.capitalize()}: no rank correlation: {left_out} of its "
-                f"{left_out + int(row['n_pairs'])} pairs have no defined value."
+                f"{left_out + row.n_pairs} pairs have no defined value."
             )
         return f"{subject.capitalize()}: no rank correlation (a constant column or too few pairs)."
-    p = row.get(p_column("spearman", adjust), math.nan)
+    p = row.p_value(adjust)
     below = _finite(p) and p < significance
     if adjust == "none":
         # An unadjusted p of one of many tests is no finding: never called significant.
@@ -356,21 +346,20 @@ def _sentence(row: pd.Series, adjust: str, significance: float, confidence: floa
     label, remark = _adjusted(row, adjust)
     text = (
         f"{subject[0].upper()}{subject[1:]} "
-        f"({markdown_code(row['distance'])}, {markdown_code(row['performance'])}): "
-        f"rho = {rho:.2f} over {int(row['n_pairs'])} pairs{_left_out(left_out)}, "
+        f"({markdown_code(row.distance)}, {markdown_code(row.performance)}): "
+        f"rho = {row.rho:.2f} over {row.n_pairs} pairs{_left_out(left_out)}, "
         f"{label} p = {p_text(p)} "
         f"({verdict}{remark})"
     )
-    low, high = row.get("spearman_ci_low", math.nan), row.get("spearman_ci_high", math.nan)
-    if _finite(low) and _finite(high):
-        sources = _words(str(row.get("bootstrap_sources", "")).split("+")) or "the inputs"
+    if row.has_interval:
+        low, high = row.interval
+        sources = _words(row.bootstrap_sources.split("+")) or "the inputs"
         text += (
             f", interval for the measured rho {low:.2f} to {high:.2f} (nominal "
             f"{confidence:.0%}, the primary's kind; resampling {sources})"
         )
     else:
-        note = row.get("bootstrap_note")
-        text += f", no bootstrap interval ({note if isinstance(note, str) and note else _NO_CI})"
+        text += f", no bootstrap interval ({row.bootstrap_note or _NO_CI})"
     significant = below and adjust != "none"
     return text + _logo_clause(row, significant, significance) + _size_clause(row) + "."
 
@@ -379,34 +368,35 @@ def _left_out(count: int) -> str:
     return f" ({count} left out: a value is undefined)" if count else ""
 
 
-def _adjusted(row: pd.Series, adjust: str) -> tuple[str, str]:
+def _adjusted(row: Correlation, adjust: str) -> tuple[str, str]:
     """How the row's p was adjusted, and a remark: a maxT row whose pairs differ used Holm."""
-    if adjust == "maxt" and row.get("maxt_method") == "holm_fallback":
+    if adjust == "maxt" and row.check("maxt_method") == "holm_fallback":
         return "Holm-adjusted", "; Holm, not maxT: its pairs differ from the other rows'"
     return _ADJUSTED[adjust], ""
 
 
-def _logo_clause(row: pd.Series, significant: bool, significance: float) -> str:
-    if "survives_loo" not in row or not _finite(row.get("loo_rho_min", math.nan)):
+def _logo_clause(row: Correlation, significant: bool, significance: float) -> str:
+    low, high = row.check("loo_rho_min"), row.check("loo_rho_max")
+    if "survives_loo" not in row.checks or not _finite(low):
         return ""
-    span = f"rho {row['loo_rho_min']:.2f} to {row['loo_rho_max']:.2f} with one group left out"
+    span = f"rho {low:.2f} to {high:.2f} with one group left out"
     if not significant:
         return f"; {span}"
-    if bool(row["survives_loo"]):
+    if bool(row.check("survives_loo")):
         return (
             f"; it survives leaving out any single group (same sign, every unadjusted p below "
             f"{significance:g}; {span})"
         )
-    most = markdown_text(row["loo_most_influential"])
-    moved = row["loo_rho_without_most_influential"]
+    most = markdown_text(row.check("loo_most_influential"))
+    moved = row.check("loo_rho_without_most_influential")
     return (
         f"; it does not hold up when single groups are left out ({span}; without {most} rho is "
-        f"{moved:.2f}, largest unadjusted permutation p {p_text(row['loo_p_max'])})"
+        f"{moved:.2f}, largest unadjusted permutation p {p_text(row.check('loo_p_max'))})"
     )
 
 
-def _size_clause(row: pd.Series) -> str:
-    partial, p = row.get("partial_rho", math.nan), row.get("partial_p", math.nan)
+def _size_clause(row: Correlation) -> str:
+    partial, p = row.check("partial_rho"), row.check("partial_p")
     if not _finite(partial):
         return ""
     return (

@@ -13,21 +13,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.correlation.table import strongest
+from regbias.analysis.correlation.result import Correlation, correlation_rows, strongest_rows
+from regbias.analysis.multiplicity import ADJUSTMENTS
 from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY
 from regbias.numbers import p_text
 from regbias.report.escape import description_text, markdown_text
 from regbias.report.findings_model import Findings
 from regbias.tracking import artifacts as paths
 
-#: Correlation columns logged as ``corr/<distance>/<performance>/<suffix>``.
-METRIC_COLUMNS = {
-    "spearman_rho": "rho",
-    "spearman_p_perm": "p_perm",
-    "spearman_p_holm": "p_holm",
-    "spearman_p_bh": "p_bh",
-    "spearman_p_maxt": "p_maxt",
-}
+#: The adjustments whose Spearman p is logged as ``corr/<distance>/<performance>/<suffix>``
+#: (after ``rho``), in this order; the suffix is the p's (``p_perm``, ``p_holm``...).
+METRIC_ADJUSTMENTS = ("none", "holm", "bh", "maxt")
 
 
 @dataclass
@@ -79,7 +75,8 @@ def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
     lines = []
     if findings is None and correlations is not None:
         lines = [
-            _correlation_line(row) for _, row in strongest(correlations, n_strongest).iterrows()
+            _correlation_line(row)
+            for row in strongest_rows(correlation_rows(correlations), n_strongest)
         ]
     matrices = paths.read_distances(folder)
     metrics = _headline_metrics(folder)
@@ -94,11 +91,12 @@ def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
 def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
     """``corr/<distance>/<performance>/rho`` (and ``p_perm``, ``p_holm``...) per row."""
     metrics = {}
-    for _, row in correlations.iterrows():
-        for column, suffix in METRIC_COLUMNS.items():
-            value = row.get(column)
-            if value is not None and isinstance(value, float | int) and math.isfinite(value):
-                metrics[f"corr/{row['distance']}/{row['performance']}/{suffix}"] = float(value)
+    for row in correlation_rows(correlations):
+        values = {"rho": row.rho}
+        values |= {ADJUSTMENTS[a]: row.p_value(a) for a in METRIC_ADJUSTMENTS}
+        for suffix, value in values.items():
+            if math.isfinite(value):
+                metrics[f"corr/{row.distance}/{row.performance}/{suffix}"] = value
     return metrics
 
 
@@ -107,14 +105,13 @@ def _headline_metrics(folder: Path) -> dict[str, float]:
     return {f"headline/{k}": float(v) for k, v in numbers.items() if math.isfinite(float(v))}
 
 
-def _correlation_line(row: pd.Series) -> str:
-    p = row.get("spearman_p_perm", math.nan)
+def _correlation_line(row: Correlation) -> str:
     line = (
-        f"{row['performance']} vs {row['distance']}: Spearman rho = {row['spearman_rho']:.2f} "
-        f"over {int(row['n_pairs'])} pairs, unadjusted Mantel permutation p = {p_text(p)}"
+        f"{row.performance} vs {row.distance}: Spearman rho = {row.rho:.2f} "
+        f"over {row.n_pairs} pairs, unadjusted Mantel permutation p = {p_text(row.p_value('none'))}"
     )
-    maxt = row.get("spearman_p_maxt")
-    if maxt is not None and isinstance(maxt, float) and math.isfinite(maxt):
+    maxt = row.p_value("maxt")
+    if math.isfinite(maxt):
         line += f", maxT-adjusted p = {p_text(maxt)}"
     return line
 

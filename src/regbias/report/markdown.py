@@ -12,8 +12,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
+from regbias.analysis.correlation.result import RHO, RHO_CI, RHO_P, TAU, TAU_P, p_name
 from regbias.analysis.correlation.table import strongest
-from regbias.analysis.multiplicity import p_column
+from regbias.analysis.multiplicity import STATISTICS
 from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
@@ -254,22 +255,19 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         others = (top["distance"] != distance) | (top["performance"] != performance)
         first = [primary_row(analysis.primary), found[is_primary]]
         top = pd.concat([f for f in first if len(f)] + [top[others]], ignore_index=True)
-    spearman_p, kendall_p = (
-        p_column(s, settings.correlation.adjust) for s in ("spearman", "kendall")
-    )
+    spearman_p, kendall_p = (p_name(s, settings.correlation.adjust) for s in STATISTICS)
     wanted = [
         "distance",
         "performance",
         "n_pairs",
-        "spearman_rho",
-        "spearman_p_perm",
+        RHO,
+        RHO_P,
         spearman_p,
-        "spearman_ci_low",
-        "spearman_ci_high",
+        *RHO_CI,
         "loo_rho_min",
         "loo_rho_max",
-        "kendall_tau",
-        "kendall_p_perm",
+        TAU,
+        TAU_P,
         kendall_p,
     ]
     columns = [c for c in dict.fromkeys(wanted) if c in top.columns]
@@ -306,8 +304,8 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     return [
         _markdown_table(top[columns].set_index("distance")),
         "",
-        f"![rho]({paths.correlation_figure('spearman_rho')})",
-        f"![tau]({paths.correlation_figure('kendall_tau')})",
+        f"![rho]({paths.correlation_figure(RHO)})",
+        f"![tau]({paths.correlation_figure(TAU)})",
         f"\nPermutation p-values are Mantel-style (group labels permuted). The primary "
         "hypothesis is tested alone, on the regions' pairs, one-sided (Findings). Every other "
         f"row is a secondary test: significance (level {settings.significance}) is marked by the "
@@ -351,12 +349,10 @@ def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame
     found = analysis.correlations
     if found is None:
         return pd.DataFrame()
-    spearman_p, kendall_p = (
-        p_column(s, settings.correlation.adjust) for s in ("spearman", "kendall")
-    )
+    spearman_p, kendall_p = (p_name(s, settings.correlation.adjust) for s in STATISTICS)
     alpha = settings.significance
     significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]
-    order = significant["spearman_rho"].abs().sort_values(ascending=False).index
+    order = significant[RHO].abs().sort_values(ascending=False).index
     return significant.reindex(order).head(MAX_SCATTERS)
 
 
@@ -377,10 +373,10 @@ def primary_row(test: PrimaryTest | None) -> pd.DataFrame:
         "distance": f"{test.distance} (primary: regions only)",
         "performance": test.performance,
         "n_pairs": test.n_pairs,
-        "spearman_rho": test.rho,
-        "spearman_p_perm": test.p_value,
-        "spearman_ci_low": test.ci_low,
-        "spearman_ci_high": test.ci_high,
+        RHO: test.rho,
+        RHO_P: test.p_value,
+        RHO_CI[0]: test.ci_low,
+        RHO_CI[1]: test.ci_high,
     }
     return pd.DataFrame([row])
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.multiplicity import p_column
+from regbias.analysis.correlation.result import RHO, TAU, p_name
+from regbias.analysis.multiplicity import STATISTICS
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import DIFFERS, GROUP_A, GROUP_B, PairwiseTests
 from regbias.analysis.pairs.performance import PerformancePairTests
@@ -227,10 +228,8 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
     found = analysis.correlations
     assert found is not None
     # Significance is marked by the p-values adjusted as `analysis.correlation.adjust` says.
-    spearman_p, kendall_p = (
-        p_column(s, settings.correlation.adjust) for s in ("spearman", "kendall")
-    )
-    for statistic, marking in (("spearman_rho", spearman_p), ("kendall_tau", kendall_p)):
+    spearman_p, kendall_p = (p_name(s, settings.correlation.adjust) for s in STATISTICS)
+    for statistic, marking in ((RHO, spearman_p), (TAU, kendall_p)):
         figure = plots.correlation_heatmap(found, statistic, marking, alpha=settings.significance)
         run.figure(figure, paths.correlation_figure(statistic))
     suffix = spearman_p.removeprefix("spearman_")

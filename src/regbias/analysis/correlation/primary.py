@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.correlation.result import RHO, RHO_CI
 from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_table import MIN_GROUPS
 from regbias.analysis.permutations import (
@@ -150,9 +151,9 @@ class PrimaryTest:
             "n_pairs": self.n_pairs,
             "groups": " ".join(self.groups),
             "left_out": " ".join(self.left_out),
-            "spearman_rho": self.rho,
-            "spearman_ci_low": self.ci_low,
-            "spearman_ci_high": self.ci_high,
+            RHO: self.rho,
+            RHO_CI[0]: self.ci_low,
+            RHO_CI[1]: self.ci_high,
             "confidence": self.confidence,
             "p_value": self.p_value,
             "exact": self.exact,

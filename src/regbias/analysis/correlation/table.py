@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from regbias.analysis.correlation.result import RHO, TAU
 from regbias.analysis.multiplicity import add_adjusted_p, add_maxt_p
 from regbias.analysis.pair_table import PairTable
 from regbias.analysis.permutations import (
@@ -97,10 +98,10 @@ _RESULT_COLUMNS = [
     "performance",
     "n_pairs",
     "n_pairs_left_out",
-    "spearman_rho",
+    RHO,
     "spearman_p",
     "spearman_p_perm",
-    "kendall_tau",
+    TAU,
     "kendall_p",
     "kendall_p_perm",
     "n_groups",
@@ -165,23 +166,21 @@ def _correlate_batch(
 def _asymptotic(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """The rho, tau and asymptotic p of scipy, which assume independent pairs (see module)."""
     if len(x) < 3:
-        return dict.fromkeys(["spearman_rho", "spearman_p", "kendall_tau", "kendall_p"], np.nan)
+        return dict.fromkeys([RHO, "spearman_p", TAU, "kendall_p"], np.nan)
     with warnings.catch_warnings():
         # A constant column has no rank correlation; NaN in the result says so.
         warnings.simplefilter("ignore")
         spearman = scipy_stats.spearmanr(x, y)
         kendall = scipy_stats.kendalltau(x, y)
     return {
-        "spearman_rho": float(spearman.statistic),
+        RHO: float(spearman.statistic),
         "spearman_p": float(spearman.pvalue),
-        "kendall_tau": float(kendall.statistic),
+        TAU: float(kendall.statistic),
         "kendall_p": float(kendall.pvalue),
     }
 
 
-def strongest(
-    correlations_df: pd.DataFrame, k: int = 5, statistic: str = "spearman_rho"
-) -> pd.DataFrame:
+def strongest(correlations_df: pd.DataFrame, k: int = 5, statistic: str = RHO) -> pd.DataFrame:
     """The ``k`` rows of :func:`correlations` with the largest absolute ``statistic``, first."""
     if statistic not in correlations_df.columns:
         raise ConfigError(

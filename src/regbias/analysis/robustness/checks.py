@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.correlation.result import RHO, TAU
 from regbias.analysis.correlation.table import CORRELATION_KEYS
 from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.permutations import EXACT_LIMIT
@@ -87,7 +88,7 @@ def robustness(
     distance_columns = list(dict.fromkeys(found["distance"]))
     performance_columns = list(dict.fromkeys(found["performance"]))
     permutation = {"relabellings": relabellings, "seed": seed, "exact_limit": exact_limit}
-    out = found[[*CORRELATION_KEYS, "spearman_rho", "kendall_tau"]].copy()
+    out = found[[*CORRELATION_KEYS, RHO, TAU]].copy()
     logo = leave_one_group_out(table, distance_columns, performance_columns, **permutation)
     parts = [
         logo_summary(found, logo, significance),

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from regbias.analysis.correlation.result import RHO, RHO_P
 from regbias.analysis.correlation.table import CORRELATION_KEYS, correlations
 from regbias.analysis.permutations import (
     EXACT_LIMIT,
@@ -74,15 +75,15 @@ def _spearman_mantel(
         found = pd.DataFrame(
             {
                 "performance": columns,
-                "spearman_rho": null[0],
-                "spearman_p_perm": [permutation_p(null[:, j]) for j in range(len(columns))],
+                RHO: null[0],
+                RHO_P: [permutation_p(null[:, j]) for j in range(len(columns))],
             }
         )
     return {
         (distance, row.performance): {
             "n_pairs": len(data),
-            "spearman_rho": row.spearman_rho,
-            "spearman_p_perm": row.spearman_p_perm,
+            RHO: getattr(row, RHO),
+            RHO_P: getattr(row, RHO_P),
         }
         for row in found.itertuples()
     }
@@ -117,24 +118,24 @@ def logo_summary(found: pd.DataFrame, logo: pd.DataFrame, significance: float) -
         and ``survives_loo`` (rho keeps its sign and p stays below ``significance`` whichever
         group is left out).
     """
-    keyed = found[[*CORRELATION_KEYS, "spearman_rho"]]
+    keyed = found[[*CORRELATION_KEYS, RHO]]
     merged = logo.merge(keyed, on=CORRELATION_KEYS, suffixes=("", "_all"))
-    merged["shift"] = (merged["spearman_rho"] - merged["spearman_rho_all"]).abs()
+    merged["shift"] = (merged[RHO] - merged[f"{RHO}_all"]).abs()
     rows = []
     for (distance, performance), part in merged.groupby(CORRELATION_KEYS, sort=False):
-        full = part["spearman_rho_all"].iloc[0]
+        full = part[f"{RHO}_all"].iloc[0]
         finite = part.dropna(subset=["shift"])
         most = finite.loc[finite["shift"].idxmax()] if len(finite) else {}
-        kept_sign = bool(len(part) and (np.sign(part["spearman_rho"]) == np.sign(full)).all())
-        p_max = part["spearman_p_perm"].max(skipna=False)
+        kept_sign = bool(len(part) and (np.sign(part[RHO]) == np.sign(full)).all())
+        p_max = part[RHO_P].max(skipna=False)
         rows.append(
             {
                 "distance": distance,
                 "performance": performance,
-                "loo_rho_min": part["spearman_rho"].min(skipna=False),
-                "loo_rho_max": part["spearman_rho"].max(skipna=False),
+                "loo_rho_min": part[RHO].min(skipna=False),
+                "loo_rho_max": part[RHO].max(skipna=False),
                 "loo_most_influential": most.get("left_out"),
-                "loo_rho_without_most_influential": most.get("spearman_rho", np.nan),
+                "loo_rho_without_most_influential": most.get(RHO, np.nan),
                 "loo_p_max": p_max,
                 "survives_loo": kept_sign and bool(p_max < significance),
             }
@@ -168,6 +169,6 @@ def special_group_columns(
         if not set(dropped) <= present:
             continue
         found = without_groups(table, dropped, distance_columns, performance_columns, **permutation)
-        out[f"rho_without_{name}"] = found["spearman_rho"].to_numpy()
-        out[f"p_without_{name}"] = found["spearman_p_perm"].to_numpy()
+        out[f"rho_without_{name}"] = found[RHO].to_numpy()
+        out[f"p_without_{name}"] = found[RHO_P].to_numpy()
     return out
