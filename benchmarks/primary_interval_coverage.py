@@ -138,9 +138,18 @@ def _measured_rho(
     return float(np.nanmean(spearman_rows(d, gaps)))
 
 
-def simulate(rng: np.random.Generator, regime: Regime) -> Study:
-    """One study: its pair table, distance matrix, per-model table and per-text scores."""
-    distances, accuracy, true_rho = _truth(rng, regime)
+def simulate(
+    rng: np.random.Generator,
+    regime: Regime,
+    truth: tuple[np.ndarray, np.ndarray, float, float] | None = None,
+) -> Study:
+    """One study: its pair table, distance matrix, per-model table and per-text scores.
+
+    ``truth``: the groups' distances, accuracies, true and measured rho to measure again (a
+    fixed truth); None draws a new one.
+    """
+    fixed = truth is not None
+    distances, accuracy, true_rho = truth[:3] if truth is not None else _truth(rng, regime)
     kappa, factor = _group_noise(regime, accuracy)
     effects = _model_effects(rng, regime, factor)[0]  # (M, G)
     # A model's effect moves each text's chance towards 1 (or 0) by a share that moves the
@@ -182,7 +191,9 @@ def simulate(rng: np.random.Generator, regime: Regime) -> Study:
             CORRELATION[1]: np.abs(means[PAIRS[0]] - means[PAIRS[1]]),
         }
     )
-    measured = _measured_rho(rng, regime, distances, accuracy)
+    measured = (
+        truth[3] if fixed and truth is not None else _measured_rho(rng, regime, distances, accuracy)
+    )
     return Study(table, matrix, per_model, texts, true_rho, measured)
 
 
@@ -224,18 +235,7 @@ def coverage(
     width = true = measured = 0.0
     for study in range(studies):
         found = simulate(rng, regime)
-        replicates = rho_replicates(
-            found.table,
-            CORRELATION,
-            GROUPS,
-            {"sinkhorn_long": found.matrix},
-            found.per_model,
-            n_bootstrap=bootstrap,
-            seed=study,
-            texts=found.texts,
-        )
-        assert not replicates.note, replicates.note
-        low, high = replicates.interval(confidence)
+        low, high = _interval(found, bootstrap, study, confidence)
         estimate = spearman_rows(*(found.table[c].to_numpy()[None] for c in CORRELATION))[0]
         hits += int(low <= found.measured_rho <= high)
         inside += int(low <= estimate <= high)
@@ -245,6 +245,70 @@ def coverage(
     return Coverage(name, studies, hits, width, true, measured, inside)
 
 
+def _interval(found: Study, bootstrap: int, seed: int, confidence: float) -> tuple[float, float]:
+    """The project's interval of one simulated study."""
+    replicates = rho_replicates(
+        found.table,
+        CORRELATION,
+        GROUPS,
+        {"sinkhorn_long": found.matrix},
+        found.per_model,
+        n_bootstrap=bootstrap,
+        seed=seed,
+        texts=found.texts,
+    )
+    assert not replicates.note, replicates.note
+    return replicates.interval(confidence)
+
+
+def per_truth(
+    regime: Regime, truths: int, studies: int, bootstrap: int, seed: int, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Coverage per fixed truth: ``truths`` truths, each measured again in ``studies`` studies.
+
+    One row per truth: its true and measured rho, the coverage, and the misses on each side
+    (``low``: the interval lies below the target; ``high``: above it).
+    """
+    rng = np.random.default_rng([seed, 99])
+    rows = []
+    for t in range(truths):
+        distances, accuracy, true_rho = _truth(rng, regime)
+        target = _measured_rho(rng, regime, distances, accuracy)
+        below = above = 0
+        for s in range(studies):
+            found = simulate(rng, regime, (distances, accuracy, true_rho, target))
+            low, high = _interval(found, bootstrap, t * studies + s, confidence)
+            below += int(high < target)
+            above += int(low > target)
+        covered = studies - below - above
+        rows.append(
+            {
+                "truth": t,
+                "true_rho": true_rho,
+                "measured_rho": target,
+                "coverage": covered / studies,
+                "misses_low": below,
+                "misses_high": above,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _per_truth_main(args: argparse.Namespace) -> None:
+    regime = REGIMES[args.regime[0]] if args.regime else TODAY
+    started = time.perf_counter()
+    table = per_truth(regime, args.fixed_truths, args.studies, args.bootstrap, args.seed)
+    print(table.round(3).to_string(index=False))
+    hits = (table["coverage"] * args.studies).sum()
+    total = args.studies * len(table)
+    low, high = int(table["misses_low"].sum()), int(table["misses_high"].sum())
+    print(
+        f"pooled coverage {hits / total:.3f} over {len(table)} truths x {args.studies} studies; "
+        f"per truth {table['coverage'].min():.3f} to {table['coverage'].max():.3f}; misses "
+        f"below the target {low}, above {high} ({time.perf_counter() - started:.0f} s)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--studies", type=int, default=150)
@@ -252,7 +316,17 @@ def main() -> None:
     parser.add_argument("--regime", choices=list(REGIMES), action="append")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seed-sd", type=float, help="the seeds' effect in points (0: none)")
+    parser.add_argument(
+        "--fixed-truths",
+        type=int,
+        default=0,
+        help="coverage per fixed truth: this many truths (of --regime, else today's), each "
+        "measured again in --studies studies",
+    )
     args = parser.parse_args()
+    if args.fixed_truths:
+        _per_truth_main(args)
+        return
     for name in args.regime or list(REGIMES):
         started = time.perf_counter()
         found = coverage(name, args.studies, args.bootstrap, args.seed, seed_sd=args.seed_sd)
