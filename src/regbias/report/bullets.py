@@ -18,9 +18,9 @@ import re
 LIMIT = 300
 _INDENT = "    "  # a nested Markdown list (Python-Markdown needs four spaces)
 _OPEN, _CLOSE = "([", ")]"
-#: An item of a list of pairs: ``au-ca``, ``au-ca (effect ...)``, ``au-ca.``.
 #: What starts a sentence after ``. ``: a capital letter or a bold label.
 _SENTENCE = re.compile(r"[A-Z*]")
+#: An item of a list of pairs: ``au-ca``, ``au-ca (effect ...)``, ``au-ca.``.
 _PAIR = re.compile(r"^[^\s,()]+-[^\s,()]+(?: \(|\.?$)")
 
 
