@@ -112,11 +112,17 @@ _OTHER_END = {"low": "high", "high": "low"}
 
 
 def computed(
-    columns: Iterable[PairColumn], sides: tuple[np.ndarray, np.ndarray] | None
+    columns: Iterable[PairColumn], sides: Callable[[], tuple[np.ndarray, np.ndarray]] | None
 ) -> dict[str, float]:
-    """Each computed column's value of a pair's two sides (NaN for an untestable pair: None)."""
-    return {
-        c.name: math.nan if sides is None else float(c.compute(*sides))
-        for c in columns
-        if c.compute is not None
-    }
+    """Each computed column's value of a pair's two sides (NaN for an untestable pair: None).
+
+    ``sides`` is called once, and only where a column computes (the sides are not gathered
+    for a test that declares no such column).
+    """
+    functions = [c for c in columns if c.compute is not None]
+    if not functions:
+        return {}
+    if sides is None:
+        return dict.fromkeys((c.name for c in functions), math.nan)
+    side_a, side_b = sides()
+    return {c.name: float(c.compute(side_a, side_b)) for c in functions if c.compute is not None}

@@ -239,8 +239,7 @@ def embedding_pair_tests(
     where = {t: i for i, t in enumerate(texts)}
     rows = []
     for plan, found in zip(plans, _tested(plans, every, where, settings, alpha), strict=True):
-        sides = (every[[where[t] for t in plan.side_a]], every[[where[t] for t in plan.side_b]])
-        own = computed(kind.columns, sides if plan.testable else None)
+        own = computed(kind.columns, _sides(plan, every, where) if plan.testable else None)
         rows.append({**plan.row(), **found, **own})
         if progress is not None:
             progress(f"{plan.group_a}-{plan.group_b}")
@@ -275,6 +274,13 @@ def _tested(
         except BaseException:  # a stop or a failure: the pairs not started are not run
             pool.shutdown(cancel_futures=True)
             raise
+
+
+def _sides(
+    plan: PlannedPair, every: np.ndarray, where: Mapping[str, int]
+) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+    """The pair's sides' sentence vectors, gathered when called."""
+    return lambda: (every[[where[t] for t in plan.side_a]], every[[where[t] for t in plan.side_b]])
 
 
 def _cores() -> int:

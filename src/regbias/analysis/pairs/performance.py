@@ -334,8 +334,7 @@ def performance_pair_tests(
         check_stop()
         pair = _pair_of(texts, plan, where)
         found = _pair_row(scores, pair, plan, metric, settings, replicates, cache, rng, confidence)
-        sides = (scores[_all_rows(pair.a)], scores[_all_rows(pair.b)])
-        own = computed(kind.columns, None if found[UNTESTABLE] else sides)
+        own = computed(kind.columns, None if found[UNTESTABLE] else _sides(scores, pair))
         rows.append({**plan.row(), **found, **own})
     table = _with_families(pd.DataFrame(rows), alpha)
     summary = _group_table(texts, present, n_bootstrap, confidence, settings.seed)
@@ -343,9 +342,13 @@ def performance_pair_tests(
     return kind(settings, alpha, metric, level, table, summary, len(texts.models), note)
 
 
-def _all_rows(side: Side) -> np.ndarray:
-    """Every text of a side, its strata's rows in order."""
-    return np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
+def _sides(scores: np.ndarray, pair: StratifiedPair) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+    """Each side's per-text scores (its strata's rows in order), gathered when called."""
+
+    def rows(side: Side) -> np.ndarray:
+        return np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
+
+    return lambda: (scores[rows(pair.a)], scores[rows(pair.b)])
 
 
 def too_few_units(texts: PerfTexts) -> str:
