@@ -7,22 +7,19 @@ only, 15 pairs).
 
 from __future__ import annotations
 
-import pandas as pd
+from dataclasses import replace
 
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from tests.report.test_encoders import PRIMARY, TWIN, variant
 
 
-def test_the_primary_and_the_all_groups_row_are_named_apart(tmp_path):
-    variant(tmp_path / "a", "minilm_l6", TWIN, null=0.0, rho=-0.007, p=0.5)
-    correlations = pd.read_csv(tmp_path / "a" / "analysis" / "correlations.csv")
-    correlations.assign(spearman_rho=0.232, spearman_p_maxt=0.01, n_pairs=28).to_csv(
-        tmp_path / "a" / "analysis" / "correlations.csv", index=False
-    )
-    pd.DataFrame([{"distance": PRIMARY[0], "performance": PRIMARY[1], "n_pairs": 15}]).to_csv(
-        tmp_path / "a" / "analysis" / "primary.csv", index=False
-    )
-    (evidence,) = encoder_evidence(tmp_path, {"encoder=minilm_l6": "a"}, PRIMARY)
+def test_the_primary_and_the_all_groups_row_are_named_apart():
+    written = variant("minilm_l6", TWIN, null=0.0, rho=-0.007, p=0.5, primary_pairs=15)
+    correlations = written.analysis.correlations
+    assert correlations is not None
+    row = correlations.assign(spearman_rho=0.232, spearman_p_maxt=0.01, n_pairs=28)
+    written = replace(written, analysis=replace(written.analysis, correlations=row))
+    (evidence,) = encoder_evidence({"encoder=minilm_l6": ("a", written)}, PRIMARY)
     assert evidence.primary_name == "dist_sinkhorn_long ~ gap_accuracy (regions only, 15 pairs)"
     assert list(evidence.correlations) == [
         "dist_sinkhorn_long ~ gap_accuracy (all groups, 28 pairs)"

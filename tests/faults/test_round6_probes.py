@@ -32,7 +32,7 @@ from regbias.report.findings_model import method_markdown
 from regbias.report.publish import copy_report
 from regbias.report.report_folder import replace_report
 from regbias.settings_reader import MAX_DRAWS
-from regbias.study.variant_runs import publish_run
+from regbias.study.variant_runs import publish_pages
 from regbias.tracking.artifacts import METHOD_HTML, METHOD_MD, REPORT_HTML, REPORT_MD
 from regbias.tracking.runs import check_artifact_folder, start_run
 from tests.cli import ROOT, run_job, runs
@@ -47,7 +47,7 @@ def test_a_reused_runs_report_carries_the_method_page_the_docs_say_now(store, tm
     run.text("# Report\n\nSee [the method](method.md).\n", REPORT_MD)
     run.text(OLD_METHOD, METHOD_MD)  # what the run wrote when it ran
     folder = copy_report(run, tmp_path / "report")
-    publish_run(run, folder)
+    publish_pages(run, folder)
     current = method_markdown()
     assert (folder / METHOD_MD).read_text() == current
     assert "older text" not in (folder / METHOD_HTML).read_text()
@@ -82,7 +82,7 @@ def test_a_report_rewritten_while_it_is_read_is_never_missing_or_half(store, tmp
     folder = tmp_path / "report"
     run = start_run(client, experiment_id, "job", {})
     run.text("# Report\n", REPORT_MD)
-    publish_run(run, copy_report(run, folder))  # the first copy, before the reader
+    publish_pages(run, copy_report(run, folder))  # the first copy, before the reader
     (folder / REPORT_HTML).write_text(pages["a"])
     reader = subprocess.Popen(
         [sys.executable, "-c", READER, str(folder / REPORT_HTML), "3000000", "2000000"],

@@ -12,7 +12,7 @@ from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import DataError
 from regbias.performance import trainer
 from regbias.report.markdown import artifact_name
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 
 class Payload:

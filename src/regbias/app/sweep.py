@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import atexit
 import logging
+import shutil
 import signal
 import sys
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.experimental.callback import Callback
 from mlflow.exceptions import MlflowException
@@ -32,6 +33,7 @@ from regbias.interrupt import (
 )
 from regbias.redaction import redacted
 from regbias.report.publish import write_jobs, write_versions
+from regbias.report.report_folder import REPORT_FOLDER, open_staging
 from regbias.study.record import ParentTests, record_and_power
 from regbias.study.settings import StudySettings
 from regbias.tracking.ledger import (
@@ -45,7 +47,12 @@ from regbias.tracking.provenance import package_versions, provenance_tags
 from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import RunLog, connect, tracked_run
 
+if TYPE_CHECKING:
+    from regbias.study.aggregate import SweepResult
+
 log = logging.getLogger(__name__)
+#: The setting that moves a sweep's outputs (named where its report folder is refused).
+SWEEP_DIR_KEY = "hydra.sweep.dir"
 
 
 class SweepCallback(Callback):
@@ -146,18 +153,26 @@ class SweepCallback(Callback):
     ) -> None:
         """Aggregate into this sweep's parent run and end it (FAILED when a job failed)."""
         client, _ = _connect_or_exit(config)
+        sweep_dir = Path(config.hydra.sweep.dir)
         run = RunLog(client, parent["run_id"])
+        staging = None
         try:
             with tracked_run(run):
+                # Every artifact is written here too: the report is copied from this folder.
+                staging = open_staging(sweep_dir / REPORT_FOLDER, SWEEP_DIR_KEY)
+                run = RunLog(client, run.run_id, local=staging)
+                write_versions(run, package_versions())  # the copy's; the same as the start's
                 _summarise(run, records)
-                if config.get("task") == "run":
-                    _aggregate(config, run, records)
-                finish_sweep(config, run, records, Path(config.hydra.sweep.dir))
+                found = _aggregate(config, run, records) if config.get("task") == "run" else None
+                finish_sweep(config, run, records, sweep_dir, found)
                 check_stop()  # a Ctrl-C during the last writes still stops the sweep
                 if failed:
                     raise _SweepFailed(failed)
         except _SweepFailed:
             pass
+        finally:
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
 
     def _guard(self, parent: RunLog) -> None:
         """End ``parent`` FAILED at exit unless the sweep's end closed it."""
@@ -211,7 +226,7 @@ class _SweepFailed(Exception):
     """Some jobs failed: the parent run ends FAILED (after aggregating the others)."""
 
 
-def _aggregate(config: DictConfig, run: RunLog, records: list[JobRecord]) -> None:
+def _aggregate(config: DictConfig, run: RunLog, records: list[JobRecord]) -> SweepResult:
     """Pool the jobs into the parent; each step's seconds as ``time/aggregate/<step>_s``.
 
     Each variant's test of record (and, where enabled, its power plants) runs here, once, on
@@ -230,10 +245,11 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[JobRecord]) -> Non
             own = variant_settings(settings, sweep_dir, members[0].job_num)
         return record_and_power(own, times)
 
-    pooled = aggregate_sweep(settings.analysis, run, records, tests_of=tests_of)
+    found = aggregate_sweep(settings.analysis, run, records, tests_of=tests_of)
     check_stop()  # a safe point: a Ctrl-C during the aggregation stops the sweep here
-    times.update(pooled)
+    times.update(found.times)
     run.metrics({f"time/aggregate/{step}_s": seconds for step, seconds in times.items()})
+    return found
 
 
 def _summarise(run: RunLog, records: list[JobRecord]) -> None:

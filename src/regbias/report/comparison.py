@@ -25,7 +25,7 @@ from regbias.report.report_folder import record_written
 from regbias.tables import csv_text
 from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD, comparison_csv
 from regbias.tracking.ledger import JobRecord
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 #: The performance column the comparison puts first (the protocol's primary gap).
 HEADLINE_PERFORMANCE = ("gap_accuracy", "gap_roc_auc", "gap_micro_f1", "gap_subset_accuracy")

@@ -10,7 +10,6 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
@@ -18,7 +17,7 @@ from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import FAMILIES
 from regbias.numbers import number_text, p_text
-from regbias.report.record import read_record
+from regbias.report.publish import Published
 from regbias.tracking import artifacts as paths
 
 #: The adjustments whose p decides, the first a table has (adjusted across the family).
@@ -28,7 +27,7 @@ _CONTROL_SUFFIX = re.compile(r"\+random_weights_seed=\d+")
 
 @dataclass(frozen=True)
 class EncoderEvidence:
-    """What one encoder's pooled analysis found, read back from its report folder.
+    """What one encoder's pooled analysis found.
 
     Attributes:
         label: the variant's label (``encoder=minilm_l6``).
@@ -86,36 +85,33 @@ class EncoderEvidence:
 
 
 def encoder_evidence(
-    root: Path, folders: Mapping[str, str], primary: tuple[str, str] | None
+    variants: Mapping[str, tuple[str, Published]], primary: tuple[str, str] | None
 ) -> list[EncoderEvidence]:
-    """Each variant's evidence, from its report folder ``root / folder``.
+    """Each variant's evidence, from its pooled analysis as it was written.
 
     Args:
-        root: the sweep's report folder.
-        folders: each variant's folder under ``root``, by label.
+        variants: by label, the variant's folder (relative to the page) and what its pooled
+            analysis wrote.
         primary: ``analysis.correlation.primary`` (distance, performance), or None.
     """
     found = []
-    for label, folder in folders.items():
-        path = root / folder
-        study = paths.read_study(path)
-        meta = study.get("meta", {}) if study is not None else {}
-        correlations = paths.read_table_at(path, paths.CORRELATIONS_CSV)
-        numbers = _primary(path)
+    for label, (folder, written) in variants.items():
+        meta = written.results.meta
+        identity = str(meta.get("encoder_identity", ""))
+        test = written.analysis.primary
+        pairs = f"regions only, {test.n_pairs} pairs" if test is not None else "regions only"
         found.append(
             EncoderEvidence(
                 label=label,
                 folder=folder,
                 encoder=str(meta.get("encoder", label)),
-                identity=str(meta.get("encoder_identity", "")),
-                control=str(meta.get("encoder_identity", "")).startswith("random:"),
-                primary=numbers,
-                primary_name=f"{' ~ '.join(primary)} ({_primary_pairs(path)})"
-                if primary
-                else "n/a",
-                record=read_record(path),
-                correlations=_correlation_cells(correlations),
-                distances=_heatmap_names(path),
+                identity=identity,
+                control=identity.startswith("random:"),
+                primary=_primary(written.headline.metrics),
+                primary_name=f"{' ~ '.join(primary)} ({pairs})" if primary else "n/a",
+                record=written.results.record,
+                correlations=_correlation_cells(written.analysis.correlations),
+                distances=sorted(written.results.distances),
             )
         )
     return found
@@ -247,12 +243,6 @@ def _backed(
     return ["- the difference of the two rhos: not tested (no joint bootstrap)"]
 
 
-def _heatmap_names(path: Path) -> list[str]:
-    """The distances a variant measured (``distances/<name>.json``) that have a heatmap."""
-    measured = sorted((path / paths.DISTANCES_FOLDER).glob("*.json"))
-    return [p.stem for p in measured if (path / paths.distance_figure(p.stem)).is_file()]
-
-
 def _heatmaps(evidence: list[EncoderEvidence]) -> list[str]:
     names = list(dict.fromkeys(n for e in evidence for n in e.distances))
     if not names:
@@ -294,23 +284,8 @@ def _correlation_cells(correlations: pd.DataFrame | None) -> dict[str, tuple[flo
     return cells
 
 
-def _pairs_of(row: pd.Series, scope: str) -> str:
-    """The pair set a rho is computed over: its scope and, where known, its pair count."""
-    n = pd.to_numeric(row.get("n_pairs"), errors="coerce")
-    return f"{scope}, {int(n)} pairs" if pd.notna(n) else scope
-
-
-def _primary_pairs(folder: Path) -> str:
-    """The primary rho's pair set (``analysis/primary.csv``): the regions' pairs only."""
-    table = paths.read_table_at(folder, paths.PRIMARY_CSV)
-    if table is None or not len(table):
-        return "regions only"
-    return _pairs_of(table.iloc[0], "regions only")
-
-
-def _primary(folder: Path) -> dict[str, float]:
-    """The primary test's rho, p and bootstrap interval (``analysis/headline.json``)."""
-    numbers = paths.read_json(folder, paths.HEADLINE_JSON) or {}
+def _primary(metrics: Mapping[str, float]) -> dict[str, float]:
+    """The primary test's rho, p and bootstrap interval (its ``headline/...`` metrics)."""
     keys = {"rho": "primary_rho", "p": "primary_p", "ci_low": "primary_ci_low"}
     keys.update(ci_high="primary_ci_high", significant="primary_significant")
-    return {k: float(numbers.get(key, math.nan)) for k, key in keys.items()}
+    return {k: float(metrics.get(f"headline/{key}", math.nan)) for k, key in keys.items()}

@@ -15,7 +15,7 @@ from regbias.numbers import p_text
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.tracking import artifacts as paths
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 #: Words each way, and typical texts a side, the report shows (the CSVs hold all).
 SHOWN_WORDS = 8

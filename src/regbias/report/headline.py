@@ -1,13 +1,15 @@
-"""The headline of a report folder: findings in a few lines, extreme pairs, stable metrics.
+"""The headline of a run: findings in a few lines, extreme pairs, stable metrics.
 
-Read from what a run logged (``findings.json``, ``analysis/correlations.csv``,
-``distances/*.json``), so the end-of-run summary, the run's description in the MLflow UI and
-the parent's headline metrics all say the same thing.
+Built from what the run wrote, as it wrote it (:func:`headline_of`), or read back from the
+report folder of a run an earlier process wrote (:func:`read_headline`), so the end-of-run
+summary, the run's description in the MLflow UI and the parent's headline metrics all say
+the same thing.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pandas as pd
 from regbias.analysis.correlation.result import Correlation, correlation_rows, strongest_rows
 from regbias.analysis.multiplicity import ADJUSTMENTS
 from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY
+from regbias.distances.matrix import DistanceMatrix
 from regbias.numbers import p_text
 from regbias.report.escape import description_text, markdown_text
 from regbias.report.findings_model import Findings
@@ -68,24 +71,44 @@ class Headline:
         return description_text("\n".join(lines))
 
 
-def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
-    """The headline of a report folder (a local copy of a run's artifacts)."""
-    correlations = paths.read_table_at(folder, paths.CORRELATIONS_CSV)
-    findings = Findings.read(folder)
+def headline_of(
+    findings: Findings | None,
+    numbers: Mapping[str, float],
+    correlations: pd.DataFrame | None,
+    matrices: Mapping[str, DistanceMatrix],
+    pair_tests: pd.DataFrame | None,
+    n_strongest: int = 3,
+) -> Headline:
+    """The headline of what a run wrote, as it wrote it.
+
+    From its findings, bottom-line numbers, correlation table, distance matrices and its test
+    of record's pair table (each None or empty: none).
+    """
     lines = []
     if findings is None and correlations is not None:
         lines = [
             _correlation_line(row)
             for row in strongest_rows(correlation_rows(correlations), n_strongest)
         ]
-    matrices = paths.read_distances(folder)
-    metrics = _headline_metrics(folder)
+    metrics = {f"headline/{k}": float(v) for k, v in numbers.items() if math.isfinite(float(v))}
     metrics.update(correlation_metrics(correlations) if correlations is not None else {})
     for name, matrix in matrices.items():
         values = matrix.pairs()["mean"]
         if len(values) and values.notna().any():
             metrics[f"dist_mean/{name}"] = float(values.mean())
-    return Headline(findings, lines, _extreme_pairs(folder), metrics)
+    return Headline(findings, lines, _extreme_pairs(pair_tests), metrics)
+
+
+def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
+    """The headline of a report folder: a run an earlier process wrote (a reused job's)."""
+    return headline_of(
+        Findings.read(folder),
+        paths.read_json(folder, paths.HEADLINE_JSON) or {},
+        paths.read_table_at(folder, paths.CORRELATIONS_CSV),
+        paths.read_distances(folder),
+        paths.read_table_at(folder, paths.PAIR_TESTS_CSV),
+        n_strongest,
+    )
 
 
 def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
@@ -100,11 +123,6 @@ def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
     return metrics
 
 
-def _headline_metrics(folder: Path) -> dict[str, float]:
-    numbers = paths.read_json(folder, paths.HEADLINE_JSON) or {}
-    return {f"headline/{k}": float(v) for k, v in numbers.items() if math.isfinite(float(v))}
-
-
 def _correlation_line(row: Correlation) -> str:
     line = (
         f"{row.performance} vs {row.distance}: Spearman rho = {row.rho:.2f} "
@@ -116,9 +134,8 @@ def _correlation_line(row: Correlation) -> str:
     return line
 
 
-def _extreme_pairs(folder: Path) -> dict[str, tuple[str, str, float, str]]:
+def _extreme_pairs(table: pd.DataFrame | None) -> dict[str, tuple[str, str, float, str]]:
     """The region pair (else any pair) called different with the largest effect."""
-    table = paths.read_table_at(folder, paths.PAIR_TESTS_CSV)
     if table is None or not len(table):
         return {}
     found = table[table["differs"].astype(str).str.lower() == "true"]

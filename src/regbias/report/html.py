@@ -24,7 +24,7 @@ from regbias.report.escape import html_text
 from regbias.report.findings_model import heading_anchor, method_markdown
 from regbias.report.report_folder import write_page
 from regbias.tracking.artifacts import METHOD_HTML, METHOD_MD, REPORT_HTML, REPORT_MD
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 #: The most bytes a page may have: a third of the largest page MLflow's viewer was seen to draw.
 PAGE_LIMIT = 2_000_000

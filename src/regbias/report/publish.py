@@ -10,8 +10,8 @@ are :mod:`regbias.tracking.artifacts`'.
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +32,7 @@ from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence, mantel_kind
 from regbias.report.explain import explain_section, log_explanations
 from regbias.report.findings_model import method_markdown
+from regbias.report.headline import Headline, headline_of
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
@@ -55,7 +56,7 @@ from regbias.report.record import (
 from regbias.report.report_folder import replace_report
 from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import JobRecord
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 #: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.
 LEFT_OUT = frozenset({paths.HYDRA_FOLDER, paths.MODELS_FOLDER, paths.ERROR_TXT})
@@ -126,6 +127,21 @@ def log_distances(
     run.metrics({k: v for k, v in metrics.items() if math.isfinite(v)})
 
 
+@dataclass(frozen=True)
+class Published:
+    """A pooled analysis as :func:`log_analysis` wrote it: the pages after it are built from it.
+
+    Attributes:
+        results: the measurements it analysed (with their tests of record).
+        analysis: what it found.
+        headline: what its report says first, and its headline metrics.
+    """
+
+    results: StudyResults
+    analysis: Analysis
+    headline: Headline
+
+
 def log_analysis(
     run: RunLog,
     results: StudyResults,
@@ -133,11 +149,11 @@ def log_analysis(
     settings: AnalysisSettings,
     *,
     power: PowerResult | None = None,
-) -> None:
+) -> Published:
     """Performance tables, the pairwise table, correlations, figures and ``report.md``.
 
     The test of record (``results.record``) leads the pair verdicts; with ``power`` (planted
-    mixtures) the report gains a power section.
+    mixtures) the report gains a power section. Returns what was written, with its headline.
     """
     # First, so the run's page lists the headline before the hundreds of other metrics.
     evidence = Evidence.of(results, analysis, settings)
@@ -185,6 +201,10 @@ def log_analysis(
         report += "\n" + explain_section(results.explained)
     run.text(report, paths.REPORT_MD)
     run.text(method_markdown(), paths.METHOD_MD)
+    record = results.record.table if results.record is not None else None
+    numbers = evidence.numbers()
+    headline = headline_of(findings, numbers, analysis.correlations, results.distances, record)
+    return Published(results, analysis, headline)
 
 
 def log_tests(run: RunLog, tests: PairwiseTests, table: str, form: str) -> None:
@@ -293,13 +313,6 @@ def write_versions(parent: RunLog, versions: Mapping[str, str]) -> None:
 def write_jobs(parent: RunLog, records: list[JobRecord]) -> None:
     """Every job record of the sweep (its ledger), as ``sweep/jobs.json``."""
     parent.json([r.to_dict() for r in records], paths.JOBS_JSON)
-
-
-def copy_run(source: RunLog, target: RunLog) -> None:
-    """Every artifact of ``source`` (a variant) copied into ``target`` (under its prefix)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        local = Path(source.client.download_artifacts(source.run_id, "", tmp))
-        target.directory(local)
 
 
 def copy_report(run: RunLog, destination: Path, key: str = "hydra.run.dir") -> Path:

@@ -8,10 +8,8 @@ columns, and each test's own section (the performance test's with its figure).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,15 +35,9 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.numbers import models_words, p_text, points, points_interval
 from regbias.report.canvas import new_figure
 from regbias.report.escape import cell_text, markdown_text
-from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PAIR_TESTS_JSON, PERF_FIGURE
+from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PERF_FIGURE
 
 _FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
-
-
-def read_record(folder: Path) -> EmbeddingPairTests | None:
-    """The test of record a report folder holds (None: it has none)."""
-    path = folder / PAIR_TESTS_JSON
-    return EmbeddingPairTests.from_dict(json.loads(path.read_text())) if path.is_file() else None
 
 
 def pair_name(row: pd.Series) -> str:

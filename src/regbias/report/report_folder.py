@@ -43,33 +43,56 @@ def check_report_folder(folder: Path, key: str) -> None:
 def replace_report(folder: Path, fill: Callable[[Path], None], key: str) -> Path:
     """Fill ``folder`` with what ``fill(staging)`` writes into an empty staging folder.
 
-    The files the last copy wrote (its manifest's) are removed first; a user's files are left
-    as they are, and none of them is overwritten. The staging folder sits beside ``folder`` on
-    the same disk, so a failed ``fill`` leaves the old report whole.
+    The staging folder sits beside ``folder`` on the same disk, so a failed ``fill`` leaves
+    the old report whole (:func:`move_in` says what replacing does).
+
+    Raises:
+        ConfigError: ``folder`` holds a user's files and no manifest, or a file of the new
+            report would overwrite one of theirs.
+    """
+    staging = open_staging(folder, key)
+    try:
+        fill(staging)
+        return move_in(staging, folder, key)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # the staging folder is regbias's own
+
+
+def open_staging(folder: Path, key: str) -> Path:
+    """An empty staging folder beside ``folder``, to be moved in by :func:`move_in`.
+
+    Raises:
+        ConfigError: ``folder`` holds a user's files and no manifest.
+    """
+    check_report_folder(folder, key)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=".report-", dir=folder.parent))
+
+
+def move_in(staging: Path, folder: Path, key: str) -> Path:
+    """The files of ``staging`` moved into ``folder``, replacing the last copy's.
+
+    The files the last copy wrote (its manifest's) are removed; a user's files are left as
+    they are, and none of them is overwritten.
 
     Raises:
         ConfigError: ``folder`` holds a user's files and no manifest, or a file of the new
             report would overwrite one of theirs.
     """
     check_report_folder(folder, key)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=folder.parent))
-    try:
-        fill(staging)
-        written = sorted(p.relative_to(staging) for p in staging.rglob("*") if p.is_file())
-        own = _listed(folder)
-        clashes = [str(r) for r in written if (folder / r).exists() and r.as_posix() not in own]
-        if clashes:
-            raise ConfigError(_refusal(folder, clashes, key))
-        # Each file replaced in one step (a reader sees the old page or the new, never none
-        # or half of one); then the old report's files the new one lacks are removed.
-        for relative in written:
-            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-            (staging / relative).replace(folder / relative)
-        _remove_own(folder, keep={r.as_posix() for r in written})
-        _replace_text(folder / MANIFEST, "".join(f"{r.as_posix()}\n" for r in written))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)  # the staging folder is regbias's own
+    written = sorted(p.relative_to(staging) for p in staging.rglob("*") if p.is_file())
+    own = _listed(folder)
+    clashes = [str(r) for r in written if (folder / r).exists() and r.as_posix() not in own]
+    if clashes:
+        raise ConfigError(_refusal(folder, clashes, key))
+    folder.mkdir(parents=True, exist_ok=True)
+    # Each file replaced in one step (a reader sees the old page or the new, never none
+    # or half of one); then the old report's files the new one lacks are removed.
+    for relative in written:
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (staging / relative).replace(folder / relative)
+    _remove_own(folder, keep={r.as_posix() for r in written})
+    _replace_text(folder / MANIFEST, "".join(f"{r.as_posix()}\n" for r in written))
     return folder
 
 

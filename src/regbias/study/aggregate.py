@@ -7,6 +7,7 @@ import logging
 import tempfile
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +22,7 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
 from regbias.report.publish import (
+    Published,
     log_analysis,
     log_distances,
     write_performance,
@@ -28,11 +30,11 @@ from regbias.report.publish import (
     write_variants,
 )
 from regbias.study.timing import timed
-from regbias.study.variant_runs import variant_run
+from regbias.study.variant_runs import Analysed, run_variant
 from regbias.tables import read_table
 from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import JobRecord
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 log = logging.getLogger(__name__)
 #: A variant's test of record, power plants and explanations, from its jobs' records.
@@ -107,42 +109,76 @@ def unique_runs(records: list[JobRecord]) -> list[JobRecord]:
     return list(first.values())
 
 
+@dataclass(frozen=True)
+class VariantResult:
+    """One variant's pooled analysis, as the sweep's end wrote it.
+
+    Attributes:
+        variant: its jobs' ``regbias.variant``.
+        folder: its folder in the sweep's report (``variant-<hash>``; "" in a sweep of one).
+        records: its finished jobs' records.
+        written: its pooled analysis as written, with its headline.
+    """
+
+    variant: str
+    folder: str
+    records: list[JobRecord]
+    written: Published
+
+
+@dataclass
+class SweepResult:
+    """A sweep's pooled analyses, one per variant, and the seconds their steps took.
+
+    ``times``: summed over the variants, ``load`` (the jobs' artifacts), ``analysis``
+    (pooling, correlations, permutations and bootstraps) and ``report`` (tables, figures and
+    the report written to the parent).
+    """
+
+    variants: list[VariantResult] = field(default_factory=list)
+    times: dict[str, float] = field(default_factory=dict)
+
+
 def aggregate_sweep(
     settings: AnalysisSettings,
     parent: RunLog,
     records: list[JobRecord],
     *,
     tests_of: TestsOf | None = None,
-) -> dict[str, float]:
+) -> SweepResult:
     """Analyse the finished jobs of ``records`` together and log it all to ``parent``.
 
     ``tests_of`` gives each variant's test of record and power plants (from its jobs'
     records). Jobs are pooled only within their variant (the same config but the seed); several
     variants get one analysis each, in the variant's own run (:mod:`regbias.study.variant_runs`).
-
-    Returns:
-        Seconds per step, summed over the variants: ``load`` (the jobs' artifacts),
-        ``analysis`` (pooling, correlations, permutations and bootstraps) and ``report``
-        (tables, figures and the report written to the parent).
     """
     done = unique_runs([r for r in records if r.pooled])
     if not done:
         log.warning("no finished job to aggregate")
-        return {}
+        return SweepResult()
     variants: dict[str, list[JobRecord]] = {}
     for record in done:
         variants.setdefault(record.variant, []).append(record)
     if len(variants) == 1:
-        return _aggregate_variant(parent, done, settings, tests_of)
-    rows, times = [], Counter[str]()
+        written, times = _aggregate_variant(parent, done, settings, tests_of)
+        found = [VariantResult(done[0].variant, "", done, written)] if written else []
+        return SweepResult(found, times)
+    result, rows, spent = SweepResult(), [], Counter[str]()
     for variant, members in variants.items():
-        with variant_run(parent, variant, members, records) as own:
-            times.update(_aggregate_variant(own, members, settings, tests_of))
+
+        def analyse(own: RunLog, members: list[JobRecord] = members) -> Analysed:
+            return _aggregate_variant(own, members, settings, tests_of)
+
+        written, times = run_variant(parent, variant, members, records, analyse)
+        spent.update(times)
+        if written is not None:
+            result.variants.append(VariantResult(variant, f"variant-{variant}", members, written))
         jobs = ",".join(str(m.job_num) for m in members)
         overrides = " | ".join(m.overrides for m in members)
         rows.append({"variant": variant, "jobs": jobs, "overrides": overrides})
     write_variants(parent, rows)
-    return dict(times)
+    result.times = dict(spent)
+    return result
 
 
 def _aggregate_variant(
@@ -150,7 +186,7 @@ def _aggregate_variant(
     records: list[JobRecord],
     settings: AnalysisSettings,
     tests_of: TestsOf | None = None,
-) -> dict[str, float]:
+) -> Analysed:
     times: dict[str, float] = {}
     with timed(times, "load"), tempfile.TemporaryDirectory() as tmp:
         jobs = []
@@ -160,7 +196,7 @@ def _aggregate_variant(
             if results is not None:
                 jobs.append(results)
     if not jobs:
-        return times
+        return None, times
     tests, power, explained = tests_of(records) if tests_of is not None else (None, None, None)
     check_stop()
     with timed(times, "analysis"):
@@ -174,9 +210,9 @@ def _aggregate_variant(
         if pooled.per_model is not None:
             write_performance(parent, pooled.per_model, None)
         # The analysis first: its headline metrics lead the parent's metrics list.
-        log_analysis(parent, pooled, analysis, settings, power=power)
+        written = log_analysis(parent, pooled, analysis, settings, power=power)
         check_stop()
         log_distances(parent, pooled.distances)
         check_stop()
         write_study(parent, pooled, runs=[r.run_id for r in records])
-    return times
+    return written, times

@@ -9,7 +9,7 @@ from regbias.analysis.study import Analysis, StudyResults, analyse_table
 from regbias.errors import ConfigError
 from regbias.report.publish import log_analysis
 from regbias.study.settings import StudySettings
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 
 def run_analysis(study: StudySettings, run: RunLog) -> Analysis:

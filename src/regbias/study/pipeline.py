@@ -42,7 +42,7 @@ from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
 from regbias.tracking import artifacts as paths
 from regbias.tracking.lightning import RunPerformanceSink
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 from regbias.tracking.ui import log_dataset, log_derived
 
 log = logging.getLogger(__name__)

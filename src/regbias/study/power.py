@@ -27,7 +27,7 @@ from regbias.performance.stage import run_performance_stage
 from regbias.report.publish import write_perf_power, write_power
 from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.settings import StudySettings
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 log = logging.getLogger(__name__)
 #: The most texts of the source and donor embedded for plants: fresh texts for every plant

@@ -8,15 +8,15 @@ each variant's artifacts and metrics under ``variant-<hash>/`` for its compariso
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from regbias.report.comparison import variant_labels
-from regbias.report.headline import Headline, read_headline
+from regbias.report.headline import Headline
 from regbias.report.html import publish_html
-from regbias.report.publish import copy_report, copy_run
+from regbias.report.publish import Published
 from regbias.tracking.ledger import JobRecord
 from regbias.tracking.runs import RunLog, start_run, tracked_run
 from regbias.tracking.ui import describe_run
@@ -28,17 +28,25 @@ CONTROL_TAG = "regbias.control"
 _CONTROL_WORDS = "random weights: a control"
 
 
-@contextmanager
-def variant_run(
-    parent: RunLog, variant: str, members: list[JobRecord], records: list[JobRecord]
-) -> Iterator[RunLog]:
-    """The variant's own run, open for its pooled analysis; published when the block ends.
+#: A pooled analysis as written (None: no job had results) and the seconds per step.
+Analysed = tuple[Published | None, dict[str, float]]
 
-    On leaving the block its artifacts and metrics are copied into ``parent`` under
-    ``variant-<variant>/``, it gains ``report.html``, headline metrics and description, ends
-    FINISHED (FAILED if the block raised) and adopts its jobs. A rerun reuses it. ``variant``:
-    its jobs' ``regbias.variant``; ``members``: its finished job records; ``records``: every job
-    record of the sweep (they tell the variants apart).
+
+def run_variant(
+    parent: RunLog,
+    variant: str,
+    members: list[JobRecord],
+    records: list[JobRecord],
+    analyse: Callable[[RunLog], Analysed],
+) -> Analysed:
+    """The variant's own run, its pooled analysis (``analyse``) written into it, then published.
+
+    Its artifacts go to the parent's local folder under ``variant-<variant>/`` (a temporary
+    one when the parent has none) and from there into ``parent``, with its metrics; it gains
+    ``report.html``, headline metrics and description, ends FINISHED (FAILED if the analysis
+    raised) and adopts its jobs. A rerun reuses it. ``variant``: its jobs'
+    ``regbias.variant``; ``members``: its finished job records; ``records``: every job record
+    of the sweep (they tell the variants apart).
     """
     client = parent.client
     jobs = [client.get_run(m.run_id) for m in members]
@@ -54,40 +62,44 @@ def variant_run(
         CONTROL_TAG: str(control).lower(),
         "sweep_dir": sweep.data.tags.get("sweep_dir", ""),
     }
-    own = _reopened(parent, variant) or start_run(
-        client, sweep.info.experiment_id, name, tags, parent.run_id
+    run_id = (
+        _reopened(parent, variant)
+        or start_run(client, sweep.info.experiment_id, name, tags, parent.run_id).run_id
     )
-    # The jobs' params but the seed: the same in every job of a variant.
-    own.params({k: v for k, v in (jobs[0].data.params if jobs else {}).items() if k != "seed"})
-    with tracked_run(own):
-        yield own
-        copy = parent.under(f"variant-{variant}/")  # its artifacts and latest metrics
-        copy_run(own, copy)
-        copy.metrics(own.client.get_run(own.run_id).data.metrics)
-        with tempfile.TemporaryDirectory() as tmp:
-            publish_run(own, copy_report(own, Path(tmp) / "report"))
+    folder = f"variant-{variant}"
+    with contextlib.ExitStack() as stack:
+        root = parent.local or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        own = RunLog(client, run_id, local=root / folder)
+        # The jobs' params but the seed: the same in every job of a variant.
+        own.params({k: v for k, v in (jobs[0].data.params if jobs else {}).items() if k != "seed"})
+        with tracked_run(own):
+            written, times = analyse(own)
+            copy = parent.under(f"{folder}/")  # its artifacts and metrics
+            copy.directory(root / folder)
+            copy.metrics(own.logged)
+            publish_run(own, written.headline if written is not None else Headline())
     for job in jobs:  # nested under the variant's run: the UI shows sweep > variant > jobs
         if job.data.tags.get("mlflow.parentRunId") in (parent.run_id, own.run_id):
             client.set_tag(job.info.run_id, "mlflow.parentRunId", own.run_id)
+    return written, times
 
 
 def publish_pages(run: RunLog, folder: Path) -> None:
-    """``report.html`` (figures embedded) beside each ``report.md`` of the copy and the run."""
+    """``report.html`` (figures embedded) beside each ``report.md`` of ``folder`` and in the run."""
     for source in sorted(folder.glob("**/report.md")):
         relative = source.parent.relative_to(folder).as_posix()
         publish_html(run, source.parent, None if relative == "." else relative)
 
 
-def publish_run(run: RunLog, folder: Path) -> Headline:
-    """The pages of ``folder`` (a copy of the run's report), its headline metrics, description."""
-    publish_pages(run, folder)
-    headline = read_headline(folder)
+def publish_run(run: RunLog, headline: Headline) -> None:
+    """The pages of ``run``'s local folder, its headline metrics and description."""
+    if run.local is not None:
+        publish_pages(run, run.local)
     run.metrics(headline.metrics)
     describe_run(run, headline.markdown())
-    return headline
 
 
-def _reopened(parent: RunLog, variant: str) -> RunLog | None:
+def _reopened(parent: RunLog, variant: str) -> str | None:
     """The variant's run from an earlier end of this sweep (a rerun reuses it), RUNNING again."""
     experiment = parent.client.get_run(parent.run_id).info.experiment_id
     found = parent.client.search_runs(
@@ -101,4 +113,4 @@ def _reopened(parent: RunLog, variant: str) -> RunLog | None:
     if not found:
         return None
     parent.client.update_run(found[0].info.run_id, status="RUNNING")
-    return RunLog(parent.client, found[0].info.run_id)
+    return str(found[0].info.run_id)

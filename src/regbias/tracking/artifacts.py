@@ -199,21 +199,9 @@ def read_json(folder: Path, path: str) -> Any:
     return json.loads(file.read_text()) if file.is_file() else None
 
 
-def read_study(folder: Path) -> dict[str, Any] | None:
-    """The run's :data:`STUDY_JSON` (None when it is not there)."""
-    found: dict[str, Any] | None = read_json(folder, STUDY_JSON)
-    return found
-
-
 def read_text_table(path: Path) -> pd.DataFrame:
     """A per-text table (:data:`TEXTS_CSV`) as written: keys and labels kept as text."""
     return read_table(path, names=(*NAME_COLUMNS, "key", "label"))
-
-
-def read_distance(folder: Path, name: str) -> DistanceMatrix | None:
-    """The distance matrix ``name`` of a run folder (None when it is not there)."""
-    found = read_json(folder, distance_json(name))
-    return DistanceMatrix.from_dict(found) if found is not None else None
 
 
 def read_distances(folder: Path, *, strict: bool = False) -> dict[str, DistanceMatrix]:

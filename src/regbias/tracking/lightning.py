@@ -10,7 +10,7 @@ import torch
 from lightning.pytorch.loggers import Logger, MLFlowLogger
 
 from regbias.tracking.artifacts import MODELS_FOLDER
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 
 class JobRunLogger(MLFlowLogger):

@@ -17,7 +17,6 @@ import logging
 import os
 import shutil
 import tempfile
-import time
 import traceback
 import urllib.parse
 import urllib.request
@@ -27,21 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
 from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c, stop_on_sigterm
 from regbias.redaction import redacted
-from regbias.tables import csv_text
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
 from regbias.tracking.reaper import owner_tags
+from regbias.tracking.run_log import RunLog
 
 log = logging.getLogger(__name__)
 
-_BATCH = 100  # MLflow's limit of params per log_batch call.
 
 MIN_FREE_MB = 64
 """Below this many free megabytes in the store's folder a run does not start."""
@@ -251,101 +247,6 @@ def _probe(uri: str) -> None:
         pass  # the server answered; MLflow's own calls will tell what is wrong
     except OSError as error:
         raise ConnectionError(f"no answer ({error})") from error
-
-
-class RunLog:
-    """Writes results into one MLflow run, every artifact path and metric key under ``prefix``."""
-
-    def __init__(self, client: MlflowClient, run_id: str, prefix: str = "") -> None:
-        self.client = client
-        self.run_id = run_id
-        self.prefix = prefix
-
-    @property
-    def tracking_uri(self) -> str:
-        """The URI of the store the run lives in."""
-        return str(self.client.tracking_uri)
-
-    def under(self, prefix: str) -> RunLog:
-        """The same run, writing under ``prefix``."""
-        return RunLog(self.client, self.run_id, f"{self.prefix}{prefix}")
-
-    def _at(self, path: str) -> str:
-        full = f"{self.prefix}{path}"
-        if any(part in ("..", ".") for part in full.split("/")) or full.startswith("/"):
-            raise ValueError(f"artifact path {full!r} would leave the run's artifact folder")
-        return full
-
-    def params(self, values: Mapping[str, Any]) -> None:
-        """Log parameters (values as text, credentials redacted, cut at 6,000), in batches."""
-        items = [Param(k, redacted(str(v))[:6000]) for k, v in values.items()]
-        self._batches("params", items, _BATCH)
-
-    def tags(self, values: Mapping[str, Any]) -> None:
-        """Set tags (values as text, credentials redacted, cut at 8,000 characters), in batches."""
-        items = [RunTag(k, redacted(str(v))[:8000]) for k, v in values.items()]
-        self._batches("tags", items, _BATCH)
-
-    def metrics(self, values: Mapping[str, float], step: int = 0) -> None:
-        """Log metrics at ``step``, their keys under the prefix and made valid for MLflow."""
-        now = int(time.time() * 1000)
-        items = [Metric(metric_key(self._at(k)), float(v), now, step) for k, v in values.items()]
-        self._batches("metrics", items, 1000)
-
-    def _batches(self, kind: str, items: list[Any], size: int) -> None:
-        """``log_batch`` of ``items`` as ``kind`` (params, tags, metrics), ``size`` a call."""
-        for start in range(0, len(items), size):
-            batch: dict[str, Any] = {kind: items[start : start + size]}
-            self.client.log_batch(self.run_id, **batch)
-
-    def json(self, data: Any, path: str) -> None:
-        """Write ``data`` as a JSON artifact at ``path`` (under the prefix)."""
-        self.client.log_dict(self.run_id, data, self._at(path))
-
-    def text(self, text: str, path: str) -> None:
-        """Write ``text`` (a page, a traceback) as an artifact at ``path``, credentials redacted."""
-        self.client.log_text(self.run_id, redacted(text), self._at(path))
-
-    def table(
-        self, frame: pd.DataFrame, path: str, index: bool = False, float_format: str | None = None
-    ) -> None:
-        """Write ``frame`` as a CSV artifact at ``path`` (``float_format`` e.g. ``%.9g``).
-
-        Text cells a spreadsheet would run as formulas are neutralised (:func:`csv_text`).
-        """
-        text = csv_text(frame, index=index, float_format=float_format)
-        self.client.log_text(self.run_id, text, self._at(path))
-
-    def figure(self, figure: Any, path: str) -> None:
-        """Write a matplotlib figure as an image artifact at ``path`` (under the prefix)."""
-        self.client.log_figure(self.run_id, figure, self._at(path))
-
-    def file(self, local: Path, directory: str | None = None) -> None:
-        """Copy a local file into the artifact folder ``directory`` (None: the prefix's)."""
-        self.client.log_artifact(self.run_id, str(local), self._folder(directory))
-
-    def directory(self, local: Path, directory: str | None = None) -> None:
-        """Copy a local folder's contents into the artifact folder ``directory``."""
-        self.client.log_artifacts(self.run_id, str(local), self._folder(directory))
-
-    def _folder(self, directory: str | None) -> str | None:
-        folder = self._at(directory or "").rstrip("/")
-        return folder or None
-
-    def download(self, path: str, destination: Path) -> Path | None:
-        """A logged artifact (file or folder) copied to ``destination``; None if absent."""
-        path = self._at(path)
-        parent = path.rsplit("/", 1)[0] if "/" in path else ""
-        names = {a.path for a in self.client.list_artifacts(self.run_id, parent or None)}
-        if path not in names:
-            return None
-        return Path(self.client.download_artifacts(self.run_id, path, str(destination)))
-
-
-def metric_key(name: str) -> str:
-    """``name`` as an MLflow metric key: characters MLflow refuses become ``_``."""
-    # MLflow keys allow alphanumerics, _ - . space / only.
-    return "".join(c if c.isalnum() or c in "_-. /" else "_" for c in name)
 
 
 def start_run(

@@ -21,7 +21,7 @@ from mlflow.entities import DatasetInput, InputTag
 from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
 from regbias.tracking.artifacts import METHOD_HTML, METHOD_MD, REPORT_HTML
-from regbias.tracking.runs import RunLog
+from regbias.tracking.run_log import RunLog
 
 NOTE_TAG = "mlflow.note.content"
 #: The most characters a run's description keeps (longer ones are cut with a note).
