@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from regbias.report.escape import markdown_text, plain_text
+from regbias.serial import structure, unstructure
 from regbias.tracking.artifacts import FINDINGS_JSON, METHOD_MD
 
 #: Where each answer's method is described (the "how" column links its headings): the
@@ -135,17 +136,13 @@ class Findings:
 
     def to_dict(self) -> dict[str, Any]:
         """The findings as JSON-ready data."""
-        return asdict(self)
+        found: dict[str, Any] = unstructure(self)
+        return found
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Findings:
         """The findings :meth:`to_dict` wrote."""
-        return cls(
-            tuple(data.get("bottom_line", ())),
-            tuple(Answer(**a) for a in data.get("answers", ())),
-            tuple(data.get("caveats", ())),
-            tuple(data.get("details", ())),
-        )
+        return structure(data, cls)
 
     @classmethod
     def read(cls, folder: Path) -> Findings | None:

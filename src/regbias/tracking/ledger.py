@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from regbias.serial import structure, unstructure
 
 log = logging.getLogger(__name__)
 
@@ -58,19 +60,13 @@ class JobRecord:
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> JobRecord:
-        """The record a job file holds (a key it lacks takes its default; others are dropped)."""
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known and v is not None}
-        if "job_num" in values:
-            values["job_num"] = int(values["job_num"])
-        for key in known - {"job_num"}:
-            if key in values:
-                values[key] = str(values[key])
-        return cls(**values)
+        """The record a job file holds (a key it lacks, or null, takes its default)."""
+        return structure({k: v for k, v in data.items() if v is not None}, cls)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready record (``jobs.json``)."""
-        return asdict(self)
+        found: dict[str, Any] = unstructure(self)
+        return found
 
 
 def write_parent(sweep_dir: Path, record: Mapping[str, Any]) -> None:
