@@ -31,6 +31,7 @@ LAYERS = (
     ("embeddings",),
     ("data",),
     ("settings_reader", "config_files", "console", "tables", "files", "interrupt", "numbers"),
+    ("serial",),
     ("redaction",),
     ("errors",),
 )

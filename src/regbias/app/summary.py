@@ -21,17 +21,14 @@ from omegaconf import DictConfig
 from regbias.app.parent import sweep_name
 from regbias.app.settings import read_settings, variant_settings
 from regbias.app.start import sweep_started
-from regbias.data.data_dir import resolve_data_dir
 from regbias.errors import RegbiasError
 from regbias.redaction import redacted
 from regbias.report import comparison
-from regbias.report.encoder_contrast import EncoderComparison
-from regbias.report.encoders import encoder_evidence, encoders_markdown
 from regbias.report.headline import Headline, read_headline
 from regbias.report.publish import copy_report
 from regbias.report.report_folder import REPORT_FOLDER, move_in
-from regbias.study.aggregate import SweepResult, VariantResult
-from regbias.study.encoder_compare import compare_variants
+from regbias.study.aggregate import SweepResult, log_inputs
+from regbias.study.encoder_compare import sweep_headlines
 from regbias.study.timing import SweepTimes, job_set_up_at, process_started
 from regbias.study.variant_runs import publish_pages, publish_run
 from regbias.tracking import artifacts as paths
@@ -40,7 +37,6 @@ from regbias.tracking.runs import MIN_FREE_MB, RunLog, connect, free_mb
 from regbias.tracking.ui import (
     DEFAULT_UI,
     describe_run,
-    log_dataset,
     rename_run,
     run_url,
     shared_and_swept,
@@ -70,11 +66,11 @@ def finish_sweep(
         try:
             children = _children(parent, records)
             _log_params(parent, [c.data.params for c in children])
-            headlines = _headlines(parent, staging, records, found, (config, sweep_dir))
+            headlines = _headlines(config, parent, records, found, sweep_dir)
             publish_pages(parent, staging)
         finally:
             move_in(staging, folder, "hydra.sweep.dir")
-        _log_inputs(parent, found, config.paths.get("data_dir"))
+        log_inputs(parent, found, config.paths.get("data_dir"))
         first = next(iter(headlines.values()))
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
         parent.metrics(metrics)
@@ -127,20 +123,6 @@ def _raise_if_full(folder: Path, error: Exception) -> None:
         raise OSError(errno.ENOSPC, message, str(where)) from error
 
 
-def _log_inputs(run: RunLog, found: SweepResult | None, data_dir: str | None) -> None:
-    """The groups each pooled analysis read, as the run's input datasets."""
-    try:
-        source = str(resolve_data_dir(data_dir).resolve())
-    except RegbiasError:
-        source = str(data_dir)
-    for variant in sorted(found.variants if found else [], key=lambda v: v.folder):
-        results = variant.written.results
-        sizes = results.group_sizes
-        table = pd.DataFrame({"group": list(sizes), "n_texts": list(sizes.values())})
-        name = str(results.meta.get("dataset", "dataset"))
-        log_dataset(run, table, name, source, "pooled groups")
-
-
 def _children(parent: RunLog, records: list[JobRecord]) -> list[Any]:
     done = [r.run_id for r in records if r.pooled]
     return [parent.client.get_run(run_id) for run_id in dict.fromkeys(done)]  # each run once
@@ -156,64 +138,20 @@ def _log_params(parent: RunLog, params: list[Mapping[str, str]]) -> None:
         parent.params(fresh)
 
 
-def _primary(config: DictConfig) -> tuple[str, str] | None:
-    """``analysis.correlation.primary`` as (distance, performance), or None."""
-    primary = config.get("analysis", {}).get("correlation", {}).get("primary")
-    return (str(primary[0]), str(primary[1])) if primary else None
-
-
 def _headlines(
+    config: DictConfig,
     parent: RunLog,
-    folder: Path,
     records: list[JobRecord],
     found: SweepResult | None,
-    sweep: tuple[DictConfig, Path],
+    sweep_dir: Path,
 ) -> dict[str, Headline]:
     """One headline per variant; several variants also get the comparison page."""
-    variants = sorted(found.variants if found else [], key=lambda v: v.variant)
-    if len(variants) < 2 or not variants[0].folder:
-        return {"": variants[0].written.headline if variants else Headline()}
-    done = [r for r in records if r.done]
-    labels = comparison.variant_labels(done)
-    by_label = {labels.get(v.variant, v.folder): v for v in variants}
-    headlines = {label: v.written.headline for label, v in by_label.items()}
-    table = comparison.comparison_table(headlines)
-    primary = _primary(sweep[0])
-    evidence = encoder_evidence({k: (v.folder, v.written) for k, v in by_label.items()}, primary)
-    same = comparison.same_override_notes(done)
-    for note in same:
-        log.warning(note)
-    # variants that ran other code or data on the same overrides compare no setting: not compared
-    compared = (
-        EncoderComparison(notes=[*same, "the variants were not compared on the same texts"])
-        if same
-        else _compare(sweep, by_label, done)
+    if found is None:
+        return {"": Headline()}
+    settings = read_settings(config)
+    return sweep_headlines(
+        parent, found, records, settings, lambda job: variant_settings(settings, sweep_dir, job)
     )
-    name = " ~ ".join(primary) if primary else "n/a"
-    sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
-    folders = {label: v.folder for label, v in by_label.items()}
-    page = comparison.comparison_markdown(table, folders, sections, compared.findings())
-    comparison.write_comparison(parent, folder, compared.tables(), table, page)
-    return headlines
-
-
-def _compare(
-    sweep: tuple[DictConfig, Path], variants: Mapping[str, VariantResult], done: list[JobRecord]
-) -> EncoderComparison:
-    """The variants compared on the same texts (``done``: the finished jobs' records)."""
-    config, sweep_dir = sweep
-    jobs = {r.variant: r.job_num for r in done}
-    try:
-        settings = read_settings(config)
-        own = {
-            k: variant_settings(settings, sweep_dir, jobs[v.variant]) for k, v in variants.items()
-        }
-        return compare_variants(settings, {k: v.written for k, v in variants.items()}, own)
-    except Exception as error:  # nothing here may fail the sweep
-        log.exception("could not compare the variants on the same texts")
-        return EncoderComparison(
-            notes=[f"the variants could not be compared: {type(error).__name__}: {error}"]
-        )
 
 
 def _description(headlines: Mapping[str, Headline]) -> str:

@@ -17,9 +17,10 @@ from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pooled_scores import pool_text_tables
 from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse
+from regbias.data.data_dir import resolve_data_dir
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
-from regbias.errors import ConfigError
+from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import check_stop
 from regbias.report.publish import (
     Published,
@@ -35,6 +36,7 @@ from regbias.tables import read_table
 from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import JobRecord
 from regbias.tracking.run_log import RunLog
+from regbias.tracking.ui import log_dataset
 
 log = logging.getLogger(__name__)
 #: A variant's test of record, power plants and explanations, from its jobs' records.
@@ -216,3 +218,17 @@ def _aggregate_variant(
         check_stop()
         write_study(parent, pooled, runs=[r.run_id for r in records])
     return written, times
+
+
+def log_inputs(run: RunLog, found: SweepResult | None, data_dir: str | None) -> None:
+    """The groups each pooled analysis read, as the run's input datasets."""
+    try:
+        source = str(resolve_data_dir(data_dir).resolve())
+    except RegbiasError:
+        source = str(data_dir)
+    for variant in sorted(found.variants if found else [], key=lambda v: v.folder):
+        results = variant.written.results
+        sizes = results.group_sizes
+        table = pd.DataFrame({"group": list(sizes), "n_texts": list(sizes.values())})
+        name = str(results.meta.get("dataset", "dataset"))
+        log_dataset(run, table, name, source, "pooled groups")

@@ -9,7 +9,7 @@ What cannot be compared gets a note.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 
@@ -18,12 +18,75 @@ from regbias.analysis.encoders.separation import EncoderContrast, contrast_encod
 from regbias.analysis.pair_table import DISTANCE_PREFIX
 from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.embeddings.cache import embed_pooled
+from regbias.report import comparison
 from regbias.report.encoder_contrast import EncoderComparison
+from regbias.report.encoders import encoder_evidence, encoders_markdown
+from regbias.report.headline import Headline
 from regbias.report.publish import Published
+from regbias.study.aggregate import SweepResult, VariantResult
 from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.settings import StudySettings
+from regbias.tracking.ledger import JobRecord
+from regbias.tracking.run_log import RunLog
 
 log = logging.getLogger(__name__)
+
+
+def sweep_headlines(
+    parent: RunLog,
+    found: SweepResult,
+    records: list[JobRecord],
+    settings: StudySettings,
+    settings_of: Callable[[int | None], StudySettings],
+) -> dict[str, Headline]:
+    """One headline per variant, by label; several variants also get the comparison page.
+
+    ``settings``: the sweep's; ``settings_of``: a variant's own, from one of its jobs' numbers.
+    """
+    variants = sorted(found.variants, key=lambda v: v.variant)
+    if len(variants) < 2 or not variants[0].folder:
+        return {"": variants[0].written.headline if variants else Headline()}
+    assert parent.local is not None, "the comparison page is written beside the variants'"
+    done = [r for r in records if r.done]
+    labels = comparison.variant_labels(done)
+    by_label = {labels.get(v.variant, v.folder): v for v in variants}
+    headlines = {label: v.written.headline for label, v in by_label.items()}
+    table = comparison.comparison_table(headlines)
+    primary = settings.analysis.correlation.primary
+    evidence = encoder_evidence({k: (v.folder, v.written) for k, v in by_label.items()}, primary)
+    same = comparison.same_override_notes(done)
+    for note in same:
+        log.warning(note)
+    # variants that ran other code or data on the same overrides compare no setting: not compared
+    compared = (
+        EncoderComparison(notes=[*same, "the variants were not compared on the same texts"])
+        if same
+        else _compare(settings, by_label, done, settings_of)
+    )
+    name = " ~ ".join(primary) if primary else "n/a"
+    sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
+    folders = {label: v.folder for label, v in by_label.items()}
+    page = comparison.comparison_markdown(table, folders, sections, compared.findings())
+    comparison.write_comparison(parent, parent.local, compared.tables(), table, page)
+    return headlines
+
+
+def _compare(
+    settings: StudySettings,
+    variants: Mapping[str, VariantResult],
+    done: list[JobRecord],
+    settings_of: Callable[[int | None], StudySettings],
+) -> EncoderComparison:
+    """The variants compared on the same texts (``done``: the finished jobs' records)."""
+    jobs = {r.variant: r.job_num for r in done}
+    try:
+        own = {k: settings_of(jobs[v.variant]) for k, v in variants.items()}
+        return compare_variants(settings, {k: v.written for k, v in variants.items()}, own)
+    except Exception as error:  # nothing here may fail the sweep
+        log.exception("could not compare the variants on the same texts")
+        return EncoderComparison(
+            notes=[f"the variants could not be compared: {type(error).__name__}: {error}"]
+        )
 
 
 def compare_variants(
