@@ -37,7 +37,7 @@ def sweep_config(tmp_path, store_dir, folder="sweep", *overrides):
 @pytest.fixture
 def quick_end(monkeypatch):
     """A sweep's end without jobs to pool or a summary to print."""
-    monkeypatch.setattr(aggregate, "aggregate_sweep", lambda *a, **k: {})
+    monkeypatch.setattr(aggregate, "aggregate_sweep", lambda *a, **k: aggregate.SweepResult())
     monkeypatch.setattr(sweep, "finish_sweep", lambda *a, **k: None)
 
 
