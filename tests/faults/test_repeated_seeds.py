@@ -55,9 +55,12 @@ def test_a_sweep_over_seed_0_0_1_stops_before_its_parent_in_one_line(sweep_confi
 
 def test_two_records_of_one_run_are_pooled_once(monkeypatch, caplog):
     pooled = []
-    monkeypatch.setattr(
-        aggregate, "_aggregate_variant", lambda parent, records, *a, **k: pooled.append(records)
-    )
+
+    def analysed(parent, records, *a, **k):
+        pooled.append(records)
+        return None, {}  # nothing written, no seconds
+
+    monkeypatch.setattr(aggregate, "_aggregate_variant", analysed)
     records = [
         {"job_num": 0, "status": "FINISHED", "run_id": "r0", "variant": "v"},
         {"job_num": 1, "status": "REUSED", "run_id": "r0", "variant": "v"},

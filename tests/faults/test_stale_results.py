@@ -105,9 +105,12 @@ def test_reused_job_keeps_its_variant_so_a_resumed_sweep_pools_as_one(
     from regbias.study import aggregate
 
     pooled = []
-    monkeypatch.setattr(
-        aggregate, "_aggregate_variant", lambda run, members, s, power=None: pooled.append(1)
-    )
+
+    def analysed(run, members, s, power=None):
+        pooled.append(1)
+        return None, {}  # nothing written, no seconds
+
+    monkeypatch.setattr(aggregate, "_aggregate_variant", analysed)
     jobs = [JobRecord.of(finished), JobRecord.of(reused)]
     aggregate.aggregate_sweep(read_settings(cfg).analysis, None, jobs)
     assert pooled == [1]  # one analysis at the top level, not one per "variant"
