@@ -43,7 +43,8 @@ def sweep_headlines(
 
     ``settings``: the sweep's; ``settings_of``: a variant's own, from one of its jobs' numbers.
     """
-    variants = sorted(found.variants, key=lambda v: v.variant)
+    # In the sweep's order (encoder=a,b: a first), never the hashes' (they change with the code).
+    variants = sorted(found.variants, key=lambda v: min(r.job_num or 0 for r in v.records))
     if len(variants) < 2 or not variants[0].folder:
         return {"": variants[0].written.headline if variants else Headline()}
     assert parent.local is not None, "the comparison page is written beside the variants'"
