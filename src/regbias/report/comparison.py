@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,8 +20,6 @@ from regbias.report.canvas import new_figure, save_figure
 from regbias.report.encoder_contrast import markdown_table
 from regbias.report.escape import markdown_text, path_text
 from regbias.report.headline import Headline
-from regbias.report.report_folder import record_written
-from regbias.tables import csv_text
 from regbias.tracking.artifacts import COMPARISON_FIGURE, REPORT_MD, comparison_csv
 from regbias.tracking.ledger import JobRecord
 from regbias.tracking.run_log import RunLog
@@ -208,22 +205,17 @@ def exploratory_lines(table: pd.DataFrame) -> list[str]:
 
 
 def write_comparison(
-    parent: RunLog, folder: Path, tables: Mapping[str, pd.DataFrame], table: pd.DataFrame, page: str
+    parent: RunLog, tables: Mapping[str, pd.DataFrame], table: pd.DataFrame, page: str
 ) -> None:
-    """The comparison's tables, page (``report.md``) and figure, into ``parent`` and ``folder``."""
+    """The comparison's tables, page (``report.md``) and figure, into ``parent``.
+
+    The parent's local folder (where each artifact is written too) gets the figure at the
+    report's 150 dpi.
+    """
     for name, frame in tables.items():
         parent.table(frame, comparison_csv(name))
-        _ensure(folder, comparison_csv(name)).write_text(csv_text(frame))
-    figure = comparison_figure(table)
     parent.table(table, comparison_csv("variants"), index=True)
     parent.text(page, REPORT_MD)
-    parent.figure(figure, COMPARISON_FIGURE)
-    _ensure(folder, comparison_csv("variants")).write_text(csv_text(table, index=True))
-    _ensure(folder, REPORT_MD).write_text(page)
-    save_figure(comparison_figure(table), _ensure(folder, COMPARISON_FIGURE))
-
-
-def _ensure(folder: Path, path: str) -> Path:
-    """``folder / path``, its parent folder made, listed in the report folder's manifest."""
-    (folder / path).parent.mkdir(parents=True, exist_ok=True)
-    return record_written(folder / path)
+    parent.figure(comparison_figure(table), COMPARISON_FIGURE)
+    if parent.local is not None:
+        save_figure(comparison_figure(table), parent.local / parent.prefix / COMPARISON_FIGURE)

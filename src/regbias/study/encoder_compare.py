@@ -47,7 +47,6 @@ def sweep_headlines(
     variants = sorted(found.variants, key=lambda v: min(r.job_num or 0 for r in v.records))
     if len(variants) < 2 or not variants[0].folder:
         return {"": variants[0].written.headline if variants else Headline()}
-    assert parent.local is not None, "the comparison page is written beside the variants'"
     done = [r for r in records if r.done]
     labels = comparison.variant_labels(done)
     by_label = {labels.get(v.variant, v.folder): v for v in variants}
@@ -68,7 +67,7 @@ def sweep_headlines(
     sections = compared.markdown(name) + encoders_markdown(evidence, primary=compared.primary)
     folders = {label: v.folder for label, v in by_label.items()}
     page = comparison.comparison_markdown(table, folders, sections, compared.findings())
-    comparison.write_comparison(parent, parent.local, compared.tables(), table, page)
+    comparison.write_comparison(parent, compared.tables(), table, page)
     return headlines
 
 
