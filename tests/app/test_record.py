@@ -87,3 +87,30 @@ def test_the_parent_reads_the_corpus_and_loads_the_encoder_once_with_power_on(
     found = record.record_and_power(settings, {})
     assert found.record is not None and calls == {"study": 1, "encoder": 1}
     assert seen and seen[0][0] is not None and seen[0][1] is not None  # handed, not re-read
+
+
+def test_both_tests_of_record_are_asked_in_one_place_and_the_analysis_only_reads_them():
+    """``record_and_power`` runs the performance test beside the embedding one; analyse()
+    reads both from the results and runs neither."""
+    from regbias.analysis.study import StudyResults, analyse
+    from regbias.study.record import record_and_power
+    from tests.analysis.pairs.test_performance import scored_group, texts_frame
+
+    rng = np.random.default_rng(0)
+    groups = {g: scored_group(rng, 80, 0.5, (0.7, 0.8)) for g in ("au", "nz", "uk")}
+    settings = read_settings(
+        compose_config(
+            "experiment=smoke",
+            "analysis.tests.embedding.enabled=false",
+            "analysis.tests.performance.relabellings=99",
+            "analysis.power.enabled=false",
+        )
+    )
+    results = StudyResults(["au", "nz", "uk"], texts=texts_frame(groups))
+    times: dict[str, float] = {}
+    tests = record_and_power(settings, times, results)
+    assert tests.record is None and tests.performance is not None
+    assert len(tests.performance.table) == 3 and "performance_tests" in times
+    assert analyse(results, settings.analysis).performance_record is None  # not asked there
+    tests.into(results)
+    assert analyse(results, settings.analysis).performance_record is tests.performance

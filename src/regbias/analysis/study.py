@@ -74,6 +74,9 @@ class StudyResults:
         group_sizes: texts per group (the data share of the representation figure).
         meta: encoder name and revision, dataset, sizes: what the report states.
         record: the test of record of every pair, or None where it did not run.
+        performance: the performance test of record (each pair's ``detectable_gap`` where
+            planted), and ``performance_power`` its planted gaps; None where not run
+            (:func:`performance_tests`, asked with the test of record in one place).
         texts: what every model said of every text (``performance/texts.csv``, a sweep's jobs'
             tables joined), or None (the ``draws`` design).
         window_fits: per measurement, how many drawn texts fit the encoder's window.
@@ -90,6 +93,8 @@ class StudyResults:
     group_sizes: dict[str, int] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     record: EmbeddingPairTests | None = None
+    performance: PerformancePairTests | None = None
+    performance_power: PerfPower | None = None
     texts: pd.DataFrame | None = None
     window_fits: list[WindowFit] = field(default_factory=list)
     reused: list[tuple[str, str]] = field(default_factory=list)
@@ -152,6 +157,20 @@ class Analysis:
     primary: PrimaryTest | None = None
     performance_record: PerformancePairTests | None = None
     performance_power: PerfPower | None = None
+
+
+def performance_tests(
+    results: StudyResults, settings: AnalysisSettings
+) -> tuple[PerformancePairTests | None, PerfPower | None]:
+    """The performance test of record on the results' per-text scores, and its planted gaps."""
+    texts = scored_texts(results)
+    return performance_power(texts, performance_record(texts, results.groups, settings), settings)
+
+
+def scored_texts(results: StudyResults) -> PerfTexts | None:
+    """Every model's scores of every text (None: none, the ``draws`` design)."""
+    scored = results.texts is not None and len(results.texts) > 0
+    return PerfTexts.of(results.texts) if scored else None
 
 
 def performance_power(
@@ -223,7 +242,10 @@ def primary_noise(
 
 
 def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
-    """Gaps and dcor per pair and metric, the pairwise table, the primary test, correlations."""
+    """Gaps and dcor per pair and metric, the pairwise table, the primary test, correlations.
+
+    The tests of record are the results' (``record``, ``performance``): asked before, once.
+    """
     from regbias.performance.evaluation import performance_dcor, performance_gaps, summarise
 
     summary = gaps = dependence = None
@@ -236,11 +258,8 @@ def analyse(results: StudyResults, settings: AnalysisSettings) -> Analysis:
             warnings.simplefilter("ignore", RuntimeWarning)
             dependence = performance_dcor(summary, groups)
     pairs = PairTable.of(pairwise_table(results.distances, gaps, dependence))
-    scored = results.texts is not None and len(results.texts) > 0  # not the ``draws`` design
-    texts = PerfTexts.of(results.texts) if scored else None
-    record, planted = performance_power(
-        texts, performance_record(texts, results.groups, settings), settings
-    )
+    texts = scored_texts(results)
+    record, planted = results.performance, results.performance_power
     analysis = Analysis(summary, gaps, dependence, pairs.frame, None)
     if len(results.groups) < MIN_GROUPS:
         analysis.note = f"no correlations: {len(results.groups)} groups, fewer than {MIN_GROUPS}"

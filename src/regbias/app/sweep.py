@@ -48,7 +48,7 @@ from regbias.tracking.reaper import reap_dead_runs, report_reaped
 from regbias.tracking.runs import RunLog, connect, tracked_run
 
 if TYPE_CHECKING:
-    from regbias.study.aggregate import SweepResult
+    from regbias.study.aggregate import StudyResults, SweepResult
 
 log = logging.getLogger(__name__)
 #: The setting that moves a sweep's outputs (named where its report folder is refused).
@@ -239,11 +239,11 @@ def _aggregate(config: DictConfig, run: RunLog, records: list[JobRecord]) -> Swe
     times: dict[str, float] = {}
     variants = {r.variant for r in records if r.done}
 
-    def tests_of(members: list[JobRecord]) -> ParentTests:
+    def tests_of(members: list[JobRecord], pooled: StudyResults) -> ParentTests:
         own = settings
         if len(variants) > 1:
             own = variant_settings(settings, sweep_dir, members[0].job_num)
-        return record_and_power(own, times)
+        return record_and_power(own, times, pooled)
 
     found = aggregate_sweep(settings.analysis, run, records, tests_of=tests_of)
     check_stop()  # a safe point: a Ctrl-C during the aggregation stops the sweep here

@@ -12,11 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.explain.result import Explanations
-from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pooled_scores import pool_text_tables
-from regbias.analysis.power.embedding import PowerResult
-from regbias.analysis.study import AnalysisSettings, StudyResults, analyse
+from regbias.analysis.study import AnalysisSettings, StudyResults, analyse, performance_tests
 from regbias.data.data_dir import resolve_data_dir
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
@@ -30,6 +27,7 @@ from regbias.report.publish import (
     write_study,
     write_variants,
 )
+from regbias.study.record import ParentTests
 from regbias.study.timing import timed
 from regbias.study.variant_runs import Analysed, run_variant
 from regbias.tables import read_table
@@ -39,11 +37,8 @@ from regbias.tracking.run_log import RunLog
 from regbias.tracking.ui import log_dataset
 
 log = logging.getLogger(__name__)
-#: A variant's test of record, power plants and explanations, from its jobs' records.
-TestsOf = Callable[
-    [list[JobRecord]],
-    tuple[EmbeddingPairTests | None, PowerResult | None, Explanations | None],
-]
+#: A variant's tests of record and their power, from its jobs' records and pooled results.
+TestsOf = Callable[[list[JobRecord], StudyResults], ParentTests]
 
 
 def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
@@ -199,13 +194,15 @@ def _aggregate_variant(
                 jobs.append(results)
     if not jobs:
         return None, times
-    tests, power, explained = tests_of(records) if tests_of is not None else (None, None, None)
+    pooled = pool_results(jobs)
+    pooled.reused = reused_jobs(records)
+    if tests_of is not None:
+        tests = tests_of(records, pooled)
+    else:  # no corpus to embed: the performance test only
+        tests = ParentTests(None, None, None, *performance_tests(pooled, settings))
+    power = tests.into(pooled)
     check_stop()
     with timed(times, "analysis"):
-        pooled = pool_results(jobs)
-        pooled.record = tests
-        pooled.explained = explained
-        pooled.reused = reused_jobs(records)
         analysis = analyse(pooled, settings)
     check_stop()
     with timed(times, "report"):

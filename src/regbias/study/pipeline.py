@@ -258,8 +258,8 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
             results.per_model, results.texts = performance.frame, performance.texts
             write_performance(run, results.per_model, results.texts)
     if not pooled:
-        tests = record_and_power(settings, timings, study=study, encoder=encoder)
-        results.record, power, results.explained = tests
+        tests = record_and_power(settings, timings, results, study=study, encoder=encoder)
+        power = tests.into(results)
         with timed(timings, "analysis"):  # minutes with many groups: say when it is done
             log.info("analysing %d groups (correlations, robustness)", len(results.groups))
             analysis = analyse(results, settings.analysis)

@@ -11,7 +11,10 @@ from typing import NamedTuple
 
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, embedding_pair_tests
+from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.power.embedding import PowerResult
+from regbias.analysis.power.performance import PerfPower
+from regbias.analysis.study import StudyResults, performance_tests
 from regbias.console import progress_bar
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import embed_pooled
@@ -63,25 +66,44 @@ def run_record_tests(
 
 
 class ParentTests(NamedTuple):
-    """What the parent asks once per variant: the test of record, its power, its explanations."""
+    """Which pairs differ, asked once per variant: both tests of record and their power.
+
+    Attributes:
+        record: the embedding-space test of record.
+        power: its planted mixtures.
+        explained: what carries each difference it finds.
+        performance: the performance test of record.
+        performance_power: its planted gaps.
+    """
 
     record: EmbeddingPairTests | None
     power: PowerResult | None
     explained: Explanations | None
+    performance: PerformancePairTests | None = None
+    performance_power: PerfPower | None = None
+
+    def into(self, results: StudyResults) -> PowerResult | None:
+        """Set the tests on ``results`` (for the analysis); the embedding test's power."""
+        results.record, results.explained = self.record, self.explained
+        results.performance, results.performance_power = self.performance, self.performance_power
+        return self.power
 
 
 def record_and_power(
     settings: StudySettings,
     times: dict[str, float],
+    results: StudyResults | None = None,
     *,
     study: StudyData | None = None,
     encoder: Encoder | None = None,
 ) -> ParentTests:
-    """The tests of record, their power plants and what carries each difference they find.
+    """Both tests of record, their power and what carries each embedding difference found.
 
-    Power where ``analysis.power.enabled``, explanations where ``analysis.explain.enabled``.
-    Each pair's smallest detectable share is added to its row. Seconds are added to ``times``
-    as ``pair_tests``, ``power`` and ``explain``.
+    The embedding test reads the corpus and embeds its texts; the performance test reads the
+    per-text scores of ``results`` (None: not run). Power where ``analysis.power.enabled``,
+    explanations where ``analysis.explain.enabled``. Each pair's smallest detectable share
+    (gap) is added to its row. Seconds are added to ``times`` as ``pair_tests``, ``power``,
+    ``explain`` and ``performance_tests``.
     """
     analysis = settings.analysis
     with timed(times, "pair_tests"):
@@ -96,4 +118,6 @@ def record_and_power(
         explained = run_explain(settings, record, study=study, encoder=encoder)
     if record is not None and power is not None:
         record = record.with_power(power.detectable(), power.donor)
-    return ParentTests(record, power, explained)
+    with timed(times, "performance_tests"):
+        scores = performance_tests(results, analysis) if results is not None else (None, None)
+    return ParentTests(record, power, explained, *scores)
