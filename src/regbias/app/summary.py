@@ -192,7 +192,7 @@ def _sweep_times(children: list[Any], records: list[JobRecord], parent: RunLog) 
     ran = [c for c in children if c.info.run_id in finished]
     frame = pd.DataFrame([_step_times(c.data.metrics) for c in ran])
     steps = {k: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}
-    metrics = parent.client.get_run(parent.run_id).data.metrics
+    metrics = parent.logged  # this end's own steps, never an earlier one's
     prefix = "time/aggregate/"
     aggregation = {
         k.removeprefix(prefix).removesuffix("_s"): v
