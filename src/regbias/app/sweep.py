@@ -158,7 +158,7 @@ class SweepCallback(Callback):
         staging = None
         try:
             with tracked_run(run):
-                # Every artifact is written here too: the report is copied from this folder.
+                # Every artifact is written here too; the end moves it into <sweep dir>/report.
                 staging = open_staging(sweep_dir / REPORT_FOLDER, SWEEP_DIR_KEY)
                 run = RunLog(client, run.run_id, local=staging)
                 write_versions(run, package_versions())  # the copy's; the same as the start's

@@ -16,7 +16,7 @@ import pandas as pd
 from regbias.analysis.encoders.primary import PrimaryEvidence, primary_contrasts
 from regbias.analysis.encoders.separation import EncoderContrast, contrast_encoders
 from regbias.analysis.pair_table import DISTANCE_PREFIX
-from regbias.analysis.pairs.pooled_scores import PerfTexts
+from regbias.analysis.study import scored_texts
 from regbias.embeddings.cache import embed_pooled
 from regbias.report import comparison
 from regbias.report.encoder_contrast import EncoderComparison
@@ -179,6 +179,5 @@ def _primary_evidence(
     if matrix is None:
         return None
     regions = ~(pairs["group_a"].isin(references) | pairs["group_b"].isin(references))
-    scored = results.texts is not None and len(results.texts) > 0
-    texts = PerfTexts.of(results.texts) if scored else None
+    texts = scored_texts(results)
     return PrimaryEvidence(pairs[regions].reset_index(drop=True), matrix, results.per_model, texts)
