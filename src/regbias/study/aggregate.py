@@ -146,8 +146,9 @@ def aggregate_sweep(
     """Analyse the finished jobs of ``records`` together and log it all to ``parent``.
 
     ``tests_of`` asks each variant's tests of record and their power (from its jobs' records
-    and pooled results; None: the performance test only). Jobs are pooled only within their variant (the same config but the seed); several
-    variants get one analysis each, in the variant's own run (:mod:`regbias.study.variant_runs`).
+    and pooled results; None: the performance test only). Jobs are pooled only within their
+    variant (the same config but the seed); several variants get one analysis each, in the
+    variant's own run (:mod:`regbias.study.variant_runs`).
     """
     done = unique_runs([r for r in records if r.pooled])
     if not done:
