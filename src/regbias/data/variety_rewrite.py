@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 
 from breame.data.spelling_constants import (
@@ -151,12 +152,16 @@ class VarietyRewrite:
             raise ConfigError(f"{group} and {other} are both written {source}: nothing to rewrite")
         return cls.into(target)
 
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        """Two-word phrases first (longest first), then any word."""
+        phrases = sorted((w for w in self.words if " " in w), key=len, reverse=True)
+        alternatives = [*(rf"\b{re.escape(p)}\b" for p in phrases), "[A-Za-z]+"]
+        return re.compile("|".join(alternatives), re.IGNORECASE)
+
     def __call__(self, text: str) -> Rewritten:
         """``text`` with each mapped word in the target's form (case and the rest kept)."""
-        phrases = sorted((w for w in self.words if " " in w), key=len, reverse=True)
-        pattern = re.compile(
-            "|".join([*(rf"\b{re.escape(p)}\b" for p in phrases), "[A-Za-z]+"]), re.I
-        )
+        pattern = self._pattern
         fired: list[str] = []
 
         def swap(match: re.Match[str]) -> str:
