@@ -40,7 +40,10 @@ def run_names(trees: list[ast.Module]) -> set[str]:
                     names.add(node.target.id)
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 func = node.value.func
-                if isinstance(func, ast.Name) and func.id == "RunLog":
+                # RunLog(...) or <anything>.under(...): a run, or a run's prefix
+                if (isinstance(func, ast.Name) and func.id == "RunLog") or (
+                    isinstance(func, ast.Attribute) and func.attr == "under"
+                ):
                     names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return names
 
@@ -88,6 +91,8 @@ def f(run: RunLog, target: "RunLog", other: RunLog | None, draws: Draws) -> None
     other.json({}, "b.json")
     run.under("variant-x/").figure(figure, "c.png")
     own = RunLog(client, run_id)
+    copy = run.under("variant-x/")
+    copy.directory(local)
     own.text("page", "report.md")
     self.run.file(page)
     draws.table()
@@ -97,4 +102,50 @@ def f(run: RunLog, target: "RunLog", other: RunLog | None, draws: Draws) -> None
 """
     tree = ast.parse(source)
     found = writer_calls(tree, run_names([tree]))
-    assert [int(line.split(":")[0]) for line in found] == [3, 4, 5, 6, 8, 9]
+    assert [int(line.split(":")[0]) for line in found] == [3, 4, 5, 6, 9, 10, 11]
+
+
+#: What reads a run's artifacts back (from the store, or its local copy's files).
+READERS = frozenset(
+    {
+        "download",
+        "download_artifacts",
+        "copy_report",
+        "read_headline",
+        "read_table_at",
+        "read_json",
+        "read_distances",
+        "read_text",
+    }
+)
+#: The end of a sweep: whole modules, and app/summary.py's functions on that path.
+SWEEP_END = ("study/variant_runs.py", "study/encoder_compare.py", "report/encoders.py")
+SWEEP_END_FUNCTIONS = ("finish_sweep", "_headlines", "_sweep_times")
+
+
+def _reader_calls(node: ast.AST) -> list[str]:
+    return [
+        f"{call.lineno}: {ast.unparse(call.func)}"
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call)
+        and (
+            call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        )
+        in READERS
+    ]
+
+
+def test_the_end_of_a_sweep_reads_back_nothing_it_wrote() -> None:
+    """Pages, headlines and comparisons come from the results in memory (issue 57, item 2);
+    only the jobs' results are read, across hosts (``study/aggregate.load_job_results``)."""
+    found = {
+        m: calls
+        for m in SWEEP_END
+        if (calls := _reader_calls(ast.parse((PACKAGE / m).read_text())))
+    }
+    summary = ast.parse((PACKAGE / "app" / "summary.py").read_text())
+    ends = [f for f in summary.body if isinstance(f, ast.FunctionDef)]
+    for function in (f for f in ends if f.name in SWEEP_END_FUNCTIONS):
+        if calls := _reader_calls(function):
+            found[f"app/summary.py:{function.name}"] = calls
+    assert not found, f"read from the results in memory instead: {found}"

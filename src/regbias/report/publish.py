@@ -315,6 +315,11 @@ def write_jobs(parent: RunLog, records: list[JobRecord]) -> None:
     parent.json([r.to_dict() for r in records], paths.JOBS_JSON)
 
 
+def copy_folder(target: RunLog, folder: Path) -> None:
+    """A local folder of artifacts (a variant's, as it wrote them) logged into ``target``."""
+    target.directory(folder)
+
+
 def copy_report(run: RunLog, destination: Path, key: str = "hydra.run.dir") -> Path:
     """Copy every artifact of ``run`` but :data:`LEFT_OUT` into ``destination``.
 
