@@ -22,8 +22,8 @@ from regbias.app.settings import read_settings
 from regbias.config_files import CONFIG_DIR
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.performance.stage import run_performance_stage
-from regbias.study.parts import study_encoder
-from regbias.study.pipeline import read_study, scored_texts
+from regbias.study.parts import scored_texts, study_encoder
+from regbias.study.pipeline import read_study
 from regbias.study.settings import StudySettings
 
 

@@ -105,6 +105,14 @@ def test_children_hold_their_stages(sweep):
     assert scored["za"] == (texts["group"] == "za").sum()
     assert set(per_model["group"]) == {"au", "ca", "nz", "uk", "us", "za", "mixed", "baseline"}
     assert "fold1/val/loss" in child.data.metrics
+    # Same texts, another variety: each changed text scored as written, rewritten and control.
+    rewrites = pd.read_csv(
+        io.StringIO(artifact_text(workdir, child.info.run_id, "performance/rewrites.csv")),
+        dtype={"key": str},
+    )
+    assert set(rewrites["version"]) == {"original", "variety", "control"}
+    assert set(rewrites["group"] + ">" + rewrites["target"]) >= {"us>british", "uk>american"}
+    assert rewrites.groupby("version").size().nunique() == 1  # three versions of each text
     assert "dist/sinkhorn_short/au__uk" in child.data.metrics
     steps = ("data", "encoder", "distance_suite", "distance_logging", "performance", "job_setup")
     assert all(child.data.metrics[f"time/{step}_s"] >= 0 for step in steps)
@@ -159,6 +167,17 @@ def test_parent_aggregates_the_sweep(sweep):
     assert "![sinkhorn_short against its noise floor](figures/sinkhorn_short_floor.png)" in report
     page = artifact_text(workdir, parent_id, "report.html")
     assert page.count('src="data:image/png;base64,') >= 10 and 'src="figures/' not in page
+    shifts = pd.read_csv(
+        io.StringIO(artifact_text(workdir, parent_id, "counterfactual/encoder.csv"))
+    )
+    assert {"us>uk", "uk>us", "us>za", "za>us"} <= set(shifts["direction"])
+    assert "counterfactual/shares.png" in artifacts(workdir, parent_id, "counterfactual")
+    flips = pd.read_csv(
+        io.StringIO(artifact_text(workdir, parent_id, "counterfactual/classifier.csv"))
+    )
+    assert (flips.loc[flips["rewrite"] == "us>british", "models"] == 4).all()  # both jobs' models
+    assert "counterfactual/us-to-uk/share" in metrics
+    assert "## Same texts, another variety" in report and "no difference" not in report
 
 
 def test_parent_says_first_what_a_reader_needs(sweep):

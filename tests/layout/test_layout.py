@@ -94,7 +94,7 @@ ANALYSIS_LAYERS = (
     ("robustness",),
     ("correlation",),
     ("power",),
-    ("explain",),
+    ("explain", "counterfactual"),
     ("pairs",),
     ("pair_table", "ranks", "permutations", "multiplicity"),
 )

@@ -16,6 +16,8 @@ from scipy import stats as scipy_stats
 from regbias.analysis.correlation.primary import CorrelationSettings, PrimaryTest, primary_test
 from regbias.analysis.correlation.result import RHO_CI
 from regbias.analysis.correlation.table import correlations
+from regbias.analysis.counterfactual.result import Counterfactual
+from regbias.analysis.counterfactual.settings import CounterfactualSettings
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.pair_table import (
@@ -85,6 +87,9 @@ class StudyResults:
         explained: what carries each difference the test of record finds, or None
             (``analysis.explain.enabled=false``).
         recorded: ``task=analyze``: the verdicts of the tests of record its table carries.
+        rewrites: what every model said of each text rewritten into another variety and of its
+            control (``performance/rewrites.csv``), or None (the counterfactual track is off).
+        counterfactual: the same texts in another variety, measured (None: off).
     """
 
     groups: list[str]
@@ -100,6 +105,8 @@ class StudyResults:
     reused: list[tuple[str, str]] = field(default_factory=list)
     recorded: list[RecordedVerdict] = field(default_factory=list)
     explained: Explanations | None = None
+    rewrites: pd.DataFrame | None = None
+    counterfactual: Counterfactual | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,7 @@ class AnalysisSettings:
         robustness: the bootstrap behind every interval.
         analyze: ``task=analyze``: the pair table to re-analyse.
         explain: what carries each difference the test of record finds.
+        counterfactual: the same texts rewritten into another variety.
     """
 
     seed: int
@@ -130,6 +138,7 @@ class AnalysisSettings:
     robustness: RobustnessSettings
     analyze: AnalyzeSettings
     explain: ExplainSettings
+    counterfactual: CounterfactualSettings
 
     def __post_init__(self) -> None:
         if not 0 < self.significance < 1:

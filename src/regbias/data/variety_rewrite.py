@@ -53,6 +53,8 @@ AMBIGUOUS = frozenset(
     for stem in (*_AMBIGUOUS_STEMS, "check")
     for word in (stem, f"{stem}s", f"{stem}d", f"{stem}ed", f"{stem}ing", f"{stem}er")
 )
+#: The directions a lexis pair may be rewritten in.
+DIRECTIONS = ("both", "to_british", "to_american")
 #: Lexis pairs, American -> British, and the directions each may be rewritten in: ``both``,
 #: ``to_british`` (its British word has another sense too) or ``to_american`` (its American
 #: word has). Chosen by us from well-known pairs, each kept only where its source word has the
@@ -124,18 +126,22 @@ class VarietyRewrite:
     words: Mapping[str, str]
 
     @classmethod
-    def into(cls, target: str) -> VarietyRewrite:
+    def into(cls, target: str, lexis: Mapping[str, tuple[str, str]] = LEXIS) -> VarietyRewrite:
         """The rewrite into ``target`` (``american`` or ``british``) from the other.
+
+        ``lexis``: the lexis pairs (:data:`LEXIS`'s form; a user's list adds to it).
 
         Raises:
             ConfigError: ``target`` is no variety.
         """
         if target not in (AMERICAN, BRITISH):
             raise ConfigError(f"no variety {target!r}: rewrite into {AMERICAN} or {BRITISH}")
-        return cls(BRITISH if target == AMERICAN else AMERICAN, target, _words(target))
+        return cls(BRITISH if target == AMERICAN else AMERICAN, target, _words(target, lexis))
 
     @classmethod
-    def between(cls, group: str, other: str) -> VarietyRewrite:
+    def between(
+        cls, group: str, other: str, lexis: Mapping[str, tuple[str, str]] = LEXIS
+    ) -> VarietyRewrite:
         """The rewrite of ``group``'s texts into ``other``'s variety.
 
         Raises:
@@ -150,7 +156,7 @@ class VarietyRewrite:
             )
         if source == target:
             raise ConfigError(f"{group} and {other} are both written {source}: nothing to rewrite")
-        return cls.into(target)
+        return cls.into(target, lexis)
 
     @cached_property
     def _pattern(self) -> re.Pattern[str]:
@@ -185,11 +191,11 @@ def rewrite_texts(texts: Sequence[str], rewrite: VarietyRewrite) -> list[Rewritt
     return [rewrite(text) for text in texts]
 
 
-def _words(target: str) -> dict[str, str]:
+def _words(target: str, lexis: Mapping[str, tuple[str, str]]) -> dict[str, str]:
     """The source -> target words of a rewrite into ``target``: spelling, then lexis."""
     spelling = AMERICAN_ENGLISH_SPELLINGS if target == BRITISH else BRITISH_ENGLISH_SPELLINGS
     words = {k: v for k, v in spelling.items() if k not in AMBIGUOUS}
-    for american, (british, directions) in LEXIS.items():
+    for american, (british, directions) in lexis.items():
         if target == BRITISH and directions in ("both", "to_british"):
             words[american] = british
         elif target == AMERICAN and directions in ("both", "to_american"):

@@ -20,6 +20,7 @@ from lightning.pytorch.loggers import Logger
 from regbias.data.corpus import TextSet
 from regbias.data.draws import evaluation_draws
 from regbias.data.groups import BASELINE
+from regbias.data.rewrite_sets import RewriteSet
 from regbias.data.sampling import SizePolicy
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
@@ -28,7 +29,13 @@ from regbias.performance.evaluation import evaluate_groups
 from regbias.performance.folds import FoldModel, run_folds
 from regbias.performance.settings import EvaluationSettings, FinetuneSettings, TrainerSettings
 from regbias.performance.table import PerformanceTable
-from regbias.performance.text_scores import per_model_rows, scored_subsets, text_table
+from regbias.performance.text_scores import (
+    per_model_rows,
+    rewrite_subsets,
+    rewrite_table,
+    scored_subsets,
+    text_table,
+)
 from regbias.performance.trainer import EncoderParts
 
 log = logging.getLogger(__name__)
@@ -90,17 +97,20 @@ def run_performance_stage(
     log_models: bool = False,
     sink: PerformanceSink | None = None,
     scored: Mapping[str, Sequence[str]] | None = None,
+    rewrites: Sequence[RewriteSet] = (),
 ) -> PerformanceTable:
     """Fine-tune and evaluate every model of one job.
 
     ``seed`` seeds folds, validation splits, training and (unless ``finetune.evaluation.seed`` is
     set) the evaluation draws; ``sink`` (None: nothing recorded) gets training curves, best scores
     and, with ``log_models``, every model; ``scored``: the ``texts`` design's texts per group (the
-    test of record's; None: every distinct text).
+    test of record's; None: every distinct text); ``rewrites``: changed texts in another variety
+    and their controls, scored too in the ``texts`` design of a binary task.
 
     Returns:
         The per-model table (``performance/per_model.csv``) and, in the ``texts`` design,
-        what every model said of every text (``performance/texts.csv``).
+        what every model said of every text (``performance/texts.csv``) and of each rewrite
+        (``performance/rewrites.csv``).
     """
     task = study.corpus.task
     parts = replace(EncoderParts.from_encoder(encoder), max_length=_max_length(finetune, encoder))
@@ -126,10 +136,12 @@ def run_performance_stage(
 
     if finetune.evaluation.design == "texts":
         subsets = scored_subsets(groups, scored)
-        models = train(subsets)
+        rewrites = rewrites if task == "binary" else ()
+        models = train({**subsets, **rewrite_subsets(rewrites, subsets)})
         texts = text_table(models, subsets, study.training, task, study.corpus.label_names)
         frame = per_model_rows(models, list(study.groups), study.training, subsets)
-        return PerformanceTable(frame, texts)
+        scored_rewrites = rewrite_table(models, rewrites, subsets, study.training)
+        return PerformanceTable(frame, texts, scored_rewrites if rewrites else None)
     # Multilabel groups are scored whole (see evaluate_groups).
     evaluation = finetune.evaluation
     size = evaluation_size(evaluation, groups, policy) if task == "binary" else None

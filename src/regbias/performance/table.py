@@ -19,10 +19,14 @@ class PerformanceTable:
             was measured on.
         texts: what every model said of every text (``performance/texts.csv``, the ``texts``
             design: :mod:`regbias.performance.text_scores`); None for the ``draws`` design.
+        rewrites: what every model said of each changed text as written, rewritten into
+            another variety and as control (``performance/rewrites.csv``); None where the
+            counterfactual track is off.
     """
 
     frame: pd.DataFrame
     texts: pd.DataFrame | None = None
+    rewrites: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         missing = [c for c in COLUMNS if c not in self.frame.columns]

@@ -31,6 +31,7 @@ import pandas as pd
 
 from regbias.data.corpus import TaskKind, TextSet
 from regbias.data.groups import BASELINE
+from regbias.data.rewrite_sets import RewriteSet
 from regbias.performance.evaluation import binary_metrics, multilabel_metrics
 from regbias.performance.folds import FoldModel
 
@@ -181,3 +182,65 @@ def per_model_rows(
                 )
     columns = ["model", "seed", "fold", "group", "repetition", "metric", "value", "n_texts"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def rewrite_subsets(
+    rewrites: Sequence[RewriteSet], subsets: Mapping[str, TextSet]
+) -> dict[str, TextSet]:
+    """Each rewrite set's scored texts, rewritten and as controls, with their originals' labels.
+
+    Named ``<set>~variety`` and ``<set>~control`` (:func:`rewrite_table` reads them back); a
+    changed text the models do not score in its group is left out.
+    """
+    out = {}
+    for rewrite in rewrites:
+        group = subsets.get(rewrite.group)
+        if group is None:
+            continue
+        position = {t: i for i, t in enumerate(group.texts)}
+        kept = [i for i, t in enumerate(rewrite.originals) if t in position]
+        labels = np.asarray(group.labels)[[position[rewrite.originals[i]] for i in kept]]
+        for version, texts in (("variety", rewrite.rewritten), ("control", rewrite.controls)):
+            out[f"{rewrite.name}~{version}"] = TextSet([texts[i] for i in kept], labels)
+    return out
+
+
+def rewrite_table(
+    models: Sequence[FoldModel],
+    rewrites: Sequence[RewriteSet],
+    subsets: Mapping[str, TextSet],
+    sample: TextSet,
+) -> pd.DataFrame:
+    """``performance/rewrites.csv``: each changed text as written, rewritten and as control.
+
+    One row per rewrite set, version (``original``, ``variety``, ``control``) and text (keyed
+    by the original's :func:`text_key`), ``prob:<model>`` each model's probability (NaN where
+    the model saw the original in training). Binary tasks only.
+    """
+    seen = {model.name: _seen(model, sample) for model in models}
+    parts = []
+    for rewrite in rewrites:
+        if f"{rewrite.name}~variety" not in models[0].predictions:
+            continue
+        group = subsets[rewrite.group]
+        position = {t: i for i, t in enumerate(group.texts)}
+        originals = [t for t in rewrite.originals if t in position]
+        index = [position[t] for t in originals]
+        for version in ("original", "variety", "control"):
+            frame = pd.DataFrame(
+                {
+                    "group": rewrite.group,
+                    "target": rewrite.target,
+                    "version": version,
+                    "key": [text_key(t) for t in originals],
+                    "label": np.asarray(group.labels)[index],
+                }
+            )
+            for model in models:
+                name = rewrite.group if version == "original" else f"{rewrite.name}~{version}"
+                probs = np.asarray(model.predictions[name], dtype=np.float64)
+                probs = probs[index] if version == "original" else probs
+                hidden = np.array([t in seen[model.name] for t in originals], dtype=bool)
+                frame[f"prob:{model.name}"] = np.where(hidden, np.nan, probs)
+            parts.append(frame)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -30,6 +30,7 @@ from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.text_scores import PROBABILITY_FORMAT
 from regbias.report import figures as plots
 from regbias.report.bottom_line import Evidence, mantel_kind
+from regbias.report.counterfactual import counterfactual_section, log_counterfactual
 from regbias.report.explain import explain_section, log_explanations
 from regbias.report.findings_model import method_markdown
 from regbias.report.headline import Headline, headline_of
@@ -89,11 +90,18 @@ def write_distance_tables(
         run.table(table, paths.diagnostics_csv(name))
 
 
-def write_performance(run: RunLog, per_model: pd.DataFrame, texts: pd.DataFrame | None) -> None:
-    """The per-model scores and, if kept, each text's (with :data:`PROBABILITY_FORMAT`)."""
+def write_performance(
+    run: RunLog,
+    per_model: pd.DataFrame,
+    texts: pd.DataFrame | None,
+    rewrites: pd.DataFrame | None = None,
+) -> None:
+    """The per-model scores and, if kept, each text's and rewrite's (:data:`PROBABILITY_FORMAT`)."""
     run.table(per_model, paths.PER_MODEL_CSV)
     if texts is not None:
         run.table(texts, paths.TEXTS_CSV, float_format=PROBABILITY_FORMAT)
+    if rewrites is not None:
+        run.table(rewrites, paths.REWRITES_CSV, float_format=PROBABILITY_FORMAT)
 
 
 def write_study(run: RunLog, results: StudyResults, runs: list[str] | None = None) -> None:
@@ -199,6 +207,9 @@ def log_analysis(
     if results.explained is not None:
         log_explanations(run, results.explained)
         report += "\n" + explain_section(results.explained)
+    if results.counterfactual is not None:
+        log_counterfactual(run, results.counterfactual)
+        report += "\n" + counterfactual_section(results.counterfactual)
     run.text(report, paths.REPORT_MD)
     run.text(method_markdown(), paths.METHOD_MD)
     record = results.record.table if results.record is not None else None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from regbias.analysis.pairs.pooled_scores import pool_text_tables
+from regbias.analysis.pairs.pooled_scores import REWRITE_KEYS, pool_text_tables
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse, performance_tests
 from regbias.data.data_dir import resolve_data_dir
 from regbias.data.window_fit import WindowFit
@@ -56,6 +56,9 @@ def load_job_results(run: RunLog, workdir: Path) -> StudyResults | None:
     texts = paths.read_text_table(texts_path) if texts_path is not None else None
     results = StudyResults(meta["groups"], distances, per_model, meta["group_sizes"], meta["meta"])
     results.texts = texts
+    rewrites_path = run.download(paths.REWRITES_CSV, workdir)
+    if rewrites_path is not None:
+        results.rewrites = paths.read_rewrite_table(rewrites_path)
     draws_path = run.download(paths.DRAWS_CSV, workdir)
     if draws_path is not None:
         results.window_fits = WindowFit.of(read_table(draws_path))
@@ -83,6 +86,9 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     texts = [j.texts for j in jobs if j.texts is not None]
     if texts and len(texts) == len(jobs):  # a job without per-text scores: no test
         pooled.texts = pool_text_tables(texts)
+    rewrites = [j.rewrites for j in jobs if j.rewrites is not None]
+    if rewrites and len(rewrites) == len(jobs):
+        pooled.rewrites = pool_text_tables(rewrites, keys=REWRITE_KEYS)
     return pooled
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from regbias.analysis.pairs.pairwise import cap_groups
+from regbias.data.groups import BASELINE
 from regbias.data.study import StudyData, build_study
 from regbias.embeddings.cache import EmbeddingCache
 from regbias.embeddings.encoder import Encoder, load_encoder
@@ -42,3 +44,18 @@ def record_study(settings: StudySettings, seed: int | None = None) -> StudyData:
         settings.analysis.tests.embedding.seed if seed is None else seed,
         settings.sampling.policy,
     )
+
+
+def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[str]]:
+    """The texts each model scores per group: every side it takes in the test of record.
+
+    ``baseline`` is each model's held-out fold and is not listed.
+    """
+    analysis = settings.analysis
+    groups = {g: list(t.texts) for g, t in study.groups.items() if g != BASELINE}
+    scored: dict[str, dict[str, None]] = {g: {} for g in groups}
+    for plan in analysis.tests.embedding.plans(groups, analysis.reference_groups):
+        scored[plan.group_a].update(dict.fromkeys(plan.side_a))
+        scored[plan.group_b].update(dict.fromkeys(plan.side_b))
+    capped = cap_groups(groups, analysis.tests.embedding.group_cap, analysis.tests.embedding.seed)
+    return {g: list(texts) if texts else capped[g] for g, texts in scored.items()}

@@ -7,7 +7,6 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from regbias.analysis.pairs.pairwise import cap_groups
 from regbias.analysis.study import StudyResults, analyse
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
@@ -36,7 +35,8 @@ from regbias.report.publish import (
     write_study,
 )
 from regbias.study.checks import preflight_job, preflight_study
-from regbias.study.parts import record_study, study_cache, study_encoder
+from regbias.study.counterfactual import study_rewrites
+from regbias.study.parts import record_study, scored_texts, study_cache, study_encoder
 from regbias.study.record import record_and_power
 from regbias.study.settings import StudySettings
 from regbias.study.timing import timed
@@ -256,7 +256,8 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
         with timed(timings, "performance"):
             performance = _performance(settings, study, encoder, cache, run)
             results.per_model, results.texts = performance.frame, performance.texts
-            write_performance(run, results.per_model, results.texts)
+            results.rewrites = performance.rewrites
+            write_performance(run, results.per_model, results.texts, results.rewrites)
     if not pooled:
         tests = record_and_power(settings, timings, results, study=study, encoder=encoder)
         power = tests.into(results)
@@ -288,22 +289,8 @@ def _performance(
         log_models=settings.tracking.log_models,
         sink=RunPerformanceSink(run),
         scored=scored_texts(settings, study),
+        rewrites=study_rewrites(settings, study).sets,
     )
-
-
-def scored_texts(settings: StudySettings, study: StudyData) -> dict[str, list[str]]:
-    """The texts each model scores per group: every side it takes in the test of record.
-
-    ``baseline`` is each model's held-out fold and is not listed.
-    """
-    analysis = settings.analysis
-    groups = {g: list(t.texts) for g, t in study.groups.items() if g != BASELINE}
-    scored: dict[str, dict[str, None]] = {g: {} for g in groups}
-    for plan in analysis.tests.embedding.plans(groups, analysis.reference_groups):
-        scored[plan.group_a].update(dict.fromkeys(plan.side_a))
-        scored[plan.group_b].update(dict.fromkeys(plan.side_b))
-    capped = cap_groups(groups, analysis.tests.embedding.group_cap, analysis.tests.embedding.seed)
-    return {g: list(texts) if texts else capped[g] for g, texts in scored.items()}
 
 
 def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:

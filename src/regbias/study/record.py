@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
+from regbias.analysis.counterfactual.result import Counterfactual
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, embedding_pair_tests
 from regbias.analysis.pairs.performance import PerformancePairTests
@@ -19,6 +20,7 @@ from regbias.console import progress_bar
 from regbias.data.study import StudyData
 from regbias.embeddings.cache import embed_pooled
 from regbias.embeddings.encoder import Encoder
+from regbias.study.counterfactual import run_counterfactual
 from regbias.study.explain import run_explain
 from regbias.study.parts import record_study, study_cache, study_encoder
 from regbias.study.power import sweep_power
@@ -74,6 +76,7 @@ class ParentTests(NamedTuple):
         explained: what carries each difference it finds.
         performance: the performance test of record.
         performance_power: its planted gaps.
+        counterfactual: the same texts in another variety (None: off).
     """
 
     record: EmbeddingPairTests | None
@@ -81,11 +84,13 @@ class ParentTests(NamedTuple):
     explained: Explanations | None
     performance: PerformancePairTests | None = None
     performance_power: PerfPower | None = None
+    counterfactual: Counterfactual | None = None
 
     def into(self, results: StudyResults) -> PowerResult | None:
         """Set the tests on ``results`` (for the analysis); the embedding test's power."""
         results.record, results.explained = self.record, self.explained
         results.performance, results.performance_power = self.performance, self.performance_power
+        results.counterfactual = self.counterfactual
         return self.power
 
 
@@ -102,8 +107,9 @@ def record_and_power(
     The embedding test reads the corpus and embeds its texts; the performance test reads the
     per-text scores of ``results`` (None: not run). Power where ``analysis.power.enabled``,
     explanations where ``analysis.explain.enabled``. Each pair's smallest detectable share
-    (gap) is added to its row. Seconds are added to ``times`` as ``pair_tests``, ``power``,
-    ``explain`` and ``performance_tests``.
+    (gap) is added to its row. The counterfactual track where ``analysis.counterfactual.enabled``.
+    Seconds are added to ``times`` as ``pair_tests``, ``power``, ``explain``,
+    ``performance_tests`` and ``counterfactual``.
     """
     analysis = settings.analysis
     with timed(times, "pair_tests"):
@@ -120,4 +126,11 @@ def record_and_power(
         record = record.with_power(power.detectable(), power.donor)
     with timed(times, "performance_tests"):
         scores = performance_tests(results, analysis) if results is not None else (None, None)
-    return ParentTests(record, power, explained, *scores)
+    with timed(times, "counterfactual"):
+        counterfactual = None
+        if analysis.counterfactual.enabled:
+            study = study if study is not None else record_study(settings)
+            encoder = encoder if encoder is not None else study_encoder(settings)
+            rewrites = results.rewrites if results is not None else None
+            counterfactual = run_counterfactual(settings, study, encoder, rewrites)
+    return ParentTests(record, power, explained, *scores, counterfactual)

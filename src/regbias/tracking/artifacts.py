@@ -58,6 +58,8 @@ DRAWS_CSV = "data/draws.csv"
 #: Stage I: every model's metrics per group, and every distinct text's scores.
 PER_MODEL_CSV = "performance/per_model.csv"
 TEXTS_CSV = "performance/texts.csv"
+#: Each text a rewrite into another variety changes, scored as written, rewritten and control.
+REWRITES_CSV = "performance/rewrites.csv"
 SUMMARY_CSV = "performance/summary.csv"
 GAPS_CSV = "performance/gaps.csv"
 DCOR_CSV = "performance/dcor.csv"
@@ -79,6 +81,10 @@ HEADLINE_JSON = "analysis/headline.json"
 
 #: What carries each difference: the explanations, the test of record on masked texts.
 EXPLAIN_JSON = f"{EXPLAIN_FOLDER}/explanations.json"
+#: Same texts, another variety: the encoder's shifts, the classifiers' flips, the figure.
+COUNTERFACTUAL_ENCODER_CSV = "counterfactual/encoder.csv"
+COUNTERFACTUAL_CLASSIFIER_CSV = "counterfactual/classifier.csv"
+COUNTERFACTUAL_FIGURE = "counterfactual/shares.png"
 MASKED_TESTS_CSV = f"{EXPLAIN_FOLDER}/masked_pair_tests.csv"
 
 #: ``task=power``: the planted mixtures, their rejection rates, the performance test's.
@@ -202,6 +208,11 @@ def read_json(folder: Path, path: str) -> Any:
 def read_text_table(path: Path) -> pd.DataFrame:
     """A per-text table (:data:`TEXTS_CSV`) as written: keys and labels kept as text."""
     return read_table(path, names=(*NAME_COLUMNS, "key", "label"))
+
+
+def read_rewrite_table(path: Path) -> pd.DataFrame:
+    """A rewrite score table (:data:`REWRITES_CSV`) as written: names, keys and labels as text."""
+    return read_table(path, names=(*NAME_COLUMNS, "key", "label", "target", "version"))
 
 
 def read_distances(folder: Path, *, strict: bool = False) -> dict[str, DistanceMatrix]:

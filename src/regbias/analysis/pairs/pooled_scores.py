@@ -32,12 +32,18 @@ TEXT_METRICS = {
 MIN_RESAMPLED = 5
 
 
-def pool_text_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Several jobs' per-text tables as one: a row per group and text, every model's columns."""
+#: A rewrite score table's row: group, target variety, version, text.
+REWRITE_KEYS = ("group", "target", "version", "key")
+
+
+def pool_text_tables(
+    tables: Sequence[pd.DataFrame], keys: Sequence[str] = ("group", "key")
+) -> pd.DataFrame:
+    """Several jobs' per-text tables as one: a row per ``keys``, every model's columns."""
     if len(tables) == 1:
         return tables[0]
     stacked = pd.concat(tables, ignore_index=True)
-    return stacked.groupby(["group", "key"], sort=False).first().reset_index()
+    return stacked.groupby(list(keys), sort=False).first().reset_index()
 
 
 def metric_of(metric: str, sums: np.ndarray, n: np.ndarray | float) -> np.ndarray:
@@ -209,7 +215,7 @@ class ModelDraws:
     nested: np.ndarray
 
 
-def _draw_counts(n: int, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
+def draw_counts(n: int, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
     """``(B, n)`` how often each of ``n`` texts is drawn in ``B`` resamples of ``n``."""
     drawn = rng.integers(0, n, size=(n_bootstrap, n)) + (np.arange(n_bootstrap) * n)[:, None]
     return np.bincount(drawn.ravel(), minlength=n_bootstrap * n).reshape(n_bootstrap, n)
@@ -228,7 +234,7 @@ def resampled_sums(
     counts = np.zeros((b, len(side.rows)))
     for s, rows in enumerate(side.rows):
         crossed, carried = rows[~draws.nested[rows]], rows[draws.nested[rows]]
-        times = _draw_counts(len(crossed), b, rng).astype(np.float64)
+        times = draw_counts(len(crossed), b, rng).astype(np.float64)
         sums[:, s] = np.einsum("bn,bnd->bd", times, draws.sums[:, crossed])
         sums[:, s] += draws.sums[:, carried].sum(axis=1, dtype=np.float64)
         counts[:, s] = np.einsum("bn,bn->b", times, draws.weights[:, crossed])

@@ -1,0 +1,1 @@
+"""Same texts, another variety: the rewrite's pull on the encoder and on the classifiers."""

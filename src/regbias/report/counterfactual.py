@@ -1,0 +1,163 @@
+"""Same texts, another variety: its tables, figure, metrics and report section."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from regbias.analysis.counterfactual.classifier_flips import ClassifierFlip, Interval
+from regbias.analysis.counterfactual.encoder_shift import EncoderShift
+from regbias.analysis.counterfactual.result import Counterfactual
+from regbias.data.variety_rewrite import VARIETIES
+from regbias.numbers import p_text, points, points_interval
+from regbias.report.canvas import new_figure
+from regbias.report.escape import markdown_text
+from regbias.tracking import artifacts as paths
+from regbias.tracking.run_log import RunLog
+
+
+def log_counterfactual(run: RunLog, found: Counterfactual) -> None:
+    """``counterfactual/encoder.csv``, ``classifier.csv``, the figure and the metrics."""
+    run.table(found.encoder_frame(), paths.COUNTERFACTUAL_ENCODER_CSV)
+    if found.classifier:
+        run.table(found.classifier_frame(), paths.COUNTERFACTUAL_CLASSIFIER_CSV)
+    if found.encoder:
+        run.figure(shares_figure(found.encoder), paths.COUNTERFACTUAL_FIGURE)
+    metrics: dict[str, float] = {}
+    for r in found.encoder:
+        name = f"counterfactual/{r.source}-to-{r.other}"
+        metrics |= {f"{name}/share": r.share, f"{name}/control_share": r.control}
+        metrics |= {f"{name}/share_changed": r.share_changed, f"{name}/p_adjusted": r.p_adjusted}
+    for f in found.classifier:
+        name = f"counterfactual/{f.source}-to-{f.target}"
+        metrics |= {f"{name}/flip_rate": f.flips.value, f"{name}/accuracy_change": f.change.value}
+        metrics |= {f"{name}/control_flip_rate": f.control_flips.value}
+    run.metrics({k: v for k, v in metrics.items() if math.isfinite(v)})
+
+
+def shares_figure(rows: list[EncoderShift]) -> Figure:
+    """Per direction the share of the difference the rewrite explains, beside the control's."""
+    fig = new_figure(6.5, 1.4 + 0.42 * len(rows))
+    ax = fig.add_subplot()
+    y = np.arange(len(rows))
+    for offset, colour, label, value, low, high in (
+        (-0.18, "#b2182b", "rewrite", "share", "share_low", "share_high"),
+        (0.18, "#999999", "control", "control", "control_low", "control_high"),
+    ):
+        values = np.array([getattr(r, value) for r in rows])
+        lows = np.array([getattr(r, low) for r in rows])
+        highs = np.array([getattr(r, high) for r in rows])
+        error = np.vstack([values - lows, highs - values])
+        error = np.where(np.isfinite(error), error, 0.0)
+        ax.barh(y + offset, values, height=0.34, color=colour, label=label)
+        ax.errorbar(values, y + offset, xerr=error, fmt="none", ecolor="#222", linewidth=0.8)
+    labels = [f"{r.source}→{r.other} ({r.share_changed:.1%} changed)" for r in rows]
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.axvline(0, color="#444", linewidth=0.8)
+    ax.invert_yaxis()
+    ax.set_xlabel("share of the A-B mean difference explained (95% interval)")
+    ax.set_title("Same texts, another variety: the encoder's shift toward B", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def counterfactual_section(found: Counterfactual) -> str:
+    """Markdown: one table of the directions, the encoder's and the classifiers' sides."""
+    lines = [
+        "## Same texts, another variety",
+        "",
+        "Each group's texts rewritten into the other group's written variety (spelling and "
+        "lexis), beside a control that replaces the same words with same-frequency words of no "
+        "variety. Texts the rewrite does not change are counted and left out of the paired "
+        "tests. Each side's test is the rewrite against its control, sign flips over texts, Holm "
+        "over the directions.",
+        "",
+        "| direction | texts changed | share of the A-B difference explained | control's share "
+        "| encoder | flip rate (control) | accuracy change, points (control) | classifiers |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in found.encoder:
+        lines.append(_row(r, _flip_of(found.classifier, r)))
+    lines += ["", *_notes(found), ""]
+    lines.append(
+        "- A spelling-and-lexis rewrite is a lower bound on the variety: grammar, idiom, topic and "
+        "style stay as they were. A share not shown beyond the control does not show that the "
+        "variety does not matter, only that these word forms were not shown to carry the "
+        "difference."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _flip_of(flips: list[ClassifierFlip], shift: EncoderShift) -> ClassifierFlip | None:
+    """The rewrite set that serves ``shift`` (its source, rewritten into its other's variety)."""
+    target = VARIETIES.get(shift.other)
+    return next((f for f in flips if f.source == shift.source and f.target == target), None)
+
+
+def _row(r: EncoderShift, flip: ClassifierFlip | None) -> str:
+    changed = f"{r.changed:,} of {r.examined:,} ({r.share_changed:.1%})"
+    share = f"{_share(r.share)} {_share_interval(r.share_low, r.share_high)}"
+    control = f"{_share(r.control)} {_share_interval(r.control_low, r.control_high)}"
+    encoder = _verdict(r.differs, r.p_adjusted, r.note, "moves toward B", "beyond the control")
+    cells = ["n/a", "n/a", "not measured"]
+    if flip is not None:
+        cells = [
+            f"{_rate(flip.flips)} ({flip.control_flips.value:.1%})",
+            f"{_points(flip.change)} (control {points(flip.control_change.value)})",
+            _verdict(flip.differs, flip.p_adjusted, flip.note, "differs", "from the control's"),
+        ]
+    direction = f"{markdown_text(r.source)}→{markdown_text(r.other)}"
+    return "| " + " | ".join([direction, changed, share, control, encoder, *cells]) + " |"
+
+
+def _notes(found: Counterfactual) -> list[str]:
+    """Each note once, with the rewrites it is about."""
+    about: dict[str, list[str]] = {}
+    for r in found.encoder:
+        about.setdefault(r.note, []).append(f"{r.source}→{r.other}")
+    for f in found.classifier:
+        about.setdefault(f.note, []).append(f"{f.name} (classifiers)")
+    about.pop("", None)
+    out = [f"- {markdown_text(', '.join(w))}: {markdown_text(n)}" for n, w in about.items()]
+    if found.note:
+        out.append(f"- {markdown_text(found.note)}")
+    return out
+
+
+def _verdict(differs: bool, p_adjusted: float, note: str, claim: str, than: str) -> str:
+    """``moves toward B beyond the control (Holm p 0.001)``, or its non-rejection."""
+    if not math.isfinite(p_adjusted):
+        return "not tested" if note else "n/a"
+    said = claim if differs else f"not shown to {_infinitive(claim)}"
+    return f"{said} {than} (Holm p {p_text(p_adjusted)})"
+
+
+def _infinitive(claim: str) -> str:
+    """``moves toward B`` -> ``move toward B``; ``differs`` -> ``differ``."""
+    verb, _, rest = claim.partition(" ")
+    return f"{verb.removesuffix('s')} {rest}".strip()
+
+
+def _share(value: float) -> str:
+    return f"{value:+.2%}" if math.isfinite(value) else "n/a"
+
+
+def _share_interval(low: float, high: float) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "(no interval)"
+    return f"[{low:+.2%}, {high:+.2%}]"
+
+
+def _rate(value: Interval) -> str:
+    if not (math.isfinite(value.low) and math.isfinite(value.high)):
+        return f"{value.value:.1%}"
+    return f"{value.value:.1%} [{value.low:.1%}, {value.high:.1%}]"
+
+
+def _points(value: Interval) -> str:
+    """``-1.2 [-2.0, -0.4]`` points, or the value alone where there is no interval."""
+    if not (math.isfinite(value.low) and math.isfinite(value.high)):
+        return points(value.value)
+    return f"{points(value.value)} {points_interval(value.low, value.high)}"
