@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import math
+from dataclasses import replace
 
 from regbias.analysis.counterfactual.classifier_flips import ClassifierFlip, Interval
 from regbias.analysis.counterfactual.encoder_shift import EncoderShift
@@ -41,6 +43,8 @@ def test_each_direction_is_one_row_and_a_non_rejection_says_not_shown():
     assert "- za→us: 1 changed texts: too few" in page and "| not tested |" in page
     assert "no difference" not in page and "lower bound on the variety" in page
     assert shares_figure(found.encoder).axes  # the figure draws every direction
+    outside = replace(found.encoder[0], share=0.05, share_low=0.01, share_high=0.03)
+    shares_figure([outside, found.encoder[2]]).savefig(io.BytesIO())  # an interval beside it
 
 
 def test_the_tables_carry_both_parts_of_each_verdict():

@@ -35,7 +35,7 @@ from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c
 from regbias.redaction import redacted
-from regbias.study.checks import check_primary
+from regbias.study.checks import check_counterfactual, check_primary
 from regbias.study.settings import StudySettings
 from regbias.study.timing import note_job_set_up
 from regbias.tracking.artifacts import STUDY_JSON
@@ -167,6 +167,7 @@ def _tracked(
     """Run ``work(settings, run)`` in a child (sweep) or standalone run; set-up timed."""
     preflight_groups(settings)  # before any run exists: names that would break keys or paths
     check_primary(settings)  # and a primary the run would not measure
+    check_counterfactual(settings)  # and rewrites that cannot be made
     check_encoder(settings)  # and a model whose packages are missing
     check_cache_dir(settings)  # and a cache that cannot be written
     started, began = time.perf_counter(), time.time()

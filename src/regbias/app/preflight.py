@@ -14,7 +14,7 @@ from regbias.app.tasks import task_named
 from regbias.data.fingerprint import content_fingerprint
 from regbias.data.study import select_groups
 from regbias.errors import ConfigError, DataError
-from regbias.study.checks import check_primary
+from regbias.study.checks import check_counterfactual, check_primary
 from regbias.study.settings import StudySettings
 from regbias.tracking import artifacts as paths
 from regbias.tracking.provenance import git_state
@@ -31,10 +31,12 @@ def preflight_sweep(settings: StudySettings) -> None:
     """What a sweep checks once, before its jobs (said once, not once per job).
 
     Raises:
-        ConfigError: a primary column the jobs do not produce, a model package missing.
+        ConfigError: a primary column the jobs do not produce, a counterfactual pair or word
+            list that cannot work, a model package missing.
         DataError: the data directory is missing.
     """
     check_primary(settings)
+    check_counterfactual(settings)
     check_encoder(settings)
     check_cache_dir(settings)
     if task_named(settings.task).reads_data:

@@ -46,13 +46,13 @@ def shares_figure(rows: list[EncoderShift]) -> Figure:
         (-0.18, "#b2182b", "rewrite", "share", "share_low", "share_high"),
         (0.18, "#999999", "control", "control", "control_low", "control_high"),
     ):
-        values = np.array([getattr(r, value) for r in rows])
-        lows = np.array([getattr(r, low) for r in rows])
-        highs = np.array([getattr(r, high) for r in rows])
-        error = np.vstack([values - lows, highs - values])
-        error = np.where(np.isfinite(error), error, 0.0)
-        ax.barh(y + offset, values, height=0.34, color=colour, label=label)
-        ax.errorbar(values, y + offset, xerr=error, fmt="none", ecolor="#222", linewidth=0.8)
+        values = np.array([getattr(r, value) for r in rows], dtype=float)
+        lows = np.array([getattr(r, low) for r in rows], dtype=float)
+        highs = np.array([getattr(r, high) for r in rows], dtype=float)
+        ax.barh(y + offset, np.nan_to_num(values), height=0.34, color=colour, label=label)
+        # The interval as a line from end to end (a percentile interval need not hold the value).
+        shown = np.isfinite(lows) & np.isfinite(highs)
+        ax.hlines((y + offset)[shown], lows[shown], highs[shown], color="#222", linewidth=1.0)
     labels = [f"{r.source}→{r.other} ({r.share_changed:.1%} changed)" for r in rows]
     ax.set_yticks(y, labels, fontsize=8)
     ax.axvline(0, color="#444", linewidth=0.8)
@@ -81,6 +81,11 @@ def counterfactual_section(found: Counterfactual) -> str:
     for r in found.encoder:
         lines.append(_row(r, _flip_of(found.classifier, r)))
     lines += ["", *_notes(found), ""]
+    if found.encoder:
+        lines += [
+            f"![each direction's share beside its control's]({paths.COUNTERFACTUAL_FIGURE})",
+            "",
+        ]
     lines.append(
         "- A spelling-and-lexis rewrite is a lower bound on the variety: grammar, idiom, topic and "
         "style stay as they were. A share not shown beyond the control does not show that the "

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from regbias.analysis.pair_table import DISTANCE_PREFIX, PERFORMANCE_PREFIXES
+from regbias.data.rewrite_sets import read_word_list, variety_directions
+from regbias.data.variety_rewrite import LEXIS, VarietyRewrite
 from regbias.distances.suite import DistanceSettings
 from regbias.errors import ConfigError
 from regbias.performance.evaluation import BINARY_METRICS, MULTILABEL_METRICS
@@ -14,7 +18,8 @@ def preflight_job(settings: StudySettings) -> None:
 
     Raises:
         ConfigError: a size that cannot work for this corpus (``k_folds=1`` for a binary task),
-            or an ``analysis.correlation.primary`` column the run does not produce.
+            or an ``analysis.correlation.primary`` column the run does not produce, or a
+            counterfactual pair or word list that cannot work (:func:`check_counterfactual`).
     """
     finetune = settings.finetune
     if finetune.enabled and settings.dataset.task == "binary" and finetune.k_folds < 2:
@@ -23,6 +28,26 @@ def preflight_job(settings: StudySettings) -> None:
             f"baseline), not {finetune.k_folds}"
         )
     check_primary(settings)
+    check_counterfactual(settings)
+
+
+def check_counterfactual(settings: StudySettings) -> None:
+    """``analysis.counterfactual``'s word list parses and its pairs can be rewritten.
+
+    Raises:
+        ConfigError: the word list is missing or a row does not parse; a pair names a group the
+            dataset does not study, one with no variety, or two of the same variety.
+    """
+    counterfactual = settings.analysis.counterfactual
+    if not counterfactual.enabled:
+        return
+    word_list = counterfactual.word_list
+    lexis = read_word_list(Path(word_list)) if word_list is not None else LEXIS
+    groups = settings.dataset.groups
+    if counterfactual.pairs is None or groups is None:  # a corpus's groups are known once read
+        return
+    for source, other in variety_directions(groups, counterfactual.pairs):
+        VarietyRewrite.between(source, other, lexis)
 
 
 def preflight_study(distance: DistanceSettings, n_groups: int, why: str = "") -> None:

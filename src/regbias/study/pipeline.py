@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from regbias.analysis.study import StudyResults, analyse
 from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
+from regbias.data.rewrite_sets import RewriteSet
 from regbias.data.sampling import TokenBudget
 from regbias.data.study import StudyData, group_table, require_training
 from regbias.data.window_fit import WindowFit
@@ -225,6 +227,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     timings: dict[str, float] = {}
     with timed(timings, "data"):
         study = read_study(settings)
+        rewrites = study_rewrites(settings, study).sets  # before any heavy work: it may refuse
     with timed(timings, "encoder"):
         encoder = study_encoder(settings)
     with timed(timings, "data"):  # passages fit the encoder's window: drawn once it is known
@@ -254,7 +257,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
         results.distances = suite.matrices
     if settings.finetune.enabled:
         with timed(timings, "performance"):
-            performance = _performance(settings, study, encoder, cache, run)
+            performance = _performance(settings, study, encoder, cache, run, rewrites)
             results.per_model, results.texts = performance.frame, performance.texts
             results.rewrites = performance.rewrites
             write_performance(run, results.per_model, results.texts, results.rewrites)
@@ -277,6 +280,7 @@ def _performance(
     encoder: Encoder,
     cache: EmbeddingCache,
     run: RunLog,
+    rewrites: Sequence[RewriteSet],
 ) -> PerformanceTable:
     return run_performance_stage(
         settings.finetune,
@@ -289,7 +293,7 @@ def _performance(
         log_models=settings.tracking.log_models,
         sink=RunPerformanceSink(run),
         scored=scored_texts(settings, study),
-        rewrites=study_rewrites(settings, study).sets,
+        rewrites=rewrites,
     )
 
 

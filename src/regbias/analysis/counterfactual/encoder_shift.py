@@ -36,6 +36,16 @@ from regbias.data.variety_rewrite import VARIETIES
 
 #: ``embed(texts) -> (n, d)`` sentence vectors.
 Embed = Callable[[list[str]], np.ndarray]
+#: A share is measured where ``|D|^2`` (less its noise) is at least this many times its noise:
+#: nearer the noise, a ratio of two noisy squares has no interval that covers
+#: (``benchmarks/counterfactual_coverage.py``).
+CLEAR_OF_NOISE = 4.0
+_WITHIN_NOISE = (
+    "the A-B mean difference is too close to its noise for a share (its square, less the "
+    f"groups' variances over their sizes, under {CLEAR_OF_NOISE:g} times that noise)"
+)
+#: A share's interval is refused where more bootstrap draws than this leave no difference.
+_MOST_UNDEFINED = 0.01
 #: Bootstrap resamples drawn at once (bounds a ``(chunk, n_A)`` weight matrix).
 _CHUNK = 128
 
@@ -150,25 +160,33 @@ def _shift(
     confidence: float,
 ) -> EncoderShift:
     difference = v.b.mean(axis=0) - v.a.mean(axis=0)
-    scale = float(difference @ difference)
+    noise = _noise(v)
+    scale = float(difference @ difference) - noise
+    measurable = scale >= CLEAR_OF_NOISE * noise
     n_a, n = len(v.a), len(v.changed)
-    share = float((v.shift @ difference).sum() / (n_a * scale)) if n else 0.0
-    control = float((v.control @ difference).sum() / (n_a * scale)) if n else 0.0
-    per_text = float((v.shift @ difference).mean() / scale) if n else math.nan
-    low = high = c_low = c_high = toward = beyond = math.nan
-    note = ""
+    share = control = per_text = low = high = c_low = c_high = toward = beyond = math.nan
+    if n and measurable:
+        share = float((v.shift @ difference).sum() / (n_a * scale))
+        control = float((v.control @ difference).sum() / (n_a * scale))
+        per_text = float((v.shift @ difference).mean() / scale)
+    note = "" if measurable else _WITHIN_NOISE
     if n < MIN_CHANGED:
         note = f"{n} changed texts: too few for a test or an interval (at least {MIN_CHANGED})"
     else:
         rng = rng_for(seed, "counterfactual-encoder", source, other)
-        moved, edited = v.shift @ difference / scale, v.control @ difference / scale
+        # The tests are the same for any positive scale of D: its raw square serves.
+        unit = float(difference @ difference)
+        moved, edited = v.shift @ difference / unit, v.control @ difference / unit
         toward, beyond = shift_p(moved, edited, settings.relabellings, rng)
-        if resamples > 0:
-            shares, controls = _bootstrap(v, resamples, rng)
-            (low, high), (c_low, c_high) = (
-                percentile_interval(shares, confidence),
-                percentile_interval(controls, confidence),
-            )
+        if resamples > 0 and measurable:
+            shares, controls = share_replicates(v, resamples, rng, noise)
+            if np.isnan(shares).mean() > _MOST_UNDEFINED:
+                note = _WITHIN_NOISE
+            else:
+                (low, high), (c_low, c_high) = (
+                    percentile_interval(shares, confidence),
+                    percentile_interval(controls, confidence),
+                )
     return EncoderShift(
         source,
         other,
@@ -200,8 +218,22 @@ def shift_p(
     return toward, sign_flip_p(moved - edited, relabellings, rng, "greater")
 
 
-def _bootstrap(v: _Vectors, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """Both shares in ``resamples`` draws of A's texts (with their shifts) and of B's."""
+def _noise(v: _Vectors) -> float:
+    """The expected square length of ``D``'s noise: each group's summed variance over its size.
+
+    ``|D|^2`` of the sample means exceeds the groups' true one by this on average, and a share
+    over it would shrink toward 0 where the noise is not small (a group of 250 texts).
+    """
+    return sum(float(x.var(axis=0, ddof=1).sum()) / len(x) for x in (v.a, v.b) if len(x) > 1)
+
+
+def share_replicates(
+    v: _Vectors, resamples: int, rng: np.random.Generator, noise: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both shares in ``resamples`` draws of A's texts (with their shifts) and of B's.
+
+    Each draw's ``|D|^2`` less ``noise`` (NaN where that leaves nothing), as the share's is.
+    """
     n_a, n_b = len(v.a), len(v.b)
     shares, controls = [], []
     left = resamples
@@ -209,9 +241,37 @@ def _bootstrap(v: _Vectors, resamples: int, rng: np.random.Generator) -> tuple[n
         size = min(_CHUNK, left)
         w_a, w_b = draw_counts(n_a, size, rng), draw_counts(n_b, size, rng)
         difference = w_b @ v.b / n_b - w_a @ v.a / n_a  # (size, d)
-        scale = np.einsum("rd,rd->r", difference, difference) * n_a
+        scale = (np.einsum("rd,rd->r", difference, difference) - noise) * n_a
+        scale = np.where(scale > 0, scale, np.nan)
         weights = w_a[:, v.changed]  # (size, n): each changed text's times drawn
         shares.append(np.einsum("rn,nd,rd->r", weights, v.shift, difference) / scale)
         controls.append(np.einsum("rn,nd,rd->r", weights, v.control, difference) / scale)
         left -= size
     return np.concatenate(shares), np.concatenate(controls)
+
+
+def share_with_interval(
+    a: np.ndarray,
+    b: np.ndarray,
+    changed: np.ndarray,
+    shift: np.ndarray,
+    resamples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> tuple[float, float, float]:
+    """A group's share and its interval from raw vectors (the coverage benchmark's entry).
+
+    NaN where the difference is too close to its noise (:data:`CLEAR_OF_NOISE`).
+
+    ``a`` and ``b``: the groups' vectors; ``changed``: positions of the changed texts in ``a``;
+    ``shift``: each one's move (rewrite less original).
+    """
+    v = _Vectors(a, b, changed, shift, np.zeros_like(shift))
+    difference = b.mean(axis=0) - a.mean(axis=0)
+    noise = _noise(v)
+    scale = float(difference @ difference) - noise
+    if scale < CLEAR_OF_NOISE * noise:
+        return math.nan, math.nan, math.nan
+    share = float((shift @ difference).sum() / (len(a) * scale))
+    low, high = percentile_interval(share_replicates(v, resamples, rng, noise)[0], confidence)
+    return share, low, high
