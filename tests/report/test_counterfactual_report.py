@@ -35,9 +35,9 @@ def test_each_direction_is_one_row_and_a_non_rejection_says_not_shown():
     found = Counterfactual(shifts, [_flip(False)])
     page = counterfactual_section(found)
     assert page.count("| us→uk |") == 1 and page.count("| uk→us |") == 1
-    assert "moves toward B beyond the control (Holm p 0.004)" in page
-    assert "not shown to move toward B beyond the control (Holm p 0.3)" in page
-    assert "not shown to differ from the control's (Holm p 0.5)" in page
+    assert "moves toward uk beyond the control (Holm p 0.004)" in page
+    assert "not shown to move toward us beyond the control (Holm p 0.3)" in page
+    assert "not shown to change accuracy beyond the control (Holm p 0.5)" in page
     assert "3.1% [2.0%, 4.0%] (6.0%)" in page  # the flip rate, its interval, the control's
     assert "-0.4 [-1.0, +0.2] (control -2.0)" in page  # accuracy change in points
     assert "- za→us: 1 changed texts: too few" in page and "| not tested |" in page

@@ -6,16 +6,20 @@ import math
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
 
 from regbias.analysis.counterfactual.classifier_flips import ClassifierFlip, Interval
 from regbias.analysis.counterfactual.encoder_shift import EncoderShift
 from regbias.analysis.counterfactual.result import Counterfactual
+from regbias.analysis.counterfactual.settings import MIN_CHANGED
 from regbias.data.variety_rewrite import VARIETIES
 from regbias.numbers import p_text, points, points_interval
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_text
 from regbias.tracking import artifacts as paths
 from regbias.tracking.run_log import RunLog
+
+_BEYOND = "beyond the control"
 
 
 def log_counterfactual(run: RunLog, found: Counterfactual) -> None:
@@ -53,11 +57,16 @@ def shares_figure(rows: list[EncoderShift]) -> Figure:
         # The interval as a line from end to end (a percentile interval need not hold the value).
         shown = np.isfinite(lows) & np.isfinite(highs)
         ax.hlines((y + offset)[shown], lows[shown], highs[shown], color="#222", linewidth=1.0)
+    for i, r in enumerate(rows):
+        if not math.isfinite(r.share):  # too few texts, or D within its noise: said, not drawn
+            reason = "too few texts" if r.changed < MIN_CHANGED else "difference within its noise"
+            ax.text(0, i, f"  no share: {reason}", va="center", fontsize=7, color="#555")
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     labels = [f"{r.source}→{r.other} ({r.share_changed:.1%} changed)" for r in rows]
     ax.set_yticks(y, labels, fontsize=8)
     ax.axvline(0, color="#444", linewidth=0.8)
     ax.invert_yaxis()
-    ax.set_xlabel("share of the A-B mean difference explained (95% interval)")
+    ax.set_xlabel("share of the A-B mean difference the rewrite closes (bootstrap interval)")
     ax.set_title("Same texts, another variety: the encoder's shift toward B", fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     return fig
@@ -71,8 +80,10 @@ def counterfactual_section(found: Counterfactual) -> str:
         "Each group's texts rewritten into the other group's written variety (spelling and "
         "lexis), beside a control that replaces the same words with same-frequency words of no "
         "variety. Texts the rewrite does not change are counted and left out of the paired "
-        "tests. Each side's test is the rewrite against its control, sign flips over texts, Holm "
-        "over the directions.",
+        "tests. A verdict needs the rewrite to move the texts (toward B; or their accuracy) and "
+        "to do so beyond its control: two sign-flip tests over texts, the larger p, Holm over "
+        "the directions. The share is the part of the A-B mean difference of sentence vectors "
+        "that rewriting A's texts closes.",
         "",
         "| direction | texts changed | share of the A-B difference explained | control's share "
         "| encoder | flip rate (control) | accuracy change, points (control) | classifiers |",
@@ -105,13 +116,16 @@ def _row(r: EncoderShift, flip: ClassifierFlip | None) -> str:
     changed = f"{r.changed:,} of {r.examined:,} ({r.share_changed:.1%})"
     share = f"{_share(r.share)} {_share_interval(r.share_low, r.share_high)}"
     control = f"{_share(r.control)} {_share_interval(r.control_low, r.control_high)}"
-    encoder = _verdict(r.differs, r.p_adjusted, r.note, "moves toward B", "beyond the control")
+    toward = f"moves toward {markdown_text(r.other)}"
+    encoder = _verdict(r.differs, r.p_adjusted, r.note, toward, _BEYOND)
     cells = ["n/a", "n/a", "not measured"]
     if flip is not None:
         cells = [
             f"{_rate(flip.flips)} ({flip.control_flips.value:.1%})",
             f"{_points(flip.change)} (control {points(flip.control_change.value)})",
-            _verdict(flip.differs, flip.p_adjusted, flip.note, "differs", "from the control's"),
+            _verdict(
+                flip.differs, flip.p_adjusted, flip.note, "changes accuracy", "beyond the control"
+            ),
         ]
     direction = f"{markdown_text(r.source)}→{markdown_text(r.other)}"
     return "| " + " | ".join([direction, changed, share, control, encoder, *cells]) + " |"
@@ -132,7 +146,7 @@ def _notes(found: Counterfactual) -> list[str]:
 
 
 def _verdict(differs: bool, p_adjusted: float, note: str, claim: str, than: str) -> str:
-    """``moves toward B beyond the control (Holm p 0.001)``, or its non-rejection."""
+    """``moves toward uk beyond the control (Holm p 0.001)``, or its non-rejection."""
     if not math.isfinite(p_adjusted):
         return "not tested" if note else "n/a"
     said = claim if differs else f"not shown to {_infinitive(claim)}"
@@ -140,7 +154,7 @@ def _verdict(differs: bool, p_adjusted: float, note: str, claim: str, than: str)
 
 
 def _infinitive(claim: str) -> str:
-    """``moves toward B`` -> ``move toward B``; ``differs`` -> ``differ``."""
+    """``moves toward uk`` -> ``move toward uk``; ``changes accuracy`` -> ``change accuracy``."""
     verb, _, rest = claim.partition(" ")
     return f"{verb.removesuffix('s')} {rest}".strip()
 
