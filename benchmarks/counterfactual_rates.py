@@ -21,7 +21,8 @@ track does (:func:`~regbias.analysis.counterfactual.encoder_shift.shift_p`,
 Repetitions share the draws, so the rates' spread is wider than binomial where K is small;
 the intervals printed are Wilson's for independent repetitions.
 
-    python benchmarks/counterfactual_rates.py --draws 8 --repetitions 2000
+    python benchmarks/counterfactual_rates.py --draws 8 --repetitions 1200 --plants 0.1 0.3 \
+        -- paths.cache_dir=PATH   # the study's cache: its texts are embedded once
 """
 
 from __future__ import annotations
