@@ -5,8 +5,9 @@ A and B are Gaussian point clouds (``--dims`` dimensions, each coordinate of sd
 ``--gap``. A's texts are rewritten at the rate ``changed / n_A`` (how many is drawn): each
 moves by ``s D`` plus noise of per-coordinate sd ``tau`` times theirs. The truth is the
 population share ``s * changed / n_A``; a study whose difference is too close to its noise has
-no share (:data:`~regbias.analysis.counterfactual.encoder_shift.CLEAR_OF_NOISE`), and how
-often that happens is printed. Each
+no share (:data:`~regbias.analysis.counterfactual.encoder_shift.CLEAR_OF_NOISE`; nor does one
+with a group under :data:`~regbias.analysis.counterfactual.encoder_shift.MIN_GROUP_TEXTS`
+texts), and how often that happens is printed. Each
 regime runs ``--studies`` studies through the track's own share and bootstrap
 (:mod:`regbias.analysis.counterfactual.encoder_shift`) and prints how often the 95% interval
 covers the truth (with its Wilson interval), its mean width and the estimate's mean.

@@ -59,7 +59,7 @@ def shares_figure(rows: list[EncoderShift]) -> Figure:
         ax.hlines((y + offset)[shown], lows[shown], highs[shown], color="#222", linewidth=1.0)
     for i, r in enumerate(rows):
         if not math.isfinite(r.share):  # too few texts, or D within its noise: said, not drawn
-            reason = "too few texts" if r.changed < MIN_CHANGED else "difference within its noise"
+            reason = "too few changed texts" if r.changed < MIN_CHANGED else _short(r.note)
             ax.text(0, i, f"  no share: {reason}", va="center", fontsize=7, color="#555")
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     labels = [f"{r.source}→{r.other} ({r.share_changed:.1%} changed)" for r in rows]
@@ -70,6 +70,13 @@ def shares_figure(rows: list[EncoderShift]) -> Figure:
     ax.set_title("Same texts, another variety: the encoder's shift toward B", fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     return fig
+
+
+def _short(note: str) -> str:
+    """A note's reason in a few words, for the figure."""
+    if "fewer than" in note:
+        return "a group too small"
+    return "difference too close to its noise" if note else "n/a"
 
 
 def counterfactual_section(found: Counterfactual) -> str:
@@ -83,7 +90,8 @@ def counterfactual_section(found: Counterfactual) -> str:
         "tests. A verdict needs the rewrite to move the texts (toward B; or their accuracy) and "
         "to do so beyond its control: two sign-flip tests over texts, the larger p, Holm over "
         "the directions. The share is the part of the A-B mean difference of sentence vectors "
-        "that rewriting A's texts closes.",
+        "that rewriting A's texts closes, with a basic bootstrap interval over texts (in "
+        "simulated groups it covered 0.94-0.96 of studies where a share is given).",
         "",
         "| direction | texts changed | share of the A-B difference explained | control's share "
         "| encoder | flip rate (control) | accuracy change, points (control) | classifiers |",

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from regbias.analysis.counterfactual.encoder_shift import encoder_shifts
+from regbias.analysis.counterfactual.encoder_shift import encoder_shifts, shift_p
 from regbias.data.rewrite_sets import rewrite_sets
 from regbias.data.variety_rewrite import VarietyRewrite
 from tests.analysis.counterfactual.conftest import DIMENSIONS, bag_of_words, regional
@@ -78,3 +78,25 @@ def test_an_encoder_keyed_on_british_forms_moves_us_toward_uk(tweets, counterfac
     # uk>us removes British forms, and so does its control: not read as the variety.
     assert uk_us.share > 0.05 and uk_us.control > 0.05 and not uk_us.differs
     assert us_uk.share_changed == pytest.approx(us_uk.changed / len(tweets["us"]), abs=1e-3)
+
+
+def test_two_controls_of_the_same_texts_are_a_null_at_its_level(tweets):
+    """Control against control on the real us>uk texts: exchangeable, so rejected at the level
+    (the full table, MiniLM, 3,000 repetitions: benchmarks/counterfactual_rates.py)."""
+    draws = [rewrite_sets(tweets, [("us", "uk")], seed=0, draw=k)[0] for k in range(4)]
+    a, b = regional(tweets["us"]), regional(tweets["uk"])
+    difference = b.mean(axis=0) - a.mean(axis=0)
+    original = regional(list(draws[0].originals))
+    shares = np.stack([(regional(list(d.controls)) - original) @ difference for d in draws])
+    rng = np.random.default_rng(0)
+    columns = np.arange(shares.shape[1])
+    found = []
+    for _ in range(400):
+        first = rng.integers(0, 4, len(columns))
+        second = (first + rng.integers(1, 4, len(columns))) % 4
+        found.append(shift_p(shares[first, columns], shares[second, columns], 199, rng))
+    toward, beyond = np.array(found).T
+    # "Beyond the control" is exact here: rejected at the level (the 99% binomial range of
+    # 400 nulls about 0.05); the verdict also needs "toward", so it rejects no more often.
+    assert 0.02 <= (beyond <= 0.05).mean() <= 0.09
+    assert (np.maximum(toward, beyond) <= 0.05).mean() <= (beyond <= 0.05).mean()
