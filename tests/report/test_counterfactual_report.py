@@ -9,6 +9,7 @@ from dataclasses import replace
 from regbias.analysis.counterfactual.classifier_flips import ClassifierFlip, Interval
 from regbias.analysis.counterfactual.encoder_shift import EncoderShift
 from regbias.analysis.counterfactual.result import Counterfactual
+from regbias.analysis.counterfactual.sign_flip import Verdict
 from regbias.report.counterfactual import counterfactual_section, shares_figure
 
 NAN = math.nan
@@ -17,7 +18,7 @@ NAN = math.nan
 def _shift(source, other, differs, p_adjusted, changed=846, note=""):
     return EncoderShift(
         source, other, changed, 17426, 0.021, 0.012, 0.030, 0.43, 0.004, -0.002, 0.01,
-        0.001, 0.002, 0.002, p_adjusted, differs, note,
+        Verdict(0.001, 0.002, p_adjusted, differs), note,
     )  # fmt: skip
 
 
@@ -25,7 +26,7 @@ def _flip(differs):
     value = Interval(0.031, 0.02, 0.04)
     return ClassifierFlip(
         "us", "british", 846, 25, value, Interval(0.06), Interval(-0.004, -0.01, 0.002),
-        Interval(-0.02), 0.4, 0.5, 0.5, 0.5, differs,
+        Interval(-0.02), Verdict(0.4, 0.5, 0.5, differs),
     )  # fmt: skip
 
 

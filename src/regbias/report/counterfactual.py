@@ -12,6 +12,7 @@ from regbias.analysis.counterfactual.classifier_flips import ClassifierFlip, Int
 from regbias.analysis.counterfactual.encoder_shift import EncoderShift
 from regbias.analysis.counterfactual.result import Counterfactual
 from regbias.analysis.counterfactual.settings import MIN_CHANGED
+from regbias.analysis.counterfactual.sign_flip import Verdict
 from regbias.data.variety_rewrite import VARIETIES
 from regbias.numbers import p_text, points, points_interval
 from regbias.report.canvas import new_figure
@@ -33,7 +34,10 @@ def log_counterfactual(run: RunLog, found: Counterfactual) -> None:
     for r in found.encoder:
         name = f"counterfactual/{r.source}-to-{r.other}"
         metrics |= {f"{name}/share": r.share, f"{name}/control_share": r.control}
-        metrics |= {f"{name}/share_changed": r.share_changed, f"{name}/p_adjusted": r.p_adjusted}
+        metrics |= {
+            f"{name}/share_changed": r.share_changed,
+            f"{name}/p_adjusted": r.verdict.adjusted,
+        }
     for f in found.classifier:
         name = f"counterfactual/{f.source}-to-{f.target}"
         metrics |= {f"{name}/flip_rate": f.flips.value, f"{name}/accuracy_change": f.change.value}
@@ -125,15 +129,13 @@ def _row(r: EncoderShift, flip: ClassifierFlip | None) -> str:
     share = f"{_share(r.share)} {_share_interval(r.share_low, r.share_high)}"
     control = f"{_share(r.control)} {_share_interval(r.control_low, r.control_high)}"
     toward = f"moves toward {markdown_text(r.other)}"
-    encoder = _verdict(r.differs, r.p_adjusted, r.note, toward, _BEYOND)
+    encoder = _verdict(r.verdict, r.note, toward)
     cells = ["n/a", "n/a", "not measured"]
     if flip is not None:
         cells = [
             f"{_rate(flip.flips)} ({flip.control_flips.value:.1%})",
             f"{_points(flip.change)} (control {points(flip.control_change.value)})",
-            _verdict(
-                flip.differs, flip.p_adjusted, flip.note, "changes accuracy", "beyond the control"
-            ),
+            _verdict(flip.verdict, flip.note, "changes accuracy"),
         ]
     direction = f"{markdown_text(r.source)}→{markdown_text(r.other)}"
     return "| " + " | ".join([direction, changed, share, control, encoder, *cells]) + " |"
@@ -153,12 +155,12 @@ def _notes(found: Counterfactual) -> list[str]:
     return out
 
 
-def _verdict(differs: bool, p_adjusted: float, note: str, claim: str, than: str) -> str:
+def _verdict(verdict: Verdict, note: str, claim: str) -> str:
     """``moves toward uk beyond the control (Holm p 0.001)``, or its non-rejection."""
-    if not math.isfinite(p_adjusted):
+    if not math.isfinite(verdict.adjusted):
         return "not tested" if note else "n/a"
-    said = claim if differs else f"not shown to {_infinitive(claim)}"
-    return f"{said} {than} (Holm p {p_text(p_adjusted)})"
+    said = claim if verdict.differs else f"not shown to {_infinitive(claim)}"
+    return f"{said} {_BEYOND} (Holm p {p_text(verdict.adjusted)})"
 
 
 def _infinitive(claim: str) -> str:

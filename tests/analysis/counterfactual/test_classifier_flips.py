@@ -59,7 +59,7 @@ def test_a_classifier_keyed_on_british_forms_flips_on_the_rewrite_only(
     to_british, to_american = rows["us>british"], rows["uk>american"]
     assert to_british.flips.value > 0.5 and to_british.control_flips.value < 0.05
     assert to_british.change.low > 0.4  # every us text labelled positive: it gains accuracy
-    assert to_british.differs and to_british.p_adjusted <= 0.01
+    assert to_british.verdict.differs and to_british.verdict.adjusted <= 0.01
     assert to_british.texts == sets[0].changed and to_british.models == len(MODELS)
     # uk>american removes the British forms, and so does its control: flips on both.
     assert to_american.flips.value > 0.5 and to_american.control_flips.value > 0.5
@@ -70,7 +70,7 @@ def test_a_classifier_that_reads_no_spelling_never_flips(tweets, counterfactual_
     table = _table(sets, lambda text, model: 0.7 + 0.01 * model)
     (row,) = classifier_flips(table, counterfactual_settings, **OPTIONS)
     assert row.flips.value == 0.0 and row.change.value == 0.0
-    assert row.p_change == 1.0 and not row.differs
+    assert row.verdict.moved == 1.0 and not row.verdict.differs
     assert np.isfinite(row.change.low)  # five seeds: intervals
 
 
@@ -84,4 +84,4 @@ def test_two_seeds_get_no_interval_and_a_few_texts_no_test(tweets, counterfactua
     assert not np.isfinite(row.flips.low) and "2 training units" in row.note
     few = table[table["key"].isin(table["key"].unique()[:5])]
     (row,) = classifier_flips(few, counterfactual_settings, **OPTIONS)
-    assert row.texts == 5 and not np.isfinite(row.p) and "too few" in row.note
+    assert row.texts == 5 and not np.isfinite(row.verdict.p) and "too few" in row.note

@@ -43,11 +43,11 @@ def test_the_identity_rewrite_explains_exactly_nothing(tweets, counterfactual_se
     # On words alone the us-uk difference is within its noise: no share, said so.
     (plain, _) = _shifts(tweets, bag_of_words, counterfactual_settings)
     assert np.isnan(plain.share) and "too close to its noise" in plain.note
-    assert np.isfinite(plain.p)  # the verdict needs no share
+    assert np.isfinite(plain.verdict.p)  # the verdict needs no share
     sets = [replace(s, rewritten=s.originals) for s in rewrite_sets(tweets, DIRECTIONS, seed=0)]
     for row in _shifts(tweets, regional, counterfactual_settings, sets):
         assert row.share == 0.0 and row.per_text == 0.0
-        assert row.changed > 10 and not row.differs
+        assert row.changed > 10 and not row.verdict.differs
 
 
 def test_an_encoder_blind_to_spelling_shows_a_share_near_zero(tweets, counterfactual_settings):
@@ -58,9 +58,9 @@ def test_an_encoder_blind_to_spelling_shows_a_share_near_zero(tweets, counterfac
 
     for row in _shifts(tweets, blind, counterfactual_settings):
         assert abs(row.share) < 1e-3, row
-        # Its control moves the texts (us>uk: away from uk, p_beyond small), the rewrite does
+        # Its control moves the texts (us>uk: away from uk, beyond small), the rewrite does
         # not: the verdict asks both, and is no.
-        assert row.p_toward == 1.0 and not row.differs
+        assert row.verdict.moved == 1.0 and not row.verdict.differs
 
 
 def test_an_encoder_keyed_on_british_forms_moves_us_toward_uk(tweets, counterfactual_settings):
@@ -74,9 +74,9 @@ def test_an_encoder_keyed_on_british_forms_moves_us_toward_uk(tweets, counterfac
     rows = {r.direction: r for r in _shifts(tweets, keyed, counterfactual_settings)}
     us_uk, uk_us = rows["us>uk"], rows["uk>us"]
     assert us_uk.share > 0.05 and us_uk.share_low > us_uk.control_high
-    assert us_uk.differs and us_uk.p_adjusted <= 0.01
+    assert us_uk.verdict.differs and us_uk.verdict.adjusted <= 0.01
     # uk>us removes British forms, and so does its control: not read as the variety.
-    assert uk_us.share > 0.05 and uk_us.control > 0.05 and not uk_us.differs
+    assert uk_us.share > 0.05 and uk_us.control > 0.05 and not uk_us.verdict.differs
     assert us_uk.share_changed == pytest.approx(us_uk.changed / len(tweets["us"]), abs=1e-3)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.counterfactual.settings import MIN_CHANGED, CounterfactualSettings
-from regbias.analysis.counterfactual.sign_flip import holm_rows, sign_flip_p
+from regbias.analysis.counterfactual.sign_flip import Verdict, holm_rows, sign_flip_p
 from regbias.analysis.pairs.pooled_scores import (
     MIN_RESAMPLED,
     draw_counts,
@@ -63,10 +63,9 @@ class ClassifierFlip:
         models: the models that scored them.
         flips, control_flips: the share of predictions the rewrite (the control) changes.
         change, control_change: the accuracy change the rewrite (the control) makes.
-        p_change, p_beyond: the rewrite's accuracy change against none (two-sided), and against
-            the control's in the same direction.
-        p, p_adjusted: the verdict's p (the larger of the two), Holm over the sets.
-        differs: the adjusted p is at most the level.
+        verdict: the rewrite's accuracy change against none (``moved``, two-sided) and against
+            the control's in the same direction (``beyond``); its p the larger, Holm over the
+            sets.
         note: why there is no test or interval ("" where there is).
     """
 
@@ -78,11 +77,7 @@ class ClassifierFlip:
     control_flips: Interval
     change: Interval
     control_change: Interval
-    p_change: float
-    p_beyond: float
-    p: float
-    p_adjusted: float = math.nan
-    differs: bool = False
+    verdict: Verdict
     note: str = ""
 
     @property
@@ -180,9 +175,7 @@ def _flip_row(
         intervals["control_flips"],
         intervals["change"],
         intervals["control_change"],
-        change,
-        beyond,
-        max(change, beyond),
+        Verdict(change, beyond),
         note=note,
     )
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from regbias.analysis.counterfactual.settings import MIN_CHANGED, CounterfactualSettings
-from regbias.analysis.counterfactual.sign_flip import holm_rows, sign_flip_p
+from regbias.analysis.counterfactual.sign_flip import Verdict, holm_rows, sign_flip_p
 from regbias.analysis.pairs.pooled_scores import draw_counts, percentile_interval
 from regbias.data.rewrite_sets import RewriteSet
 from regbias.data.sampling import rng_for
@@ -72,9 +72,8 @@ class EncoderShift:
             explains over A's texts (unchanged ones move by 0), with its interval.
         per_text: the mean share of one changed text.
         control, control_low, control_high: the same share for the control edit.
-        p_toward, p_beyond: the rewrite's shift toward B against none, and against the control's.
-        p, p_adjusted: the verdict's p (the larger of the two), Holm over the directions.
-        differs: the adjusted p is at most the level.
+        verdict: the rewrite's shift toward B against none (``moved``) and against the
+            control's (``beyond``); its p the larger, Holm over the directions.
         note: why there is no test or interval ("" where there is).
     """
 
@@ -89,11 +88,7 @@ class EncoderShift:
     control: float
     control_low: float
     control_high: float
-    p_toward: float
-    p_beyond: float
-    p: float
-    p_adjusted: float = math.nan
-    differs: bool = False
+    verdict: Verdict
     note: str = ""
 
     @property
@@ -210,9 +205,7 @@ def _shift(
         control,
         c_low,
         c_high,
-        toward,
-        beyond,
-        max(toward, beyond),
+        Verdict(toward, beyond),
         note=note,
     )
 

@@ -40,11 +40,11 @@ class Counterfactual:
                 "control_share": r.control,
                 "control_ci_low": r.control_low,
                 "control_ci_high": r.control_high,
-                "p_toward": r.p_toward,
-                "p_beyond_control": r.p_beyond,
-                "p": r.p,
-                "p_adjusted": r.p_adjusted,
-                "moves_toward_beyond_control": r.differs,
+                "p_toward": r.verdict.moved,
+                "p_beyond_control": r.verdict.beyond,
+                "p": r.verdict.p,
+                "p_adjusted": r.verdict.adjusted,
+                "moves_toward_beyond_control": r.verdict.differs,
                 "note": r.note,
             }
             for r in self.encoder
@@ -67,8 +67,9 @@ class Counterfactual:
                     f"{name}_ci_low": value.low,
                     f"{name}_ci_high": value.high,
                 }
-            row |= {"p_change": r.p_change, "p_beyond_control": r.p_beyond, "p": r.p}
-            row |= {"p_adjusted": r.p_adjusted, "changes_beyond_control": r.differs}
+            verdict = r.verdict
+            row |= {"p_change": verdict.moved, "p_beyond_control": verdict.beyond, "p": verdict.p}
+            row |= {"p_adjusted": verdict.adjusted, "changes_beyond_control": verdict.differs}
             row["note"] = r.note
             rows.append(row)
         return pd.DataFrame(rows)

@@ -16,15 +16,40 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from regbias.analysis.multiplicity import holm
 
-#: A row with ``p``, ``p_adjusted`` and ``differs`` (a frozen dataclass).
+#: A frozen dataclass row with a ``verdict`` (:class:`Verdict`).
 Row = TypeVar("Row", bound=Any)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Two paired sign-flip tests joined as an intersection-union test.
+
+    Attributes:
+        moved: p that the rewrite moves the texts at all (toward B; their accuracy).
+        beyond: p that it moves them more than its control does.
+        adjusted: the verdict's p, Holm-adjusted over the directions (NaN: not tested).
+        differs: the adjusted p is at most the level.
+    """
+
+    moved: float = math.nan
+    beyond: float = math.nan
+    adjusted: float = math.nan
+    differs: bool = False
+
+    @property
+    def p(self) -> float:
+        """The verdict's p: the larger of the two (NaN where either is)."""
+        if math.isnan(self.moved) or math.isnan(self.beyond):
+            return math.nan
+        return max(self.moved, self.beyond)
+
 
 #: A flipped mean this close to the observed one counts as a tie (it exceeds).
 _TIE = 1e-12
@@ -60,12 +85,13 @@ def sign_flip_p(
 
 
 def holm_rows(rows: Sequence[Row], alpha: float) -> list[Row]:
-    """``rows`` with their Holm-adjusted ``p_adjusted`` and ``differs`` (untested rows kept)."""
-    tested = [i for i, r in enumerate(rows) if math.isfinite(r.p)]
+    """``rows`` with their verdicts Holm-adjusted over the rows (untested rows kept)."""
+    tested = [i for i, r in enumerate(rows) if math.isfinite(r.verdict.p)]
     out = list(rows)
     if not tested:
         return out
-    adjusted = holm(np.array([rows[i].p for i in tested]))
+    adjusted = holm(np.array([rows[i].verdict.p for i in tested]))
     for i, value in zip(tested, adjusted, strict=True):
-        out[i] = replace(rows[i], p_adjusted=float(value), differs=bool(value <= alpha))
+        verdict = replace(rows[i].verdict, adjusted=float(value), differs=bool(value <= alpha))
+        out[i] = replace(rows[i], verdict=verdict)
     return out
