@@ -172,7 +172,7 @@ def _shift(
     large = min(n_a, len(v.b)) >= MIN_GROUP_TEXTS
     measurable = large and scale >= CLEAR_OF_NOISE * noise
     share = control = per_text = low = high = c_low = c_high = toward = beyond = math.nan
-    if n and measurable:
+    if n >= MIN_CHANGED and measurable:
         share = float((v.shift @ difference).sum() / (n_a * scale))
         control = float((v.control @ difference).sum() / (n_a * scale))
         per_text = float((v.shift @ difference).mean() / scale)
@@ -187,8 +187,8 @@ def _shift(
         toward, beyond = shift_p(moved, edited, settings.relabellings, rng)
         if resamples > 0 and measurable:
             shares, controls = share_replicates(v, resamples, rng, noise)
-            if np.isnan(shares).mean() > _MOST_UNDEFINED:
-                note = _WITHIN_NOISE
+            if np.isnan(shares).mean() > _MOST_UNDEFINED:  # no share without its interval
+                note, share, control, per_text = _WITHIN_NOISE, math.nan, math.nan, math.nan
             else:
                 plugin = scale / unit  # the sample's own share has |D|^2 as its noise-free square
                 low, high = pivot_interval(share, share * plugin, shares, confidence)
