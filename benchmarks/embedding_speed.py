@@ -65,11 +65,13 @@ peer's larger passes. Speed against the peer was never the aim; the reproducibil
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib.metadata
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +270,12 @@ def main(argv: list[str] | None = None) -> int:
 MIN_COSINE = 0.9999
 #: The peer's batch sizes: ``encode``'s default, and a larger one.
 PEER_BATCH_SIZES = (32, 128)
+#: Beside regbias's default pass, in the same rounds: the earlier layout (a pass per exact token
+#: length) and the bfloat16 opt-in.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "exact lengths": {"length_buckets": False},
+    "bfloat16": {"precision": "bfloat16"},
+}
 
 
 def peer_folder(spec: EncoderSpec) -> Path | None:
@@ -293,8 +301,9 @@ def peer_tokens(lengths: list[int], texts: list[str], batch_size: int) -> int:
 def regbias_tokens(encoder: Encoder, lengths: list[int]) -> tuple[int, int]:
     """Token positions and passes of regbias's pooled pass (filler rows included)."""
     budget = encoder._token_budget(64)
-    plan = plan_batches(lengths, budget)
-    return sum(batch_rows(lengths[b[0]], budget) * lengths[b[0]] for b in plan), len(plan)
+    widths = [encoder._width(length) for length in lengths]
+    plan = plan_batches(widths, budget)
+    return sum(batch_rows(widths[b[0]], budget) * widths[b[0]] for b in plan), len(plan)
 
 
 def against_sentence_transformers(
@@ -320,6 +329,15 @@ def against_sentence_transformers(
             return embed_pooled(encoder, EmbeddingCache(root / f"cache-{round_}"), texts)
 
         runs: dict[str, Callable[[int], np.ndarray]] = {"regbias": ours}
+        for label, changed in VARIANTS.items():  # the earlier layout and the bfloat16 opt-in
+            variant = copy.copy(encoder)
+            variant.spec = replace(encoder.spec, **changed)
+
+            def run_variant(round_: int, variant: Encoder = variant, label: str = label) -> Any:
+                cache = EmbeddingCache(root / f"cache-{label}-{round_}")
+                return embed_pooled(variant, cache, texts)
+
+            runs[f"regbias {label}"] = run_variant
         for backend in (b for b in args.backends if b != "torch"):  # the opt-in backends
             spec = encoder_spec(name, root / "spec", backend)
             other = load_encoder(spec, device=args.device, cache_dir=root / "export")
@@ -388,14 +406,17 @@ def against_sentence_transformers(
         )
     real = sum(lengths)
     computed, passes = regbias_tokens(encoder, lengths)
+    exact = copy.copy(encoder)
+    exact.spec = replace(encoder.spec, length_buckets=False)
+    computed_exact, passes_exact = regbias_tokens(exact, lengths)
     peers = ", ".join(
         f"st batch {size} {peer_tokens(lengths, texts, size) / real:.2f}"
         for size in PEER_BATCH_SIZES
     )
     print(
         f"  token positions computed per real token ({real} real, {len(set(lengths))} lengths): "
-        f"regbias {computed / real:.2f} in {passes} passes (one length a batch, filler rows), "
-        f"{peers}"
+        f"regbias {computed / real:.2f} in {passes} passes (one padded length a batch, filler "
+        f"rows), exact lengths {computed_exact / real:.2f} in {passes_exact}, {peers}"
     )
     return cosine
 

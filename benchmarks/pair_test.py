@@ -30,6 +30,7 @@ import argparse
 import os
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -62,7 +63,7 @@ def _settings(*overrides: str) -> StudySettings:
 
 
 def _vectors(data_dir: str, cache_dir: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    corpus = packaged_dataset("sentiment140").read(data_dir)
+    corpus = packaged_dataset("sentiment140").read(Path(data_dir))
     us = list(dict.fromkeys(corpus.groups["us"].texts))
     uk = [t for t in dict.fromkeys(corpus.groups["uk"].texts) if t not in set(us)]
     encoder = load_encoder(_settings().encoder, device="cpu")

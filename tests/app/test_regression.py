@@ -40,7 +40,7 @@ RECORDED = Path(__file__).parents[1] / "regression"
 # derived per job, repeated evaluation draws seeded by the job; Sinkhorn
 # annealed from 10% of the mean cost with plain log-domain updates, one call per pair;
 # passages of a fixed number of tweets; CPU embedding passes of up to 64 x max_length tokens,
-# token texts and pooled texts forwarded apart.
+# token texts and pooled texts forwarded apart, each pass of one exact token length.
 FIRST_VERSION = (
     "distance.matched_pool=false",
     "distance.floors=false",
@@ -55,6 +55,7 @@ FIRST_VERSION = (
     "distance.long.fit_window=false",
     "+encoder.cache_sized_passes=false",
     "+encoder.one_pass=false",
+    "+encoder.length_buckets=false",
 )
 # "The same numbers": bit-identical on one machine; across CPUs of the kind, float rounding
 # changes the last digits (seen: an LDA floor 3.1517322529851417 for 3.151732252985142, the

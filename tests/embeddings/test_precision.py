@@ -23,7 +23,7 @@ TWEETS = [
 def test_float32_is_the_default_and_bfloat16_has_its_own_cache_identity() -> None:
     assert tiny_spec().precision == "float32"
     assert "precision" not in tiny_spec().identity  # every cached vector of record kept
-    assert tiny_spec(precision="bfloat16").identity.endswith("#precision=bfloat16")
+    assert tiny_spec(precision="bfloat16").identity.endswith("#precision=bfloat16#padded")
 
 
 @pytest.mark.parametrize(

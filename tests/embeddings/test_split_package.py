@@ -190,7 +190,7 @@ def test_the_settings_read_without_the_pieces():
     spec = _absent_spec()  # reading the config needs no package
     assert isinstance(spec, SplitPackageEncoder) and spec.revision == "0.0.1"
     assert spec.identity == (
-        f"parts:regbias-absent-part-@0.0.1#{spec.weights_sha256[:16]}#max_length=128"
+        f"parts:regbias-absent-part-@0.0.1#{spec.weights_sha256[:16]}#max_length=128#padded"
     )
 
 

@@ -180,10 +180,16 @@ class Encoder:
         intermediate = int(getattr(config, "intermediate_size", 4 * self.hidden_size))
         return max(1, min(budget, CPU_PASS_FLOATS // intermediate))
 
+    def _width(self, length: int) -> int:
+        """The padded length of a pass of texts of ``length`` tokens (the spec's layout)."""
+        if not self.spec.length_buckets:
+            return length
+        return min(padded_length(length), max(length, self.spec.max_length))
+
     def _batches(
         self, texts: Sequence[str], batch_size: int, pad_to: int | None
     ) -> Iterator[tuple[list[int], dict[str, torch.Tensor]]]:
-        """Batches of one length (:func:`plan_batches`), each at its length's rows.
+        """Batches of one padded length (:func:`plan_batches`), each at its length's rows.
 
         A batch with fewer texts is filled with copies of its first (their outputs unused):
         a text's pass has the same shape whichever texts it is embedded with.
@@ -199,15 +205,16 @@ class Encoder:
             return_attention_mask=False,
             return_token_type_ids=False,
         )["input_ids"]
-        lengths = [pad_to or len(ids) for ids in encoded]
+        widths = [pad_to or self._width(len(ids)) for ids in encoded]
         budget = self._token_budget(batch_size)
-        plan = plan_batches(lengths, budget)
+        plan = plan_batches(widths, budget)
         with torch.inference_mode():
             for index in _progress(plan, f"embedding {len(texts)} texts"):
                 check_stop()  # a safe point between forward passes
                 rows = [encoded[i] for i in index]
-                rows += [rows[0]] * (batch_rows(lengths[index[0]], budget) - len(rows))
-                batch = _pad(rows, self.tokenizer.pad_token_id, pad_to)
+                width = widths[index[0]]
+                rows += [rows[0]] * (batch_rows(width, budget) - len(rows))
+                batch = _pad(rows, self.tokenizer.pad_token_id, width)
                 yield (
                     index,
                     {
@@ -262,6 +269,18 @@ def plan_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
         rows = batch_rows(length, token_budget)
         batches += [members[k : k + rows] for k in range(0, len(members), rows)]
     return batches
+
+
+def padded_length(length: int) -> int:
+    """``length`` rounded up to 3 significant bits: a pass's width, a function of the text alone.
+
+    Up to 15 tokens exact, then 8 widths a doubling (16, 18, ..., 30, 32, 36, ...), so a text
+    is padded by less than an eighth of its length. Texts of nearby lengths share passes: a few
+    texts fill few passes with filler copies (:meth:`Encoder._batches`), while a text's pass
+    still depends on nothing but the text.
+    """
+    step = 1 << max(0, length.bit_length() - 4)
+    return -(-length // step) * step
 
 
 def batch_rows(length: int, token_budget: int) -> int:

@@ -61,6 +61,12 @@ class EncoderSpec(abc.ABC):
     #: texts, then each pooled kind's texts, in passes of their own, the first version's.
     #: Not in the encoder YAMLs: ``+encoder.one_pass``.
     one_pass: bool = True
+    #: A pass holds texts of one padded length (:func:`regbias.embeddings.encoder.padded_length`:
+    #: the token length rounded up to 3 significant bits, at most 1/8 padding), so few texts
+    #: fill few passes; vectors change by float rounding (~1e-7) and get their own cache
+    #: identity. False: a pass per exact token length, the earlier layout. Not in the encoder
+    #: YAMLs: ``+encoder.length_buckets=false``.
+    length_buckets: bool = True
     #: ``torch`` (the model as transformers builds it) or ``onnxruntime`` (exported once into
     #: the cache, checksummed, run by ONNX Runtime on the CPU; vectors within 1e-4 of torch's:
     #: :mod:`regbias.embeddings.onnx_backend`). Not in the encoder YAMLs:
@@ -113,9 +119,10 @@ class EncoderSpec(abc.ABC):
         control = "random:" if self.random_weights and self.source != "random" else ""
         backend = "" if self.backend == "torch" else f"#backend={self.backend}"
         precision = "" if self.precision == "float32" else f"#precision={self.precision}"
+        padded = "#padded" if self.length_buckets else ""
         return (
             f"{control}{self.source}:{self.fingerprint()}#max_length={self.max_length}"
-            f"{backend}{precision}"
+            f"{backend}{precision}{padded}"
         )
 
     @property

@@ -68,10 +68,15 @@ HEAD = (
     PairColumn("n_b", 0, shown="n_b"),
     PairColumn("shared", 0, shown="shared"),
 )
-#: The columns every test's table ends with: the p-value, Holm's within the family, the
-#: verdict, and why a pair is untestable ("" where it is tested; one column for every test).
+#: The relabellings a pair's p drew (fewer than asked where it stopped early:
+#: :mod:`regbias.analysis.pairs.sequential`; NaN in a table from before it was recorded).
+RELABELLED = "relabelled"
+#: The columns every test's table ends with: the p-value and the relabellings it drew, Holm's
+#: within the family, the verdict, and why a pair is untestable ("" where it is tested; one
+#: column for every test).
 TAIL = (
     PairColumn("p", pairwise=True, shown="p"),
+    PairColumn(RELABELLED, shown="relabellings", optional=True),
     PairColumn("p_adjusted", pairwise=True, logged=True, shown="Holm p"),
     PairColumn("differs", False, pairwise=True),
     PairColumn("untestable", ""),

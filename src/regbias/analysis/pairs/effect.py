@@ -35,6 +35,16 @@ def _kernel_u(k: np.ndarray, n_a: int, ca: np.ndarray, cb: np.ndarray) -> np.nda
     return aa / (n_a * (n_a - 1)) + bb / (n_b * (n_b - 1)) - 2 * ab / (n_a * n_b)
 
 
+def resample_counts(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``(k, n)`` float64: how often each of ``n`` texts is drawn in each of ``k`` resamples.
+
+    Each row is a multinomial of ``n`` uniform draws with replacement, counted from ``n``
+    uniform integers (2-3 times faster than ``Generator.multinomial``'s ``n`` binomials).
+    """
+    drawn = rng.integers(0, n, size=(k, n)) + (np.arange(k) * n)[:, None]
+    return np.bincount(drawn.ravel(), minlength=k * n).reshape(k, n).astype(np.float64)
+
+
 def pair_effect(
     a: np.ndarray,
     b: np.ndarray,
@@ -76,8 +86,7 @@ def pair_effect(
     values = []
     for start in range(0, resamples, 256):
         k = min(256, resamples - start)
-        ca = rng.multinomial(n_a, np.full(n_a, 1.0 / n_a), size=k).astype(np.float64)
-        cb = rng.multinomial(n_b, np.full(n_b, 1.0 / n_b), size=k).astype(np.float64)
+        ca, cb = resample_counts(n_a, k, rng), resample_counts(n_b, k, rng)
         with BLAS_LOCK:
             values.append(value(ca, cb))
     boot = np.concatenate(values)

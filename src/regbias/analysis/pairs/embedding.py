@@ -17,13 +17,12 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.pairs.columns import PairColumn, computed
+from regbias.analysis.pairs.columns import RELABELLED, PairColumn, computed
 from regbias.analysis.pairs.effect import pair_effect
 from regbias.analysis.pairs.embedding_null import (
     PairStatistic,
-    pair_statistic_null,
-    permutation_p,
     pooled_form,
+    sequential_pair_null,
 )
 from regbias.analysis.pairs.pairwise import (
     UNTESTABLE,
@@ -34,6 +33,7 @@ from regbias.analysis.pairs.pairwise import (
     plan_pairs,
     size_class,
 )
+from regbias.analysis.pairs.sequential import check_stop_after, stopping_words
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.settings_reader import HANDED_DOWN, check_choices, check_draws
@@ -61,6 +61,8 @@ class EmbeddingTestSettings:
             and the relabellings.
         pairs_at_once: pairs tested side by side (None: one a core; 1: one at a time); the
             numbers do not depend on it (each matrix product runs alone: ``BLAS_LOCK``).
+        stop_after: a pair's relabellings stop at this many as extreme as observed (its p is
+            then sequential: :mod:`regbias.analysis.pairs.sequential`); None: all of them.
     """
 
     enabled: bool
@@ -71,9 +73,11 @@ class EmbeddingTestSettings:
     resamples: int
     seed: int = field(metadata=HANDED_DOWN)
     pairs_at_once: int | None = 1  # the YAML says null (one a core)
+    stop_after: int | None = None
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.tests.embedding")
+        check_stop_after("analysis.tests.embedding", self.stop_after)
         draws = {"relabellings": self.relabellings, "resamples": self.resamples}
         check_draws("analysis.tests.embedding", **draws)
         caps = [c for c in (self.cap, self.quadratic_cap) if c is not None]
@@ -171,7 +175,8 @@ class EmbeddingPairTests(PairwiseTests):
         return (
             f"{s.words()} of sentence vectors, all distinct texts"
             + (f" (at most {s.group_cap} a group), " if s.group_cap is not None else ", ")
-            + f"{s.relabellings} relabellings, Holm per family p <= {self.alpha:g}"
+            + f"{s.relabellings} relabellings{stopping_words(s.stop_after)}, Holm per family "
+            f"p <= {self.alpha:g}"
         )
 
     def power_measured(self) -> bool:
@@ -298,12 +303,14 @@ def _test(
     confidence: float,
 ) -> dict[str, float]:
     if not plan.testable:
-        keys = ("statistic", "z", "effect", "effect_ci_low", "effect_ci_high", "p")
+        keys = ("statistic", "z", "effect", "effect_ci_low", "effect_ci_high", "p", RELABELLED)
         return dict.fromkeys(keys, math.nan)
     rows = [where[t] for t in plan.side_a] + [where[t] for t in plan.side_b]
     form = pooled_form(every[rows], settings.statistic)
     rng = rng_for(settings.seed, "pair-test", plan.group_a, plan.group_b)
-    observed, null = pair_statistic_null(form, len(plan.side_a), settings.relabellings, rng)
+    observed, null, p = sequential_pair_null(
+        form, len(plan.side_a), settings.relabellings, rng, settings.stop_after
+    )
     n_a = len(plan.side_a)
     effect, low, high = pair_effect(
         every[rows[:n_a]],
@@ -319,5 +326,6 @@ def _test(
         "effect": effect,
         "effect_ci_low": low,
         "effect_ci_high": high,
-        "p": permutation_p(observed, null),
+        "p": p.p,
+        RELABELLED: p.drawn,
     }

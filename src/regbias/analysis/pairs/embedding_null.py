@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
 from scipy.spatial import distance
 
+from regbias.analysis.pairs.sequential import MonteCarloP, sequential_null
 from regbias.interrupt import check_stop
 
 PairStatistic = Literal["energy", "mmd", "mean"]
@@ -189,21 +191,38 @@ def pair_statistic_null(
     All computed by the same float64 products; a relabelled value within :func:`tie_margin`
     of ``T`` is ``T`` exactly (a tie).
     """
+    observed, null, _ = sequential_pair_null(form, n_a, relabellings, rng, None)
+    return observed, null
+
+
+def sequential_pair_null(
+    form: PooledForm,
+    n_a: int,
+    relabellings: int,
+    rng: np.random.Generator,
+    stop_after: int | None,
+) -> tuple[float, np.ndarray, MonteCarloP]:
+    """:func:`pair_statistic_null` that stops at its ``stop_after``-th ``T* >= T`` (and its p).
+
+    The relabellings are drawn in the same blocks from the same stream whether or not it
+    stops: a pair that does not stop has the fixed-``K`` null and p, bit for bit.
+    """
     n = form.n
-    observed = np.zeros((n, 1))
-    observed[:n_a] = 1.0
-    values = [relabelled_values(form, n_a, observed)]
-    done = 0
-    while done < relabellings:
-        k = min(_BLOCK, relabellings - done)
-        values.append(relabelled_values(form, n_a, draw_sides(n, n_a, k, rng)))
-        done += k
-        check_stop()
-    every = np.concatenate(values)
-    t = float(every[0])
-    null = every[1:]
-    null[np.abs(null - t) <= tie_margin(form, n_a, t)] = t
-    return t, null
+    labelling = np.zeros((n, 1))
+    labelling[:n_a] = 1.0
+    t = float(relabelled_values(form, n_a, labelling)[0])
+    margin = tie_margin(form, n_a, t)
+
+    def blocks() -> Iterator[np.ndarray]:
+        for done in range(0, relabellings, _BLOCK):
+            k = min(_BLOCK, relabellings - done)
+            values = relabelled_values(form, n_a, draw_sides(n, n_a, k, rng))
+            values[np.abs(values - t) <= margin] = t
+            yield values
+            check_stop()
+
+    null, p = sequential_null(blocks(), lambda values: values >= t, relabellings, stop_after)
+    return t, null, p
 
 
 def permutation_p(observed: float, null: np.ndarray) -> float:

@@ -8,14 +8,14 @@ with two-stage bootstrap intervals (docs/method.md, "Performance gaps").
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from regbias.analysis.pairs.columns import PairColumn, computed
+from regbias.analysis.pairs.columns import RELABELLED, PairColumn, computed
 from regbias.analysis.pairs.pairwise import (
     UNTESTABLE,
     PairwiseTests,
@@ -37,6 +37,12 @@ from regbias.analysis.pairs.pooled_scores import (
     side_metric,
     training_units,
 )
+from regbias.analysis.pairs.sequential import (
+    MonteCarloP,
+    check_stop_after,
+    sequential_null,
+    stopping_words,
+)
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
@@ -46,6 +52,8 @@ from regbias.settings_reader import HANDED_DOWN, check_draws
 
 #: A relabelled gap this close to the observed one (metric units) is a tie.
 _TIE = 1e-9
+#: Relabellings drawn at once (a block's draws are the same whether or not the pair stops).
+_BLOCK = 1024
 
 
 @dataclass(frozen=True)
@@ -57,14 +65,18 @@ class PerformanceTestSettings:
         relabellings: stratified relabellings per pair (the smallest p is ``1 / (1 + K)``).
         seed: ``analysis.seed``, handed down (no key of this group): seed of the relabellings
             and of the bootstrap.
+        stop_after: a pair's relabellings stop at this many as extreme as observed (its p is
+            then sequential: :mod:`regbias.analysis.pairs.sequential`); None: all of them.
     """
 
     enabled: bool
     relabellings: int
     seed: int = field(metadata=HANDED_DOWN)
+    stop_after: int | None = None
 
     def __post_init__(self) -> None:
         check_draws("analysis.tests.performance", relabellings=self.relabellings)
+        check_stop_after("analysis.tests.performance", self.stop_after)
         if self.relabellings < 1:
             raise ConfigError(
                 f"analysis.tests.performance.relabellings must be >= 1; got {self.relabellings}"
@@ -135,8 +147,8 @@ class PerformancePairTests(PairwiseTests):
         """The metric, the models, the strata, the relabellings and the adjustment, in words."""
         return (
             f"studentized gap in {self.metric} of {models_words(self.models)} on every scored "
-            f"text, relabelled within label strata ({self.settings.relabellings} relabellings), "
-            f"Holm per family, p <= {self.alpha:g}"
+            f"text, relabelled within label strata ({self.settings.relabellings} relabellings"
+            f"{stopping_words(self.settings.stop_after)}), Holm per family, p <= {self.alpha:g}"
         )
 
     def estimate(self, row: pd.Series) -> str:
@@ -250,16 +262,21 @@ class Relabelled:
     gaps: np.ndarray
     errors: np.ndarray
 
-    def p(self, studentized: bool = True) -> float:
-        """Two-sided permutation p of the studentized gap (or of the plain gap)."""
+    def statistic(self, studentized: bool = True) -> np.ndarray:
+        """The test's statistic of each labelling: the gap over its standard error (or not)."""
         # Float noise is no gap, nor a standard error: where every text of a stratum scores
         # alike (a model that predicts one class), sides differ only in summation order.
         stat = np.where(np.abs(self.gaps) > _TIE, self.gaps, 0.0)
-        if studentized:
-            errors = np.where(self.errors > _TIE, self.errors, 0.0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                unbounded = np.where(stat == 0, 0.0, np.sign(stat) * np.inf)
-                stat = np.where(errors > 0, stat / errors, unbounded)
+        if not studentized:
+            return stat
+        errors = np.where(self.errors > _TIE, self.errors, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            unbounded = np.where(stat == 0, 0.0, np.sign(stat) * np.inf)
+            return np.where(errors > 0, stat / errors, unbounded)
+
+    def p(self, studentized: bool = True) -> float:
+        """Two-sided permutation p of the studentized gap (or of the plain gap)."""
+        stat = self.statistic(studentized)
         extreme = int(np.sum(np.abs(stat[1:]) >= abs(stat[0]) - _TIE))
         return (1 + extreme) / len(stat)
 
@@ -275,26 +292,85 @@ def relabel(
 
     ``scores``: ``(N, d)`` every text's components (:meth:`PerfTexts.scores`).
     """
-    colours, counts_a, counts_b = [], [], []
-    for rows_a, rows_b in zip(pair.rows(pair.a), pair.rows(pair.b), strict=True):
-        pooled = scores[np.concatenate([rows_a, rows_b])]
-        if pooled.shape[1] == 1:  # unique scalars: an order of magnitude faster than rows
-            values, inverse, sizes = np.unique(pooled, return_inverse=True, return_counts=True)
-            distinct = values[:, None]
-        else:
-            distinct, inverse, sizes = np.unique(
-                pooled, axis=0, return_inverse=True, return_counts=True
-            )
-        observed = np.bincount(inverse.reshape(-1)[: len(rows_a)], minlength=len(distinct))
-        drawn = rng.multivariate_hypergeometric(
-            sizes, len(rows_a), size=relabellings, method="marginals"
-        )
-        colours.append(distinct)
-        counts_a.append(np.vstack([observed, drawn]))
-        counts_b.append(sizes - counts_a[-1])
-    value_a, variance_a = _side_statistic(metric, colours, counts_a, pair.weights)
-    value_b, variance_b = _side_statistic(metric, colours, counts_b, pair.weights)
-    return Relabelled(value_a - value_b, np.sqrt(variance_a + variance_b))
+    strata = _Strata.of(scores, pair, metric)
+    blocks = [strata.relabelled(counts) for counts in strata.draws(relabellings, rng)]
+    return _joined([strata.relabelled(strata.observed), *blocks])
+
+
+def sequential_relabel(
+    scores: np.ndarray,
+    pair: StratifiedPair,
+    metric: str,
+    relabellings: int,
+    rng: np.random.Generator,
+    stop_after: int | None,
+) -> tuple[float, MonteCarloP]:
+    """The observed gap and the studentized test's p, stopping at ``stop_after`` extremes.
+
+    The relabellings are :func:`relabel`'s, in the same blocks: a pair that does not stop has
+    its p, bit for bit.
+    """
+    strata = _Strata.of(scores, pair, metric)
+    observed = strata.relabelled(strata.observed)
+    threshold = abs(float(observed.statistic()[0])) - _TIE
+    blocks = (
+        np.abs(strata.relabelled(counts).statistic()) for counts in strata.draws(relabellings, rng)
+    )
+    _, p = sequential_null(blocks, lambda s: s >= threshold, relabellings, stop_after)
+    return float(observed.gaps[0]), p
+
+
+@dataclass(frozen=True)
+class _Strata:
+    """A pair's common strata as distinct scores (``colours``) and how many of each a side holds."""
+
+    metric: str
+    weights: np.ndarray
+    colours: list[np.ndarray]
+    sizes: list[np.ndarray]
+    observed: list[np.ndarray]  # side a's counts of each colour, (1, C) a stratum
+
+    @classmethod
+    def of(cls, scores: np.ndarray, pair: StratifiedPair, metric: str) -> _Strata:
+        colours, sizes, observed = [], [], []
+        for rows_a, rows_b in zip(pair.rows(pair.a), pair.rows(pair.b), strict=True):
+            pooled = scores[np.concatenate([rows_a, rows_b])]
+            if pooled.shape[1] == 1:  # unique scalars: an order of magnitude faster than rows
+                values, inverse, size = np.unique(pooled, return_inverse=True, return_counts=True)
+                distinct = values[:, None]
+            else:
+                distinct, inverse, size = np.unique(
+                    pooled, axis=0, return_inverse=True, return_counts=True
+                )
+            counts = np.bincount(inverse.reshape(-1)[: len(rows_a)], minlength=len(distinct))
+            colours.append(distinct)
+            sizes.append(size)
+            observed.append(counts[None, :])
+        return cls(metric, pair.weights, colours, sizes, observed)
+
+    def draws(self, relabellings: int, rng: np.random.Generator) -> Iterator[list[np.ndarray]]:
+        """Side a's counts under ``relabellings`` relabellings, in blocks of :data:`_BLOCK`."""
+        n_a = [int(c.sum()) for c in self.observed]
+        for done in range(0, relabellings, _BLOCK):
+            k = min(_BLOCK, relabellings - done)
+            yield [
+                rng.multivariate_hypergeometric(size, n, size=k, method="marginals")
+                for size, n in zip(self.sizes, n_a, strict=True)
+            ]
+            check_stop()
+
+    def relabelled(self, counts_a: list[np.ndarray]) -> Relabelled:
+        """The gap and its standard error of each row of side a's ``counts_a`` (a stratum each)."""
+        counts_b = [size - c for size, c in zip(self.sizes, counts_a, strict=True)]
+        value_a, variance_a = _side_statistic(self.metric, self.colours, counts_a, self.weights)
+        value_b, variance_b = _side_statistic(self.metric, self.colours, counts_b, self.weights)
+        return Relabelled(value_a - value_b, np.sqrt(variance_a + variance_b))
+
+
+def _joined(parts: Sequence[Relabelled]) -> Relabelled:
+    return Relabelled(
+        np.concatenate([r.gaps for r in parts]), np.concatenate([r.errors for r in parts])
+    )
 
 
 def performance_pair_tests(
@@ -390,7 +466,7 @@ def _pair_row(
     confidence: float,
 ) -> dict[str, object]:
     row: dict[str, object] = {"n_a": pair.a.n, "n_b": pair.b.n, "raw_gap": math.nan}
-    row |= dict.fromkeys(("gap", "ci_low", "ci_high", "p"), math.nan)
+    row |= dict.fromkeys(("gap", "ci_low", "ci_high", "p", RELABELLED), math.nan)
     if min(pair.a.n, pair.b.n) < 1:
         why = "a side has no scored text left (every text held by both groups)"
         return {**row, UNTESTABLE: why}
@@ -398,8 +474,10 @@ def _pair_row(
     if not pair.common:
         return {**row, UNTESTABLE: "no label stratum holds texts of both groups"}
     test_rng = rng_for(settings.seed, "perf-test", plan.group_a, plan.group_b)
-    found = relabel(scores, pair, metric, settings.relabellings, test_rng)
-    row |= {"gap": float(found.gaps[0]), "p": found.p()}
+    gap, p = sequential_relabel(
+        scores, pair, metric, settings.relabellings, test_rng, settings.stop_after
+    )
+    row |= {"gap": gap, "p": p.p, RELABELLED: p.drawn}
     if replicates is not None:
         row["ci_low"], row["ci_high"] = _gap_interval(
             replicates, pair, metric, cache, rng, confidence
