@@ -35,7 +35,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from regbias.analysis.multiplicity import adjust_p
-from regbias.analysis.pairs.performance import StratifiedPair, relabel
+from regbias.analysis.pairs.performance_null import StratifiedPair, relabel
 from regbias.analysis.pairs.pooled_scores import PerfTexts
 
 SIZES = {"au": 2160, "ca": 1830, "nz": 330, "uk": 6400, "us": 17400, "za": 250}

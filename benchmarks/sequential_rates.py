@@ -36,7 +36,7 @@ from scipy import stats
 
 from regbias.analysis.multiplicity import adjust_p
 from regbias.analysis.pairs.embedding_null import pooled_form, sequential_pair_null
-from regbias.analysis.pairs.performance import StratifiedPair, relabel, sequential_relabel
+from regbias.analysis.pairs.performance_null import StratifiedPair, relabel, sequential_relabel
 from regbias.analysis.pairs.sequential import MonteCarloP, sequential_null
 
 RELABELLINGS, STOP_AFTER = 9999, 100

@@ -14,10 +14,9 @@ from scipy import stats
 from regbias.analysis.pairs.performance import (
     PerformancePairTests,
     PerformanceTestSettings,
-    StratifiedPair,
     performance_pair_tests,
-    relabel,
 )
+from regbias.analysis.pairs.performance_null import StratifiedPair, relabel
 from regbias.analysis.pairs.pooled_scores import PerfTexts, group_metrics, pool_text_tables
 from regbias.report.record import pairs_lines
 from tests.benchmark_module import load_benchmark

@@ -14,12 +14,8 @@ from regbias.analysis.pairs.embedding_null import (
     pooled_form,
     sequential_pair_null,
 )
-from regbias.analysis.pairs.performance import (
-    PerformanceTestSettings,
-    StratifiedPair,
-    relabel,
-    sequential_relabel,
-)
+from regbias.analysis.pairs.performance import PerformanceTestSettings
+from regbias.analysis.pairs.performance_null import StratifiedPair, relabel, sequential_relabel
 from regbias.analysis.pairs.sequential import sequential_null
 from regbias.errors import ConfigError
 from regbias.report.record import pair_table

@@ -16,7 +16,8 @@ import pandas as pd
 from scipy import stats
 
 from regbias.analysis.pairs.pairwise import size_class
-from regbias.analysis.pairs.performance import PerformancePairTests, StratifiedPair, relabel
+from regbias.analysis.pairs.performance import PerformancePairTests
+from regbias.analysis.pairs.performance_null import StratifiedPair, relabel
 from regbias.analysis.pairs.pooled_scores import PerfTexts
 from regbias.analysis.power.embedding import TARGET_POWER, PowerSettings
 from regbias.data.sampling import rng_for
