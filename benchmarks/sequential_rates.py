@@ -183,7 +183,7 @@ def performance_planted(sweeps: int) -> None:
     detection(both, za)
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", nargs="+", default=["embedding", "performance"])
     parser.add_argument("--splits", type=int, default=100, help="null splits of the US tweets")
@@ -193,7 +193,7 @@ def main() -> None:
     parser.add_argument("--planted-sweeps", type=int, default=100)
     parser.add_argument("--data-dir", default=os.environ.get("REGBIAS_DATA_DIR", "data"))
     parser.add_argument("--cache-dir", default=".cache/regbias")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     started = time.perf_counter()
     print(f"relabellings {RELABELLINGS}, stop after {STOP_AFTER} as extreme as observed")
     if "embedding" in args.tests:

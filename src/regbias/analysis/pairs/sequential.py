@@ -91,7 +91,5 @@ def stopping_words(stop_after: int | None) -> str:
     """The stopping rule in words, after the relabellings' count ("" where it never stops)."""
     if stop_after is None:
         return ""
-    return (
-        f", each pair's stopping at its {stop_after}th as extreme as observed (sequential p "
-        f"= {stop_after} / relabellings drawn, to about {1 / math.sqrt(stop_after):.0%})"
-    )
+    h, error = stop_after, 1 / math.sqrt(stop_after)
+    return f", stopping at {h} as extreme as observed (p = {h} / drawn, ~{error:.0%})"
