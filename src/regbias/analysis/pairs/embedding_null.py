@@ -6,7 +6,8 @@ Each statistic is a quadratic form ``T(u) = w^T M w`` in the side weights
 width (biased V-statistic, Gretton et al. 2012); ``mean`` ``M = x_i . x_j``. ``K``
 relabellings are one float64 matrix product in blocks, ``p = (1 + #{T*_k >= T}) / (1 + K)``;
 a relabelled value within :func:`tie_margin` of ``T`` (the products' float64 error bound) is
-set to ``T``, so an exact tie is never lost to rounding.
+set to ``T``, so an exact tie is never lost to rounding. :func:`sequential_pair_null` stops the
+same blocks at the ``h``-th ``T* >= T`` (:mod:`regbias.analysis.pairs.sequential`).
 """
 
 from __future__ import annotations
