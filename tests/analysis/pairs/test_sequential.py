@@ -31,7 +31,6 @@ def test_it_stops_at_the_hth_extreme_value_and_p_is_h_over_the_draws() -> None:
     values, p = sequential_null(iter(blocks), lambda v: v >= 0.9, 1000, 3)
     assert values.tolist() == [0.1, 0.9, 0.2, 0.95, 0.3, 0.99]  # cut at the 3rd extreme
     assert (p.p, p.drawn, p.exceedances, p.stopped) == (3 / 6, 6, 3, True)
-    assert p.resolution == pytest.approx(np.sqrt(0.5 / 3))
     # Never reaching h: the fixed count's (1 + g) / (1 + K); None never stops.
     for h in (10, None):
         values, p = sequential_null(iter(blocks), lambda v: v >= 0.9, 7, h)
@@ -138,5 +137,8 @@ def test_the_pair_table_says_how_many_relabellings_each_p_drew() -> None:
     assert "| 9999 |" in lines[2] and "| 250 |" in lines[3]
     assert "relabellings" not in pair_table(_tests(None))[0]  # an older table: not measured
     method = _tests(None).method()
-    words = "9999 relabellings, stopping at 100 as extreme as observed (p = 100 / drawn, ~10%)"
+    words = (
+        "9999 relabellings, stopping at 100 as extreme as observed "
+        "(where it stops, p = 100 / drawn, ~10%)"
+    )
     assert words in method

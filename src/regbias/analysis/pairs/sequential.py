@@ -8,7 +8,8 @@ every value ``p`` can take, so the p-value is as valid as the fixed-``K`` one. A
 above the level stops early (at ``p = 0.5``, after about ``2 h`` draws); a pair below
 ``h / K`` draws every relabelling and its p is the fixed-``K`` one, bit for bit (the draws
 are the same stream, only cut). A stopped p is an estimate with ``h`` exceedances: its Monte
-Carlo relative standard error is about ``sqrt((1 - p) / h)`` (:attr:`MonteCarloP.resolution`).
+Carlo relative standard error is about ``sqrt((1 - p) / h)``, at most ``1 / sqrt(h)``
+(:func:`stopping_words` says so beside the relabellings' count).
 """
 
 from __future__ import annotations
@@ -37,13 +38,6 @@ class MonteCarloP:
     drawn: int
     exceedances: int
     stopped: bool
-
-    @property
-    def resolution(self) -> float:
-        """The p's Monte Carlo standard error relative to it (``sqrt((1 - p) / (g + 1))``)."""
-        if not self.drawn or not 0 < self.p < 1:
-            return math.nan
-        return math.sqrt((1 - self.p) / max(1, self.exceedances + (not self.stopped)))
 
 
 def sequential_null(
@@ -92,4 +86,6 @@ def stopping_words(stop_after: int | None) -> str:
     if stop_after is None:
         return ""
     h, error = stop_after, 1 / math.sqrt(stop_after)
-    return f", stopping at {h} as extreme as observed (p = {h} / drawn, ~{error:.0%})"
+    return (
+        f", stopping at {h} as extreme as observed (where it stops, p = {h} / drawn, ~{error:.0%})"
+    )
