@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +105,10 @@ def test_aggregation_of_two_finished_children(store):
         JobRecord(i, status=status, run_id=r)
         for i, (r, status) in enumerate(zip(ids, ("FINISHED", "REUSED"), strict=True))
     ]
-    aggregate_sweep(read_settings(config).analysis, parent, records)
+    settings = read_settings(config).analysis
+    primary = ("dist_sinkhorn_short", "gap_accuracy")  # the one distance the fake jobs have
+    settings = replace(settings, correlation=replace(settings.correlation, primary=primary))
+    aggregate_sweep(settings, parent, records)
     local_report = Path(client.download_artifacts(parent.run_id, "report.md", str(store[3] / "r")))
     report = local_report.read_text()
     assert f"- Job 1 reused run `{ids[1]}` (finished earlier, not run again)" in report
@@ -118,7 +122,15 @@ def test_aggregation_of_two_finished_children(store):
         "analysis/robustness.csv",
         "analysis/primary.csv",
         "analysis/headline.json",
+        "analysis/primary_by_seed.csv",
+        "analysis/primary_power.csv",
     }
+    # The primary seed by seed: each job's run gets its seed's headline, the parent one step a job.
+    for run_id in ids:
+        assert "headline/primary_rho" in client.get_run(run_id).data.metrics
+    history = client.get_metric_history(parent.run_id, "primary_by_seed/rho_alone")
+    assert sorted(m.step for m in history) == [0, 1]
+    assert "## The primary seed by seed" in report
     local = client.download_artifacts(parent.run_id, "analysis/pairwise.csv", str(store[3] / "d"))
     pairwise = pd.read_csv(local)
     assert len(pairwise) == 10 and pairwise["dcor_accuracy"].notna().all()

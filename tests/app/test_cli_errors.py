@@ -127,3 +127,12 @@ def test_sweep_with_failing_jobs_exits_non_zero_and_closes_parent(tmp_path, shar
 def test_seed_must_be_an_integer(tmp_path, shared_data_dir):
     done = run_job(tmp_path, *FAST, "seed=null", data_dir=shared_data_dir)
     assert_clean_failure(tmp_path, done, "seed must be an integer")
+
+
+def test_csv_without_its_training_group_stops_before_any_run(tmp_path):
+    """Issue 60: the pool's group is named `general`, not `train`; no FAILED run is left."""
+    rows = [f"text {i} of {g},{i % 2},{g}" for g in ("a", "b", "general") for i in range(6)]
+    (tmp_path / "my.csv").write_text("text,label,group\n" + "\n".join(rows) + "\n")
+    done = run_job(tmp_path, *FAST, "dataset=csv", f"dataset.path={tmp_path}/my.csv")
+    assert_clean_failure(tmp_path, done, "no training rows", "dataset.train_group=<group>")
+    assert runs(tmp_path) == []

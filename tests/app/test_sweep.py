@@ -118,7 +118,10 @@ def test_children_hold_their_stages(sweep):
     assert all(child.data.metrics[f"time/{step}_s"] >= 0 for step in steps)
     # The parent pools the jobs: a job draws no heatmap and writes no analysis or report.
     assert "time/analysis_s" not in child.data.metrics
-    assert artifacts(workdir, child.info.run_id, "figures") == {"figures/lda_projection.png"}
+    assert artifacts(workdir, child.info.run_id, "figures") == {
+        "figures/lda_projection.png",
+        "figures/lda_projection.pdf",  # its copy for print
+    }
     assert not {"report.md", "analysis"} & artifacts(workdir, child.info.run_id)
     (dataset,) = child.inputs.dataset_inputs
     assert dataset.dataset.name == "sentiment140"
@@ -186,10 +189,11 @@ def test_parent_says_first_what_a_reader_needs(sweep):
     parents, _ = split(runs(workdir))
     parent = parents[0]
     note = parent.data.tags["mlflow.note.content"]
-    # The findings' order: the bottom line, the questions' table, then the caveats.
-    assert note.startswith("**Bottom line.** No test rejected")
-    assert note.index("| question | answer | how |") < note.index(
-        "- **Warning: random encoder.** `tiny` is a randomly initialised encoder"
+    # The findings' order: the random encoder's warning, the bottom line, the questions'
+    # table, then the caveats.
+    assert note.startswith("**Warning: random encoder.** `tiny` is a randomly initialised")
+    assert note.index("**Bottom line.** No test rejected") < note.index(
+        "| question | answer | how |"
     )
     assert "\\<" not in note and "\\>" not in note
     assert {"headline/primary_rho", "headline/primary_p", "headline/correlations"} <= set(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from regbias.analysis.explain.pairs import explain_pairs
@@ -83,3 +84,61 @@ def test_without_the_control_the_section_says_how_to_run_it() -> None:
     assert "and the place-name control" not in section
     assert "The place-name control did not run: `analysis.explain.mask_places=true`" in section
     assert "masked in" not in section  # no pair claims a masked verdict
+
+
+def test_the_pools_dates_and_html_entities_are_flagged_where_the_words_show_them() -> None:
+    """Issue 60: `baseline`'s words are a date effect of its pool; `quot` is `&quot;`."""
+    from regbias.analysis.explain.result import Explanations, PairExplanation
+    from regbias.data.sentiment140 import POOL_DATES
+    from regbias.report.explain import reading_notes
+
+    words = pd.DataFrame(
+        {
+            "word": ["quot", "school"],
+            "z": [3.0, -2.5],
+            "delta": [1.0, -1.0],
+            "count_a": [30, 1],
+            "count_b": [2, 25],
+            "prior": [0.1, 0.1],
+        }
+    )
+    pair = PairExplanation("za", "baseline", words, pd.DataFrame(), 0.1, 0.01)
+    settings = packaged(ExplainSettings, "analysis.explain")
+    notes = reading_notes(Explanations(settings, [pair]), POOL_DATES)
+    assert notes[0].startswith("`baseline`'s words are its training pool's: the first and the last")
+    assert '`quot` (")' in notes[1] and "HTML entities" in notes[1]
+    plain = PairExplanation(
+        "za", "uk", words.assign(word=["tea", "mate"]), pd.DataFrame(), 0.1, 0.01
+    )
+    assert reading_notes(Explanations(settings, [plain]), POOL_DATES) == []
+
+
+def test_each_groups_share_of_texts_naming_a_place_is_said_control_or_not() -> None:
+    """Issue 60: the place-name control's share, even where the control is off."""
+    from regbias.analysis.explain.places import gazetteer_of, place_shares
+    from regbias.analysis.explain.result import Explanations
+    from regbias.report.explain import place_share_lines
+
+    gazetteer = gazetteer_of(["London", "Sydney"], "test")
+    shares = place_shares(
+        gazetteer, {"uk": ["rain in london", "tea time"], "au": ["sunny", "hot", "sydney!", "x"]}
+    )
+    assert shares == {"uk": 0.5, "au": 0.25}
+    settings = packaged(ExplainSettings, "analysis.explain")
+    found = Explanations.from_dict(Explanations(settings, place_shares=shares).to_dict())
+    assert found.place_shares == shares and not found.controlled
+    line = place_share_lines(found)[0]
+    assert line.startswith("Texts that name a place (the control's gazetteer, measured whether")
+    assert "uk 50.0%, au 25.0%" in line
+    assert place_share_lines(Explanations(settings)) == []
+
+
+def test_the_groups_sentence_says_how_the_pool_behind_baseline_was_drawn() -> None:
+    from regbias.data.sentiment140 import POOL_DATES
+    from regbias.report.markdown import baseline_sizes
+
+    results = StudyResults(["au", "baseline"], group_sizes={"baseline": 3000})
+    assert "training pool" not in baseline_sizes(results, None)
+    results.meta["training_pool"] = POOL_DATES
+    said = baseline_sizes(results, None)
+    assert "The training pool is the first and the last 50,000 rows" in said and "by date" in said

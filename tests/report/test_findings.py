@@ -394,8 +394,8 @@ def test_a_study_embedded_in_bfloat16_carries_the_precision_caveat_in_its_report
     settings = packaged(AnalysisSettings, "analysis")
     analysis = Analysis(None, None, None, None, None)
     fast = StudyResults(["a", "b"], meta={"dataset": "toy", "encoder_precision": "bfloat16"})
-    caveats = report_findings(fast, analysis, settings).caveats
-    assert [c for c in caveats if c.startswith("**Embedded in bfloat16**")]
+    warnings = report_findings(fast, analysis, settings).warnings  # before the bottom line
+    assert [c for c in warnings if c.startswith("**Embedded in bfloat16**")]
     assert "**Embedded in bfloat16**" in report_markdown(fast, analysis, settings)
     exact = replace(fast, meta={"dataset": "toy", "encoder_precision": "float32"})
     assert "Embedded in" not in report_markdown(exact, analysis, settings)

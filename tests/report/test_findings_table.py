@@ -89,7 +89,8 @@ def test_the_findings_table_answers_every_question_with_a_method_link() -> None:
     report = _report().texts["report.md"]
     section = report.split("## Findings\n\n", 1)[1].split("\n## ", 1)[0]
     paragraphs = section.split("\n\n")
-    # The bottom line first, at most three lines, then the table.
+    # The random encoder's warning, then the bottom line, at most three lines, then the table.
+    assert paragraphs.pop(0).startswith("**Warning: random encoder.**")
     table_at = next(i for i, p in enumerate(paragraphs) if p.startswith("| question |"))
     assert 1 <= table_at <= 3 and paragraphs[0].startswith("**Bottom line.**")
     rows = [_cells(r) for r in paragraphs[table_at].splitlines()]

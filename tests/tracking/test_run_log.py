@@ -44,6 +44,7 @@ def test_a_local_folder_holds_what_the_store_holds_byte_for_byte(store, tmp_path
     assert [str(p) for p in written] == [
         "analysis/headline.json",
         "analysis/t.csv",
+        "figures/f.pdf",
         "figures/f.png",
         "pages/page.html",
         "report.md",

@@ -13,7 +13,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from regbias.analysis.correlation.primary import CorrelationSettings, PrimaryTest, primary_test
+from regbias.analysis.correlation.by_seed import SeedPrimary
+from regbias.analysis.correlation.primary import (
+    CorrelationSettings,
+    PrimaryTest,
+    primary_test,
+)
 from regbias.analysis.correlation.result import RHO_CI
 from regbias.analysis.correlation.table import correlations
 from regbias.analysis.counterfactual.result import Counterfactual
@@ -40,6 +45,7 @@ from regbias.analysis.power.performance import PerfPower, perf_classes, perf_pla
 from regbias.analysis.power.primary import NO_SIGNAL
 from regbias.analysis.robustness.bootstrap import BARE_TABLE, rho_replicates
 from regbias.analysis.robustness.checks import RobustnessSettings, robustness
+from regbias.analysis.robustness.primary import check_primary
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, RegbiasError
@@ -154,6 +160,7 @@ class Analysis:
 
     ``correlations`` (the secondary tests) and ``robustness`` are None, with ``note`` saying
     why, when the pairs allow no rank test; ``primary`` is None when none is declared too.
+    ``by_seed``: a sweep's primary for each seed's job alone and without it (empty: one job).
     """
 
     summary: pd.DataFrame | None
@@ -166,6 +173,7 @@ class Analysis:
     primary: PrimaryTest | None = None
     performance_record: PerformancePairTests | None = None
     performance_power: PerfPower | None = None
+    by_seed: tuple[SeedPrimary, ...] = ()
 
 
 def performance_tests(
@@ -223,14 +231,14 @@ def performance_record(
     )
 
 
-def primary_noise(
+def _primary_groups(
     record: PerformancePairTests | None, settings: AnalysisSettings
-) -> dict[str, float] | None:
-    """By region, its metric's standard error over the spread of the regions' true values.
+) -> pd.DataFrame | None:
+    """The regions' rows of the record's group table, with their standard error ``se``.
 
     From the performance test of record's two-stage intervals (standard error = interval
-    width / (2 z)); the true spread is the regions' observed variance less their mean squared
-    standard error. None where there is no such interval or the primary is another metric.
+    width / (2 z)). None where there is no such interval, fewer than 4 regions have one, or
+    the primary is another metric.
     """
     primary = settings.correlation.primary
     if record is None or primary is None or not math.isfinite(record.confidence):
@@ -242,9 +250,25 @@ def primary_noise(
         & ~record.groups["group"].isin(settings.reference_groups)
     ]
     z = float(scipy_stats.norm.ppf((1 + record.confidence) / 2))
-    se = ((rows["ci_high"] - rows["ci_low"]) / (2 * z)).to_numpy(dtype=float)
-    if len(rows) < MIN_GROUPS or not np.isfinite(se).all():
+    rows = rows.assign(se=(rows["ci_high"] - rows["ci_low"]) / (2 * z))
+    if len(rows) < MIN_GROUPS or not np.isfinite(rows["se"].to_numpy(dtype=float)).all():
         return None
+    return rows
+
+
+def primary_noise(
+    record: PerformancePairTests | None, settings: AnalysisSettings
+) -> dict[str, float] | None:
+    """By region, its metric's standard error over the spread of the regions' true values.
+
+    The standard errors of the performance test of record's two-stage intervals; the true
+    spread is the regions' observed variance less their mean squared standard error. None where
+    there are none.
+    """
+    rows = _primary_groups(record, settings)
+    if rows is None:
+        return None
+    se = rows["se"].to_numpy(dtype=float)
     spread = float(np.var(rows["value"].to_numpy(dtype=float), ddof=1) - np.mean(se**2))
     ratio = se / math.sqrt(spread) if spread > 0 else np.full(len(se), NO_SIGNAL)
     return dict(zip(rows["group"].astype(str), np.minimum(ratio, NO_SIGNAL).tolist(), strict=True))
@@ -323,6 +347,9 @@ def primary_of(
 ) -> PrimaryTest | None:
     """The declared hypothesis's test on ``table``'s regions; None when none is declared.
 
+    The test carries its checks (:func:`~regbias.analysis.robustness.primary.check_primary`:
+    given the results' group sizes, and each region left out).
+
     With ``results`` (their models and distance repetitions, and ``texts``, every text's
     scores) and ``analysis.robustness.resamples`` > 0, the test carries rho's bootstrap
     interval over the same region pairs.
@@ -342,6 +369,14 @@ def primary_of(
         exact_limit=settings.correlation.exact_limit,
         power=settings.power.primary,
         power_noise=noise,
+    )
+    test = check_primary(
+        table,
+        test,
+        results.group_sizes if results is not None else None,
+        relabellings=settings.correlation.relabellings,
+        seed=settings.seed,
+        exact_limit=settings.correlation.exact_limit,
     )
     if settings.robustness.resamples <= 0 or test.note or not math.isfinite(test.rho):
         return test

@@ -46,6 +46,7 @@ from regbias.tracking.runs import (
     RunLog,
     connect,
     find_finished_run,
+    link_reused_run,
     log_config,
     start_run,
     tracked_run,
@@ -184,6 +185,9 @@ def _tracked(
         previous = find_finished_run(client, experiment_id, digest, STUDY_JSON)
         if previous is not None:
             log.info("job already FINISHED as run %s (resume=false reruns it)", previous)
+            if parent is not None:  # the study lists it among its jobs, as a link
+                name = f"{_run_name(settings, context)} (reused)"
+                link_reused_run(client, experiment_id, parent["run_id"], previous, name)
             context.write_record(status="REUSED", run_id=previous, variant=variant)
             return previous
     run = start_run(

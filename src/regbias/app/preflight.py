@@ -12,7 +12,7 @@ from hydra.errors import HydraException
 
 from regbias.app.tasks import task_named
 from regbias.data.fingerprint import content_fingerprint
-from regbias.data.study import select_groups
+from regbias.data.study import check_not_empty, require_training_rows, select_groups
 from regbias.errors import ConfigError, DataError
 from regbias.study.checks import check_counterfactual, check_primary
 from regbias.study.settings import StudySettings
@@ -115,17 +115,23 @@ def _refuse_repeated_keys(parsed: list[Override]) -> None:
 
 
 def preflight_groups(settings: StudySettings) -> None:
-    """A CSV corpus's group names (from its rows, so the file is read), before any run exists.
+    """A CSV corpus's groups and training rows (the file is read), before any run exists.
 
     Raises:
-        DataError: a reserved, path-like or colliding group name (:func:`check_group_names`).
+        DataError: a reserved, path-like or colliding group name (:func:`check_group_names`),
+            an empty group, or no training rows where the job fine-tunes (a CSV without the
+            ``dataset.train_group`` its pool is named by).
         ConfigError: a configured group the file does not have.
     """
     dataset = settings.dataset
     if not (task_named(settings.task).reads_data and dataset.groups_from_rows):
         return
     corpus = dataset.read(dataset.data_dir(settings.paths.data_dir))
-    check_group_names(select_groups(corpus, dataset.groups, with_baseline=corpus.task == "binary"))
+    names = select_groups(corpus, dataset.groups, with_baseline=corpus.task == "binary")
+    check_group_names(names)
+    check_not_empty(corpus, names)
+    if settings.finetune.enabled and settings.task == "run":
+        require_training_rows(corpus, len(corpus.train))
 
 
 def check_group_names(names: list[str]) -> None:

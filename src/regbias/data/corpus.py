@@ -64,6 +64,8 @@ class Corpus:
         duplicates: per group, the copies of a text it already holds that were dropped (a
             group holds each text once: draws and the test of record sample distinct texts);
             filled on construction, also counted in ``dropped`` as ``duplicate/<group>``.
+        pool: how the training pool was drawn, where that matters to a reader ("": a
+            sample the reader needs no word on).
     """
 
     name: str
@@ -74,6 +76,7 @@ class Corpus:
     dropped: dict[str, int] = field(default_factory=dict)
     emptied: dict[str, int] = field(default_factory=dict)
     duplicates: dict[str, int] = field(default_factory=dict)
+    pool: str = ""
 
     def __post_init__(self) -> None:
         """Every group holds each text once: later copies (and their labels) are dropped.

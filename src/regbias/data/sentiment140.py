@@ -27,6 +27,13 @@ POOL_FILES: dict[str, int] = {
     "sentiment140_pool/negative.txt": 0,
     "sentiment140_pool/positive.txt": 1,
 }
+#: How the shipped 100k pool was drawn (``Corpus.pool``): a reader of ``baseline`` needs it.
+POOL_DATES = (
+    "the first and the last 50,000 rows of Sentiment140's training file, which is sorted by "
+    "label and then by date (its negatives are the file's earliest tweets, its positives the "
+    "latest): not a random sample, so words of those weeks (school, vacation, spring, ...) "
+    "can set baseline apart from the regions by date, not by region"
+)
 #: The original Sentiment140 training file; used instead of the pool when present.
 FULL_TRAINING_FILE = "sentiment140/training.1600000.processed.noemoticon.csv"
 
@@ -123,6 +130,7 @@ def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus
         dropped["empty_after_cleaning"] += empty
     groups[MIXED] = _concatenate([groups[region] for region in REGIONS])
     train, pool_dropped = read_training_pool(data_dir, exclude=set(groups[MIXED].texts))
+    full = (data_dir / FULL_TRAINING_FILE).is_file()
     return Corpus(
         name="sentiment140",
         task="binary",
@@ -130,6 +138,7 @@ def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus
         train=train,
         groups=groups,
         dropped=dropped | pool_dropped,
+        pool="" if full else POOL_DATES,
     )
 
 

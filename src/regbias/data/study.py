@@ -44,7 +44,7 @@ def build_study(
     """
     binary = corpus.task == "binary"
     names = select_groups(corpus, group_names, with_baseline=binary)
-    _check_not_empty(corpus, names)
+    check_not_empty(corpus, names)
     if binary and not len(corpus.train):
         index = np.arange(0)
     elif sample_size is None or not binary:
@@ -59,7 +59,7 @@ def build_study(
     return StudyData(corpus, groups, training)
 
 
-def _check_not_empty(corpus: Corpus, names: list[str]) -> None:
+def check_not_empty(corpus: Corpus, names: list[str]) -> None:
     """An empty group (or an empty training pool behind ``baseline``) fails here, named."""
     for name in names:
         if name != BASELINE and not len(corpus.groups[name]):
@@ -69,9 +69,10 @@ def _check_not_empty(corpus: Corpus, names: list[str]) -> None:
             )
     if BASELINE in names and not len(corpus.train):
         raise DataError(
-            f"dataset '{corpus.name}' has no training rows, so there is no baseline group: add "
-            "training rows (dataset.train_group), or name the groups without baseline "
-            "(dataset.groups=[...]) and set finetune.enabled=false"
+            f"dataset '{corpus.name}' has no training rows, so there is no baseline group: name "
+            "the group of your file that holds them with dataset.train_group=<group> (the "
+            "default is `train`), or name the groups without baseline (dataset.groups=[...]) "
+            "and set finetune.enabled=false"
         )
 
 
@@ -81,10 +82,20 @@ def require_training(study: StudyData) -> None:
     Raises:
         DataError: the training pool is empty.
     """
-    if not len(study.training):
+    require_training_rows(study.corpus, len(study.training))
+
+
+def require_training_rows(corpus: Corpus, rows: int) -> None:
+    """Fine-tuning needs training texts: ``rows`` of ``corpus``'s training pool.
+
+    Raises:
+        DataError: there are none (one line naming ``dataset.train_group``).
+    """
+    if not rows:
         raise DataError(
-            f"dataset '{study.corpus.name}' has no training rows, which fine-tuning needs: add "
-            "training rows (dataset.train_group) or set finetune.enabled=false"
+            f"dataset '{corpus.name}' has no training rows, which fine-tuning needs: name the "
+            "group of your file that holds them with dataset.train_group=<group> (the default "
+            "is `train`), or set finetune.enabled=false"
         )
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.correlation.result import correlation_rows, strongest_rows
+from regbias.analysis.pair_table import RECORDED_TESTS, RecordedVerdict
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
 from regbias.analysis.pairs.performance import PerformancePairTests
@@ -22,6 +23,7 @@ from regbias.report.bottom_line import (
     ADJUSTED_NAMES,
     NOTHING_SHOWN,
     Evidence,
+    checks_clause,
     mantel_kind,
     primary_clause,
 )
@@ -100,9 +102,19 @@ def _pairs_answer(tests: PairwiseTests, verb: str) -> str:
     return text[0].upper() + text[1:]
 
 
-def record_answer(tests: EmbeddingPairTests | None, enabled: bool = True) -> Answer:
-    """Which region pairs differ in the encoder's space (the test of record)."""
+def record_answer(
+    tests: EmbeddingPairTests | None,
+    enabled: bool = True,
+    recorded: Sequence[RecordedVerdict] = (),
+) -> Answer:
+    """Which region pairs differ in the encoder's space (the test of record).
+
+    ``recorded``: ``task=analyze``'s verdicts of this test as its table records them (used
+    where the test did not run here).
+    """
     question = QUESTIONS[0]
+    if tests is None and recorded:
+        return Answer(question, _recorded_answer(recorded), _AS_RECORDED, _RECORD)
     if tests is None:
         why = "not tested (analysis.tests.embedding.enabled=false)" if not enabled else "not tested"
         return Answer(question, why.capitalize(), "pair test of record", _RECORD)
@@ -113,9 +125,16 @@ def record_answer(tests: EmbeddingPairTests | None, enabled: bool = True) -> Ans
     return Answer(question, _pairs_answer(tests, "differ"), how, _RECORD)
 
 
-def performance_answer(tests: PerformancePairTests | None) -> Answer:
-    """Which pairs the classifiers treat differently (the performance test of record)."""
+def performance_answer(
+    tests: PerformancePairTests | None, recorded: Sequence[RecordedVerdict] = ()
+) -> Answer:
+    """Which pairs the classifiers treat differently (the performance test of record).
+
+    ``recorded``: as for :func:`record_answer`.
+    """
     question = QUESTIONS[1]
+    if tests is None and recorded:
+        return Answer(question, _recorded_answer(recorded), _AS_RECORDED, _PERFORMANCE)
     if tests is None:
         return Answer(question, "Not tested", "performance test of record", _PERFORMANCE)
     how = (
@@ -123,6 +142,21 @@ def performance_answer(tests: PerformancePairTests | None) -> Answer:
         f"text, relabelled within label strata; Holm within each family, p <= {tests.alpha:g}"
     )
     return Answer(question, _pairs_answer(tests, "are treated differently"), how, _PERFORMANCE)
+
+
+#: How a verdict read from a pairwise table was reached (``task=analyze``).
+_AS_RECORDED = "as the pair table records it (read, not re-run here)"
+
+
+def _recorded_answer(recorded: Sequence[RecordedVerdict]) -> str:
+    """A test's recorded verdicts: ``3 of 15 region pairs differ (au-nz, ...)`` per family."""
+    parts = []
+    for verdict in recorded:
+        named = ", ".join(markdown_text(p) for p in verdict.differing[:_NAMED])
+        more = len(verdict.differing) - _NAMED
+        listed = f" ({named}{f', {more} more' if more > 0 else ''})" if verdict.differing else ""
+        parts.append(f"{len(verdict.differing)} of {verdict.tested} {verdict.family} pairs{listed}")
+    return f"As recorded, not re-run: {'; '.join(parts)}"
 
 
 def primary_answer(
@@ -151,8 +185,12 @@ def primary_answer(
         answer = "Not tested: no rank correlation (a constant column)"
         return Answer(question, answer, how, _CORRELATIONS)
     verdict = "Yes" if test.significant else "No"
+    if test.fragile:
+        verdict = "Yes, but fragile"
     answer = f"{verdict}: rho = {test.rho:.2f}, {_interval(test)}, {mantel_kind(test)}"
     answer += f" = {test.p_value:.2g}"
+    if checks := checks_clause(test):
+        answer += f"; {checks}"
     if reading := interval_reading(test):
         answer += f" ({reading})"
     return Answer(question, answer, how, _CORRELATIONS)
@@ -240,7 +278,9 @@ def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
         first = f"{NOTHING_SHOWN}; the table below says what was tested."
     lines = [f"**Bottom line.** {first}"]
     if evidence.primary is not None:
-        lines.append(_sentence(primary_clause(evidence.primary)))
+        reconciled = _within_noise(evidence)
+        said = _sentence(primary_clause(evidence.primary))
+        lines.append(f"{said} {reconciled}" if reconciled else said)
     untested = evidence.record is None and not evidence.record_enabled
     counts = [
         "which pairs differ was not tested" if untested else "",
@@ -252,6 +292,23 @@ def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
     if said:
         lines.append(_sentence(said))
     return tuple(lines)
+
+
+#: What a supported primary means where no region pair's gap is shown (issue 60).
+WITHIN_NOISE = (
+    "The primary is an association across pairs: larger distances go with larger gaps, while "
+    "no single pair's gap is shown to differ from noise."
+)
+
+
+def _within_noise(evidence: Evidence) -> str:
+    """:data:`WITHIN_NOISE` where the primary is supported and no region pair's gap is shown."""
+    test, performance = evidence.primary, evidence.performance
+    if test is None or not test.significant or performance is None:
+        return ""
+    family = _family(performance, PRIMARY_FAMILY)
+    none_differ = bool(family.tested and family.decidable and not len(family.differing))
+    return WITHIN_NOISE if none_differ else ""
 
 
 def _sentence(clause: str) -> str:
@@ -295,9 +352,13 @@ def study_findings(
     Returns:
         The typed findings the report, ``findings.json`` and the summaries share.
     """
+    recorded = {
+        test: [v for v in evidence.recorded if v.test == words]
+        for test, words in RECORDED_TESTS.items()
+    }
     answers = (
-        record_answer(evidence.record, evidence.record_enabled),
-        performance_answer(evidence.performance),
+        record_answer(evidence.record, evidence.record_enabled, recorded["pair_test"]),
+        performance_answer(evidence.performance, recorded["perf_test"]),
         primary_answer(
             evidence.primary, primary, evidence.correlations, evidence.adjust, evidence.significance
         ),

@@ -156,7 +156,9 @@ class Evidence:
         """The bottom line's numbers, for a run's short headline metric set (``headline/...``).
 
         Keys: ``primary_rho``, ``primary_p``, ``primary_significant`` (0/1), with its bootstrap
-        interval ``primary_ci_low``, ``primary_ci_high`` when computed, ``correlations``,
+        interval ``primary_ci_low``, ``primary_ci_high`` when computed, its checks
+        ``primary_fragile`` (0/1), ``primary_size_controlled_rho``, ``primary_size_controlled_p``
+        and ``primary_left_out_p_max`` when run, ``correlations``,
         ``significant_correlations`` (adjusted as ``analysis.correlation.adjust`` says), and
         per family of the test of record that can give a verdict ``differing_pairs/<family>``,
         and the same of the performance test of record,
@@ -171,6 +173,7 @@ class Evidence:
             if math.isfinite(primary.ci_low) and math.isfinite(primary.ci_high):
                 numbers["primary_ci_low"] = float(primary.ci_low)
                 numbers["primary_ci_high"] = float(primary.ci_high)
+            numbers.update(_checks_numbers(primary))
         if self.correlations is not None and len(self.correlations):
             numbers["correlations"] = float(len(self.correlations))
         if self.significant_correlations is not None:
@@ -202,10 +205,53 @@ def primary_clause(test: PrimaryTest | None) -> str:
     if test.note or not math.isfinite(test.rho):
         return "the primary hypothesis could not be tested"
     verdict = "supported" if test.significant else "not supported"
-    return (
+    if test.fragile:
+        verdict = "supported but fragile"
+    clause = (
         f"the primary hypothesis is {verdict} (rho = {test.rho:.2f}, {mantel_kind(test)} = "
         f"{test.p_value:.2g}, level {test.significance:g})"
     )
+    checks = checks_clause(test)
+    return f"{clause}; {checks}" if checks else clause
+
+
+def _checks_numbers(test: PrimaryTest) -> dict[str, float]:
+    """The primary's checks as headline metrics: size-controlled rho and p, worst left-out p."""
+    checks = test.checks
+    if checks is None:
+        return {}
+    numbers = {"primary_fragile": float(bool(test.fragile))}
+    if checks.size.tested:
+        numbers["primary_size_controlled_rho"] = float(checks.size.rho)
+        numbers["primary_size_controlled_p"] = float(checks.size.p_value)
+    tested = [c.p_value for c in checks.without_each if c.tested]
+    if tested:
+        numbers["primary_left_out_p_max"] = float(max(tested))
+    return numbers
+
+
+def checks_clause(test: PrimaryTest) -> str:
+    """The primary's checks in one clause: why it is fragile, size-controlled, each left out.
+
+    Empty where the primary was not checked (docs/method.md, "Is the primary more than group
+    size?").
+    """
+    checks = test.checks
+    if checks is None:
+        return ""
+    size = checks.size
+    if size.tested:
+        size_part = f"given group size: partial rho = {size.rho:.2f}, p = {size.p_value:.2g}"
+    else:
+        size_part = f"no size-controlled test ({size.note})"
+    tested = [c.p_value for c in checks.without_each if c.tested]
+    if tested:
+        each = f"each region left out: p = {min(tested):.2g} to {max(tested):.2g}"
+    else:
+        note = checks.without_each[0].note if checks.without_each else "no regions"
+        each = f"no region left out ({note})"
+    reason = f"{test.fragile}; " if test.fragile else ""
+    return f"{reason}{size_part}; {each}"
 
 
 def mantel_kind(test: PrimaryTest) -> str:

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from regbias.analysis.explain.places import MASK
 from regbias.analysis.explain.result import Explanations, PairExplanation
+from regbias.data.groups import BASELINE
 from regbias.numbers import p_text
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_code, markdown_text
@@ -87,8 +88,16 @@ def masked_verdict(pair: PairExplanation) -> str:
     return f"{name}: differs, but not shown to differ once place names are masked: {change}"
 
 
-def explain_section(explained: Explanations) -> str:
-    """Markdown: per differing pair its top words each way, typical texts, masked verdict."""
+#: Words that are HTML entities the shipped tweets keep (``&quot;`` as ``quot``), with the
+#: character each stands for.
+ENTITY_WORDS = {"quot": '"', "amp": "&", "lt": "<", "gt": ">"}
+
+
+def explain_section(explained: Explanations, pool: str = "") -> str:
+    """Markdown: per differing pair its top words each way, typical texts, masked verdict.
+
+    ``pool``: how the training pool behind ``baseline`` was drawn (said where a pair has it).
+    """
     lines = ["## What carries each difference", ""]
     if explained.skipped:
         lines.append(markdown_text(explained.skipped))
@@ -133,6 +142,8 @@ def explain_section(explained: Explanations) -> str:
             "docs/scale.md).",
             "",
         ]
+    lines += place_share_lines(explained)
+    lines += reading_notes(explained, pool)
     for pair in explained.pairs:
         lines += _pair_lines(pair)
     lines += [
@@ -142,6 +153,42 @@ def explain_section(explained: Explanations) -> str:
         + (f"; the masked test: {paths.MASKED_TESTS_CSV}." if explained.controlled else ".")
     ]
     return "\n".join(lines) + "\n"
+
+
+def place_share_lines(explained: Explanations) -> list[str]:
+    """Each differing pair's groups' share of texts naming a place, control or not."""
+    shares = explained.place_shares
+    if not shares:
+        return []
+    listed = ", ".join(f"{markdown_text(g)} {v:.1%}" for g, v in shares.items())
+    return [
+        f"Texts that name a place (the control's gazetteer, measured whether or not the control "
+        f"runs): {listed}. A pair can differ through place names only as far as its texts name "
+        "places.",
+        "",
+    ]
+
+
+def reading_notes(explained: Explanations, pool: str = "") -> list[str]:
+    """What the word lists show that is not the regions: the pool's dates, HTML entities."""
+    notes = []
+    if pool and any(BASELINE in (p.group_a, p.group_b) for p in explained.pairs):
+        notes.append(f"`baseline`'s words are its training pool's: {markdown_text(pool)}.")
+    shown = {
+        str(word)
+        for pair in explained.pairs
+        for side in ("a", "b")
+        for word in pair.side_words(side).head(SHOWN_WORDS)["word"]
+    }
+    entities = [w for w in ENTITY_WORDS if w in shown]
+    if entities:
+        listed = ", ".join(f"`{w}` ({markdown_text(ENTITY_WORDS[w])})" for w in entities)
+        notes.append(
+            f"{listed}: HTML entities the shipped tweets keep (`&quot;` as `quot`), not words "
+            "their authors typed: read them as those characters (the paper's data is kept as "
+            "it is)."
+        )
+    return [*notes, ""] if notes else []
 
 
 def _pair_lines(pair: PairExplanation) -> list[str]:

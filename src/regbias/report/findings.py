@@ -18,6 +18,7 @@ from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.analysis.power.primary import NO_SIGNAL, POWER_CONFIDENCE
 from regbias.distances import distance_label
 from regbias.numbers import p_text
+from regbias.report.bottom_line import checks_clause
 from regbias.report.bullets import bullet_lines
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
@@ -165,6 +166,11 @@ def each_note_once(
 
 
 _PRIMARY_ROW = "**Primary hypothesis.** "
+#: How the primary's checks work, in a few words (docs/method.md has the whole).
+SIZE_CHECK_METHOD = (
+    "docs/method.md, 'Is the primary more than group size?': a partial Mantel test given "
+    "1/n_a + 1/n_b, and the same test on the pairs without each region"
+)
 _NO_CI = "none computed"
 #: What the primary's interval delivered where it was checked: 0.927-0.980 over five regimes of
 #: 150 and of 400 studies (benchmarks/primary_interval_coverage.py; docs/method.md).
@@ -204,6 +210,8 @@ def primary_sentence(test: PrimaryTest) -> str:
     )
     reading = interval_reading(test)
     text += _power_clause(test) + _models_clause(test)
+    if checks := checks_clause(test):
+        text += f". Checked against group size and each region ({SIZE_CHECK_METHOD}): {checks}"
     return f"{text}. {reading[0].upper()}{reading[1:]}." if reading else f"{text}."
 
 

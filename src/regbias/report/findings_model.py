@@ -94,6 +94,8 @@ class Findings:
 
     Attributes:
         bottom_line: at most three short lines, the first starting ``**Bottom line.**``.
+        warnings: what makes every finding moot or approximate (a random encoder, a precision
+            below float32): shown before the bottom line.
         answers: one :class:`Answer` per question of the study.
         caveats: short warnings that hold for every answer (a random encoder, a distance
             without a usable value).
@@ -104,6 +106,7 @@ class Findings:
     answers: tuple[Answer, ...]
     caveats: tuple[str, ...] = ()
     details: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def table(self) -> str:
         """The questions' table (Markdown)."""
@@ -111,8 +114,10 @@ class Findings:
         return "\n".join(["| question | answer | how |", "|:---|:---|:---|", *rows])
 
     def summary(self) -> str:
-        """The bottom line, the table and the caveats (Markdown): what a reader needs first."""
-        parts = ["\n\n".join(self.bottom_line)] if self.bottom_line else []
+        """The warnings, bottom line, table and caveats (Markdown): what a reader needs first."""
+        parts = ["\n\n".join(self.warnings)] if self.warnings else []
+        if self.bottom_line:
+            parts.append("\n\n".join(self.bottom_line))
         if self.answers:
             parts.append(self.table())
         if self.caveats:
@@ -129,8 +134,8 @@ class Findings:
         return f"## Findings\n\n{self.summary()}\n\n{pointer}\n"
 
     def plain_lines(self) -> list[str]:
-        """The findings as a terminal shows them: bottom line, one line per answer, caveats."""
-        lines = [plain_text(line) for line in self.bottom_line]
+        """The findings as a terminal shows them: warnings, bottom line, answers, caveats."""
+        lines = [plain_text(line) for line in (*self.warnings, *self.bottom_line)]
         lines += [f"{a.question} {plain_text(a.answer)}" for a in self.answers]
         return lines + [plain_text(line) for line in self.caveats]
 

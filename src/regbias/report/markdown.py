@@ -7,7 +7,8 @@ paths (:func:`scatter_path`, :func:`scatter_rows`, :func:`representation_names`)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pandas as pd
 
@@ -20,12 +21,19 @@ from regbias.analysis.power.embedding import PowerResult
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
 from regbias.data.sentiment140 import REGIONS
+from regbias.distances.matrix import DistanceMatrix
 from regbias.report.answers import said_notes, study_findings
 from regbias.report.bottom_line import Evidence, precision_caveat, random_encoder_warning
 from regbias.report.escape import cell_text, markdown_code, markdown_text, path_text
 from regbias.report.findings import details_markdown, finding_lines
 from regbias.report.findings_model import Findings
 from regbias.report.noise import noise_section, unusable_lines, unusable_warnings
+from regbias.report.primary_checks import (
+    checks_section,
+    seed_line,
+    seed_section,
+    single_job_caveat,
+)
 from regbias.report.record import perf_section, record_section
 from regbias.tracking import artifacts as paths
 
@@ -49,11 +57,12 @@ def report_findings(
         if line
     ]
     caveats = [
-        *warnings,
         *unusable_warnings(results.distances),
         *truncation_caveats(results),
         *reused_caveats(results),
     ]
+    if one_seed := single_job_caveat(results.meta, analysis.primary):
+        caveats.append(one_seed)
     details = finding_lines(
         analysis.correlations,
         analysis.robustness,
@@ -66,9 +75,14 @@ def report_findings(
         said_above=said_notes(analysis.primary),
     )
     opening = unusable_lines(results.distances)
-    return study_findings(
-        evidence, settings.correlation.primary, caveats, [*opening, *details, *extra_findings]
+    seeds = [line for line in (seed_line(analysis.by_seed),) if line]
+    found = study_findings(
+        evidence,
+        settings.correlation.primary,
+        caveats,
+        [*opening, *details, *seeds, *extra_findings],
     )
+    return replace(found, warnings=tuple(warnings))
 
 
 def report_markdown(
@@ -85,7 +99,7 @@ def report_markdown(
     meta = results.meta
     if findings is None:
         findings = report_findings(results, analysis, settings, extra_findings)
-    lines = [f"# regbias report: {markdown_text(meta.get('dataset', ''))}", ""]
+    lines = [report_title(meta), ""]
     lines += [findings.markdown(), details_markdown(findings.details)]
     lines += ["## Settings that ran", ""]
     lines += [f"- {markdown_text(k)}: {markdown_text(v)}" for k, v in meta.items()]
@@ -97,10 +111,12 @@ def report_markdown(
         shown = markdown_text(name)
         lines += ["", f"## Distance: {shown} (mean over {matrix.n_repetitions} repetitions)", ""]
         lines += [
-            _markdown_table(matrix.to_frame()),
+            _markdown_table(floors_on_diagonal(matrix)),
             "",
             f"![{shown}]({paths.distance_figure(name)})",
         ]
+        if matrix.floor is not None:
+            lines += ["", FLOOR_DIAGONAL]
         if matrix.floor is not None:
             lines += ["", f"![{shown} against its noise floor]({paths.floor_figure(name)})"]
         epsilon = matrix.config.get("epsilon")
@@ -121,20 +137,49 @@ def report_markdown(
         if analysis.performance_record is not None:
             lines += ["", perf_section(analysis.performance_record)]
     lines += _representation_section(results)
-    lines += ["", "## Strongest correlations", ""]
+    lines += ["", *checks_section(analysis.primary), *seed_section(analysis.by_seed)]
+    lines += ["## Strongest correlations", ""]
     lines += _correlation_section(analysis, settings)
     return "\n".join(lines) + "\n"
+
+
+#: What a distance table's diagonal holds where the run measured floors.
+FLOOR_DIAGONAL = (
+    "The diagonal holds each group's noise floor (the group against a disjoint draw of itself "
+    "of the same size), not 0: read a pair's distance against its two groups' floors "
+    f"(`excess_dist_*` in `{paths.PAIRWISE_CSV}`)."
+)
+
+
+def floors_on_diagonal(matrix: DistanceMatrix) -> pd.DataFrame:
+    """The matrix as a table, its diagonal the groups' noise floors where it has them."""
+    frame = matrix.to_frame()
+    if matrix.floor is not None:
+        for index, group in enumerate(matrix.groups):
+            frame.loc[group, group] = matrix.floor[index]
+    return frame
+
+
+def report_title(meta: Mapping[str, object]) -> str:
+    """The page's title: the dataset, or the pair table ``task=analyze`` re-analysed."""
+    if meta.get("dataset"):
+        return f"# regbias report: {markdown_text(meta['dataset'])}"
+    if meta.get("input"):
+        return f"# regbias report: re-analysis of {markdown_code(str(meta['input']))}"
+    return "# regbias report"
 
 
 def reused_caveats(results: StudyResults) -> list[str]:
     """One caveat per job of a sweep that reused a run finished earlier instead of running.
 
-    Its results are pooled like the others', but the run may sit elsewhere (another sweep's
-    child, or a single run at the top of the experiment), not among this run's children.
+    Its results are pooled like the others'; the run itself may sit elsewhere (another sweep's
+    child, or a single run at the top of the experiment), so this run lists a link to it among
+    its children (``<name> (reused)``, :func:`~regbias.tracking.runs.link_reused_run`).
     """
     return [
         f"Job {markdown_text(job)} reused run {markdown_code(run_id)} (finished earlier, not "
-        "run again): its results are pooled here."
+        "run again): its results are pooled here, and this run's children list it as a link "
+        "(`(reused)` in its name)."
         for job, run_id in results.reused
     ]
 
@@ -180,7 +225,9 @@ def baseline_sizes(results: StudyResults, record: PerformancePairTests | None) -
     folds = _fold_sizes(results)
     if folds:
         parts.append(f"{folds} per model (its own held-out fold, as `task=describe` shows)")
-    return "; ".join(parts) + "."
+    pool = results.meta.get("training_pool")
+    said = f" The training pool is {markdown_text(pool)}." if pool else ""
+    return "; ".join(parts) + "." + said
 
 
 def _count(n: int | None) -> str:

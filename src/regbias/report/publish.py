@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from regbias.analysis.correlation.by_seed import SeedPrimary, seed_table
 from regbias.analysis.correlation.result import RHO, TAU, p_name
 from regbias.analysis.multiplicity import STATISTICS
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
@@ -47,6 +48,8 @@ from regbias.report.markdown import (
     scatter_rows,
 )
 from regbias.report.noise import verdict_lines
+from regbias.report.paper_table import paper_latex, paper_section, paper_table
+from regbias.report.provenance import provenance_section
 from regbias.report.record import (
     pairs_columns,
     pairs_lines,
@@ -58,6 +61,7 @@ from regbias.report.report_folder import replace_report
 from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import JobRecord
 from regbias.tracking.run_log import RunLog
+from regbias.tracking.runs import linked_runs
 
 #: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.
 LEFT_OUT = frozenset({paths.HYDRA_FOLDER, paths.MODELS_FOLDER, paths.ERROR_TXT})
@@ -177,6 +181,9 @@ def log_analysis(
     pairwise = pairs_columns(analysis.pairwise, results.record)
     pairwise = pairs_columns(pairwise, analysis.performance_record)
     run.table(pairwise, paths.PAIRWISE_CSV)
+    paper = paper_table(pairwise)
+    run.table(paper, paths.PAPER_CSV)
+    run.text(paper_latex(paper, settings.robustness.confidence), paths.PAPER_TEX)
     if results.record is not None:
         log_record(run, results.record)
     if analysis.performance_record is not None:
@@ -192,6 +199,8 @@ def log_analysis(
         run.table(analysis.primary.to_frame(), paths.PRIMARY_CSV)
         if analysis.primary.power is not None:
             run.table(analysis.primary.power.table, paths.PRIMARY_POWER_CSV)
+    if analysis.by_seed:
+        log_seed_primaries(run, analysis.by_seed)
     _representation_figures(run, results)
     lines = [
         *pairs_lines(results.record),
@@ -206,16 +215,44 @@ def log_analysis(
         report += "\n" + power_section(power)
     if results.explained is not None:
         log_explanations(run, results.explained)
-        report += "\n" + explain_section(results.explained)
+        pool = str(results.meta.get("training_pool", ""))
+        report += "\n" + explain_section(results.explained, pool)
     if results.counterfactual is not None:
         log_counterfactual(run, results.counterfactual)
         report += "\n" + counterfactual_section(results.counterfactual)
+    jobs = [item.run_id for item in analysis.by_seed if item.run_id]
+    report += "\n" + paper_section(paper) + "\n" + provenance_section(run, jobs=jobs)
     run.text(report, paths.REPORT_MD)
     run.text(method_markdown(), paths.METHOD_MD)
     record = results.record.table if results.record is not None else None
     numbers = evidence.numbers()
     headline = headline_of(findings, numbers, analysis.correlations, results.distances, record)
     return Published(results, analysis, headline)
+
+
+def log_seed_primaries(run: RunLog, found: Sequence[SeedPrimary]) -> None:
+    """The primary seed by seed: a table, the parent's metrics by step, each job's headline.
+
+    The parent gets ``primary_by_seed/{rho,p}_{alone,without}`` at one step per job (a chart
+    over seeds in the MLflow UI); each job's run gets the ``headline/primary_*`` of its seed
+    alone (and so does a link to a reused job's run), so the runs of a study compare in the
+    UI's comparison view.
+    """
+    run.table(seed_table(found), paths.PRIMARY_BY_SEED_CSV)
+    for step, item in enumerate(found):
+        values = {"rho_alone": item.alone.rho, "p_alone": item.alone.p_value}
+        if item.without is not None:
+            values |= {"rho_without": item.without.rho, "p_without": item.without.p_value}
+        finite = {f"primary_by_seed/{k}": v for k, v in values.items() if math.isfinite(v)}
+        run.metrics(finite, step=step)
+        if item.run_id and math.isfinite(item.alone.rho):
+            headline = {
+                "headline/primary_rho": item.alone.rho,
+                "headline/primary_p": item.alone.p_value,
+                "headline/primary_significant": float(item.alone.significant),
+            }
+            for run_id in [item.run_id, *linked_runs(run.client, item.run_id)]:
+                RunLog(run.client, run_id).metrics(headline)
 
 
 def log_tests(run: RunLog, tests: PairwiseTests, table: str, form: str) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from regbias.analysis.correlation.by_seed import Job, SeedPrimary, primary_by_seed
 from regbias.analysis.pairs.pooled_scores import REWRITE_KEYS, pool_text_tables
 from regbias.analysis.study import AnalysisSettings, StudyResults, analyse, performance_tests
 from regbias.data.data_dir import resolve_data_dir
@@ -193,12 +194,13 @@ def _aggregate_variant(
 ) -> Analysed:
     times: dict[str, float] = {}
     with timed(times, "load"), tempfile.TemporaryDirectory() as tmp:
-        jobs = []
+        jobs, loaded = [], []
         for i, record in enumerate(records):
             check_stop()  # safe points of the sweep's end: Ctrl-C and SIGTERM stop here
             results = load_job_results(RunLog(parent.client, record.run_id), Path(tmp) / str(i))
             if results is not None:
                 jobs.append(results)
+                loaded.append(record)
     if not jobs:
         return None, times
     pooled = pool_results(jobs)
@@ -211,6 +213,9 @@ def _aggregate_variant(
     check_stop()
     with timed(times, "analysis"):
         analysis = analyse(pooled, settings)
+        tested = analysis.primary is not None and not analysis.primary.note
+        if tested:  # each seed's primary beside the study's
+            analysis.by_seed = seed_primaries(jobs, [r.run_id for r in loaded], settings)
     check_stop()
     with timed(times, "report"):
         if pooled.per_model is not None:
@@ -222,6 +227,29 @@ def _aggregate_variant(
         check_stop()
         write_study(parent, pooled, runs=[r.run_id for r in records])
     return written, times
+
+
+def seed_primaries(
+    jobs: list[StudyResults], run_ids: list[str], settings: AnalysisSettings
+) -> tuple[SeedPrimary, ...]:
+    """The primary for each job alone and for the study without it (none: fewer than 2 jobs)."""
+    primary = settings.correlation.primary
+    if primary is None or len(jobs) < 2:
+        return ()
+    members = [
+        Job(str(results.meta.get("seed", i)), results.distances, results.per_model, run_id)
+        for i, (results, run_id) in enumerate(zip(jobs, run_ids, strict=True))
+    ]
+    return primary_by_seed(
+        members,
+        primary,
+        reference_groups=settings.reference_groups,
+        direction=settings.correlation.primary_direction,
+        significance=settings.significance,
+        relabellings=settings.correlation.relabellings,
+        seed=settings.seed,
+        exact_limit=settings.correlation.exact_limit,
+    )
 
 
 def log_inputs(run: RunLog, found: SweepResult | None, data_dir: str | None) -> None:

@@ -8,10 +8,12 @@ The masked texts of the place-name control are new texts to the cache, embedded 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from regbias.analysis.explain.pairs import explain_pairs
-from regbias.analysis.explain.places import MASK, Gazetteer, load_gazetteer
+from regbias.analysis.explain.places import MASK, Gazetteer, load_gazetteer, place_shares
 from regbias.analysis.explain.result import Explanations
+from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import DIFFERS
 from regbias.console import progress_bar
@@ -67,7 +69,25 @@ def run_explain(
             gazetteer=gazetteer,
             progress=lambda _: bar.update(),
         )
-    return explained
+    paired = {g for p in explained.pairs for g in (p.group_a, p.group_b)}
+    named = place_named(gazetteer, explain, {g: groups[g] for g in groups if g in paired})
+    return replace(explained, place_shares=named)
+
+
+def place_named(
+    gazetteer: Gazetteer | None, explain: ExplainSettings, groups: dict[str, list[str]]
+) -> dict[str, float]:
+    """Each group's share of texts naming a place, by the control's gazetteer.
+
+    The gazetteer is loaded here where the control is off; empty where it cannot be loaded.
+    """
+    if gazetteer is None:
+        try:
+            gazetteer = load_gazetteer(explain.min_population)
+        except ConfigError as error:
+            log.warning("no place-name shares: %s", error)
+            return {}
+    return place_shares(gazetteer, groups)
 
 
 def skipped_explanations(settings: StudySettings) -> Explanations:

@@ -244,7 +244,7 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
     results = StudyResults(
         list(study.groups),
         group_sizes={g: len(t) for g, t in study.groups.items()},
-        meta=_meta(settings, encoder),
+        meta=_meta(settings, encoder, study.corpus.pool),
         window_fits=WindowFit.of(draws.table()) if draws.records else [],
     )
     if draws.texts:
@@ -297,7 +297,8 @@ def _performance(
     )
 
 
-def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
+def _meta(settings: StudySettings, encoder: Encoder, pool: str = "") -> dict[str, Any]:
+    """What the report states of a job's settings (``pool``: how its training pool was drawn)."""
     return {
         "dataset": settings.dataset.name,
         "encoder": encoder.spec.name,
@@ -314,4 +315,4 @@ def _meta(settings: StudySettings, encoder: Encoder) -> dict[str, Any]:
         **{k: v for m in settings.distance.methods.values() for k, v in m.meta().items()},
         "evaluation_seed": settings.finetune.evaluation.seed,
         "evaluation_design": settings.finetune.evaluation.design,
-    }
+    } | ({"training_pool": pool} if pool else {})

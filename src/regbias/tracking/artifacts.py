@@ -76,6 +76,10 @@ CORRELATIONS_CSV = "analysis/correlations.csv"
 ROBUSTNESS_CSV = "analysis/robustness.csv"
 PRIMARY_CSV = "analysis/primary.csv"
 PRIMARY_POWER_CSV = "analysis/primary_power.csv"
+PRIMARY_BY_SEED_CSV = "analysis/primary_by_seed.csv"
+#: The table a paper prints (one row per region pair), as CSV and as LaTeX (booktabs).
+PAPER_CSV = "paper/pairs.csv"
+PAPER_TEX = "paper/pairs.tex"
 #: The bottom line's numbers a report writes (read back as ``headline/<key>`` metrics).
 HEADLINE_JSON = "analysis/headline.json"
 
@@ -185,6 +189,17 @@ representation_figure = Named(f"{FIGURES_FOLDER}/representation_{{}}.png")
 scatter_figure = Named(f"{FIGURES_FOLDER}/scatter/{{}}.png")
 #: Every per-pair path family above, named by :func:`pair_name` (file names from group names).
 PAIR_FILES = (explain_words_csv, explain_typical_csv, explain_figure)
+#: Every figure but these (one per differing pair) also gets a vector copy for print.
+NO_PRINT_COPY = (f"{FIGURES_FOLDER}/explain/",)
+#: The vector format of a figure's print copy (beside its PNG, same name).
+PRINT_FORMAT = "pdf"
+
+
+def print_copy(path: str) -> str | None:
+    """Where a figure at ``path`` gets its print copy (``x.png`` -> ``x.pdf``); None: none."""
+    if not path.endswith(".png") or path.startswith(NO_PRINT_COPY):
+        return None
+    return f"{path.removesuffix('.png')}.{PRINT_FORMAT}"
 
 
 def pair_file_names(first: str, second: str) -> list[str]:

@@ -21,6 +21,7 @@ from mlflow.tracking import MlflowClient
 
 from regbias.redaction import redacted
 from regbias.tables import csv_text
+from regbias.tracking.artifacts import print_copy
 
 _BATCH = 100  # MLflow's limit of params per log_batch call.
 
@@ -123,9 +124,16 @@ class RunLog:
             target.write_text(text, encoding="utf-8")
 
     def figure(self, figure: Any, path: str) -> None:
-        """Write a matplotlib figure as an image artifact at ``path`` (under the prefix)."""
+        """Write a matplotlib figure as an image artifact at ``path`` (under the prefix).
+
+        A PNG also gets a vector copy for print beside it (:func:`print_copy`).
+        """
         with self._artifact(path) as target:
             figure.savefig(target)
+        vector = print_copy(path)
+        if vector is not None:
+            with self._artifact(vector) as target:
+                figure.savefig(target)
 
     def file(self, local: Path, directory: str | None = None) -> None:
         """Copy a local file into the artifact folder ``directory`` (None: the prefix's)."""

@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 import traceback
 import urllib.parse
 import urllib.request
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
@@ -272,6 +274,50 @@ def start_run(
             f"({_first_line(error)}): check that the store is writable and its disk has space"
         ) from error
     return RunLog(client, run.info.run_id)
+
+
+#: The tag of a sweep's child run that stands for a run the job reused from elsewhere.
+REUSED_TAG = "regbias.reused_run"
+#: A reused run's tags a link does not copy: they would make it the run, or another's child.
+_NOT_LINKED = ("mlflow.parentRunId", "regbias.config_hash", "mlflow.runName", "mlflow.note.content")
+
+
+def link_reused_run(
+    client: MlflowClient, experiment_id: str, parent_run_id: str, reused: str, name: str
+) -> str | None:
+    """A FINISHED child of ``parent_run_id`` that stands for ``reused`` (a run finished elsewhere).
+
+    None where ``reused`` is a child of this parent already. The link carries the reused
+    run's params, metrics (their latest values) and tags, and a description pointing at it, so
+    the parent lists every job of its study and the UI compares them; the reused run itself is
+    left where it is.
+    """
+    original = client.get_run(reused)
+    if original.data.tags.get("mlflow.parentRunId") == parent_run_id:
+        return None
+    tags = {k: v for k, v in original.data.tags.items() if k not in _NOT_LINKED}
+    note = (
+        f"Reused run {reused} (finished earlier, not run again; resume=true): this run links "
+        "it into the study, with its params and metrics. Its artifacts stay in that run."
+    )
+    tags |= {REUSED_TAG: reused, "mlflow.note.content": note}
+    link = start_run(client, experiment_id, name, tags, parent_run_id)
+    now = int(time.time() * 1000)
+    params = [Param(k, v) for k, v in original.data.params.items()]
+    metrics = [Metric(k, v, now, 0) for k, v in original.data.metrics.items()]
+    for start in range(0, len(params), 100):
+        client.log_batch(link.run_id, params=params[start : start + 100])
+    for start in range(0, len(metrics), 1000):
+        client.log_batch(link.run_id, metrics=metrics[start : start + 1000])
+    client.set_terminated(link.run_id, "FINISHED")
+    return link.run_id
+
+
+def linked_runs(client: MlflowClient, run_id: str) -> list[str]:
+    """The links :func:`link_reused_run` made to ``run_id`` (in its experiment)."""
+    experiment = client.get_run(run_id).info.experiment_id
+    found = client.search_runs([experiment], f"tags.`{REUSED_TAG}` = '{run_id}'")
+    return [r.info.run_id for r in found]
 
 
 def _first_line(error: BaseException) -> str:

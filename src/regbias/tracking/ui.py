@@ -127,6 +127,12 @@ def run_url(base: str, experiment_id: str, run_id: str) -> str:
     return f"{base.rstrip('/')}/{route}?workflowType={WORKFLOW_TYPE}"
 
 
+def compare_url(base: str, experiment_id: str, run_ids: list[str]) -> str:
+    """The UI's side-by-side comparison of ``run_ids`` (a study's jobs) at ``base``."""
+    route = f"#/compare-runs?runs={quote(json.dumps(run_ids))}"
+    return f"{base.rstrip('/')}/{route}&experiments={quote(json.dumps([experiment_id]))}"
+
+
 def ui_serving(base: str, run_id: str, timeout_s: float = 1.0) -> bool:
     """Whether a UI answers at ``base`` and knows ``run_id`` (so it shows this store)."""
     url = f"{base.rstrip('/')}/api/2.0/mlflow/runs/get?run_id={quote(run_id)}"

@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.correlation.primary_checks import PrimaryChecks
 from regbias.analysis.correlation.result import RHO, RHO_CI
 from regbias.analysis.multiplicity import Adjustment
 from regbias.analysis.pair_table import MIN_GROUPS
@@ -108,6 +109,8 @@ class PrimaryTest:
             measured rho (:mod:`regbias.analysis.robustness.bootstrap`; NaN: none);
             ``ci_high`` its upper end, ``confidence`` its level.
         ci_note: why there is no interval ("" where there is one, or none was asked for).
+        checks: the size-controlled test and each region left out
+            (:func:`regbias.analysis.robustness.primary.check_primary`; None: not checked).
     """
 
     distance: str
@@ -128,6 +131,7 @@ class PrimaryTest:
     ci_high: float = math.nan
     confidence: float = math.nan
     ci_note: str = ""
+    checks: PrimaryChecks | None = None
 
     @property
     def n_groups(self) -> int:
@@ -138,6 +142,11 @@ class PrimaryTest:
     def significant(self) -> bool:
         """Whether ``p_value < significance``."""
         return bool(math.isfinite(self.p_value) and self.p_value < self.significance)
+
+    @property
+    def fragile(self) -> str:
+        """Why a supported primary does not survive its checks, one clause ("": it does)."""
+        return "" if self.checks is None else self.checks.fragile(self.significant)
 
     def to_frame(self) -> pd.DataFrame:
         """One row (for ``analysis/primary.csv``): the test and its power summary."""
@@ -163,8 +172,26 @@ class PrimaryTest:
             "rho_at_80_power": np.nan if detected is None else detected,
             "reachable_rho": reachable,
             "note": self.note,
+            **_checks_columns(self.checks),
+            "fragile": self.fragile,
         }
         return pd.DataFrame([row])
+
+
+def _checks_columns(checks: PrimaryChecks | None) -> dict[str, object]:
+    """``primary.csv``'s columns of the size-controlled check and each region left out."""
+    if checks is None:
+        return {}
+    size = checks.size
+    row: dict[str, object] = {
+        "size_controlled_rho": size.rho,
+        "size_controlled_p": size.p_value,
+        "size_controlled_note": size.note,
+    }
+    for check in checks.without_each:
+        row[f"rho_without_{check.left_out}"] = check.rho
+        row[f"p_without_{check.left_out}"] = check.p_value
+    return row
 
 
 def primary_test(

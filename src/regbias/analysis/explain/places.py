@@ -9,9 +9,10 @@ carries a difference").
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 
@@ -145,6 +146,16 @@ class Gazetteer:
         for start, end, _ in reversed(spans):
             text = text[:start] + MASK + text[end:]
         return text, [name for _, _, name in spans]
+
+
+def place_shares(gazetteer: Gazetteer, groups: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """Per group, the share of its texts that name a place (each distinct text read once)."""
+    named: dict[str, bool] = {}
+    shares = {}
+    for group, texts in groups.items():
+        hits = [named.setdefault(t, bool(gazetteer.found(t))) for t in texts]
+        shares[group] = sum(hits) / len(hits) if hits else math.nan
+    return shares
 
 
 def _normal(name: str) -> str:

@@ -124,6 +124,8 @@ class Explanations:
         note: why the control did not run where it was asked for ("" otherwise).
         skipped: why nothing was explained though ``analysis.explain`` is on (the test of
             record did not run); "" where the explanations ran.
+        place_shares: per group of a differing pair, the share of its texts that name a place
+            (the control's gazetteer; measured whether or not the control runs).
     """
 
     settings: ExplainSettings
@@ -132,6 +134,7 @@ class Explanations:
     gazetteer: str = ""
     note: str = ""
     skipped: str = ""
+    place_shares: dict[str, float] = field(default_factory=dict)
 
     @property
     def controlled(self) -> bool:
@@ -151,6 +154,7 @@ class Explanations:
             "gazetteer": self.gazetteer,
             "note": self.note,
             "skipped": self.skipped,
+            "place_shares": dict(self.place_shares),
         }
 
     @classmethod
@@ -164,4 +168,5 @@ class Explanations:
             str(data.get("gazetteer", "")),
             str(data.get("note", "")),
             str(data.get("skipped", "")),
+            {str(g): float(v) for g, v in data.get("place_shares", {}).items()},
         )

@@ -109,7 +109,15 @@ def robustness(
     parts.append(intervals)
     if group_sizes:
         parts.append(
-            partial_mantel(table, distance_columns, performance_columns, group_sizes, **permutation)
+            partial_mantel(
+                table,
+                distance_columns,
+                performance_columns,
+                group_sizes,
+                relabellings=relabellings,
+                seed=seed,
+                exact_limit=exact_limit,
+            )
         )
     for part in parts:
         out = out.merge(part, on=CORRELATION_KEYS, how="left")

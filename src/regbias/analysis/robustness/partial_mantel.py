@@ -18,6 +18,7 @@ from scipy import stats as scipy_stats
 
 from regbias.analysis.permutations import (
     EXACT_LIMIT,
+    Alternative,
     column_batches,
     group_permutations,
     pair_indices,
@@ -46,12 +47,13 @@ def partial_mantel(
     relabellings: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
+    alternative: Alternative = "two-sided",
 ) -> pd.DataFrame:
     """Spearman partial correlation of distance and performance given group size, with its p.
 
     The statistic is ``(r_xy - r_xz r_yz) / sqrt((1 - r_xz^2)(1 - r_yz^2))`` on the ranks of
     distance x, performance y and the size covariate z (:func:`size_covariate`); its p is
-    two-sided.
+    two-sided, or one-sided as ``alternative`` says (the primary's size-controlled check).
 
     Returns:
         One row per (distance, performance): ``partial_rho``, ``partial_p`` and ``size_rho``
@@ -65,14 +67,18 @@ def partial_mantel(
     for distance in distance_columns:
         for data, columns in column_batches(sizes, distance, performance_columns):
             data = data.assign(size=sizes.loc[data.index, "size"])
-            stats = _partial_batch(data, distance, columns, relabelling)
+            stats = _partial_batch(data, distance, columns, relabelling, alternative)
             rows.update({(distance, c): s for c, s in zip(columns, stats, strict=True)})
     keys = [(d, p) for d in distance_columns for p in performance_columns]
     return pd.DataFrame([{"distance": d, "performance": p, **rows[(d, p)]} for d, p in keys])
 
 
 def _partial_batch(
-    data: pd.DataFrame, distance: str, columns: list[str], relabelling: tuple[int, int, int]
+    data: pd.DataFrame,
+    distance: str,
+    columns: list[str],
+    relabelling: tuple[int, int, int],
+    alternative: Alternative = "two-sided",
 ) -> list[dict[str, float]]:
     """The partial test of ``distance`` with each column of ``columns`` (the same pairs)."""
     if len(data) < 4:
@@ -97,7 +103,7 @@ def _partial_batch(
     return [
         {
             "partial_rho": float(null[0, j]),
-            "partial_p": permutation_p(null[:, j]),
+            "partial_p": permutation_p(null[:, j], alternative),
             "size_rho": size_rho,
         }
         for j in range(len(columns))

@@ -1,0 +1,108 @@
+"""What a paper needs from a study: its table (CSV, LaTeX), print figures, provenance, floors.
+
+Each fails on f7bc9eb (issue 60): none of these existed there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from mlflow.tracking import MlflowClient
+
+from regbias.distances.matrix import DistanceMatrix
+from regbias.report.markdown import FLOOR_DIAGONAL, floors_on_diagonal
+from regbias.report.paper_table import paper_latex, paper_section, paper_table
+from regbias.report.provenance import command_line, provenance_section
+from regbias.tracking.artifacts import PAPER_CSV, print_copy
+from regbias.tracking.runs import start_run
+
+
+def _pairwise() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "group_a": ["au", "au", "au"],
+            "group_b": ["ca", "nz", "baseline"],
+            "excess_dist_sinkhorn_long": [0.02, -0.05, 0.3],
+            "pair_test_family": ["regions", "regions", "reference"],
+            "pair_test_effect": [0.0213, 0.0402, 0.1],
+            "pair_test_effect_ci_low": [0.0101, 0.0033, 0.05],
+            "pair_test_effect_ci_high": [0.0333, 0.0845, 0.15],
+            "pair_test_p_adjusted": [0.0015, 0.2, 0.001],
+            "pair_test_differs": [True, False, True],
+            "perf_test_family": ["regions", "regions", "reference"],
+            "perf_test_gap": [-0.0106, math.nan, 0.0],
+            "perf_test_ci_low": [-0.0369, math.nan, 0.0],
+            "perf_test_ci_high": [0.0136, math.nan, 0.0],
+            "perf_test_p_adjusted": [1.0, math.nan, 1.0],
+            "perf_test_differs": [False, False, False],
+        }
+    )
+
+
+def test_one_row_per_region_pair_with_estimates_intervals_verdicts_and_excesses() -> None:
+    table = paper_table(_pairwise())
+    assert list(table["pair"]) == ["au-ca", "au-nz"]  # the reference pair is left out
+    assert list(table["encoder_effect_verdict"]) == ["differs", "not shown"]
+    assert list(table["performance_gap_verdict"]) == ["not shown", "untested"]
+    assert list(table["excess_sinkhorn_long"]) == [0.02, -0.05]
+    latex = paper_latex(table, 0.95)
+    assert latex.startswith("\\begin{tabular}") and "\\toprule" in latex and "\\bottomrule" in latex
+    # Each estimate to the decimal a twentieth of its interval reaches; none where untested.
+    assert "au-ca & 0.021 [0.010, 0.033] & differs & -0.011 [-0.037, 0.014] & not shown" in latex
+    assert "Encoder effect [95\\% CI]" in latex and "Excess sinkhorn\\_long" in latex
+    assert f"[{PAPER_CSV}]({PAPER_CSV})" in paper_section(table)
+
+
+def test_every_figure_but_the_word_charts_gets_a_pdf_for_print(tmp_path) -> None:
+    assert print_copy("figures/primary.png") == "figures/primary.pdf"
+    assert print_copy("figures/explain/au-uk.png") is None
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns.db'}")
+    experiment = client.create_experiment("e", artifact_location=str(tmp_path / "art"))
+    run = start_run(client, experiment, "r", {})
+    figure = Figure()
+    figure.add_subplot().plot([0, 1])
+    run.figure(figure, "figures/x.png")
+    listed = [a.path for a in client.list_artifacts(run.run_id, "figures")]
+    assert listed == ["figures/x.pdf", "figures/x.png"]
+
+
+def test_the_report_states_its_command_commit_date_versions_and_run(tmp_path) -> None:
+    password = "s3cret"
+    argv = ["/x/run.py", "-m", "seed=range(5)", f"tracking.uri=http://u:{password}@h:5000"]
+    assert command_line(argv).startswith("python run.py -m 'seed=range(5)' ")
+    assert password not in command_line(argv)
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns.db'}")
+    experiment = client.create_experiment("e", artifact_location=str(tmp_path / "art"))
+    run = start_run(client, experiment, "r", {"git.commit": "abc123", "version.torch": "2.13.0"})
+    section = provenance_section(run, argv)
+    assert section.startswith("## Provenance")
+    assert "- commit: `abc123`" in section and "\n  - torch 2.13.0" in section
+    assert "- written: 20" in section and " UTC" in section
+    assert f"- MLflow run: [{run.run_id}](http://127.0.0.1:5000/#/experiments/" in section
+    assert password not in section
+
+
+def test_a_distance_table_shows_the_floors_on_its_diagonal() -> None:
+    values = np.array([[[0.0, 24.0], [24.0, 0.0]]] * 2)
+    matrix = DistanceMatrix.from_repetitions("sinkhorn_long", ["au", "za"], values)
+    assert floors_on_diagonal(matrix).loc["au", "au"] == 0.0  # no floors measured: as before
+    floored = DistanceMatrix(**{**matrix.__dict__, "floor": np.array([23.2, 23.9])})
+    shown = floors_on_diagonal(floored)
+    assert (shown.loc["au", "au"], shown.loc["za", "za"], shown.loc["au", "za"]) == (
+        23.2,
+        23.9,
+        24.0,
+    )
+    assert floored.mean[0, 0] == 0.0 and "noise floor" in FLOOR_DIAGONAL
+
+
+def test_a_studys_provenance_links_its_jobs_side_by_side(tmp_path) -> None:
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns.db'}")
+    experiment = client.create_experiment("e", artifact_location=str(tmp_path / "art"))
+    run = start_run(client, experiment, "study", {})
+    section = provenance_section(run, ["run.py"], jobs=["a1", "b2"])
+    expected = "/#/compare-runs?runs=%5B%22a1%22%2C%20%22b2%22%5D&experiments=%5B%22"
+    assert f"- its 2 jobs side by side: [compare](http://127.0.0.1:5000{expected}" in section

@@ -1,0 +1,148 @@
+"""The primary's checks, seed by seed and the single job's caveat, where a reader meets them.
+
+Each test fails on f7bc9eb (issue 60): none of these words or numbers existed there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pandas as pd
+
+from regbias.analysis.correlation.by_seed import SeedPrimary
+from regbias.analysis.correlation.primary_checks import PrimaryCheck, PrimaryChecks
+from regbias.analysis.pair_table import RecordedVerdict
+from regbias.analysis.pairs.performance import PerformancePairTests, PerformanceTestSettings
+from regbias.report.answers import WITHIN_NOISE, bottom_lines, study_findings
+from regbias.report.bottom_line import Evidence, primary_clause
+from regbias.report.findings_model import Findings
+from regbias.report.markdown import report_title
+from regbias.report.primary_checks import (
+    checks_section,
+    seed_line,
+    seed_section,
+    single_job_caveat,
+)
+from tests.conftest import packaged
+from tests.report.test_findings import primary_result
+
+P_WITHOUT = [0.01] * 4 + [0.06, 0.2]
+EACH = tuple(PrimaryCheck(g, 0.7, p, p < 0.05) for g, p in zip("abcdef", P_WITHOUT, strict=True))
+
+
+def _checked(p_value: float = 0.007, size_p: float = 0.004) -> object:
+    size = PrimaryCheck("", 0.78, size_p, size_p < 0.05)
+    return replace(primary_result(p_value), checks=PrimaryChecks(size, EACH))
+
+
+def test_a_supported_primary_that_loses_a_region_is_called_fragile_with_its_reason() -> None:
+    test = _checked()
+    clause = primary_clause(test)  # type: ignore[arg-type]
+    assert clause.startswith("the primary hypothesis is supported but fragile (rho = 0.31")
+    assert "not shown without e (p = 0.06), f (p = 0.2)" in clause
+    assert "given group size: partial rho = 0.78, p = 0.004" in clause
+    assert "each region left out: p = 0.01 to 0.2" in clause
+
+
+def test_a_primary_lost_to_the_size_control_is_fragile_and_an_unsupported_one_is_not() -> None:
+    size_lost = _checked(size_p=0.3)
+    assert "not shown given group size (partial p = 0.3)" in size_lost.fragile  # type: ignore[attr-defined]
+    unsupported = primary_clause(_checked(p_value=0.2))  # type: ignore[arg-type]
+    assert unsupported.startswith("the primary hypothesis is not supported (")
+    assert "fragile" not in unsupported and "given group size" in unsupported
+
+
+def test_the_checks_are_headline_metrics_and_a_table_on_the_page() -> None:
+    numbers = Evidence(_checked(), None, None, "maxt", 0.05).numbers()  # type: ignore[arg-type]
+    assert numbers["primary_fragile"] == 1.0
+    assert numbers["primary_size_controlled_p"] == 0.004
+    assert numbers["primary_left_out_p_max"] == 0.2
+    page = "\n".join(checks_section(_checked()))  # type: ignore[arg-type]
+    assert "## The primary against group size and each region" in page
+    assert "| given group size (partial) | au ca nz uk us za | 0.78 | 0.004 | supported |" in page
+    assert "| without f | " in page and "| not shown |" in page and "**Fragile:**" in page
+
+
+def _performance(differs: list[bool]) -> PerformancePairTests:
+    table = pd.DataFrame(
+        {
+            "group_a": ["au"] * len(differs),
+            "group_b": [f"g{i}" for i in range(len(differs))],
+            "family": "regions",
+            "p": 0.5,
+            "p_adjusted": [0.01 if d else 0.5 for d in differs],
+            "differs": differs,
+        }
+    )
+    settings = packaged(PerformanceTestSettings, "analysis.tests.performance")
+    return PerformancePairTests(settings, 0.05, "accuracy", 0.95, table, pd.DataFrame(), 25)
+
+
+def test_supported_beside_no_differing_gap_says_what_that_means_once() -> None:
+    within = Evidence(_checked(), None, None, "maxt", 0.05, performance=_performance([False] * 3))
+    lines = bottom_lines(within)  # type: ignore[arg-type]
+    assert len(lines) <= 3 and lines[1].endswith(f"left out: p = 0.01 to 0.2. {WITHIN_NOISE}")
+    shown = Evidence(_checked(), None, None, "maxt", 0.05, performance=_performance([True, False]))
+    assert not any(WITHIN_NOISE in line for line in bottom_lines(shown))  # type: ignore[arg-type]
+    unsupported = Evidence(
+        primary_result(0.3), None, None, "maxt", 0.05, performance=_performance([False])
+    )
+    assert not any(WITHIN_NOISE in line for line in bottom_lines(unsupported))
+
+
+def _seed(seed: str, rho: float, p: float, p_without: float | None) -> SeedPrimary:
+    alone = replace(primary_result(p), rho=rho)
+    without = None if p_without is None else replace(primary_result(p_without), rho=0.8)
+    return SeedPrimary(seed, f"run{seed}", alone, without)
+
+
+def test_a_study_shows_its_primary_seed_by_seed() -> None:
+    found = [_seed("0", -0.01, 0.53, 0.01), _seed("1", 0.6, 0.03, 0.07), _seed("2", 0.2, 0.2, 0.02)]
+    line = seed_line(found)
+    assert line.startswith("**Primary seed by seed.** Supported by 1 of 3 seeds' jobs alone")
+    assert (
+        "(rho -0.01 to 0.60); with each seed left out, supported in 2 of 3 (p up to 0.07)" in line
+    )
+    page = "\n".join(seed_section(found))
+    assert "## The primary seed by seed" in page
+    assert "| 0 | -0.01 | 0.53 | not shown | 0.80 | 0.01 | supported |" in page
+    assert seed_line([]) == "" and seed_section([]) == []
+
+
+def test_a_single_job_says_its_primary_is_one_seeds() -> None:
+    caveat = single_job_caveat({"seed": 0, "dataset": "sentiment140"}, primary_result(0.5))
+    assert caveat.startswith("One job, one seed (0): its primary tests this seed's")
+    assert single_job_caveat({"seed": 0, "jobs": 5}, primary_result(0.5)) == ""  # a study
+    assert single_job_caveat({"seed": 0}, None) == ""
+
+
+def test_task_analyze_has_a_title_and_answers_with_the_verdicts_its_table_records() -> None:
+    assert report_title({"input": "out/pairwise.csv"}) == (
+        "# regbias report: re-analysis of `out/pairwise.csv`"
+    )
+    assert report_title({"dataset": "csv"}) == "# regbias report: csv"
+    recorded = (
+        RecordedVerdict("test of record", "regions", 15, ("au-nz",)),
+        RecordedVerdict("performance test of record", "regions", 15, ()),
+    )
+    evidence = Evidence(primary_result(0.5), None, None, "maxt", 0.05, recorded=recorded)
+    answers = study_findings(evidence, ("dist_sinkhorn_long", "gap_accuracy")).answers
+    assert answers[0].answer == "As recorded, not re-run: 1 of 15 regions pairs (au-nz)"
+    assert answers[1].answer == "As recorded, not re-run: 0 of 15 regions pairs"
+    assert "not re-run here" in answers[0].how
+
+
+def test_a_warning_comes_before_the_bottom_line_everywhere() -> None:
+    findings = Findings(("**Bottom line.** x",), (), warnings=("**Warning: random encoder.** y",))
+    assert findings.summary().index("Warning") < findings.summary().index("Bottom line")
+    assert findings.plain_lines()[0].startswith("Warning: random encoder.")
+    assert Findings.from_dict(findings.to_dict()) == findings
+    assert Findings.from_dict({"bottom_line": ["b"], "answers": []}).warnings == ()  # older
+
+
+def test_nan_checks_are_not_printed_as_numbers() -> None:
+    untested = PrimaryChecks(PrimaryCheck(note="no group sizes"), (PrimaryCheck("a", note="x"),))
+    clause = primary_clause(replace(primary_result(0.01), checks=untested))
+    assert "no size-controlled test (no group sizes)" in clause and "nan" not in clause
+    assert math.isnan(untested.size.rho)
