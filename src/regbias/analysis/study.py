@@ -338,6 +338,34 @@ def analyse_table(
     return Analysis(None, None, None, pairs.frame, found, robustness=checks, primary=primary)
 
 
+def primary_on(
+    table: pd.DataFrame,
+    settings: AnalysisSettings,
+    noise: Mapping[str, float] | None = None,
+    *,
+    with_power: bool = False,
+) -> PrimaryTest:
+    """The declared primary's test on ``table`` as the settings say (it must be declared).
+
+    ``with_power``: its power in the group model too (``noise``: :func:`primary_noise`).
+    """
+    assert settings.correlation.primary is not None
+    distance, performance = settings.correlation.primary
+    return primary_test(
+        table,
+        distance,
+        performance,
+        reference_groups=settings.reference_groups,
+        direction=settings.correlation.primary_direction,
+        significance=settings.significance,
+        relabellings=settings.correlation.relabellings,
+        seed=settings.seed,
+        exact_limit=settings.correlation.exact_limit,
+        power=settings.power.primary if with_power else None,
+        power_noise=noise,
+    )
+
+
 def primary_of(
     table: pd.DataFrame,
     settings: AnalysisSettings,
@@ -356,20 +384,7 @@ def primary_of(
     """
     if settings.correlation.primary is None:
         return None
-    distance, performance = settings.correlation.primary
-    test = primary_test(
-        table,
-        distance,
-        performance,
-        reference_groups=settings.reference_groups,
-        direction=settings.correlation.primary_direction,
-        significance=settings.significance,
-        relabellings=settings.correlation.relabellings,
-        seed=settings.seed,
-        exact_limit=settings.correlation.exact_limit,
-        power=settings.power.primary,
-        power_noise=noise,
-    )
+    test = primary_on(table, settings, noise, with_power=True)
     test = check_primary(
         table,
         test,

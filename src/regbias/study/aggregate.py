@@ -14,7 +14,13 @@ import pandas as pd
 
 from regbias.analysis.correlation.by_seed import Job, SeedPrimary, primary_by_seed
 from regbias.analysis.pairs.pooled_scores import REWRITE_KEYS, pool_text_tables
-from regbias.analysis.study import AnalysisSettings, StudyResults, analyse, performance_tests
+from regbias.analysis.study import (
+    AnalysisSettings,
+    StudyResults,
+    analyse,
+    performance_tests,
+    primary_on,
+)
 from regbias.data.data_dir import resolve_data_dir
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
@@ -233,23 +239,13 @@ def seed_primaries(
     jobs: list[StudyResults], run_ids: list[str], settings: AnalysisSettings
 ) -> tuple[SeedPrimary, ...]:
     """The primary for each job alone and for the study without it (none: fewer than 2 jobs)."""
-    primary = settings.correlation.primary
-    if primary is None or len(jobs) < 2:
+    if settings.correlation.primary is None or len(jobs) < 2:
         return ()
     members = [
         Job(str(results.meta.get("seed", i)), results.distances, results.per_model, run_id)
         for i, (results, run_id) in enumerate(zip(jobs, run_ids, strict=True))
     ]
-    return primary_by_seed(
-        members,
-        primary,
-        reference_groups=settings.reference_groups,
-        direction=settings.correlation.primary_direction,
-        significance=settings.significance,
-        relabellings=settings.correlation.relabellings,
-        seed=settings.seed,
-        exact_limit=settings.correlation.exact_limit,
-    )
+    return primary_by_seed(members, lambda table: primary_on(table, settings))
 
 
 def log_inputs(run: RunLog, found: SweepResult | None, data_dir: str | None) -> None:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from regbias.analysis.correlation.by_seed import Job, primary_by_seed, seed_table
-from regbias.analysis.correlation.primary import primary_test
+from regbias.analysis.correlation.primary import PrimaryTest, primary_test
 from regbias.analysis.pair_table import pairwise_table
 from regbias.distances.matrix import DistanceMatrix
 from regbias.performance.evaluation import performance_gaps, summarise
@@ -16,14 +16,10 @@ from tests.analysis.test_robustness import study_on_a_line
 
 GROUPS = ["au", "ca", "nz", "uk", "us", "za"]
 PRIMARY = ("dist_sinkhorn_long", "gap_accuracy")
-SETTINGS = {
-    "reference_groups": [],
-    "direction": "greater",
-    "significance": 0.05,
-    "relabellings": 999,
-    "seed": 0,
-    "exact_limit": 40320,
-}
+
+
+def _test(table: pd.DataFrame) -> PrimaryTest:
+    return primary_test(table, *PRIMARY, reference_groups=[], direction="greater")
 
 
 def _jobs() -> list[Job]:
@@ -46,7 +42,7 @@ def _primary(jobs: list[Job]) -> float:
 
 def test_each_seed_alone_and_without_it_is_the_primary_of_those_jobs() -> None:
     jobs = _jobs()
-    found = primary_by_seed(jobs, PRIMARY, **SETTINGS)
+    found = primary_by_seed(jobs, _test)
     assert [f.seed for f in found] == ["0", "1", "2"]
     for index, item in enumerate(found):
         assert item.alone.rho == pytest.approx(_primary([jobs[index]]))
@@ -60,6 +56,6 @@ def test_each_seed_alone_and_without_it_is_the_primary_of_those_jobs() -> None:
 
 
 def test_one_job_has_no_study_without_it() -> None:
-    (only,) = primary_by_seed(_jobs()[:1], PRIMARY, **SETTINGS)
+    (only,) = primary_by_seed(_jobs()[:1], _test)
     assert only.without is None
     assert math.isnan(seed_table([only]).loc[0, "rho_without"])

@@ -8,12 +8,12 @@ study's verdict is over seeds (docs/method.md, "The primary seed by seed").
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
-from regbias.analysis.correlation.primary import PrimaryTest, primary_test
+from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.pair_table import pairwise_table
 from regbias.distances.matrix import DistanceMatrix
 
@@ -53,38 +53,17 @@ class SeedPrimary:
 
 
 def primary_by_seed(
-    jobs: Sequence[Job],
-    primary: tuple[str, str],
-    *,
-    reference_groups: Sequence[str],
-    direction: str,
-    significance: float,
-    relabellings: int,
-    seed: int,
-    exact_limit: int,
+    jobs: Sequence[Job], test: Callable[[pd.DataFrame], PrimaryTest]
 ) -> tuple[SeedPrimary, ...]:
     """The primary for each job alone and for the study without it (jobs in order).
 
-    The arguments after ``primary`` are the primary test's (:func:`primary_test`); no
-    interval or power is computed.
+    ``test``: the primary's test of a pair table (as the study runs it; no interval or power).
     """
-    settings = {
-        "reference_groups": reference_groups,
-        "direction": direction,
-        "significance": significance,
-        "relabellings": relabellings,
-        "seed": seed,
-        "exact_limit": exact_limit,
-    }
-
-    def test(members: Sequence[Job]) -> PrimaryTest:
-        return primary_test(_pair_table(members), *primary, **settings)  # type: ignore[arg-type]
-
     found = []
     for index, job in enumerate(jobs):
         others = [j for i, j in enumerate(jobs) if i != index]
-        without = test(others) if others else None
-        found.append(SeedPrimary(job.seed, job.run_id, test([job]), without))
+        without = test(_pair_table(others)) if others else None
+        found.append(SeedPrimary(job.seed, job.run_id, test(_pair_table([job])), without))
     return tuple(found)
 
 
