@@ -196,6 +196,7 @@ def test_parent_says_first_what_a_reader_needs(sweep):
         "| question | answer | how |"
     )
     assert "\\<" not in note and "\\>" not in note
+    assert " jobs side by side](/#/compare-runs?runs=%5B%22" in note  # reachable from the parent
     assert {"headline/primary_rho", "headline/primary_p", "headline/correlations"} <= set(
         parent.data.metrics
     )

@@ -36,6 +36,7 @@ from regbias.tracking.ledger import JobRecord
 from regbias.tracking.runs import MIN_FREE_MB, RunLog, connect, free_mb
 from regbias.tracking.ui import (
     DEFAULT_UI,
+    compare_url,
     describe_run,
     rename_run,
     run_url,
@@ -74,7 +75,7 @@ def finish_sweep(
         first = next(iter(headlines.values()))
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
         parent.metrics(metrics)
-        describe_run(parent, _description(headlines))
+        describe_run(parent, _description(headlines) + _compared(parent, children))
         rename_run(parent, sweep_name(config, [r.overrides for r in records]))
         summary = time.perf_counter() - started
         parent.metrics({"time/aggregate/summary_s": summary})
@@ -152,6 +153,15 @@ def _headlines(
     return sweep_headlines(
         parent, found, records, settings, lambda job: variant_settings(settings, sweep_dir, job)
     )
+
+
+def _compared(parent: RunLog, children: list[Any]) -> str:
+    """A line of the parent's description linking its jobs' side-by-side comparison."""
+    if len(children) < 2:
+        return ""
+    experiment = parent.client.get_run(parent.run_id).info.experiment_id
+    link = compare_url("", experiment, [c.info.run_id for c in children])
+    return f"\n\n[Its {len(children)} jobs side by side]({link}) (MLflow's comparison view)."
 
 
 def _description(headlines: Mapping[str, Headline]) -> str:
