@@ -108,6 +108,13 @@ def test_a_study_shows_its_primary_seed_by_seed() -> None:
     assert "## The primary seed by seed" in page
     assert "| 0 | -0.01 | 0.53 | not shown | 0.80 | 0.01 | supported |" in page
     assert seed_line([]) == "" and seed_section([]) == []
+    constant = [_seed("0", math.nan, math.nan, 0.3), _seed("1", 0.2, 0.3, None)]
+    page = "\n".join(seed_section(constant))
+    assert (
+        "| 0 | – | – | no rank correlation (a constant column) | 0.80 | 0.3 | not shown |" in page
+    )
+    assert "| 1 | 0.20 | 0.3 | not shown | – | – | not tested |" in page and "nan" not in page
+    assert "; 1 more gave no rank correlation)" in seed_line(constant)
 
 
 def test_a_single_job_says_its_primary_is_one_seeds() -> None:

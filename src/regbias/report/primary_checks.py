@@ -15,9 +15,18 @@ CHECKS_SECTION = "method.md#is-the-primary-more-than-group-size"
 
 
 def _verdict(test: PrimaryTest | None) -> str:
-    if test is None or test.note or not math.isfinite(test.rho):
+    if test is None or test.note:
         return "not tested"
+    if not math.isfinite(test.rho):
+        return "no rank correlation (a constant column)"
     return "supported" if test.significant else "not shown"
+
+
+def _cells(test: PrimaryTest | None) -> str:
+    """``rho | p | verdict`` of a table row; a dash where there is no number."""
+    if test is None or test.note or not math.isfinite(test.rho):
+        return f"– | – | {_verdict(test)}"
+    return f"{test.rho:.2f} | {p_text(test.p_value)} | {_verdict(test)}"
 
 
 def checks_section(test: PrimaryTest | None) -> list[str]:
@@ -72,21 +81,14 @@ def seed_section(found: Sequence[SeedPrimary]) -> list[str]:
         "|:---|---:|---:|:---|---:|---:|:---|",
     ]
     for item in found:
-        without = item.without
         rows.append(
-            f"| {markdown_text(item.seed)} | {item.alone.rho:.2f} | {p_text(item.alone.p_value)} "
-            f"| {_verdict(item.alone)} | "
-            + (
-                f"{without.rho:.2f} | {p_text(without.p_value)} | {_verdict(without)} |"
-                if without is not None
-                else "| | |"
-            )
+            f"| {markdown_text(item.seed)} | {_cells(item.alone)} | {_cells(item.without)} |"
         )
     return [
         "## The primary seed by seed",
         "",
-        "Each seed's job tests the primary on its own distances and gaps (a fifth of the data in "
-        "a 5-seed study, so a weaker test); the study without that seed pools the others. A "
+        f"Each seed's job tests the primary on its own distances and gaps (1/{len(found)} of the "
+        "data, so a weaker test); the study without that seed pools the others. A "
         "verdict that holds only with every seed pooled rests on the pooling "
         f"([method]({CHECKS_SECTION})).",
         "",
@@ -103,10 +105,13 @@ def seed_line(found: Sequence[SeedPrimary]) -> str:
     without = [s.without for s in found if s.without is not None and math.isfinite(s.without.rho)]
     if not alone:
         return ""
+    untested = len(found) - len(alone)
     text = (
         f"**Primary seed by seed.** Supported by {sum(t.significant for t in alone)} of "
         f"{len(alone)} seeds' jobs alone (rho {min(t.rho for t in alone):.2f} to "
-        f"{max(t.rho for t in alone):.2f})"
+        f"{max(t.rho for t in alone):.2f}"
+        + (f"; {untested} more gave no rank correlation" if untested else "")
+        + ")"
     )
     if without:
         text += (
