@@ -52,13 +52,22 @@ def test_one_row_per_region_pair_with_estimates_intervals_verdicts_and_excesses(
     assert latex.startswith("\\begin{tabular}") and "\\toprule" in latex and "\\bottomrule" in latex
     # Each estimate to the decimal a twentieth of its interval reaches; none where untested.
     assert "au-ca & 0.021 [0.010, 0.033] & differs & -0.011 [-0.037, 0.014] & not shown" in latex
+    tiny = paper_latex(
+        table.assign(
+            encoder_effect=-2.27e-7, encoder_effect_ci_low=-8.5e-7, encoder_effect_ci_high=7.7e-7
+        ),
+        0.95,
+    )
+    assert "-2.3e-07 [-8.5e-07, 7.7e-07]" in tiny
     assert "Encoder effect [95\\% CI]" in latex and "Excess sinkhorn\\_long" in latex
     assert f"[{PAPER_CSV}]({PAPER_CSV})" in paper_section(table)
 
 
 def test_every_figure_but_the_word_charts_gets_a_pdf_for_print(tmp_path) -> None:
     assert print_copy("figures/primary.png") == "figures/primary.pdf"
-    assert print_copy("figures/explain/au-uk.png") is None
+    assert print_copy("figures/scatter/primary__d__g.png") == "figures/scatter/primary__d__g.pdf"
+    for diagnostic in ("explain/au-uk", "sinkhorn_long_floor", "performance_accuracy"):
+        assert print_copy(f"figures/{diagnostic}.png") is None
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns.db'}")
     experiment = client.create_experiment("e", artifact_location=str(tmp_path / "art"))
     run = start_run(client, experiment, "r", {})

@@ -102,8 +102,14 @@ def _estimate(value: object, low: object, high: object) -> str:
         return "--"
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return _number(v)
-    decimals = max(0, -math.floor(math.log10((hi - lo) / 20)))
-    return f"{v:.{decimals}f} [{lo:.{decimals}f}, {hi:.{decimals}f}]"
+    step = math.floor(math.log10((hi - lo) / 20))
+    if step >= -4:
+        decimals = max(0, -step)
+        return f"{v:.{decimals}f} [{lo:.{decimals}f}, {hi:.{decimals}f}]"
+    # Tiny values (a random encoder's): as many significant digits as that step allows.
+    top = math.floor(math.log10(max(abs(v), abs(lo), abs(hi))))
+    digits = max(0, top - step)
+    return f"{v:.{digits}e} [{lo:.{digits}e}, {hi:.{digits}e}]"
 
 
 def paper_section(table: pd.DataFrame) -> str:
@@ -113,6 +119,7 @@ def paper_section(table: pd.DataFrame) -> str:
         f"One row per region pair ({len(table)}): the test of record's effect and the "
         "performance gap, each with its interval and verdict, and each distance's excess over "
         f"its noise floor: [{PAPER_CSV}]({PAPER_CSV}) and [{PAPER_TEX}]({PAPER_TEX}) (LaTeX, "
-        "booktabs; each estimate to the decimal a twentieth of its interval reaches). Every "
-        "figure but the per-pair word charts is also a PDF beside its PNG, for print.\n"
+        "booktabs; each estimate to the decimal a twentieth of its interval reaches). The "
+        "heatmaps, the tests of record's figures and the scatter plots are also PDFs beside "
+        "their PNGs, for print.\n"
     )

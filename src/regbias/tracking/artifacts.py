@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 from dataclasses import dataclass
@@ -189,15 +190,23 @@ representation_figure = Named(f"{FIGURES_FOLDER}/representation_{{}}.png")
 scatter_figure = Named(f"{FIGURES_FOLDER}/scatter/{{}}.png")
 #: Every per-pair path family above, named by :func:`pair_name` (file names from group names).
 PAIR_FILES = (explain_words_csv, explain_typical_csv, explain_figure)
-#: Every figure but these (one per differing pair) also gets a vector copy for print.
-NO_PRINT_COPY = (f"{FIGURES_FOLDER}/explain/",)
+#: The figures a paper prints get a vector copy beside their PNG: the matrices, the tests of
+#: record, the correlations and their scatter plots. Not these (diagnostics, one per pair or
+#: per distance's floor: drawing each twice would cost a job seconds for no reader).
+NO_PRINT_COPY = (
+    f"{FIGURES_FOLDER}/explain/*",
+    "*_floor.png",
+    f"{FIGURES_FOLDER}/performance_*",
+    f"{FIGURES_FOLDER}/representation_*",
+    LDA_FIGURE,
+)
 #: The vector format of a figure's print copy (beside its PNG, same name).
 PRINT_FORMAT = "pdf"
 
 
 def print_copy(path: str) -> str | None:
     """Where a figure at ``path`` gets its print copy (``x.png`` -> ``x.pdf``); None: none."""
-    if not path.endswith(".png") or path.startswith(NO_PRINT_COPY):
+    if not path.endswith(".png") or any(fnmatch.fnmatch(path, p) for p in NO_PRINT_COPY):
         return None
     return f"{path.removesuffix('.png')}.{PRINT_FORMAT}"
 
