@@ -39,18 +39,23 @@ def _checked(p_value: float = 0.007, size_p: float = 0.004) -> object:
 def test_a_supported_primary_that_loses_a_region_is_called_fragile_with_its_reason() -> None:
     test = _checked()
     clause = primary_clause(test)  # type: ignore[arg-type]
-    assert clause.startswith("the primary hypothesis is supported but fragile (rho = 0.31")
-    assert "not shown without e (p = 0.06), f (p = 0.2)" in clause
-    assert "given group size: partial rho = 0.78, p = 0.004" in clause
-    assert "each region left out: p = 0.01 to 0.2" in clause
+    assert clause == (
+        "the primary hypothesis is supported but fragile (rho = 0.31, exact Mantel p = 0.007, "
+        "level 0.05): given group size, partial rho = 0.78, p = 0.004; each region left out, "
+        "p = 0.01 to 0.2, not shown without e or f"
+    )
+    # Each result once: the p of a lost region is in the table, not repeated here.
+    assert clause.count("0.004") == 1 and "(p = 0.06)" not in clause
 
 
 def test_a_primary_lost_to_the_size_control_is_fragile_and_an_unsupported_one_is_not() -> None:
     size_lost = _checked(size_p=0.3)
     assert "not shown given group size (partial p = 0.3)" in size_lost.fragile  # type: ignore[attr-defined]
+    assert "given group size, partial rho = 0.78, p = 0.3, not shown;" in primary_clause(size_lost)  # type: ignore[arg-type]
     unsupported = primary_clause(_checked(p_value=0.2))  # type: ignore[arg-type]
     assert unsupported.startswith("the primary hypothesis is not supported (")
-    assert "fragile" not in unsupported and "given group size" in unsupported
+    assert "fragile" not in unsupported and "not shown" not in unsupported
+    assert "given group size, partial rho = 0.78, p = 0.004; each region left out" in unsupported
 
 
 def test_the_checks_are_headline_metrics_and_a_table_on_the_page() -> None:
@@ -82,7 +87,7 @@ def _performance(differs: list[bool]) -> PerformancePairTests:
 def test_supported_beside_no_differing_gap_says_what_that_means_once() -> None:
     within = Evidence(_checked(), None, None, "maxt", 0.05, performance=_performance([False] * 3))
     lines = bottom_lines(within)  # type: ignore[arg-type]
-    assert len(lines) <= 3 and lines[1].endswith(f"left out: p = 0.01 to 0.2. {WITHIN_NOISE}")
+    assert len(lines) <= 3 and lines[1].endswith(f"not shown without e or f. {WITHIN_NOISE}")
     shown = Evidence(_checked(), None, None, "maxt", 0.05, performance=_performance([True, False]))
     assert not any(WITHIN_NOISE in line for line in bottom_lines(shown))  # type: ignore[arg-type]
     unsupported = Evidence(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
+from regbias.analysis.correlation.primary_checks import SIZE_DETERMINES
 from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.pair_table import RecordedVerdict
@@ -212,7 +213,7 @@ def primary_clause(test: PrimaryTest | None) -> str:
         f"{test.p_value:.2g}, level {test.significance:g})"
     )
     checks = checks_clause(test)
-    return f"{clause}; {checks}" if checks else clause
+    return f"{clause}: {checks}" if checks else clause
 
 
 def _checks_numbers(test: PrimaryTest) -> dict[str, float]:
@@ -231,27 +232,38 @@ def _checks_numbers(test: PrimaryTest) -> dict[str, float]:
 
 
 def checks_clause(test: PrimaryTest) -> str:
-    """The primary's checks in one clause: why it is fragile, size-controlled, each left out.
+    """The primary's checks in one clause, each result said once (empty: not checked).
 
-    Empty where the primary was not checked (docs/method.md, "Is the primary more than group
-    size?").
+    A check a supported primary does not survive ends in ``not shown``: that is why it is
+    fragile (docs/method.md, "Is the primary more than group size?").
     """
     checks = test.checks
     if checks is None:
         return ""
+    supported = test.significant
     size = checks.size
     if size.tested:
-        size_part = f"given group size: partial rho = {size.rho:.2f}, p = {size.p_value:.2g}"
+        lost = ", not shown" if supported and not size.significant else ""
+        size_part = f"given group size, partial rho = {size.rho:.2f}, p = {size.p_value:.2g}{lost}"
+    elif size.note == SIZE_DETERMINES and supported:
+        size_part = f"given group size, not shown ({size.note})"
     else:
         size_part = f"no size-controlled test ({size.note})"
     tested = [c.p_value for c in checks.without_each if c.tested]
-    if tested:
-        each = f"each region left out: p = {min(tested):.2g} to {max(tested):.2g}"
-    else:
+    if not tested:
         note = checks.without_each[0].note if checks.without_each else "no regions"
-        each = f"no region left out ({note})"
-    reason = f"{test.fragile}; " if test.fragile else ""
-    return f"{reason}{size_part}; {each}"
+        return f"{size_part}; no region left out ({note})"
+    each = f"each region left out, p = {min(tested):.2g} to {max(tested):.2g}"
+    lost_regions = [c.left_out for c in checks.lost_without()]
+    if supported and lost_regions:
+        each += f", not shown without {_listed(lost_regions)}"
+    return f"{size_part}; {each}"
+
+
+def _listed(names: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c`` (names from the data, escaped)."""
+    shown = [markdown_text(n) for n in names]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
 def mantel_kind(test: PrimaryTest) -> str:

@@ -18,7 +18,6 @@ from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.analysis.power.primary import NO_SIGNAL, POWER_CONFIDENCE
 from regbias.distances import distance_label
 from regbias.numbers import p_text
-from regbias.report.bottom_line import checks_clause
 from regbias.report.bullets import bullet_lines
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
@@ -168,8 +167,9 @@ def each_note_once(
 _PRIMARY_ROW = "**Primary hypothesis.** "
 #: How the primary's checks work, in a few words (docs/method.md has the whole).
 SIZE_CHECK_METHOD = (
-    "docs/method.md, 'Is the primary more than group size?': a partial Mantel test given "
-    "1/n_a + 1/n_b, and the same test on the pairs without each region"
+    "a partial Mantel test given 1/n_a + 1/n_b, and the same test without each region (their "
+    "numbers in the bottom line and the table 'The primary against group size and each "
+    "region'; docs/method.md, 'Is the primary more than group size?')"
 )
 _NO_CI = "none computed"
 #: What the primary's interval delivered where it was checked: 0.927-0.980 over five regimes of
@@ -210,8 +210,8 @@ def primary_sentence(test: PrimaryTest) -> str:
     )
     reading = interval_reading(test)
     text += _power_clause(test) + _models_clause(test)
-    if checks := checks_clause(test):
-        text += f". Checked against group size and each region ({SIZE_CHECK_METHOD}): {checks}"
+    if test.checks is not None:
+        text += f". Its checks against group size and each region: {SIZE_CHECK_METHOD}"
     return f"{text}. {reading[0].upper()}{reading[1:]}." if reading else f"{text}."
 
 
