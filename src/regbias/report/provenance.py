@@ -38,8 +38,8 @@ def provenance_section(
     an MLflow client (a test's stand-in) gets the parts that need none.
     """
     tags = _run_tags(run)
-    commit = tags.get("git.commit") or git_state().get("git.commit", "unknown")
-    dirty = tags.get("git.dirty") or git_state().get("git.dirty", "unknown")
+    state = tags if "git.commit" in tags else git_state()
+    commit, dirty = state.get("git.commit", "unknown"), state.get("git.dirty", "unknown")
     versions = {
         k.removeprefix(VERSION_TAG): v for k, v in tags.items() if k.startswith(VERSION_TAG)
     }
