@@ -94,6 +94,9 @@ def test_supported_beside_no_differing_gap_says_what_that_means_once() -> None:
         primary_result(0.3), None, None, "maxt", 0.05, performance=_performance([False])
     )
     assert not any(WITHIN_NOISE in line for line in bottom_lines(unsupported))
+    dependence = replace(_checked(), performance="dcor_accuracy", direction="less")
+    other = Evidence(dependence, None, None, "maxt", 0.05, performance=_performance([False]))
+    assert not any(WITHIN_NOISE in line for line in bottom_lines(other))  # type: ignore[arg-type]
 
 
 def _seed(seed: str, rho: float, p: float, p_without: float | None) -> SeedPrimary:

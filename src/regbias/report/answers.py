@@ -14,7 +14,7 @@ import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.correlation.result import correlation_rows, strongest_rows
-from regbias.analysis.pair_table import RECORDED_TESTS, RecordedVerdict
+from regbias.analysis.pair_table import GAP_PREFIX, RECORDED_TESTS, RecordedVerdict
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
 from regbias.analysis.pairs.performance import PerformancePairTests
@@ -306,6 +306,8 @@ def _within_noise(evidence: Evidence) -> str:
     test, performance = evidence.primary, evidence.performance
     if test is None or not test.significant or performance is None:
         return ""
+    if test.direction != "greater" or not test.performance.startswith(GAP_PREFIX):
+        return ""  # the sentence reads a positive association with gaps
     family = _family(performance, PRIMARY_FAMILY)
     none_differ = bool(family.tested and family.decidable and not len(family.differing))
     return WITHIN_NOISE if none_differ else ""
