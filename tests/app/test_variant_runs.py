@@ -77,7 +77,8 @@ def test_the_encoders_runs_have_the_same_columns_and_the_control_says_so(swept):
     client = MlflowClient(f"sqlite:///{workdir}/mlruns.db")
     assert {"report.md", "report.html"} <= {a.path for a in client.list_artifacts(toy.info.run_id)}
     note = toy.data.tags["mlflow.note.content"]
-    assert note.startswith("**Bottom line.**") and "- **Warning: random encoder.**" in note
+    # The random encoder's warning first, then the bottom line (issue 60).
+    assert note.startswith("**Warning: random encoder.**") and "\n\n**Bottom line.**" in note
     (sweep,) = by_role(all_runs, "sweep")  # the comparison page still reads the copies
     folders = {a.path for a in client.list_artifacts(sweep.info.run_id)}
     assert {f"variant-{v.data.tags['regbias.variant']}" for v in variants.values()} <= folders

@@ -40,3 +40,7 @@ def test_a_run_already_under_this_parent_gets_no_link(tmp_path) -> None:
     child = start_run(client, experiment, "job0", {}, parent.run_id)
     assert link_reused_run(client, experiment, parent.run_id, child.run_id, "x") is None
     assert linked_runs(client, child.run_id) == []
+    # A rerun of a sweep of several variants: its jobs sit under the variants' runs.
+    variant = start_run(client, experiment, "variant", {}, parent.run_id)
+    grandchild = start_run(client, experiment, "job1", {}, variant.run_id)
+    assert link_reused_run(client, experiment, parent.run_id, grandchild.run_id, "y") is None

@@ -287,14 +287,15 @@ def link_reused_run(
 ) -> str | None:
     """A FINISHED child of ``parent_run_id`` that stands for ``reused`` (a run finished elsewhere).
 
-    None where ``reused`` is a child of this parent already. The link carries the reused
+    None where ``reused`` is in this study already (its child, or a child of one of its
+    variants' runs: a rerun of the same sweep). The link carries the reused
     run's params, metrics (their latest values) and tags, and a description pointing at it, so
     the parent lists every job of its study and the UI compares them; the reused run itself is
     left where it is.
     """
     original = client.get_run(reused)
-    if original.data.tags.get("mlflow.parentRunId") == parent_run_id:
-        return None
+    if _under(client, original.data.tags.get("mlflow.parentRunId"), parent_run_id):
+        return None  # in this study already (its child, or a child of one of its variants)
     tags = {k: v for k, v in original.data.tags.items() if k not in _NOT_LINKED}
     note = (
         f"Reused run {reused} (finished earlier, not run again; resume=true): this run links "
@@ -311,6 +312,13 @@ def link_reused_run(
         client.log_batch(link.run_id, metrics=metrics[start : start + 1000])
     client.set_terminated(link.run_id, "FINISHED")
     return link.run_id
+
+
+def _under(client: MlflowClient, parent: str | None, study: str) -> bool:
+    """Whether a run whose parent is ``parent`` sits under ``study``, one or two levels down."""
+    if parent is None:
+        return False
+    return parent == study or client.get_run(parent).data.tags.get("mlflow.parentRunId") == study
 
 
 def linked_runs(client: MlflowClient, run_id: str) -> list[str]:
