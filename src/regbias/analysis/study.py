@@ -231,14 +231,14 @@ def performance_record(
     )
 
 
-def _primary_groups(
+def primary_noise(
     record: PerformancePairTests | None, settings: AnalysisSettings
-) -> pd.DataFrame | None:
-    """The regions' rows of the record's group table, with their standard error ``se``.
+) -> dict[str, float] | None:
+    """By region, its metric's standard error over the spread of the regions' true values.
 
     From the performance test of record's two-stage intervals (standard error = interval
-    width / (2 z)). None where there is no such interval, fewer than 4 regions have one, or
-    the primary is another metric.
+    width / (2 z)); the true spread is the regions' observed variance less their mean squared
+    standard error. None where there is no such interval or the primary is another metric.
     """
     primary = settings.correlation.primary
     if record is None or primary is None or not math.isfinite(record.confidence):
@@ -250,25 +250,9 @@ def _primary_groups(
         & ~record.groups["group"].isin(settings.reference_groups)
     ]
     z = float(scipy_stats.norm.ppf((1 + record.confidence) / 2))
-    rows = rows.assign(se=(rows["ci_high"] - rows["ci_low"]) / (2 * z))
-    if len(rows) < MIN_GROUPS or not np.isfinite(rows["se"].to_numpy(dtype=float)).all():
+    se = ((rows["ci_high"] - rows["ci_low"]) / (2 * z)).to_numpy(dtype=float)
+    if len(rows) < MIN_GROUPS or not np.isfinite(se).all():
         return None
-    return rows
-
-
-def primary_noise(
-    record: PerformancePairTests | None, settings: AnalysisSettings
-) -> dict[str, float] | None:
-    """By region, its metric's standard error over the spread of the regions' true values.
-
-    The standard errors of the performance test of record's two-stage intervals; the true
-    spread is the regions' observed variance less their mean squared standard error. None where
-    there are none.
-    """
-    rows = _primary_groups(record, settings)
-    if rows is None:
-        return None
-    se = rows["se"].to_numpy(dtype=float)
     spread = float(np.var(rows["value"].to_numpy(dtype=float), ddof=1) - np.mean(se**2))
     ratio = se / math.sqrt(spread) if spread > 0 else np.full(len(se), NO_SIGNAL)
     return dict(zip(rows["group"].astype(str), np.minimum(ratio, NO_SIGNAL).tolist(), strict=True))

@@ -20,6 +20,7 @@ from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import FAMILIES
 from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
+from regbias.numbers import p_text
 from regbias.report.escape import markdown_text
 from regbias.report.record import pairs_found, pairs_numbers, pairs_part, recorded_part
 
@@ -244,7 +245,8 @@ def checks_clause(test: PrimaryTest) -> str:
     size = checks.size
     if size.tested:
         lost = ", not shown" if supported and not size.significant else ""
-        size_part = f"given group size, partial rho = {size.rho:.2f}, p = {size.p_value:.2g}{lost}"
+        p = p_text(size.p_value)
+        size_part = f"given group size, partial rho = {size.rho:.2f}, p = {p}{lost}"
     elif size.note == SIZE_DETERMINES and supported:
         size_part = f"given group size, not shown ({size.note})"
     else:
@@ -253,7 +255,7 @@ def checks_clause(test: PrimaryTest) -> str:
     if not tested:
         note = checks.without_each[0].note if checks.without_each else "no regions"
         return f"{size_part}; no region left out ({note})"
-    each = f"each region left out, p = {min(tested):.2g} to {max(tested):.2g}"
+    each = f"each region left out, p = {p_text(min(tested))} to {p_text(max(tested))}"
     lost_regions = [c.left_out for c in checks.lost_without()]
     if supported and lost_regions:
         each += f", not shown without {_listed(lost_regions)}"

@@ -13,6 +13,7 @@ import math
 import pandas as pd
 
 from regbias.analysis.pair_table import DISTANCE_PREFIX
+from regbias.numbers import number_text
 from regbias.tracking.artifacts import PAPER_CSV, PAPER_TEX
 
 #: The pairwise table's columns of the two tests of record, by the paper table's prefix.
@@ -79,16 +80,11 @@ def paper_latex(table: pd.DataFrame, confidence: float) -> str:
         ]
         shown[f"{label}: verdict"] = table[f"{name}_verdict"]
     for column in (c for c in table.columns if c.startswith("excess_")):
-        shown[f"Excess {column.removeprefix('excess_')}"] = [_number(v) for v in table[column]]
+        shown[f"Excess {column.removeprefix('excess_')}"] = [number_text(v) for v in table[column]]
     styler = (
         shown.style.hide(axis="index").format(escape="latex").format_index(escape="latex", axis=1)
     )
     return styler.to_latex(hrules=True, column_format="l" + "r" * (shown.shape[1] - 1))
-
-
-def _number(value: object) -> str:
-    number = float(value)  # type: ignore[arg-type]
-    return f"{number:.3g}" if math.isfinite(number) else "--"
 
 
 def _estimate(value: object, low: object, high: object) -> str:
@@ -99,9 +95,9 @@ def _estimate(value: object, low: object, high: object) -> str:
     """
     v, lo, hi = (float(x) for x in (value, low, high))  # type: ignore[arg-type]
     if not math.isfinite(v):
-        return "--"
+        return number_text(v)
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-        return _number(v)
+        return number_text(v)
     step = math.floor(math.log10((hi - lo) / 20))
     if step >= -4:
         decimals = max(0, -step)

@@ -58,7 +58,7 @@ def checks_section(test: PrimaryTest | None) -> list[str]:
             f"{check.rho:.2f} | {p_text(check.p_value)} | "
             f"{'supported' if check.significant else 'not shown'} |"
         )
-    fragile = f" **Fragile:** {markdown_text(test.fragile)}." if test.fragile else ""
+    fragile = " **Supported but fragile:** the rows marked not shown." if test.fragile else ""
     return [
         "## The primary against group size and each region",
         "",

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from regbias.numbers import p_text
+
 #: The size check's note where group size orders a column exactly (no partial correlation).
 SIZE_DETERMINES = "group size orders a column's ranks exactly: no partial correlation"
 
@@ -78,11 +80,11 @@ class PrimaryChecks:
         reasons = []
         if self.size.tested and not self.size.significant:
             p = self.size.p_value
-            reasons.append(f"not shown given group size (partial p = {p:.2g})")
+            reasons.append(f"not shown given group size (partial p = {p_text(p)})")
         if self.size.note == SIZE_DETERMINES:
             reasons.append(f"not shown given group size ({SIZE_DETERMINES})")
         lost = self.lost_without()
         if lost:
-            named = ", ".join(f"{c.left_out} (p = {c.p_value:.2g})" for c in lost)
+            named = ", ".join(f"{c.left_out} (p = {p_text(c.p_value)})" for c in lost)
             reasons.append(f"not shown without {named}")
         return "; ".join(reasons)
