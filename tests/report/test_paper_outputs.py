@@ -6,6 +6,7 @@ Each fails on f7bc9eb (issue 60): none of these existed there.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -115,3 +116,21 @@ def test_a_studys_provenance_links_its_jobs_side_by_side(tmp_path) -> None:
     section = provenance_section(run, ["run.py"], jobs=["a1", "b2"])
     expected = "/#/compare-runs?runs=%5B%22a1%22%2C%20%22b2%22%5D&experiments=%5B%22"
     assert f"- its 2 jobs side by side: [compare](http://127.0.0.1:5000{expected}" in section
+
+
+def test_a_print_copy_is_the_same_bytes_whenever_it_is_written(tmp_path) -> None:
+    """No creation date in the PDF: two runs of one config give the same artifacts."""
+    import time
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns.db'}")
+    experiment = client.create_experiment("e", artifact_location=str(tmp_path / "art"))
+    figure = Figure()
+    figure.add_subplot().plot([0, 1])
+    written = []
+    for name in ("a", "b"):
+        run = start_run(client, experiment, name, {})
+        run.figure(figure, "figures/x.png")
+        written.append(client.download_artifacts(run.run_id, "figures/x.pdf", str(tmp_path / name)))
+        time.sleep(1.1)  # a PDF's creation date has whole seconds
+    first, second = (Path(w).read_bytes() for w in written)
+    assert first == second

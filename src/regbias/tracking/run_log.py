@@ -133,7 +133,8 @@ class RunLog:
         vector = print_copy(path)
         if vector is not None:
             with self._artifact(vector) as target:
-                figure.savefig(target)
+                # No creation date: the same figure gives the same bytes (reproducible runs).
+                figure.savefig(target, metadata={"CreationDate": None})
 
     def file(self, local: Path, directory: str | None = None) -> None:
         """Copy a local file into the artifact folder ``directory`` (None: the prefix's)."""
