@@ -11,7 +11,7 @@ from dataclasses import replace
 import pandas as pd
 
 from regbias.analysis.correlation.by_seed import SeedPrimary
-from regbias.analysis.correlation.primary_checks import PrimaryCheck, PrimaryChecks
+from regbias.analysis.correlation.primary_checks import NoiseCheck, PrimaryCheck, PrimaryChecks
 from regbias.analysis.pair_table import RecordedVerdict
 from regbias.analysis.pairs.performance import PerformancePairTests, PerformanceTestSettings
 from regbias.report.answers import WITHIN_NOISE, bottom_lines, study_findings
@@ -31,9 +31,9 @@ P_WITHOUT = [0.01] * 4 + [0.06, 0.2]
 EACH = tuple(PrimaryCheck(g, 0.7, p, p < 0.05) for g, p in zip("abcdef", P_WITHOUT, strict=True))
 
 
-def _checked(p_value: float = 0.007, size_p: float = 0.004) -> object:
-    size = PrimaryCheck("", 0.78, size_p, size_p < 0.05)
-    return replace(primary_result(p_value), checks=PrimaryChecks(size, EACH))
+def _checked(p_value: float = 0.007, noise_p: float = 0.004) -> object:
+    noise = NoiseCheck(0.38, noise_p, noise_p < 0.05, draws=999)
+    return replace(primary_result(p_value), checks=PrimaryChecks(noise, EACH))
 
 
 def test_a_supported_primary_that_loses_a_region_is_called_fragile_with_its_reason() -> None:
@@ -41,31 +41,33 @@ def test_a_supported_primary_that_loses_a_region_is_called_fragile_with_its_reas
     clause = primary_clause(test)  # type: ignore[arg-type]
     assert clause == (
         "the primary hypothesis is supported but fragile (rho = 0.31, exact Mantel p = 0.007, "
-        "level 0.05): given group size, partial rho = 0.78, p = 0.004; each region left out, "
-        "p = 0.01 to 0.2, not shown without e or f"
+        "level 0.05): beyond the groups' noise, p = 0.004 (noise alone gives rho 0.38); each "
+        "region left out, p = 0.01 to 0.2, not shown without e or f"
     )
     # Each result once: the p of a lost region is in the table, not repeated here.
     assert clause.count("0.004") == 1 and "(p = 0.06)" not in clause
 
 
-def test_a_primary_lost_to_the_size_control_is_fragile_and_an_unsupported_one_is_not() -> None:
-    size_lost = _checked(size_p=0.3)
-    assert "not shown given group size (partial p = 0.3)" in size_lost.fragile  # type: ignore[attr-defined]
-    assert "given group size, partial rho = 0.78, p = 0.3, not shown;" in primary_clause(size_lost)  # type: ignore[arg-type]
+def test_a_primary_lost_to_the_noise_check_is_fragile_and_an_unsupported_one_is_not() -> None:
+    noise_lost = _checked(noise_p=0.3)
+    assert "not shown beyond the groups' noise (p = 0.3)" in noise_lost.fragile  # type: ignore[attr-defined]
+    clause = primary_clause(noise_lost)  # type: ignore[arg-type]
+    assert "beyond the groups' noise, p = 0.3, not shown (noise alone gives rho 0.38);" in clause
     unsupported = primary_clause(_checked(p_value=0.2))  # type: ignore[arg-type]
     assert unsupported.startswith("the primary hypothesis is not supported (")
     assert "fragile" not in unsupported and "not shown" not in unsupported
-    assert "given group size, partial rho = 0.78, p = 0.004; each region left out" in unsupported
+    assert "beyond the groups' noise, p = 0.004 (noise alone gives rho 0.38); each" in unsupported
 
 
 def test_the_checks_are_headline_metrics_and_a_table_on_the_page() -> None:
     numbers = Evidence(_checked(), None, None, "maxt", 0.05).numbers()  # type: ignore[arg-type]
     assert numbers["primary_fragile"] == 1.0
-    assert numbers["primary_size_controlled_p"] == 0.004
+    assert numbers["primary_noise_only_p"] == 0.004 and numbers["primary_noise_only_rho"] == 0.38
     assert numbers["primary_left_out_p_max"] == 0.2
     page = "\n".join(checks_section(_checked()))  # type: ignore[arg-type]
-    assert "## The primary against group size and each region" in page
-    assert "| given group size (partial) | au ca nz uk us za | 0.78 | 0.004 | supported |" in page
+    assert "## The primary against the groups' noise and each region" in page
+    row = "| beyond noise (999 draws; the rho they give) | au ca nz uk us za | 0.38 | 0.004 |"
+    assert f"{row} supported |" in page
     assert "| without f | " in page and "| not shown |" in page
     assert "**Supported but fragile:** the rows marked not shown." in page
 
@@ -158,7 +160,7 @@ def test_a_warning_comes_before_the_bottom_line_everywhere() -> None:
 
 
 def test_nan_checks_are_not_printed_as_numbers() -> None:
-    untested = PrimaryChecks(PrimaryCheck(note="no group sizes"), (PrimaryCheck("a", note="x"),))
+    untested = PrimaryChecks(NoiseCheck(note="no texts"), (PrimaryCheck("a", note="x"),))
     clause = primary_clause(replace(primary_result(0.01), checks=untested))
-    assert "no size-controlled test (no group sizes)" in clause and "nan" not in clause
-    assert math.isnan(untested.size.rho)
+    assert "no test beyond the groups' noise (no texts)" in clause and "nan" not in clause
+    assert math.isnan(untested.noise.null_rho)

@@ -45,6 +45,7 @@ from regbias.analysis.power.performance import PerfPower, perf_classes, perf_pla
 from regbias.analysis.power.primary import NO_SIGNAL
 from regbias.analysis.robustness.bootstrap import BARE_TABLE, rho_replicates
 from regbias.analysis.robustness.checks import RobustnessSettings, robustness
+from regbias.analysis.robustness.noise_only import noise_draws
 from regbias.analysis.robustness.primary import check_primary
 from regbias.data.window_fit import WindowFit
 from regbias.distances.matrix import DistanceMatrix
@@ -360,7 +361,7 @@ def primary_of(
     """The declared hypothesis's test on ``table``'s regions; None when none is declared.
 
     The test carries its checks (:func:`~regbias.analysis.robustness.primary.check_primary`:
-    given the results' group sizes, and each region left out).
+    beyond the groups' noise, drawn from ``texts``, and each region left out).
 
     With ``results`` (their models and distance repetitions, and ``texts``, every text's
     scores) and ``analysis.robustness.resamples`` > 0, the test carries rho's bootstrap
@@ -369,10 +370,17 @@ def primary_of(
     if settings.correlation.primary is None:
         return None
     test = primary_on(table, settings, noise, with_power=True)
+    draws = noise_draws(
+        texts,
+        results.groups if results is not None else [],
+        test.performance,
+        settings.robustness.resamples,
+        settings.tests.performance.seed,
+    )
     test = check_primary(
         table,
         test,
-        results.group_sizes if results is not None else None,
+        draws,
         relabellings=settings.correlation.relabellings,
         seed=settings.seed,
         exact_limit=settings.correlation.exact_limit,

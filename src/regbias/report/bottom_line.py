@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
-from regbias.analysis.correlation.primary_checks import SIZE_DETERMINES
 from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.pair_table import RecordedVerdict
@@ -159,7 +158,8 @@ class Evidence:
 
         Keys: ``primary_rho``, ``primary_p``, ``primary_significant`` (0/1), with its bootstrap
         interval ``primary_ci_low``, ``primary_ci_high`` when computed, its checks
-        ``primary_fragile`` (0/1), ``primary_size_controlled_rho``, ``primary_size_controlled_p``
+        ``primary_fragile`` (0/1), ``primary_noise_only_rho`` (the median rho of noise alone),
+        ``primary_noise_only_p``
         and ``primary_left_out_p_max`` when run, ``correlations``,
         ``significant_correlations`` (adjusted as ``analysis.correlation.adjust`` says), and
         per family of the test of record that can give a verdict ``differing_pairs/<family>``,
@@ -218,14 +218,14 @@ def primary_clause(test: PrimaryTest | None) -> str:
 
 
 def _checks_numbers(test: PrimaryTest) -> dict[str, float]:
-    """The primary's checks as headline metrics: size-controlled rho and p, worst left-out p."""
+    """The primary's checks as headline metrics: noise alone's rho and p, worst left-out p."""
     checks = test.checks
     if checks is None:
         return {}
     numbers = {"primary_fragile": float(bool(test.fragile))}
-    if checks.size.tested:
-        numbers["primary_size_controlled_rho"] = float(checks.size.rho)
-        numbers["primary_size_controlled_p"] = float(checks.size.p_value)
+    if checks.noise.tested:
+        numbers["primary_noise_only_rho"] = float(checks.noise.null_rho)
+        numbers["primary_noise_only_p"] = float(checks.noise.p_value)
     tested = [c.p_value for c in checks.without_each if c.tested]
     if tested:
         numbers["primary_left_out_p_max"] = float(max(tested))
@@ -242,24 +242,24 @@ def checks_clause(test: PrimaryTest) -> str:
     if checks is None:
         return ""
     supported = test.significant
-    size = checks.size
-    if size.tested:
-        lost = ", not shown" if supported and not size.significant else ""
-        p = p_text(size.p_value)
-        size_part = f"given group size, partial rho = {size.rho:.2f}, p = {p}{lost}"
-    elif size.note == SIZE_DETERMINES and supported:
-        size_part = f"given group size, not shown ({size.note})"
+    noise = checks.noise
+    if noise.tested:
+        lost = ", not shown" if supported and not noise.significant else ""
+        noise_part = (
+            f"beyond the groups' noise, p = {p_text(noise.p_value)}{lost} (noise alone gives "
+            f"rho {noise.null_rho:.2f})"
+        )
     else:
-        size_part = f"no size-controlled test ({size.note})"
+        noise_part = f"no test beyond the groups' noise ({noise.note})"
     tested = [c.p_value for c in checks.without_each if c.tested]
     if not tested:
         note = checks.without_each[0].note if checks.without_each else "no regions"
-        return f"{size_part}; no region left out ({note})"
+        return f"{noise_part}; no region left out ({note})"
     each = f"each region left out, p = {p_text(min(tested))} to {p_text(max(tested))}"
     lost_regions = [c.left_out for c in checks.lost_without()]
     if supported and lost_regions:
         each += f", not shown without {_listed(lost_regions)}"
-    return f"{size_part}; {each}"
+    return f"{noise_part}; {each}"
 
 
 def _listed(names: list[str]) -> str:

@@ -167,9 +167,10 @@ def each_note_once(
 _PRIMARY_ROW = "**Primary hypothesis.** "
 #: How the primary's checks work, in a few words (docs/method.md has the whole).
 SIZE_CHECK_METHOD = (
-    "a partial Mantel test given 1/n_a + 1/n_b, and the same test without each region (their "
-    "numbers in the bottom line and the table 'The primary against group size and each "
-    "region'; docs/method.md, 'Is the primary more than group size?')"
+    "its rho against the rhos the same distances reach with gaps of the groups' noise alone, "
+    "and the same test without each region (their numbers in the bottom line and the table "
+    "'The primary against the groups' noise and each region'; docs/method.md, 'Is the "
+    "primary more than group size?')"
 )
 _NO_CI = "none computed"
 #: What the primary's interval delivered where it was checked: 0.927-0.980 over five regimes of
@@ -211,7 +212,7 @@ def primary_sentence(test: PrimaryTest) -> str:
     reading = interval_reading(test)
     text += _power_clause(test) + _models_clause(test)
     if test.checks is not None:
-        text += f". Its checks against group size and each region: {SIZE_CHECK_METHOD}"
+        text += f". Its checks against the groups' noise and each region: {SIZE_CHECK_METHOD}"
     return f"{text}. {reading[0].upper()}{reading[1:]}." if reading else f"{text}."
 
 

@@ -109,7 +109,7 @@ class PrimaryTest:
             measured rho (:mod:`regbias.analysis.robustness.bootstrap`; NaN: none);
             ``ci_high`` its upper end, ``confidence`` its level.
         ci_note: why there is no interval ("" where there is one, or none was asked for).
-        checks: the size-controlled test and each region left out
+        checks: the test beyond the groups' noise and each region left out
             (:func:`regbias.analysis.robustness.primary.check_primary`; None: not checked).
     """
 
@@ -179,14 +179,15 @@ class PrimaryTest:
 
 
 def _checks_columns(checks: PrimaryChecks | None) -> dict[str, object]:
-    """``primary.csv``'s columns of the size-controlled check and each region left out."""
+    """``primary.csv``'s columns of the check beyond noise and each region left out."""
     if checks is None:
         return {}
-    size = checks.size
+    noise = checks.noise
     row: dict[str, object] = {
-        "size_controlled_rho": size.rho,
-        "size_controlled_p": size.p_value,
-        "size_controlled_note": size.note,
+        "noise_only_rho": noise.null_rho,
+        "noise_only_p": noise.p_value,
+        "noise_only_draws": noise.draws,
+        "noise_only_note": noise.note,
     }
     for check in checks.without_each:
         row[f"rho_without_{check.left_out}"] = check.rho

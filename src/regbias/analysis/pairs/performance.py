@@ -323,11 +323,7 @@ def _group_table(
     texts: PerfTexts, groups: Sequence[str], n_bootstrap: int, confidence: float, seed: int
 ) -> pd.DataFrame:
     values = group_metrics(texts, groups)
-    replicates = {}
-    if n_bootstrap > 0:
-        replicates = group_metric_replicates(
-            texts, groups, n_bootstrap, rng_for(seed, "perf-test-groups")
-        )
+    replicates = group_replicates(texts, groups, n_bootstrap, seed) if n_bootstrap > 0 else {}
     rows = []
     for g, group in enumerate(groups):
         n = texts.group_side(group).n
@@ -338,3 +334,15 @@ def _group_table(
             row = {"group": group, "metric": metric, "value": float(values[metric][g])}
             rows.append({**row, "ci_low": low, "ci_high": high, "n_texts": n})
     return pd.DataFrame(rows)
+
+
+def group_replicates(
+    texts: PerfTexts, groups: Sequence[str], n_bootstrap: int, seed: int
+) -> dict[str, np.ndarray]:
+    """The Groups table's two-stage replicates ``(B, G)`` per metric, of ``groups`` with texts.
+
+    The same stream and order as the table's intervals: the same ``groups``, ``n_bootstrap``
+    and ``seed`` give the replicates behind them.
+    """
+    present = [g for g in groups if g in texts.members]
+    return group_metric_replicates(texts, present, n_bootstrap, rng_for(seed, "perf-test-groups"))

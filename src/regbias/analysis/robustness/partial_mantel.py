@@ -53,7 +53,8 @@ def partial_mantel(
 
     The statistic is ``(r_xy - r_xz r_yz) / sqrt((1 - r_xz^2)(1 - r_yz^2))`` on the ranks of
     distance x, performance y and the size covariate z (:func:`size_covariate`); its p is
-    two-sided, or one-sided as ``alternative`` says (the primary's size-controlled check).
+    two-sided, or one-sided as ``alternative`` says (``benchmarks/primary_size_null.py``
+    compares the one-sided test with the primary's check).
 
     Returns:
         One row per (distance, performance): ``partial_rho``, ``partial_p`` and ``size_rho``

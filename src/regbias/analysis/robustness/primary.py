@@ -1,4 +1,4 @@
-"""Does the primary survive group size and each region left out? Its checks, run.
+"""Does the primary survive the groups' noise and each region left out? Its checks, run.
 
 What the checks are and why: :mod:`regbias.analysis.correlation.primary_checks` and
 docs/method.md, "Is the primary more than group size?".
@@ -7,38 +7,32 @@ docs/method.md, "Is the primary more than group size?".
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest, primary_test, region_pairs
-from regbias.analysis.correlation.primary_checks import (
-    SIZE_DETERMINES,
-    PrimaryCheck,
-    PrimaryChecks,
-)
+from regbias.analysis.correlation.primary_checks import PrimaryCheck, PrimaryChecks
 from regbias.analysis.pair_table import MIN_GROUPS
 from regbias.analysis.permutations import EXACT_LIMIT
-from regbias.analysis.robustness.partial_mantel import partial_mantel
+from regbias.analysis.robustness.noise_only import NoiseDraws, noise_only_check
 
 
 def check_primary(
     table: pd.DataFrame,
     test: PrimaryTest,
-    group_sizes: Mapping[str, int] | None,
+    noise: NoiseDraws | str,
     *,
     relabellings: int = 9999,
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
 ) -> PrimaryTest:
-    """``test`` with its checks: given group size, and with each region left out.
+    """``test`` with its checks: beyond the groups' noise, and with each region left out.
 
     Args:
         table: the pair table ``test`` was run on.
         test: the primary test (untested ones come back unchanged).
-        group_sizes: texts per group (None or missing regions: no size-controlled check, with
-            a note saying so).
+        noise: the groups' noise draws, or why there are none (the check's note).
         relabellings: the primary's random relabellings (where ``K!`` is too many).
         seed: their seed.
         exact_limit: the largest ``K!`` enumerated.
@@ -46,13 +40,13 @@ def check_primary(
     if test.note or not math.isfinite(test.rho):
         return test
     permutation = _Relabelling(relabellings, seed, exact_limit)
-    size = _size_check(region_pairs(table, test.left_out), test, group_sizes, permutation)
+    beyond_noise = noise_only_check(region_pairs(table, test.left_out), test, noise)
     if test.n_groups - 1 < MIN_GROUPS:
         note = f"{test.n_groups - 1} regions left, fewer than {MIN_GROUPS}"
         each = tuple(PrimaryCheck(g, note=note) for g in test.groups)
     else:
         each = tuple(_without(table, test, g, permutation) for g in test.groups)
-    return replace(test, checks=PrimaryChecks(size, each))
+    return replace(test, checks=PrimaryChecks(beyond_noise, each))
 
 
 @dataclass(frozen=True)
@@ -80,28 +74,3 @@ def _without(
         exact_limit=permutation.exact_limit,
     )
     return PrimaryCheck(region, found.rho, found.p_value, found.significant, found.note)
-
-
-def _size_check(
-    regions: pd.DataFrame,
-    test: PrimaryTest,
-    group_sizes: Mapping[str, int] | None,
-    permutation: _Relabelling,
-) -> PrimaryCheck:
-    """The one-sided partial Mantel test of the primary given ``1/n_a + 1/n_b``."""
-    if not group_sizes or any(not group_sizes.get(g) for g in test.groups):
-        return PrimaryCheck(note="no group sizes (a bare pair table)")
-    found = partial_mantel(
-        regions,
-        [test.distance],
-        [test.performance],
-        group_sizes,
-        alternative=test.direction,
-        relabellings=permutation.relabellings,
-        seed=permutation.seed,
-        exact_limit=permutation.exact_limit,
-    ).iloc[0]
-    rho, p = float(found["partial_rho"]), float(found["partial_p"])
-    if not math.isfinite(rho):
-        return PrimaryCheck(note=SIZE_DETERMINES)
-    return PrimaryCheck("", rho, p, bool(p < test.significance))
