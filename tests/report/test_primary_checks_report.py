@@ -66,8 +66,8 @@ def test_the_checks_are_headline_metrics_and_a_table_on_the_page() -> None:
     assert numbers["primary_left_out_p_max"] == 0.2
     page = "\n".join(checks_section(_checked()))  # type: ignore[arg-type]
     assert "## The primary against the groups' noise and each region" in page
-    row = "| beyond noise (999 draws; the rho they give) | au ca nz uk us za | 0.38 | 0.004 |"
-    assert f"{row} supported |" in page
+    row = "| beyond the groups' noise (999 draws) | au ca nz uk us za | 0.31 against 0.38 |"
+    assert f"{row} 0.004 | supported |" in page
     assert "| without f | " in page and "| not shown |" in page
     assert "**Supported but fragile:** the rows marked not shown." in page
 

@@ -43,12 +43,11 @@ def checks_section(test: PrimaryTest | None) -> list[str]:
     shown = "supported" if noise.significant else "not shown"
     if noise.tested:
         rows.append(
-            f"| beyond noise ({noise.draws:,} draws; the rho they give) | "
-            f"{markdown_text(regions)} | {noise.null_rho:.2f} | {p_text(noise.p_value)} | "
-            f"{shown} |"
+            f"| beyond the groups' noise ({noise.draws:,} draws) | {markdown_text(regions)} | "
+            f"{test.rho:.2f} against {noise.null_rho:.2f} | {p_text(noise.p_value)} | {shown} |"
         )
     else:
-        rows.append(f"| beyond noise | | | | not tested: {markdown_text(noise.note)} |")
+        rows.append(f"| beyond the groups' noise | | | | not tested: {markdown_text(noise.note)} |")
     for check in test.checks.without_each:
         if not check.tested:
             rows.append(f"| without {markdown_text(check.left_out)} | | | | not tested |")
@@ -66,9 +65,8 @@ def checks_section(test: PrimaryTest | None) -> list[str]:
         "Beyond noise: the primary's rho against the rhos its distances reach with gaps of "
         "noise alone (each group's metric moved as the bootstrap behind its interval moves "
         "it, every group's true value the same: small groups' gaps are large by noise alone); "
-        "its row gives the median of those rhos. Then the same one-sided test on the pairs "
-        "without "
-        f"each region. All at level {test.significance:g} ([method]({CHECKS_SECTION})).{fragile}",
+        "its row gives the primary's rho against the draws' median rho. Then the same "
+        f"one-sided test on the pairs without each region. All at level {test.significance:g} ([method]({CHECKS_SECTION})).{fragile}",
         "",
         *rows,
         "",
