@@ -66,7 +66,8 @@ def checks_section(test: PrimaryTest | None) -> list[str]:
         "noise alone (each group's metric moved as the bootstrap behind its interval moves "
         "it, every group's true value the same: small groups' gaps are large by noise alone); "
         "its row gives the primary's rho against the draws' median rho. Then the same "
-        f"one-sided test on the pairs without each region. All at level {test.significance:g} ([method]({CHECKS_SECTION})).{fragile}",
+        "one-sided test on the pairs without each region. All at level "
+        f"{test.significance:g} ([method]({CHECKS_SECTION})).{fragile}",
         "",
         *rows,
         "",

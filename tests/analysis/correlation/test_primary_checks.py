@@ -130,7 +130,7 @@ def test_noise_draws_are_the_groups_tables_replicates_less_their_values() -> Non
     assert "not a gap" in str(noise_draws(texts, ["au"], "dcor_accuracy", 399, 0))
     assert "resamples=0" in str(noise_draws(texts, ["au"], "gap_accuracy", 0, 0))
     two = PerfTexts.of(texts_frame(groups, models=2))
-    assert "too few to resample" in str(
+    assert "too few training units to resample, 5 needed" in str(
         noise_draws(two, ["au"], "gap_accuracy", 399, perf_settings().seed)
     )
 

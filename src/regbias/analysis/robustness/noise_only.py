@@ -25,7 +25,7 @@ from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.correlation.primary_checks import NoiseCheck
 from regbias.analysis.pair_table import GAP_PREFIX
 from regbias.analysis.pairs.performance import group_replicates, too_few_units
-from regbias.analysis.pairs.pooled_scores import PerfTexts, group_metrics
+from regbias.analysis.pairs.pooled_scores import MIN_RESAMPLED, PerfTexts, group_metrics
 from regbias.analysis.permutations import TIE_TOLERANCE, Alternative
 from regbias.analysis.ranks import spearman_rows
 
@@ -75,9 +75,8 @@ def noise_draws(
         return f"{performance} is not a gap of a per-text metric ({', '.join(texts.metrics)})"
     if n_bootstrap <= 0:
         return "no bootstrap draws (analysis.robustness.resamples=0)"
-    few = too_few_units(texts)
-    if few:
-        return few.removeprefix("no intervals: ")
+    if too_few_units(texts):
+        return f"too few training units to resample, {MIN_RESAMPLED} needed: run more seeds"
     replicates = group_replicates(texts, groups, n_bootstrap, seed)[metric]
     present = tuple(g for g in groups if g in texts.members)
     measured = group_metrics(texts, present)[metric]
