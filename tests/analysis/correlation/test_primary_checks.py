@@ -188,3 +188,15 @@ def test_where_positions_drive_both_the_check_finds_them() -> None:
     regime = size_null.REGIMES["planted: positions drive both (power)"]
     found = np.array([size_null.p_values(*size_null.simulate(rng, regime)) for _ in range(200)])
     assert (found[:, 1] <= 0.05).mean() > 0.3
+
+
+def test_the_check_uses_the_pairs_the_primary_tested() -> None:
+    table = _table(STUDY_DISTANCE, STUDY_GAP)
+    draws = _draws(STUDY_NOISE)
+    gapless = table.copy()
+    gapless.loc[0, "gap_accuracy"] = np.nan  # au-ca unmeasured: the primary drops it
+    test = _tested(gapless, draws)
+    assert test.checks is not None and test.n_pairs == 14
+    dropped = check_primary(table.drop(index=0), test, draws)
+    assert dropped.checks is not None
+    assert test.checks.noise == dropped.checks.noise and test.checks.noise.tested

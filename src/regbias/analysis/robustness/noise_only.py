@@ -26,7 +26,7 @@ from regbias.analysis.correlation.primary_checks import NoiseCheck
 from regbias.analysis.pair_table import GAP_PREFIX
 from regbias.analysis.pairs.performance import group_replicates, too_few_units
 from regbias.analysis.pairs.pooled_scores import MIN_RESAMPLED, PerfTexts, group_metrics
-from regbias.analysis.permutations import TIE_TOLERANCE, Alternative
+from regbias.analysis.permutations import PAIR_COLUMNS, TIE_TOLERANCE, Alternative
 from regbias.analysis.ranks import spearman_rows
 
 #: The check's note where the study has no per-text scores to draw the noise from.
@@ -88,13 +88,15 @@ def noise_only_check(
 ) -> NoiseCheck:
     """The primary's rho on ``regions`` (its pairs) against its rhos with gaps of noise alone.
 
-    ``draws``: the groups' noise, or why there is none (the check's note).
+    The pairs are the test's: those with both values. ``draws``: the groups' noise, or why
+    there is none (the check's note).
     """
     if isinstance(draws, str):
         return NoiseCheck(note=draws)
     missing = sorted(set(test.groups) - set(draws.groups))
     if missing:
         return NoiseCheck(note=f"no noise draws of {', '.join(missing)}")
+    regions = regions[[*PAIR_COLUMNS, test.distance, test.performance]].dropna()  # the test's
     null_gaps = draws.gaps(regions["group_a"].tolist(), regions["group_b"].tolist())
     if not np.isfinite(null_gaps).all():
         return NoiseCheck(note="a group's noise draws are undefined (NaN)")
