@@ -8,6 +8,11 @@ repeats is its Monte Carlo error; the findings print each end to 3 significant d
 digit (the rounding a reader sees) and beside the interval's width. It prints the seconds one
 interval takes at each count too (the draw and the products; ``resample_counts``).
 
+It also checks the Monte Carlo sd each interval estimates of itself (``effect_ci_mc``, from
+its own resamples' order statistics), by which the report rounds the ends: the mean estimate
+over the repeats against the measured spread, and how often two repeats print an end (with
+``monte_carlo_text``) more than one printed unit apart.
+
     python benchmarks/effect_resamples.py                       # about 5 min
     python benchmarks/effect_resamples.py --resamples 499 999 1999 --repeats 10
 """
@@ -27,6 +32,7 @@ from regbias.analysis.pairs.pairwise import plan_pairs
 from regbias.data.registry import packaged_dataset
 from regbias.embeddings.cache import EmbeddingCache, embed_pooled
 from regbias.embeddings.encoder import load_encoder
+from regbias.numbers import monte_carlo_text
 
 REGIONS = ("au", "ca", "nz", "uk", "us", "za")
 
@@ -36,6 +42,18 @@ def half_unit(value: float, digits: int = 3) -> float:
     if value == 0 or not math.isfinite(value):
         return math.nan
     return 0.5 * 10 ** (math.floor(math.log10(abs(value))) - digits + 1)
+
+
+def apart(ends: np.ndarray, estimates: list[float]) -> int:
+    """How many repeats print an end further from the first repeat's than the coarser unit of
+    the two printings (``0.03`` and ``0.032`` agree; ``0.03`` and ``0.05`` do not)."""
+    printed = [monte_carlo_text(e, sd) for e, sd in zip(ends, estimates, strict=True)]
+    units = [10.0 ** -len(p.split(".")[1]) if "." in p else 1.0 for p in printed]
+    values = [float(p) for p in printed]
+    far = [
+        abs(v - values[0]) > max(u, units[0]) * 1.0001 for v, u in zip(values, units, strict=True)
+    ]
+    return int(sum(far))
 
 
 def region_vectors(data_dir: Path, cache_dir: Path) -> tuple[list, dict[str, np.ndarray]]:
@@ -64,27 +82,33 @@ def main() -> None:
         "half-units of its third significant digit (> 1: the printed digit is noise) and as a "
         "share of the interval's width"
     )
-    print("| pair | B | interval | sd low (half-units) | sd high (half-units) | sd / width | s |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| pair | B | interval | sd low (half-units) | sd high (half-units) | sd / width | "
+        "estimated / measured sd | printed ends, repeats > 1 unit apart | s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     worst: dict[int, list[float]] = {b: [] for b in args.resamples}
     for plan in plans:
         x = np.stack([lookup[t] for t in plan.side_a])
         y = np.stack([lookup[t] for t in plan.side_b])
         for b in args.resamples:
-            ends, started = [], time.perf_counter()
+            ends, estimates, started = [], [], time.perf_counter()
             for seed in range(args.repeats):
                 rng = np.random.default_rng([seed, b])
-                _, low, high = pair_effect(x, y, "mean", resamples=b, confidence=0.95, rng=rng)
-                ends.append((low, high))
+                found = pair_effect(x, y, "mean", resamples=b, confidence=0.95, rng=rng)
+                ends.append((found.low, found.high))
+                estimates.append(found.mc_sd)
             seconds = (time.perf_counter() - started) / args.repeats
             low, high = np.array(ends).T
             units = [np.std(e, ddof=1) / half_unit(float(np.mean(e))) for e in (low, high)]
             width = float(np.mean(high - low))
-            share = max(np.std(low, ddof=1), np.std(high, ddof=1)) / width
-            worst[b].append(share)
+            measured = max(np.std(low, ddof=1), np.std(high, ddof=1))
+            worst[b].append(measured / width)
             print(
                 f"| {plan.group_a}-{plan.group_b} | {b} | [{np.mean(low):.3g}, "
-                f"{np.mean(high):.3g}] | {units[0]:.1f} | {units[1]:.1f} | {share:.3f} | "
+                f"{np.mean(high):.3g}] | {units[0]:.1f} | {units[1]:.1f} | "
+                f"{measured / width:.3f} | {np.mean(estimates) / measured:.2f} | "
+                f"{apart(low, estimates)} and {apart(high, estimates)} of {args.repeats} | "
                 f"{seconds:.2f} |",
                 flush=True,
             )

@@ -29,6 +29,24 @@ def number_text(value: object, digits: int = 3) -> str:
     return f"{value:.{digits}g}" if _finite(value) else "n/a"
 
 
+def monte_carlo_text(value: object, mc_sd: object, digits: int = 3) -> str:
+    """A Monte Carlo estimate to the digit its Monte Carlo sd supports, at most ``digits``.
+
+    The last digit's unit is the smallest power of ten at least twice ``mc_sd``, so a rerun
+    with other draws moves the printed value by about a unit at most; an unknown sd (NaN, an
+    older table) prints ``digits`` significant digits, as :func:`number_text`.
+    """
+    if not _finite(value):
+        return "n/a"
+    x = float(value)  # type: ignore[arg-type]
+    if not _finite(mc_sd) or float(mc_sd) <= 0 or x == 0:  # type: ignore[arg-type]
+        return number_text(x, digits)
+    supported = -math.ceil(math.log10(2 * float(mc_sd)))  # type: ignore[arg-type]
+    decimals = min(supported, digits - 1 - math.floor(math.log10(abs(x))))
+    rounded = round(x, decimals) + 0.0  # no "-0.00"
+    return f"{rounded:.{max(decimals, 0)}f}"
+
+
 def points(value: float) -> str:
     """A gap in points of the metric, signed (``+3.1``; ``n/a`` where there is none)."""
     return "n/a" if not math.isfinite(value) else f"{100 * value:+.1f}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from regbias.report.findings_model import (
 from regbias.report.headline import Headline
 from regbias.report.html import report_html, write_html_report
 from regbias.report.publish import log_analysis
+from regbias.report.record import pair_table
 from regbias.tracking.ui import NOTE_LIMIT, fitted_description, run_description
 from tests.conftest import ROOT, packaged
 from tests.report.test_findings import FakeRun, findings_tables, primary_result
@@ -197,3 +199,17 @@ def test_the_description_is_never_cut_silently_and_shows_no_escapes() -> None:
     assert long.startswith(kept) and long[len(kept)] == "\n"  # cut at a line's end
     assert f"of {len(long):,} characters" in note
     assert "[report.html](#/experiments/1/runs/r/artifacts/report.html)" in note
+
+
+def test_the_effect_intervals_ends_print_to_the_digit_their_monte_carlo_sd_supports() -> None:
+    record = _record()
+    table = record.table.assign(
+        effect_ci_low=[0.00912, -0.001, 0.0], effect_ci_high=[0.01134, 0.002, 0.002]
+    )
+    measured = replace(record, table=table.assign(effect_ci_mc=[0.0004, 0.0004, 0.0004]))
+    row = measured.table.iloc[0]
+    assert measured.estimate(row) == "effect 0.0099 [0.009, 0.011]"
+    assert "| 0.009 | 0.011 |" in "\n".join(pair_table(measured))
+    older = replace(record, table=table)  # a table from before the sd was kept: as before
+    assert older.estimate(older.table.iloc[0]) == "effect 0.0099 [0.00912, 0.0113]"
+    assert "| 0.00912 | 0.01134 |" in "\n".join(pair_table(older))

@@ -51,12 +51,16 @@ def markdown_code(value: object) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+#: The significant digits of a float in a table cell.
+CELL_DIGITS = 4
+
+
 def cell_text(value: object) -> str:
     """A table cell: ``yes``/``no``, a float to 4 digits (NaN: empty), else as text."""
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
     if isinstance(value, float | np.floating):
-        return "" if math.isnan(value) else f"{value:.4g}"
+        return "" if math.isnan(value) else f"{value:.{CELL_DIGITS}g}"
     return markdown_text(value)
 
 

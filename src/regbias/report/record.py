@@ -32,9 +32,9 @@ from regbias.analysis.pairs.pairwise import (
 from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.data.groups import BASELINE
 from regbias.distances.matrix import DistanceMatrix
-from regbias.numbers import models_words, p_text, points, points_interval
+from regbias.numbers import models_words, monte_carlo_text, p_text, points, points_interval
 from regbias.report.canvas import new_figure
-from regbias.report.escape import cell_text, markdown_text
+from regbias.report.escape import CELL_DIGITS, cell_text, markdown_text
 from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PERF_FIGURE
 
 _FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
@@ -240,6 +240,8 @@ def _has_values(tests: PairwiseTests, column: PairColumn) -> bool:
 
 def _cell(column: PairColumn, row: pd.Series, ends: dict[str, str]) -> str:
     value = row[column.name]
+    if column.mc_sd and np.isfinite(float(value)):
+        return monte_carlo_text(value, row.get(column.mc_sd), CELL_DIGITS)
     if not column.points:
         return cell_text(value)
     if column.signed == "low":
@@ -271,7 +273,8 @@ def record_section(tests: EmbeddingPairTests | None) -> str:
             "seeded. `effect`: the size-free effect, an unbiased estimate of the statistic's "
             "population value (it does not grow with the groups' sizes), with its bootstrap "
             f"interval over texts at {1 - tests.alpha:.0%} (`effect_ci_low`, `effect_ci_high`; "
-            "the heatmap shows it). The interval is not the test inverted: the verdict is the "
+            "the heatmap shows it), each end printed to the digit its Monte Carlo sd "
+            "(`effect_ci_mc` in `pair_tests.csv`) supports. The interval is not the test inverted: the verdict is the "
             "test's, so a pair can differ beside an interval that reaches 0, or not differ "
             "beside one that leaves 0 out (Holm adjusts the test, not the interval). "
             "`z`: the test's standardised statistic (its value in "

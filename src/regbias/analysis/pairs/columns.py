@@ -44,6 +44,9 @@ class PairColumn:
         optional: shown only where some pair has a finite value (measured only on request).
         estimate: its words beside a differing pair in the findings, a format of the row.
         compute: the function of the pair's two sides that fills it (None: the test fills it).
+        mc_sd: the column of its Monte Carlo sd (a bootstrap interval's end): the report
+            prints it to the digit that sd supports (:func:`regbias.numbers.monte_carlo_text`),
+            and an ``estimate`` format gets it as that text.
     """
 
     name: str
@@ -56,6 +59,7 @@ class PairColumn:
     optional: bool = False
     estimate: str = ""
     compute: PairFunction | None = None
+    mc_sd: str = ""
 
 
 #: The columns every test's table starts with: the pair, its family, its sides' sizes and the

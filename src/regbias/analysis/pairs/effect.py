@@ -8,6 +8,9 @@ texts, re-centred on ``U`` (docs/method.md, "Which pairs differ").
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 import numpy as np
 from scipy.spatial import distance
 
@@ -45,6 +48,41 @@ def resample_counts(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return np.bincount(drawn.ravel(), minlength=k * n).reshape(k, n).astype(np.float64)
 
 
+class PairEffect(NamedTuple):
+    """A pair's effect and its bootstrap interval.
+
+    Attributes:
+        effect: the U-statistic.
+        low: the interval's lower end (NaN: no interval).
+        high: its upper end.
+        mc_sd: the larger Monte Carlo sd of the two ends (:func:`quantile_mc_sd`): how far a
+            rerun with other resamples would move them.
+    """
+
+    effect: float
+    low: float
+    high: float
+    mc_sd: float = math.nan
+
+
+def quantile_mc_sd(values: np.ndarray, q: float) -> float:
+    """The Monte Carlo sd of the ``q`` quantile of ``B`` bootstrap ``values``.
+
+    The quantile's rank among the sorted values is binomial, ``B q`` with sd
+    ``s = sqrt(B q (1 - q))``, so the value moves by about a quarter of the spread between the
+    sorted values at ranks ``B q - 2 s`` and ``B q + 2 s`` (the order statistics' interval at
+    two sds, steadier than one's).
+    """
+    ordered = np.sort(values[np.isfinite(values)])
+    b = len(ordered)
+    if b < 2:
+        return math.nan
+    spread = 2 * math.sqrt(b * q * (1 - q))
+    low = min(b - 1, max(0, math.floor(b * q - spread)))
+    high = min(b - 1, max(0, math.ceil(b * q + spread)))
+    return float(ordered[high] - ordered[low]) / 4
+
+
 def pair_effect(
     a: np.ndarray,
     b: np.ndarray,
@@ -53,8 +91,8 @@ def pair_effect(
     resamples: int,
     confidence: float,
     rng: np.random.Generator,
-) -> tuple[float, float, float]:
-    """``(effect, low, high)`` of sides ``a`` and ``b`` (``(n, d)`` vectors, ``n >= 2``).
+) -> PairEffect:
+    """The effect of sides ``a`` and ``b`` (``(n, d)`` vectors, ``n >= 2``) and its interval.
 
     ``resamples``: bootstrap resamples of the interval (0: NaN bounds), drawn with ``rng``.
     """
@@ -82,7 +120,7 @@ def pair_effect(
     with BLAS_LOCK:
         effect = float(value(*ones)[0])
     if resamples < 1:
-        return effect, float("nan"), float("nan")
+        return PairEffect(effect, math.nan, math.nan)
     values = []
     for start in range(0, resamples, 256):
         k = min(256, resamples - start)
@@ -93,4 +131,5 @@ def pair_effect(
     boot = boot - (boot.mean() - effect)
     tail = (1 - confidence) / 2
     low, high = np.quantile(boot, [tail, 1 - tail])
-    return effect, float(low), float(high)
+    mc_sd = max(quantile_mc_sd(boot, tail), quantile_mc_sd(boot, 1 - tail))
+    return PairEffect(effect, float(low), float(high), mc_sd)

@@ -111,6 +111,8 @@ class EmbeddingTestSettings:
         return _WORDS[self.statistic]
 
 
+#: The column of the effect interval's Monte Carlo sd (the larger of its two ends').
+EFFECT_MC = "effect_ci_mc"
 #: What the test of record could have detected, where its power plants did not run.
 _NOT_MEASURED = (
     "What the test of record could have detected is not measured in this run: "
@@ -127,7 +129,8 @@ class EmbeddingPairTests(PairwiseTests):
         settings: what was run (``alpha``: the level).
         table: one row per pair (:class:`~regbias.analysis.pairs.pairwise.PairwiseTests`), its own
             columns (:attr:`columns`): ``effect`` with ``effect_ci_low``/``effect_ci_high``
-            (:mod:`regbias.analysis.pairs.effect`, at ``1 - alpha``), ``z`` (in standard
+            (:mod:`regbias.analysis.pairs.effect`, at ``1 - alpha``) and their Monte Carlo sd
+            ``effect_ci_mc``, ``z`` (in standard
             deviations of its null), ``statistic`` and ``detectable_share`` (NaN until power is
             measured).
         group_sizes: distinct texts per group before the cap.
@@ -154,10 +157,11 @@ class EmbeddingPairTests(PairwiseTests):
             pairwise=True,
             logged=True,
             shown="effect",
-            estimate="effect {effect:.3g} [{effect_ci_low:.3g}, {effect_ci_high:.3g}]",
+            estimate="effect {effect:.3g} [{effect_ci_low}, {effect_ci_high}]",
         ),
-        PairColumn("effect_ci_low", pairwise=True, shown="effect_ci_low"),
-        PairColumn("effect_ci_high", pairwise=True, shown="effect_ci_high"),
+        PairColumn("effect_ci_low", pairwise=True, shown="effect_ci_low", mc_sd=EFFECT_MC),
+        PairColumn("effect_ci_high", pairwise=True, shown="effect_ci_high", mc_sd=EFFECT_MC),
+        PairColumn(EFFECT_MC, pairwise=True),
         PairColumn("z", pairwise=True, logged=True, shown="z"),
         PairColumn("statistic"),
         PairColumn("detectable_share", pairwise=True, shown="detectable_share", optional=True),
@@ -303,7 +307,8 @@ def _test(
     confidence: float,
 ) -> dict[str, float]:
     if not plan.testable:
-        keys = ("statistic", "z", "effect", "effect_ci_low", "effect_ci_high", "p", RELABELLED)
+        keys = ("statistic", "z", "effect", "effect_ci_low", "effect_ci_high", EFFECT_MC, "p")
+        keys = (*keys, RELABELLED)
         return dict.fromkeys(keys, math.nan)
     rows = [where[t] for t in plan.side_a] + [where[t] for t in plan.side_b]
     form = pooled_form(every[rows], settings.statistic)
@@ -312,7 +317,7 @@ def _test(
         form, len(plan.side_a), settings.relabellings, rng, settings.stop_after
     )
     n_a = len(plan.side_a)
-    effect, low, high = pair_effect(
+    found = pair_effect(
         every[rows[:n_a]],
         every[rows[n_a:]],
         settings.statistic,
@@ -323,9 +328,10 @@ def _test(
     return {
         "statistic": observed,
         "z": _z(observed, null),
-        "effect": effect,
-        "effect_ci_low": low,
-        "effect_ci_high": high,
+        "effect": found.effect,
+        "effect_ci_low": found.low,
+        "effect_ci_high": found.high,
+        EFFECT_MC: found.mc_sd,
         "p": p.p,
         RELABELLED: p.drawn,
     }

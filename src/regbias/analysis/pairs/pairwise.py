@@ -23,6 +23,7 @@ import pandas as pd
 from regbias.analysis.multiplicity import adjust_p
 from regbias.analysis.pairs.columns import HEAD, TAIL, PairColumn, declared, renamed
 from regbias.data.sampling import rng_for
+from regbias.numbers import monte_carlo_text
 
 #: The declared families: pairs of two regions, and pairs with a reference group.
 PRIMARY_FAMILY = "regions"
@@ -191,8 +192,15 @@ class PairwiseTests(ABC):
         """The test in words: its statistic, units, relabellings and adjustment."""
 
     def estimate(self, row: pd.Series) -> str:
-        """A differing pair's estimate in words: each declared column's ``estimate`` format."""
+        """A differing pair's estimate in words: each declared column's ``estimate`` format.
+
+        A column with a Monte Carlo sd enters the format as text, to the digit it supports.
+        """
         values = row.to_dict()
+        for column in self.columns:
+            if column.mc_sd:
+                value, sd = values.get(column.name), values.get(column.mc_sd)
+                values[column.name] = monte_carlo_text(value, sd)
         return ", ".join(c.estimate.format(**values) for c in self.columns if c.estimate)
 
     def detectable(self, row: pd.Series, name: Callable[[str], str] = str) -> str:
