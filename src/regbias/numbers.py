@@ -29,6 +29,10 @@ def number_text(value: object, digits: int = 3) -> str:
     return f"{value:.{digits}g}" if _finite(value) else "n/a"
 
 
+#: The most decimals :func:`monte_carlo_text` writes out; a finer unit is written as 1.2e-06.
+_FIXED_DECIMALS = 4
+
+
 def monte_carlo_text(value: object, mc_sd: object, digits: int = 3) -> str:
     """A Monte Carlo estimate to the digit its Monte Carlo sd supports, at most ``digits``.
 
@@ -44,7 +48,12 @@ def monte_carlo_text(value: object, mc_sd: object, digits: int = 3) -> str:
     supported = -math.ceil(math.log10(2 * float(mc_sd)))  # type: ignore[arg-type]
     decimals = min(supported, digits - 1 - math.floor(math.log10(abs(x))))
     rounded = round(x, decimals) + 0.0  # no "-0.00"
-    return f"{rounded:.{max(decimals, 0)}f}"
+    if decimals <= _FIXED_DECIMALS:
+        return f"{rounded:.{max(decimals, 0)}f}"
+    if rounded == 0:
+        return "0"
+    significant = max(1, decimals + math.floor(math.log10(abs(rounded))) + 1)
+    return f"{rounded:.{significant - 1}e}"  # tiny values (a random encoder's): 1.2e-06
 
 
 def points(value: float) -> str:

@@ -98,6 +98,9 @@ def test_the_effect_carries_its_ends_monte_carlo_sd() -> None:
         (123.4, 3.0, "120"),
         (-0.0044, 0.0013, "0.00"),  # no "-0.00"
         (math.nan, 0.1, "n/a"),
+        (-8.528e-07, 7e-08, "-1e-06"),  # tiny values in scientific notation
+        (-8.528e-07, 7e-10, "-8.5e-07"),
+        (-2e-08, 7e-08, "0"),
     ],
 )
 def test_a_monte_carlo_estimate_prints_to_the_digit_its_sd_supports(
