@@ -60,6 +60,9 @@ def test_one_row_per_region_pair_with_estimates_intervals_verdicts_and_excesses(
         0.95,
     )
     assert "-2.3e-07 [-8.5e-07, 7.7e-07]" in tiny
+    # Where the ends' Monte Carlo sd is known, to the digit it supports, as the report prints.
+    measured = paper_latex(paper_table(_pairwise().assign(pair_test_effect_ci_mc=0.004)), 0.95)
+    assert "au-ca & 0.02 [0.01, 0.03] & differs" in measured
     assert "Encoder effect [95\\% CI]" in latex and "Excess sinkhorn\\_long" in latex
     assert f"[{PAPER_CSV}]({PAPER_CSV})" in paper_section(table)
 

@@ -47,6 +47,8 @@ def paper_table(pairwise: pd.DataFrame) -> pd.DataFrame:
         out[name] = rows[value].to_numpy()
         out[f"{name}_ci_low"] = rows[low].to_numpy()
         out[f"{name}_ci_high"] = rows[high].to_numpy()
+        if f"{value}_ci_mc" in rows:  # the test of record's ends' Monte Carlo sd
+            out[f"{name}_ci_mc"] = rows[f"{value}_ci_mc"].to_numpy()
         out[f"{name}_p_adjusted"] = rows[f"{prefix}_p_adjusted"].to_numpy()
         out[f"{name}_verdict"] = [
             _verdict(d, p)
@@ -72,10 +74,11 @@ def paper_latex(table: pd.DataFrame, confidence: float) -> str:
     ):
         if name not in table:
             continue
+        sd = table[f"{name}_ci_mc"] if f"{name}_ci_mc" in table else [math.nan] * len(table)
         shown[f"{label} [{confidence:.0%} CI]"] = [
-            _estimate(v, lo, hi)
-            for v, lo, hi in zip(
-                table[name], table[f"{name}_ci_low"], table[f"{name}_ci_high"], strict=True
+            _estimate(v, lo, hi, mc)
+            for v, lo, hi, mc in zip(
+                table[name], table[f"{name}_ci_low"], table[f"{name}_ci_high"], sd, strict=True
             )
         ]
         shown[f"{label}: verdict"] = table[f"{name}_verdict"]
@@ -87,18 +90,22 @@ def paper_latex(table: pd.DataFrame, confidence: float) -> str:
     return styler.to_latex(hrules=True, column_format="l" + "r" * (shown.shape[1] - 1))
 
 
-def _estimate(value: object, low: object, high: object) -> str:
-    """``v [lo, hi]`` to the decimal a twentieth of the interval's width reaches.
+def _estimate(value: object, low: object, high: object, mc_sd: object = math.nan) -> str:
+    """``v [lo, hi]`` to the digit the ends' Monte Carlo sd supports, as the report prints them.
 
-    An interval's ends carry Monte Carlo error of 2-4% of its width at 999 resamples
-    (docs/method.md), so digits below a twentieth of the width are not printed.
+    Where that sd was not measured (the performance gap), to the decimal a twentieth of the
+    interval's width reaches: an end's Monte Carlo error is 2-4% of the width at 999 resamples
+    (docs/method.md).
     """
-    v, lo, hi = (float(x) for x in (value, low, high))  # type: ignore[arg-type]
+    v, lo, hi, mc = (float(x) for x in (value, low, high, mc_sd))  # type: ignore[arg-type]
     if not math.isfinite(v):
         return number_text(v)
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return number_text(v)
-    step = math.floor(math.log10((hi - lo) / 20))
+    if math.isfinite(mc) and mc > 0:
+        step = math.ceil(math.log10(2 * mc))  # the unit monte_carlo_text prints to
+    else:
+        step = math.floor(math.log10((hi - lo) / 20))
     if step >= -4:
         decimals = max(0, -step)
         return f"{v:.{decimals}f} [{lo:.{decimals}f}, {hi:.{decimals}f}]"
@@ -115,7 +122,7 @@ def paper_section(table: pd.DataFrame) -> str:
         f"One row per region pair ({len(table)}): the test of record's effect and the "
         "performance gap, each with its interval and verdict, and each distance's excess over "
         f"its noise floor: [{PAPER_CSV}]({PAPER_CSV}) and [{PAPER_TEX}]({PAPER_TEX}) (LaTeX, "
-        "booktabs; each estimate to the decimal a twentieth of its interval reaches). The "
+        "booktabs; each estimate to the digit its interval's Monte Carlo error supports). The "
         "heatmaps, the tests of record's figures and the scatter plots are also PDFs beside "
         "their PNGs, for print.\n"
     )
