@@ -307,9 +307,8 @@ def _test(
     confidence: float,
 ) -> dict[str, float]:
     if not plan.testable:
-        keys = ("statistic", "z", "effect", "effect_ci_low", "effect_ci_high", EFFECT_MC, "p")
-        keys = (*keys, RELABELLED)
-        return dict.fromkeys(keys, math.nan)
+        keys = ["statistic", "z", "effect", "effect_ci_low", "effect_ci_high", EFFECT_MC, "p"]
+        return dict.fromkeys([*keys, RELABELLED], math.nan)
     rows = [where[t] for t in plan.side_a] + [where[t] for t in plan.side_b]
     form = pooled_form(every[rows], settings.statistic)
     rng = rng_for(settings.seed, "pair-test", plan.group_a, plan.group_b)
