@@ -166,7 +166,7 @@ def each_note_once(
 
 _PRIMARY_ROW = "**Primary hypothesis.** "
 #: How the primary's checks work, in a few words (docs/method.md has the whole).
-SIZE_CHECK_METHOD = (
+CHECKS_METHOD = (
     "its rho against the rhos the same distances reach with gaps of the groups' noise alone, "
     "and the same test without each region (their numbers in the bottom line and the table "
     "'The primary against the groups' noise and each region'; docs/method.md, 'Is the "
@@ -212,7 +212,7 @@ def primary_sentence(test: PrimaryTest) -> str:
     reading = interval_reading(test)
     text += _power_clause(test) + _models_clause(test)
     if test.checks is not None:
-        text += f". Its checks against the groups' noise and each region: {SIZE_CHECK_METHOD}"
+        text += f". Its checks against the groups' noise and each region: {CHECKS_METHOD}"
     return f"{text}. {reading[0].upper()}{reading[1:]}." if reading else f"{text}."
 
 
