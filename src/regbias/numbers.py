@@ -33,6 +33,13 @@ def number_text(value: object, digits: int = 3) -> str:
 _FIXED_DECIMALS = 4
 
 
+def monte_carlo_step(mc_sd: float) -> int:
+    """The power of ten of the last digit a Monte Carlo sd supports: the smallest unit at least
+    twice the sd (``0.0013 -> -2``: hundredths).
+    """
+    return math.ceil(math.log10(2 * mc_sd))
+
+
 def monte_carlo_text(value: object, mc_sd: object, digits: int = 3) -> str:
     """A Monte Carlo estimate to the digit its Monte Carlo sd supports, at most ``digits``.
 
@@ -45,7 +52,7 @@ def monte_carlo_text(value: object, mc_sd: object, digits: int = 3) -> str:
     x = float(value)  # type: ignore[arg-type]
     if not _finite(mc_sd) or float(mc_sd) <= 0 or x == 0:  # type: ignore[arg-type]
         return number_text(x, digits)
-    supported = -math.ceil(math.log10(2 * float(mc_sd)))  # type: ignore[arg-type]
+    supported = -monte_carlo_step(float(mc_sd))  # type: ignore[arg-type]
     decimals = min(supported, digits - 1 - math.floor(math.log10(abs(x))))
     rounded = round(x, decimals) + 0.0  # no "-0.00"
     if decimals <= _FIXED_DECIMALS:

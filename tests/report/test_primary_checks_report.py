@@ -164,3 +164,6 @@ def test_nan_checks_are_not_printed_as_numbers() -> None:
     clause = primary_clause(replace(primary_result(0.01), checks=untested))
     assert "no test beyond the groups' noise (no texts)" in clause and "nan" not in clause
     assert math.isnan(untested.noise.null_rho)
+    named = PrimaryChecks(NoiseCheck(note="no noise draws of za<b>"), untested.without_each)
+    clause = primary_clause(replace(primary_result(0.01), checks=named))
+    assert "no noise draws of za\\<b\\>" in clause and "<b>" not in clause

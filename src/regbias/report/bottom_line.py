@@ -250,7 +250,7 @@ def checks_clause(test: PrimaryTest) -> str:
             f"rho {noise.null_rho:.2f})"
         )
     else:
-        noise_part = f"no test beyond the groups' noise ({noise.note})"
+        noise_part = f"no test beyond the groups' noise ({markdown_text(noise.note)})"
     tested = [c.p_value for c in checks.without_each if c.tested]
     if not tested:
         note = checks.without_each[0].note if checks.without_each else "no regions"

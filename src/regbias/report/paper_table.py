@@ -13,7 +13,7 @@ import math
 import pandas as pd
 
 from regbias.analysis.pair_table import DISTANCE_PREFIX
-from regbias.numbers import number_text
+from regbias.numbers import monte_carlo_step, number_text
 from regbias.tracking.artifacts import PAPER_CSV, PAPER_TEX
 
 #: The pairwise table's columns of the two tests of record, by the paper table's prefix.
@@ -103,7 +103,7 @@ def _estimate(value: object, low: object, high: object, mc_sd: object = math.nan
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return number_text(v)
     if math.isfinite(mc) and mc > 0:
-        step = math.ceil(math.log10(2 * mc))  # the unit monte_carlo_text prints to
+        step = monte_carlo_step(mc)  # the unit the report prints the ends to
     else:
         step = math.floor(math.log10((hi - lo) / 20))
     if step >= -4:
