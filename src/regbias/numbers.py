@@ -34,8 +34,9 @@ _FIXED_DECIMALS = 4
 
 
 def monte_carlo_step(mc_sd: float) -> int:
-    """The power of ten of the last digit a Monte Carlo sd supports: the smallest unit at least
-    twice the sd (``0.0013 -> -2``: hundredths).
+    """The power of ten of the last digit a Monte Carlo sd supports (``0.0013 -> -2``).
+
+    The unit is the smallest power of ten at least twice the sd: hundredths for 0.0013.
     """
     return math.ceil(math.log10(2 * mc_sd))
 
