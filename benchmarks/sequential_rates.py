@@ -1,7 +1,8 @@
 """Sequential p-values (Besag-Clifford) in both tests of record: rates on nulls, power, cost.
 
 Both tests of record stop a pair's relabellings at its ``stop_after``-th as extreme as observed
-(``analysis.tests.*.stop_after``, default 100 of 9,999). This checks, at the default settings:
+(``analysis.tests.*.stop_after``, default 100 of 9,999) and, with ``stop_when_clear``, at none
+in the first 999. This checks, at the default settings:
 
 - **embedding test, null**: splits of the real US tweets' sentence vectors into pseudo-groups at
   the regions' sizes (au, ca, nz, uk, za and the rest as us: the 15 pairs of a split share
@@ -37,9 +38,11 @@ from scipy import stats
 from regbias.analysis.multiplicity import adjust_p
 from regbias.analysis.pairs.embedding_null import pooled_form, sequential_pair_null
 from regbias.analysis.pairs.performance_null import StratifiedPair, relabel, sequential_relabel
-from regbias.analysis.pairs.sequential import MonteCarloP, sequential_null
+from regbias.analysis.pairs.sequential import MonteCarloP, clear_point, sequential_null
 
 RELABELLINGS, STOP_AFTER = 9999, 100
+#: The shipped clear stop (stop_when_clear) for a family of 15 pairs at 0.05: N = 999.
+CLEAR = clear_point(["primary"] * 15, 0.05, RELABELLINGS)
 PAIRS = list(itertools.combinations([*SIZES, "us"], 2))
 
 
@@ -99,7 +102,7 @@ def embedding_null(us: np.ndarray, uk: np.ndarray, splits: int) -> None:
             pooled, n_a = pair_vectors(us, uk, groups, a, b)
             rng = np.random.default_rng([7, split, len(found)])
             _, _, p = sequential_pair_null(
-                pooled_form(pooled, "mean"), n_a, RELABELLINGS, rng, STOP_AFTER
+                pooled_form(pooled, "mean"), n_a, RELABELLINGS, rng, STOP_AFTER, CLEAR
             )
             found.append(p)
     ps = np.array([f.p for f in found])
@@ -123,7 +126,9 @@ def embedding_planted(us: np.ndarray, uk: np.ndarray, splits: int, share: float)
             t, null, fixed = sequential_pair_null(
                 pooled_form(pooled, "mean"), n_a, RELABELLINGS, rng, None
             )
-            _, sequential = sequential_null([null], lambda v, t=t: v >= t, RELABELLINGS, STOP_AFTER)
+            _, sequential = sequential_null(
+                [null], lambda v, t=t: v >= t, RELABELLINGS, STOP_AFTER, CLEAR
+            )
             both[split, i] = sequential.p, fixed.p
     detection(both, za)
 
@@ -150,7 +155,9 @@ def performance_null(sweeps: int) -> None:
         for a, b in REGION_PAIRS:
             pair = StratifiedPair.of(texts.group_side(a), texts.group_side(b))
             found.append(
-                sequential_relabel(scores, pair, "accuracy", RELABELLINGS, rng, STOP_AFTER)[1]
+                sequential_relabel(scores, pair, "accuracy", RELABELLINGS, rng, STOP_AFTER, CLEAR)[
+                    1
+                ]
             )
     ps = np.array([f.p for f in found])
     for level in (0.05, 0.01):
@@ -177,7 +184,9 @@ def performance_planted(sweeps: int) -> None:
             def extreme(values: np.ndarray, threshold: float = threshold) -> np.ndarray:
                 return values >= threshold
 
-            _, sequential = sequential_null([statistic[1:]], extreme, RELABELLINGS, STOP_AFTER)
+            _, sequential = sequential_null(
+                [statistic[1:]], extreme, RELABELLINGS, STOP_AFTER, CLEAR
+            )
             _, fixed = sequential_null([statistic[1:]], extreme, RELABELLINGS, None)
             both[s, i] = sequential.p, fixed.p
     detection(both, za)
@@ -195,7 +204,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cache-dir", default=".cache/regbias")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    print(f"relabellings {RELABELLINGS}, stop after {STOP_AFTER} as extreme as observed")
+    print(
+        f"relabellings {RELABELLINGS}, stop after {STOP_AFTER} as extreme as observed "
+        f"or after {CLEAR} with none"
+    )
     if "embedding" in args.tests:
         _, us, uk = _vectors(args.data_dir, args.cache_dir)
         embedding_null(us, uk, args.splits)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,7 +19,7 @@ from regbias.analysis.pairs.embedding_null import (
 )
 from regbias.analysis.pairs.performance import PerformanceTestSettings
 from regbias.analysis.pairs.performance_null import StratifiedPair, relabel, sequential_relabel
-from regbias.analysis.pairs.sequential import sequential_null
+from regbias.analysis.pairs.sequential import clear_point, ordered_p, sequential_null
 from regbias.errors import ConfigError
 from regbias.report.record import pair_table
 from tests.analysis.pairs.test_performance import perf_settings
@@ -142,3 +145,68 @@ def test_the_pair_table_says_how_many_relabellings_each_p_drew() -> None:
         "(where it stops, p = 100 / drawn, ~10%)"
     )
     assert words in method
+
+
+def _exact_null(relabellings: int, stop_after: int | None, clear_after: int | None, block: int):
+    """Every outcome's p and null chance: the observed value's rank uniform, the rest arranged."""
+    found: dict[float, float] = {}
+    for pattern in itertools.product((0.0, 1.0), repeat=relabellings):
+        drawn = np.array(pattern)
+        g = int(drawn.sum())
+        chance = 1 / ((relabellings + 1) * math.comb(relabellings, g))
+        blocks = (drawn[i : i + block] for i in range(0, relabellings, block))
+        p = sequential_null(blocks, lambda v: v >= 1, relabellings, stop_after, clear_after)[1]
+        found[p.p] = found.get(p.p, 0.0) + chance
+    return found
+
+
+@pytest.mark.parametrize(
+    ("stop_after", "clear_after", "block"), [(3, 4, 1), (3, 4, 5), (None, 6, 4), (2, 9, 13)]
+)
+def test_stopping_clear_keeps_every_p_exact_under_the_null(
+    stop_after: int | None, clear_after: int, block: int
+) -> None:
+    # All 2^13 arrangements of a null's exceedances among K = 13 relabellings, each with its
+    # chance: P(p <= u) equals u at every value p takes (exact, not merely at most).
+    found = _exact_null(13, stop_after, clear_after, block)
+    assert math.isclose(sum(found.values()), 1.0)
+    below = 0.0
+    for value in sorted(found):
+        below += found[value]
+        assert math.isclose(below, value, rel_tol=1e-9), (value, below)
+    assert min(found) == 1 / (clear_after + 1)  # the pairs that stopped clear
+
+
+def test_without_the_clear_stop_a_p_too_small_would_be_invalid() -> None:
+    # The check the test above makes fails for the naive p of a clear stop, 1 / (1 + N) with
+    # the fixed-count p for the rest: P(p <= 1/(1+N)) exceeds 1/(1+N).
+    found = _exact_null(13, None, 4, 1)
+    naive: dict[float, float] = {}
+    for pattern in itertools.product((0.0, 1.0), repeat=13):
+        g = int(sum(pattern))
+        chance = 1 / (14 * math.comb(13, g))
+        p = 1 / 5 if sum(pattern[:4]) == 0 else (1 + g) / 14
+        naive[p] = naive.get(p, 0.0) + chance
+    assert sum(c for v, c in naive.items() if v <= 1 / 5) > 1 / 5 + 0.01
+    assert sum(c for v, c in found.items() if v <= 1 / 5) <= 1 / 5 + 1e-12
+
+
+def test_a_clear_stop_draws_n_and_is_its_own_kind_of_stop() -> None:
+    values, p = sequential_null(iter([np.zeros(10), np.ones(10)]), lambda v: v >= 1, 20, 3, 7)
+    assert (len(values), p.drawn, p.exceedances, p.stopped, p.cleared) == (7, 7, 0, True, True)
+    assert p.p == 1 / 8
+    # One exceedance before N: no clear stop; the 3rd exceedance stops it, p = ordered_p's.
+    blocks = [np.r_[np.zeros(5), 1.0, np.zeros(4)], np.ones(10)]
+    values, p = sequential_null(iter(blocks), lambda v: v >= 1, 20, 3, 7)
+    assert (p.drawn, p.stopped, p.cleared) == (12, True, False)
+    assert p.p == ordered_p(11, 2, 7) > 3 / 12
+
+
+def test_the_clear_point_is_a_third_of_holms_smallest_threshold() -> None:
+    primary, secondary = ["primary"] * 15, ["secondary"] * 13
+    assert clear_point(primary + secondary, 0.05, 9999) == 999  # 899 by the rule; 999 floor
+    assert 15 / (999 + 1) <= 0.05 / 3
+    assert clear_point(["primary"] * 40, 0.05, 9999) == 2399
+    assert clear_point(primary, 0.01, 9999) == 4499
+    assert clear_point(primary, 0.05, 999) is None  # as many draws as the check: no early stop
+    assert clear_point([], 0.05, 9999) is None

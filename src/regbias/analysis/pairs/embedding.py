@@ -33,7 +33,7 @@ from regbias.analysis.pairs.pairwise import (
     plan_pairs,
     size_class,
 )
-from regbias.analysis.pairs.sequential import check_stop_after, stopping_words
+from regbias.analysis.pairs.sequential import check_stop_after, clear_point, stopping_words
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.settings_reader import HANDED_DOWN, check_choices, check_draws
@@ -63,6 +63,9 @@ class EmbeddingTestSettings:
             numbers do not depend on it (each matrix product runs alone: ``BLAS_LOCK``).
         stop_after: a pair's relabellings stop at this many as extreme as observed (its p is
             then sequential: :mod:`regbias.analysis.pairs.sequential`); None: all of them.
+        stop_when_clear: a pair with none as extreme in its first ``N`` relabellings stops
+            there, ``N`` a third of Holm's smallest threshold away
+            (:func:`~regbias.analysis.pairs.sequential.clear_point`).
     """
 
     enabled: bool
@@ -74,6 +77,7 @@ class EmbeddingTestSettings:
     seed: int = field(metadata=HANDED_DOWN)
     pairs_at_once: int | None = 1  # the YAML says null (one a core)
     stop_after: int | None = None
+    stop_when_clear: bool = False
 
     def __post_init__(self) -> None:
         check_choices(self, "analysis.tests.embedding")
@@ -179,8 +183,8 @@ class EmbeddingPairTests(PairwiseTests):
         return (
             f"{s.words()} of sentence vectors, all distinct texts"
             + (f" (at most {s.group_cap} a group), " if s.group_cap is not None else ", ")
-            + f"{s.relabellings} relabellings{stopping_words(s.stop_after)}, Holm per family "
-            f"p <= {self.alpha:g}"
+            + f"{s.relabellings} relabellings{stopping_words(s.stop_after, self.clear_after)}, "
+            f"Holm per family p <= {self.alpha:g}"
         )
 
     def power_measured(self) -> bool:
@@ -243,11 +247,15 @@ def embedding_pair_tests(
     declared columns are computed (its ``compute`` functions, of the sides' vectors).
     """
     plans = settings.plans(groups, references)
+    tested = [plan.family for plan in plans if plan.testable]
+    clear = clear_point(tested, alpha, settings.relabellings) if settings.stop_when_clear else None
     texts = list(dict.fromkeys(t for plan in plans for t in (*plan.side_a, *plan.side_b)))
     every = np.asarray(vectors(texts))
     where = {t: i for i, t in enumerate(texts)}
     rows = []
-    for plan, found in zip(plans, _tested(plans, every, where, settings, alpha), strict=True):
+    for plan, found in zip(
+        plans, _tested(plans, every, where, settings, alpha, clear), strict=True
+    ):
         own = computed(kind.columns, _sides(plan, every, where) if plan.testable else None)
         rows.append({**plan.row(), **found, **own})
         if progress is not None:
@@ -265,18 +273,21 @@ def _tested(
     where: Mapping[str, int],
     settings: EmbeddingTestSettings,
     alpha: float,
+    clear: int | None,
 ) -> Iterator[dict[str, float]]:
     """Each plan's test, in order, one pair at a time or side by side (``pairs_at_once``)."""
     workers = settings.pairs_at_once or _cores()
     if workers == 1:
         for plan in plans:
-            yield _test(plan, every, where, settings, 1 - alpha)
+            yield _test(plan, every, where, settings, 1 - alpha, clear)
         return
     # Pairs side by side: their draws, partitions and bootstrap counts (one thread each; NumPy
     # releases the GIL) run in parallel, each BLAS product alone (BLAS_LOCK), so the numbers are
     # those of one pair at a time. Each pair has its own random streams.
     with ThreadPoolExecutor(workers) as pool:
-        tested = [pool.submit(_test, plan, every, where, settings, 1 - alpha) for plan in plans]
+        tested = [
+            pool.submit(_test, plan, every, where, settings, 1 - alpha, clear) for plan in plans
+        ]
         try:
             for result in tested:
                 yield result.result()
@@ -305,6 +316,7 @@ def _test(
     where: Mapping[str, int],
     settings: EmbeddingTestSettings,
     confidence: float,
+    clear: int | None = None,
 ) -> dict[str, float]:
     if not plan.testable:
         keys = ["statistic", "z", "effect", "effect_ci_low", "effect_ci_high", EFFECT_MC, "p"]
@@ -313,7 +325,7 @@ def _test(
     form = pooled_form(every[rows], settings.statistic)
     rng = rng_for(settings.seed, "pair-test", plan.group_a, plan.group_b)
     observed, null, p = sequential_pair_null(
-        form, len(plan.side_a), settings.relabellings, rng, settings.stop_after
+        form, len(plan.side_a), settings.relabellings, rng, settings.stop_after, clear
     )
     n_a = len(plan.side_a)
     found = pair_effect(

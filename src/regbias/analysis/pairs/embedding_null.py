@@ -202,8 +202,12 @@ def sequential_pair_null(
     relabellings: int,
     rng: np.random.Generator,
     stop_after: int | None,
+    clear_after: int | None = None,
 ) -> tuple[float, np.ndarray, MonteCarloP]:
     """:func:`pair_statistic_null` that stops at its ``stop_after``-th ``T* >= T`` (and its p).
+
+    ``clear_after``: ``N``, where a pair with none as extreme in its first ``N`` stops
+    (:func:`~regbias.analysis.pairs.sequential.sequential_null`).
 
     The relabellings are drawn in the same blocks from the same stream whether or not it
     stops: a pair that does not stop has the fixed-``K`` null and p, bit for bit.
@@ -222,7 +226,9 @@ def sequential_pair_null(
             yield values
             check_stop()
 
-    null, p = sequential_null(blocks(), lambda values: values >= t, relabellings, stop_after)
+    null, p = sequential_null(
+        blocks(), lambda values: values >= t, relabellings, stop_after, clear_after
+    )
     return t, null, p
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from regbias.analysis.multiplicity import adjust_p
 from regbias.analysis.pairs.columns import HEAD, TAIL, PairColumn, declared, renamed
+from regbias.analysis.pairs.sequential import clear_point
 from regbias.data.sampling import rng_for
 from regbias.numbers import monte_carlo_text
 
@@ -50,6 +51,11 @@ class _Relabelled(Protocol):
     @property
     def relabellings(self) -> int:
         """Relabellings per pair."""
+        ...
+
+    @property
+    def stop_when_clear(self) -> bool:
+        """Whether a pair with none as extreme early on stops (:func:`clear_point`)."""
         ...
 
 
@@ -169,9 +175,17 @@ class PairwiseTests(ABC):
         return rows[rows[DIFFERS].astype(bool)].sort_values([P_ADJUSTED, P], kind="stable")
 
     @property
+    def clear_after(self) -> int | None:
+        """``N``: a pair with none as extreme in its first ``N`` relabellings stopped there."""
+        if not self.settings.stop_when_clear:
+            return None
+        families = self.table.loc[self.testable(), FAMILY]
+        return clear_point(families, self.alpha, self.settings.relabellings)
+
+    @property
     def smallest_p(self) -> float:
-        """The smallest p a pair can have: ``1 / (1 + relabellings)``."""
-        return 1.0 / (1 + self.settings.relabellings)
+        """The smallest p a pair can have: ``1 / (1 + relabellings)``, ``1 / (1 + N)`` cleared."""
+        return 1.0 / (1 + (self.clear_after or self.settings.relabellings))
 
     def smallest_holm_p(self, family: str) -> float:
         """The smallest Holm p a pair of the family can have: ``m / (1 + relabellings)``."""

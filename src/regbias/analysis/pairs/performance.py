@@ -41,7 +41,7 @@ from regbias.analysis.pairs.pooled_scores import (
     side_metric,
     training_units,
 )
-from regbias.analysis.pairs.sequential import check_stop_after, stopping_words
+from regbias.analysis.pairs.sequential import check_stop_after, clear_point, stopping_words
 from regbias.data.sampling import rng_for
 from regbias.errors import ConfigError
 from regbias.interrupt import check_stop
@@ -61,12 +61,16 @@ class PerformanceTestSettings:
             and of the bootstrap.
         stop_after: a pair's relabellings stop at this many as extreme as observed (its p is
             then sequential: :mod:`regbias.analysis.pairs.sequential`); None: all of them.
+        stop_when_clear: a pair with none as extreme in its first ``N`` relabellings stops
+            there, ``N`` a third of Holm's smallest threshold away
+            (:func:`~regbias.analysis.pairs.sequential.clear_point`).
     """
 
     enabled: bool
     relabellings: int
     seed: int = field(metadata=HANDED_DOWN)
     stop_after: int | None = None
+    stop_when_clear: bool = False
 
     def __post_init__(self) -> None:
         check_draws("analysis.tests.performance", relabellings=self.relabellings)
@@ -142,7 +146,8 @@ class PerformancePairTests(PairwiseTests):
         return (
             f"studentized gap in {self.metric} of {models_words(self.models)} on every scored "
             f"text, relabelled within label strata ({self.settings.relabellings} relabellings"
-            f"{stopping_words(self.settings.stop_after)}), Holm per family, p <= {self.alpha:g}"
+            f"{stopping_words(self.settings.stop_after, self.clear_after)}), Holm per family, "
+            f"p <= {self.alpha:g}"
         )
 
     def estimate(self, row: pd.Series) -> str:
@@ -213,11 +218,15 @@ def performance_pair_tests(
         n_bootstrap = 0  # an interval from so few draws would take values no metric can
     replicates = texts.model_replicates(n_bootstrap, rng) if n_bootstrap > 0 else None
     cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+    pairs = [_pair_of(texts, plan, where) for plan in plans]
+    tested = [plan.family for plan, pair in zip(plans, pairs, strict=True) if not _untested(pair)]
+    clear = clear_point(tested, alpha, settings.relabellings) if settings.stop_when_clear else None
     rows = []
-    for plan in plans:
+    for plan, pair in zip(plans, pairs, strict=True):
         check_stop()
-        pair = _pair_of(texts, plan, where)
-        found = _pair_row(scores, pair, plan, metric, settings, replicates, cache, rng, confidence)
+        found = _pair_row(
+            scores, pair, plan, metric, settings, replicates, cache, rng, confidence, clear
+        )
         own = computed(kind.columns, None if found[UNTESTABLE] else _sides(scores, pair))
         rows.append({**plan.row(), **found, **own})
     table = _with_families(pd.DataFrame(rows), alpha)
@@ -272,18 +281,18 @@ def _pair_row(
     cache: dict[bytes, tuple[np.ndarray, np.ndarray]],
     rng: np.random.Generator,
     confidence: float,
+    clear: int | None = None,
 ) -> dict[str, object]:
     row: dict[str, object] = {"n_a": pair.a.n, "n_b": pair.b.n, "raw_gap": math.nan}
     row |= dict.fromkeys(("gap", "ci_low", "ci_high", "p", RELABELLED), math.nan)
-    if min(pair.a.n, pair.b.n) < 1:
-        why = "a side has no scored text left (every text held by both groups)"
+    why = _untested(pair)
+    if min(pair.a.n, pair.b.n) >= 1:
+        row["raw_gap"] = side_metric(metric, scores, pair.a) - side_metric(metric, scores, pair.b)
+    if why:
         return {**row, UNTESTABLE: why}
-    row["raw_gap"] = side_metric(metric, scores, pair.a) - side_metric(metric, scores, pair.b)
-    if not pair.common:
-        return {**row, UNTESTABLE: "no label stratum holds texts of both groups"}
     test_rng = rng_for(settings.seed, "perf-test", plan.group_a, plan.group_b)
     gap, p = sequential_relabel(
-        scores, pair, metric, settings.relabellings, test_rng, settings.stop_after
+        scores, pair, metric, settings.relabellings, test_rng, settings.stop_after, clear
     )
     row |= {"gap": gap, "p": p.p, RELABELLED: p.drawn}
     if replicates is not None:
@@ -291,6 +300,15 @@ def _pair_row(
             replicates, pair, metric, cache, rng, confidence
         )
     return {**row, UNTESTABLE: ""}
+
+
+def _untested(pair: StratifiedPair) -> str:
+    """Why the pair cannot be tested ("" where it can)."""
+    if min(pair.a.n, pair.b.n) < 1:
+        return "a side has no scored text left (every text held by both groups)"
+    if not pair.common:
+        return "no label stratum holds texts of both groups"
+    return ""
 
 
 def _gap_interval(

@@ -141,8 +141,12 @@ def sequential_relabel(
     relabellings: int,
     rng: np.random.Generator,
     stop_after: int | None,
+    clear_after: int | None = None,
 ) -> tuple[float, MonteCarloP]:
     """The observed gap and the studentized test's p, stopping at ``stop_after`` extremes.
+
+    ``clear_after``: ``N``, where a pair with none as extreme in its first ``N`` stops
+    (:func:`~regbias.analysis.pairs.sequential.sequential_null`).
 
     The relabellings are :func:`relabel`'s, in the same blocks: a pair that does not stop has
     its p, bit for bit.
@@ -153,7 +157,7 @@ def sequential_relabel(
     blocks = (
         np.abs(strata.relabelled(counts).statistic()) for counts in strata.draws(relabellings, rng)
     )
-    _, p = sequential_null(blocks, lambda s: s >= threshold, relabellings, stop_after)
+    _, p = sequential_null(blocks, lambda s: s >= threshold, relabellings, stop_after, clear_after)
     return float(observed.gaps[0]), p
 
 
