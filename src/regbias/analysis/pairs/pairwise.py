@@ -188,7 +188,7 @@ class PairwiseTests(ABC):
         return 1.0 / (1 + (self.clear_after or self.settings.relabellings))
 
     def smallest_holm_p(self, family: str) -> float:
-        """The smallest Holm p a pair of the family can have: ``m / (1 + relabellings)``."""
+        """The smallest Holm p a pair of the family can have: ``m`` times :attr:`smallest_p`."""
         return min(1.0, len(self.family(family)) * self.smallest_p)
 
     def can_reject(self, family: str = PRIMARY_FAMILY) -> bool:
