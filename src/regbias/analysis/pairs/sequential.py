@@ -21,7 +21,7 @@ exactly. A pair that stops clear has ``p = 1 / (N + 1)``; ``N`` is chosen so tha
 third of the family's smallest Holm threshold, so stopping never costs a pair its verdict at
 the level. Any other p moves up by at most the chance that ``N`` draws hold none of its
 exceedances: to at least ``1 / (N + 1)``; 0.0014 to 0.00163 at ``N = 999`` of 9,999; 0.01 by
-3e-8).
+3e-8.
 """
 
 from __future__ import annotations
