@@ -62,7 +62,7 @@ class PerformanceTestSettings:
         stop_after: a pair's relabellings stop at this many as extreme as observed (its p is
             then sequential: :mod:`regbias.analysis.pairs.sequential`); None: all of them.
         stop_when_clear: a pair with none as extreme in its first ``N`` relabellings stops
-            there, ``N`` a third of Holm's smallest threshold away
+            there, its p ``1 / (N + 1)`` at most a third of Holm's smallest threshold
             (:func:`~regbias.analysis.pairs.sequential.clear_point`).
     """
 
