@@ -10,7 +10,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
+from regbias.analysis.pairs.embedding import (
+    EmbeddingPairTests,
+    EmbeddingTestSettings,
+    embedding_pair_tests,
+)
 from regbias.analysis.pairs.embedding_null import (
     pair_statistic_null,
     permutation_p,
@@ -22,7 +26,12 @@ from regbias.analysis.pairs.performance_null import StratifiedPair, relabel, seq
 from regbias.analysis.pairs.sequential import clear_point, ordered_p, sequential_null
 from regbias.errors import ConfigError
 from regbias.report.record import pair_table
-from tests.analysis.pairs.test_performance import perf_settings
+from tests.analysis.pairs.test_performance import (
+    perf_settings,
+    perf_tests_of,
+    scored_group,
+    texts_frame,
+)
 from tests.benchmark_module import load_benchmark
 from tests.conftest import packaged
 
@@ -210,3 +219,35 @@ def test_the_clear_point_is_a_third_of_holms_smallest_threshold() -> None:
     assert clear_point(primary, 0.01, 9999) == 4499
     assert clear_point(primary, 0.05, 999) is None  # as many draws as the check: no early stop
     assert clear_point([], 0.05, 9999) is None
+
+
+def _shifted(texts: list[str]) -> np.ndarray:
+    """Group b's vectors 3 sd away from group a's: every relabelling is less extreme."""
+    rng = np.random.default_rng(len(texts))
+    return rng.normal(size=(len(texts), 4)) + np.array([[3.0 * t.startswith("b")] for t in texts])
+
+
+@pytest.mark.parametrize("clear", [True, False])
+def test_both_tests_of_record_stop_a_clear_pair_at_n_where_asked(clear: bool) -> None:
+    groups = {g: [f"{g}{i}" for i in range(30)] for g in ("a", "b")}
+    settings = packaged(
+        EmbeddingTestSettings, "analysis.tests.embedding", relabellings=2999, stop_when_clear=clear
+    )
+    embedding = embedding_pair_tests(groups, _shifted, settings)
+    rng = np.random.default_rng(3)
+    frame = texts_frame(
+        {
+            "a": scored_group(rng, 400, 0.5, (0.95, 0.95)),
+            "b": scored_group(rng, 400, 0.5, (0.4, 0.4)),
+        }
+    )
+    performance = perf_tests_of(frame, relabellings=2999, stop_when_clear=clear)
+    for tests in (embedding, performance):
+        row = tests.table.iloc[0]
+        if clear:  # one pair: N = max(999, 3 / 0.05 - 1)
+            assert (row["relabelled"], row["p"], tests.clear_after) == (999, 1 / 1000, 999)
+            assert "or at 999 with none (p = 1/1000)" in tests.method()
+            assert tests.smallest_p == 1 / 1000
+        else:
+            assert (row["relabelled"], row["p"], tests.clear_after) == (2999, 1 / 3000, None)
+            assert "with none" not in tests.method()
