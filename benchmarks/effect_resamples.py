@@ -6,7 +6,7 @@ times with different seeds at each resample count. The spread (sd) of each end o
 repeats is its Monte Carlo error; the findings print each end to 3 significant digits
 (``effect 0.0213 [0.0111, 0.0341]``), so the error is set beside half a unit of the third
 digit (the rounding a reader sees) and beside the interval's width. It prints the seconds one
-interval takes at each count too (the draw and the products; ``resample_counts``).
+interval takes at each count too (the draw and the products; ``draw_counts``).
 
 It also checks the Monte Carlo sd each interval estimates of itself (``effect_ci_mc``, from
 its own resamples' order statistics), by which the report rounds the ends: the mean estimate

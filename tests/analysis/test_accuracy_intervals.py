@@ -7,7 +7,10 @@ import pytest
 from scipy import stats
 
 from regbias.analysis.pairs.pooled_scores import (
+    ModelDraws,
     PerfTexts,
+    Side,
+    draw_counts,
     resampled_sums,
     training_units,
     unit_weights,
@@ -73,3 +76,41 @@ def test_group_intervals_cover_the_procedure_at_the_real_sizes(seed_effect):
     hits = _covered(bench.Effects(seed_effect), studies=200, n_bootstrap=299)
     low, high = stats.binom.interval(0.998, 200, 0.95)
     assert ((low <= hits) & (hits <= high)).all(), hits
+
+
+def _counts_in_one(n: int, b: int, rng: np.random.Generator) -> np.ndarray:
+    """The counts as one ``bincount`` of every draw (the form blocks must reproduce)."""
+    drawn = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
+    return np.bincount(drawn.ravel(), minlength=b * n).reshape(b, n).astype(np.float64)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 300, 40_000])
+@pytest.mark.parametrize("b", [0, 1, 3, 999])
+def test_counting_in_blocks_gives_the_counts_of_one_count(n, b):
+    blocked = draw_counts(n, b, np.random.default_rng(n + b))
+    assert blocked.dtype == np.float64
+    assert np.array_equal(blocked, _counts_in_one(n, b, np.random.default_rng(n + b)))
+
+
+def test_the_text_stage_in_blocks_gives_the_sums_of_one_product_bit_for_bit():
+    # 130 draws: two full blocks and a part; strata of 1, 50 and 3,000 texts, 5% nested.
+    rng = np.random.default_rng(4)
+    n, b = 5_000, 130
+    draws = ModelDraws(
+        rng.standard_normal((b, n, 3)).astype(np.float32),
+        (rng.random((b, n)) + 0.5).astype(np.float32),
+        rng.random(n) < 0.05,
+    )
+    rows = tuple(np.sort(rng.choice(n, k, replace=False)) for k in (1, 50, 3_000))
+    side = Side(rows, ("a", "b", "c"))
+    sums, counts = resampled_sums(draws, side, np.random.default_rng(9))
+    again = np.random.default_rng(9)
+    for s, taken in enumerate(rows):
+        crossed, carried = taken[~draws.nested[taken]], taken[draws.nested[taken]]
+        times = _counts_in_one(len(crossed), b, again)
+        expected = np.einsum("bn,bnd->bd", times, draws.sums[:, crossed])
+        expected += draws.sums[:, carried].sum(axis=1, dtype=np.float64)
+        weights = np.einsum("bn,bn->b", times, draws.weights[:, crossed])
+        weights += draws.weights[:, carried].sum(axis=1, dtype=np.float64)
+        assert np.array_equal(sums[:, s], expected)
+        assert np.array_equal(counts[:, s], weights)

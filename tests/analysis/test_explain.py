@@ -9,6 +9,7 @@ texts come from their own side; a planted null gives no marker-sized z; bad inpu
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from regbias.analysis.explain.pairs import explain_pairs
-from regbias.analysis.explain.places import MASK, gazetteer_of, load_gazetteer
+from regbias.analysis.explain.places import MASK, Gazetteer, gazetteer_of, load_gazetteer
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.explain.words import distinguishing_words, log_odds
@@ -235,3 +236,44 @@ def test_with_minilm_city_names_added_to_one_group_only_are_not_shown_once_maske
     explained = explain_pairs(tests, groups, vectors, _settings(), gazetteer=gazetteer)
     (pair,) = explained.pairs
     assert pair.only_places and pair.masked_p_adjusted > 0.05
+
+
+def _found_by_every_length(gazetteer: Gazetteer, text: str) -> list[tuple[int, int, str]]:
+    """Every name in ``text``, trying every length up to the longest at every word."""
+    words = list(re.finditer(r"\w+", text))
+    lower = [w.group(0).lower() for w in words]
+    spans, i = [], 0
+    while i < len(words):
+        for n in range(min(gazetteer.longest, len(words) - i), 0, -1):
+            name = " ".join(lower[i : i + n])
+            if name in gazetteer.kept:
+                i += n
+                break
+            if name in gazetteer.names and (
+                name not in gazetteer.capitalised or words[i].group(0)[0].isupper()
+            ):
+                spans.append((words[i].start(), words[i + n - 1].end(), name))
+                i += n
+                break
+        else:
+            i += 1
+    return spans
+
+
+def test_names_are_found_as_by_trying_every_length_at_every_word():
+    # Names of one to three words, sharing first words; a kept phrase holding a name.
+    gazetteer = Gazetteer(
+        frozenset({"new york", "new york city", "york", "san jose", "jose", "reading"}),
+        "test",
+        capitalised=frozenset({"reading"}),
+        kept=frozenset({"new york times"}),
+    )
+    assert gazetteer.longest == 3
+    rng = np.random.default_rng(0)
+    vocabulary = ["new", "New", "york", "York", "city", "times", "san", "jose", "Reading",
+                  "reading", "in", "the"]  # fmt: skip
+    texts = [" ".join(rng.choice(vocabulary, size=rng.integers(0, 9))) for _ in range(3_000)]
+    texts += ["New York City at the New York Times", "reading in Reading, San Jose"]
+    assert sum(bool(gazetteer.found(t)) for t in texts) > 1_000
+    for text in texts:
+        assert gazetteer.found(text) == _found_by_every_length(gazetteer, text)

@@ -74,3 +74,24 @@ def test_the_metrics_a_run_logged_are_kept_under_their_full_keys(store):
     own.under("variant-x/").metrics({"b/c": 2.0})
     assert own.logged == {"a": 1.0, "variant-x/b/c": 2.0}
     assert own.logged == client.get_run(run.run_id).data.metrics
+
+
+def test_a_print_copy_keeps_the_png_s_layout_and_the_figure_its_layout_engine(store, tmp_path):
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from regbias.report.canvas import new_figure
+
+    client, experiment = store
+    figure = new_figure(4, 3)
+    axes = figure.add_subplot()
+    axes.plot([0, 1], [1, 0])
+    axes.set_title("a title the layout makes room for")
+    run = start_run(client, experiment, "print", {})
+    log = RunLog(client, run.run_id, local=tmp_path / "local")
+    log.figure(figure, "figures/f.png")
+    laid_out = axes.get_position().bounds
+    assert isinstance(figure.get_layout_engine(), ConstrainedLayoutEngine)
+    assert (tmp_path / "local/figures/f.pdf").read_bytes().startswith(b"%PDF")
+    figure.set_layout_engine("none")
+    figure.savefig(tmp_path / "again.pdf")  # drawn where the PNG's layout put it
+    assert axes.get_position().bounds == laid_out != (0.125, 0.11, 0.775, 0.77)

@@ -162,7 +162,7 @@ def _flip_row(
     intervals = {k: Interval(_mean(v, seen)) for k, v in values.items()}
     if not note and resamples > 0:
         weights = unit_weights(units, resamples, rng)
-        texts = draw_counts(n, resamples, rng).astype(np.float64)
+        texts = draw_counts(n, resamples, rng)
         for key, v in values.items():
             draws = _replicates(v, seen, weights, texts)
             intervals[key] = Interval(intervals[key].value, *percentile_interval(draws, confidence))

@@ -103,6 +103,8 @@ class Gazetteer:
         longest: words in the longest name or kept phrase.
         capitalised: names matched only where their first letter is a capital.
         kept: phrases left as they are though a name is inside them (matched as names are).
+        reach: per first word of a name or kept phrase, the most words of one that starts with
+            it (a text's word that starts none is passed at once).
     """
 
     names: frozenset[str]
@@ -110,10 +112,15 @@ class Gazetteer:
     longest: int = 0
     capitalised: frozenset[str] = field(default_factory=frozenset)
     kept: frozenset[str] = field(default_factory=frozenset)
+    reach: Mapping[str, int] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        longest = max((n.count(" ") + 1 for n in self.names | self.kept), default=0)
-        object.__setattr__(self, "longest", longest)
+        reach: dict[str, int] = {}
+        for name in self.names | self.kept:
+            first = name.split(" ", 1)[0]
+            reach[first] = max(reach.get(first, 0), name.count(" ") + 1)
+        object.__setattr__(self, "longest", max(reach.values(), default=0))
+        object.__setattr__(self, "reach", reach)
 
     def found(self, text: str) -> list[tuple[int, int, str]]:
         """Every name in ``text``: its start, end and name (lower case), the longest first."""
@@ -121,7 +128,7 @@ class Gazetteer:
         lower = [w.group(0).lower() for w in words]
         spans, i = [], 0
         while i < len(words):
-            for n in range(min(self.longest, len(words) - i), 0, -1):
+            for n in range(min(self.reach.get(lower[i], 0), len(words) - i), 0, -1):
                 name = " ".join(lower[i : i + n])
                 if name in self.kept:
                     i += n

@@ -15,6 +15,7 @@ import numpy as np
 from scipy.spatial import distance
 
 from regbias.analysis.pairs.embedding_null import BLAS_LOCK, PairStatistic
+from regbias.analysis.pairs.pooled_scores import draw_counts
 
 
 def _mean_u(x: np.ndarray, y: np.ndarray, ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
@@ -36,16 +37,6 @@ def _kernel_u(k: np.ndarray, n_a: int, ca: np.ndarray, cb: np.ndarray) -> np.nda
     bb = np.einsum("ki,ki->k", cb @ kbb, cb) - cb @ db
     ab = np.einsum("ki,ki->k", ca @ kab, cb)
     return aa / (n_a * (n_a - 1)) + bb / (n_b * (n_b - 1)) - 2 * ab / (n_a * n_b)
-
-
-def resample_counts(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    """``(k, n)`` float64: how often each of ``n`` texts is drawn in each of ``k`` resamples.
-
-    Each row is a multinomial of ``n`` uniform draws with replacement, counted from ``n``
-    uniform integers (2-3 times faster than ``Generator.multinomial``'s ``n`` binomials).
-    """
-    drawn = rng.integers(0, n, size=(k, n)) + (np.arange(k) * n)[:, None]
-    return np.bincount(drawn.ravel(), minlength=k * n).reshape(k, n).astype(np.float64)
 
 
 class PairEffect(NamedTuple):
@@ -124,7 +115,7 @@ def pair_effect(
     values = []
     for start in range(0, resamples, 256):
         k = min(256, resamples - start)
-        ca, cb = resample_counts(n_a, k, rng), resample_counts(n_b, k, rng)
+        ca, cb = draw_counts(n_a, k, rng), draw_counts(n_b, k, rng)
         with BLAS_LOCK:
             values.append(value(ca, cb))
     boot = np.concatenate(values)
