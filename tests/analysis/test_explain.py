@@ -21,7 +21,13 @@ from regbias.analysis.explain.pairs import explain_pairs
 from regbias.analysis.explain.places import MASK, Gazetteer, gazetteer_of, load_gazetteer
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.explain.settings import ExplainSettings
-from regbias.analysis.explain.words import distinguishing_words, log_odds
+from regbias.analysis.explain.words import (
+    CountedTexts,
+    corpus_counts,
+    distinguishing_words,
+    log_odds,
+    word_counts,
+)
 from regbias.analysis.pairs.embedding import EmbeddingTestSettings, embedding_pair_tests
 from regbias.errors import ConfigError
 from tests.conftest import packaged
@@ -277,3 +283,19 @@ def test_names_are_found_as_by_trying_every_length_at_every_word():
     assert sum(bool(gazetteer.found(t)) for t in texts) > 1_000
     for text in texts:
         assert gazetteer.found(text) == _found_by_every_length(gazetteer, text)
+
+
+def test_texts_counted_once_give_each_pair_the_words_and_counts_of_its_own_count():
+    rng = np.random.default_rng(3)
+    vocabulary = ["Color", "colour", "the", "a", "mum", "mom", "x2", "é café", "!!", " "]
+    texts = [" ".join(rng.choice(vocabulary, size=rng.integers(0, 6))) for _ in range(400)]
+    counted = CountedTexts.of(texts + texts[:50])  # a text given twice is counted once
+    assert counted.totals() == corpus_counts(list(dict.fromkeys(texts)))
+    sides = [(texts[:100], texts[100:130]), (texts[5:6], texts[200:400]), (["!!", " "], ["a"])]
+    for side_a, side_b in [*sides, (texts[:3] * 2, texts[3:9])]:
+        words, counts = counted.counts(side_a, side_b)
+        own_words, own_counts = word_counts(side_a, side_b)
+        assert words == own_words
+        assert all(np.array_equal(c, o) for c, o in zip(counts, own_counts, strict=True))
+    words, counts = counted.counts(["!!"], [" "])  # no word on either side
+    assert words == [] and [len(c) for c in counts] == [0, 0]

@@ -21,7 +21,7 @@ from regbias.analysis.explain.places import Gazetteer, english_share, name_count
 from regbias.analysis.explain.result import Explanations, PairExplanation
 from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.explain.typical import typical_texts
-from regbias.analysis.explain.words import corpus_counts, distinguishing_words, has_words
+from regbias.analysis.explain.words import CountedTexts, distinguishing_words, has_words
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, embedding_pair_tests
 from regbias.analysis.pairs.pairwise import DIFFERS, GROUP_A, GROUP_B, P_ADJUSTED, PlannedPair
 
@@ -73,15 +73,14 @@ def explain_pairs(
         masked = embedding_pair_tests(
             masked_groups, vectors, tests.settings, references=references, alpha=tests.alpha
         )
-    corpus = None
-    if settings.prior == "corpus":
-        corpus = corpus_counts(list(dict.fromkeys(t for ts in groups.values() for t in ts)))
+    counted = CountedTexts.of([t for ts in groups.values() for t in ts])
+    corpus = counted.totals() if settings.prior == "corpus" else None
     plans = {(p.group_a, p.group_b): p for p in tests.settings.plans(groups, references)}
     explained = []
     differing = tests.table[tests.table[DIFFERS].astype(bool)]
     for _, row in differing.iterrows():
         plan = plans[(row[GROUP_A], row[GROUP_B])]
-        explained.append(_explain(plan, row, vectors, settings, corpus, changed, masked))
+        explained.append(_explain(plan, row, vectors, settings, (counted, corpus), changed, masked))
         if progress is not None:
             progress(f"{plan.group_a}-{plan.group_b}")
     return Explanations(
@@ -94,12 +93,13 @@ def _explain(
     row: pd.Series,
     vectors: Callable[[list[str]], np.ndarray],
     settings: ExplainSettings,
-    corpus: dict[str, int] | None,
+    words_of: tuple[CountedTexts, dict[str, int] | None],
     changed: Mapping[str, list[str]],
     masked: EmbeddingPairTests | None,
 ) -> PairExplanation:
     a, b = plan.side_a, plan.side_b
-    words = distinguishing_words(a, b, settings.top_words, corpus)
+    counted, corpus = words_of
+    words = distinguishing_words(a, b, settings.top_words, corpus, counted)
     typical = typical_texts(a, b, vectors(a), vectors(b), settings.typical_texts)
     effect, p_adjusted = float(row["effect"]), float(row[P_ADJUSTED])
     explanation = PairExplanation(

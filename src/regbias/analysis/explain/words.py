@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.feature_extraction.text import CountVectorizer
 
 #: The columns of a pair's word table.
@@ -44,6 +46,52 @@ def word_counts(*sides: Sequence[str]) -> tuple[list[str], list[np.ndarray]]:
     return words, counts
 
 
+@dataclass(frozen=True)
+class CountedTexts:
+    """Every distinct text's word counts, counted once: a side's counts are a sum of rows.
+
+    The same words and counts as :func:`word_counts` of the sides (one vectorizer, the same
+    tokens), without counting a group's texts again for every pair it is in.
+
+    Attributes:
+        words: the words of every text, sorted.
+        matrix: ``(texts, words)`` counts, a row per distinct text.
+        rows: each text's row.
+    """
+
+    words: np.ndarray
+    matrix: sparse.csr_matrix
+    rows: dict[str, int]
+
+    @classmethod
+    def of(cls, texts: Sequence[str]) -> CountedTexts:
+        """``texts`` counted (each distinct text once)."""
+        distinct = list(dict.fromkeys(texts))
+        vectorizer = CountVectorizer(lowercase=True, token_pattern=_TOKEN)
+        try:
+            matrix = sparse.csr_matrix(vectorizer.fit_transform(distinct))
+            words = vectorizer.get_feature_names_out()
+        except ValueError:  # no token at all ("empty vocabulary")
+            matrix, words = sparse.csr_matrix((len(distinct), 0), dtype=np.int64), np.array([])
+        return cls(np.asarray(words, dtype=object), matrix, {t: i for i, t in enumerate(distinct)})
+
+    def counts(self, *sides: Sequence[str]) -> tuple[list[str], list[np.ndarray]]:
+        """As :func:`word_counts` of ``sides`` (every text counted here)."""
+        sums = [
+            np.asarray(self.matrix[[self.rows[t] for t in side]].sum(axis=0)).ravel()
+            for side in sides
+        ]
+        used = np.flatnonzero(np.sum(sums, axis=0)) if sums else np.zeros(0, dtype=np.int64)
+        if not len(used):
+            return [], [np.zeros(0) for _ in sides]
+        return self.words[used].tolist(), [total[used] for total in sums]
+
+    def totals(self) -> dict[str, int]:
+        """Every word's token count over all the texts (:func:`corpus_counts` of them)."""
+        totals = np.asarray(self.matrix.sum(axis=0)).ravel().astype(int).tolist()
+        return dict(zip(self.words.tolist(), totals, strict=True))
+
+
 def corpus_counts(texts: Sequence[str]) -> dict[str, int]:
     """Every word's token count in ``texts`` (the ``corpus`` prior, counted once a study)."""
     words, (counts,) = word_counts(texts)
@@ -73,6 +121,7 @@ def distinguishing_words(
     side_b: Sequence[str],
     top: int,
     corpus: dict[str, int] | None = None,
+    counted: CountedTexts | None = None,
 ) -> pd.DataFrame:
     """The ``top`` words of each side by log-odds ``z``: :data:`WORD_COLUMNS`, side a's first.
 
@@ -80,9 +129,11 @@ def distinguishing_words(
     pair's own, pooled). A word counts at least its pair count, so no prior count is zero.
     Where one side has no word at all (emoji or punctuation only), nothing can be ranked
     against it (under the pair's prior every z is 0): the other side's ``top`` most used words,
-    by count, with NaN ``z`` and ``delta``.
+    by count, with NaN ``z`` and ``delta``. ``counted``: the sides' texts counted already
+    (None: counted here).
     """
-    words, (y_a, y_b) = word_counts(side_a, side_b)
+    count = counted.counts if counted is not None else word_counts
+    words, (y_a, y_b) = count(side_a, side_b)
     if not words:
         return pd.DataFrame(columns=list(WORD_COLUMNS))
     if not y_a.sum() or not y_b.sum():
