@@ -42,7 +42,8 @@ def csv_job(tmp_path, store_dir, *overrides):
 def run_job(cfg, tmp_path, name="job"):
     """``job._tracked`` with a stage that logs only its (empty) results: what resume decides."""
     context = JobContext(tmp_path / name, None, None, [])
-    run_id = job._tracked(read_settings(cfg), plain_config(cfg), context, _results_only)
+    done = job._tracked(read_settings(cfg), plain_config(cfg), context, _results_only)
+    run_id = done if isinstance(done, str) else done.run.run_id  # a fresh one: its report too
     return run_id, json.loads((tmp_path / name / "regbias_job.json").read_text())
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import functools
 import logging
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -28,13 +29,14 @@ from regbias.app.preflight import (
 )
 from regbias.app.settings import plain_config, read_settings
 from regbias.app.start import ALWAYS_QUIET_LOGGERS, data_for_job, quiet_libraries
-from regbias.app.summary import finish_job
+from regbias.app.summary import FreshRun, finish_job
 from regbias.app.tasks import task_named
 from regbias.console import exit_with
 from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c
 from regbias.redaction import redacted
+from regbias.report.report_folder import REPORT_FOLDER, open_staging
 from regbias.study.checks import check_counterfactual, check_primary
 from regbias.study.settings import StudySettings
 from regbias.study.timing import note_job_set_up
@@ -57,6 +59,8 @@ log = logging.getLogger(__name__)
 
 # A full disk, a read-only folder, a quota: one line, not a traceback.
 DISK_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT}
+#: The setting that moves a single run's outputs (named when its report folder is refused).
+RUN_DIR_KEY = "hydra.run.dir"
 # Settings that do not change results: a rerun with other values of these is the same job.
 NEUTRAL = {
     "tracking": None,
@@ -104,8 +108,8 @@ def main(cfg: DictConfig) -> Any:
         check_stop()  # a SIGTERM between a sweep's jobs: start no new one
         result = _dispatch(cfg, context)
         if context.sweep_dir is None and task_named(cfg.get("task")).prints_summary and result:
-            finish_job(cfg, str(result), context.output_dir)
-        return result
+            finish_job(cfg, result, context.output_dir)
+        return result.run.run_id if isinstance(result, FreshRun) else result
     except KeyboardInterrupt:
         ignore_ctrl_c()  # a second one would land in JAX's exit handler: a traceback
         exit_with("interrupted", 130)
@@ -165,7 +169,11 @@ def _dispatch(cfg: DictConfig, context: JobContext) -> Any:
 def _tracked(
     settings: StudySettings, resolved: dict[str, Any], context: JobContext, work: Any
 ) -> Any:
-    """Run ``work(settings, run)`` in a child (sweep) or standalone run; set-up timed."""
+    """Run ``work(settings, run)`` in a child (sweep) or standalone run; set-up timed.
+
+    Returns the run's id, or for a standalone run that prints its summary the run with the
+    local folder its report was written into (:class:`FreshRun`).
+    """
     preflight_groups(settings)  # before any run exists: names that would break keys or paths
     check_primary(settings)  # and a primary the run would not measure
     check_counterfactual(settings)  # and rewrites that cannot be made
@@ -190,23 +198,33 @@ def _tracked(
                 link_reused_run(client, experiment_id, parent["run_id"], previous, name)
             context.write_record(status="REUSED", run_id=previous, variant=variant)
             return previous
-    run = start_run(
-        client,
-        experiment_id,
-        _run_name(settings, context),
-        {**_tags(settings, context, digest), **inputs, "regbias.variant": variant},
-        parent["run_id"] if parent else None,
-    )
-    note_job_set_up(run.run_id, began)
-    on_abort = (lambda: _abort_parent(client, parent)) if parent else None
-    with tracked_run(run, on_abort=on_abort):
-        context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)
-        log_config(run, without_derived(resolved), context.output_dir / ".hydra")
-        setup = time.perf_counter() - started
-        work(settings, run)
-        run.metrics({"time/job_setup_s": setup})
+    # A standalone run writes its report into a folder beside <output dir>/report as it logs
+    # it; its end moves it in (refused here, before the run, if a user's files are there).
+    summary = context.sweep_dir is None and task_named(settings.task).prints_summary
+    staging = open_staging(context.output_dir / REPORT_FOLDER, RUN_DIR_KEY) if summary else None
+    try:
+        run = start_run(
+            client,
+            experiment_id,
+            _run_name(settings, context),
+            {**_tags(settings, context, digest), **inputs, "regbias.variant": variant},
+            parent["run_id"] if parent else None,
+        )
+        run = RunLog(client, run.run_id, local=staging)
+        note_job_set_up(run.run_id, began)
+        on_abort = (lambda: _abort_parent(client, parent)) if parent else None
+        with tracked_run(run, on_abort=on_abort):
+            context.write_record(status="RUNNING", run_id=run.run_id, variant=variant)
+            log_config(run, without_derived(resolved), context.output_dir / ".hydra")
+            setup = time.perf_counter() - started
+            written = work(settings, run)
+            run.metrics({"time/job_setup_s": setup})
+    except BaseException:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
     context.write_record(status="FINISHED", run_id=run.run_id, variant=variant)
-    return run.run_id
+    return run.run_id if staging is None else FreshRun(run, staging, written)
 
 
 def fingerprints(resolved: dict[str, Any], inputs: dict[str, str] | None = None) -> tuple[str, str]:

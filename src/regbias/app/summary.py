@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import errno
 import logging
+import shutil
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from regbias.errors import RegbiasError
 from regbias.redaction import redacted
 from regbias.report import comparison
 from regbias.report.headline import Headline, read_headline
-from regbias.report.publish import copy_report
+from regbias.report.publish import Published, copy_report
 from regbias.report.report_folder import REPORT_FOLDER, move_in
 from regbias.study.aggregate import SweepResult, log_inputs
 from regbias.study.encoder_compare import sweep_headlines
@@ -88,19 +90,53 @@ def finish_sweep(
         log.exception("could not write the sweep's summary (the results are in MLflow)")
 
 
-def finish_job(cfg: DictConfig, run_id: str, output_dir: Path) -> None:
-    """After a single run or ``task=analyze``: copy, label, print."""
+@dataclass(frozen=True)
+class FreshRun:
+    """A single run this process wrote: its report's local folder and what the report says.
+
+    Attributes:
+        run: the run, writing into ``staging`` (:attr:`RunLog.local`).
+        staging: the folder its report was written into as it was logged.
+        written: what the task returned (its :class:`Published` report, if it wrote one).
+    """
+
+    run: RunLog
+    staging: Path
+    written: object = None
+
+    @property
+    def headline(self) -> Headline:
+        """The headline of the report it wrote (an empty one if it wrote none)."""
+        return self.written.headline if isinstance(self.written, Published) else Headline()
+
+
+def finish_job(cfg: DictConfig, result: str | FreshRun, output_dir: Path) -> None:
+    """After a single run or ``task=analyze``: move or copy the report in, label, print.
+
+    A run this process wrote (``FreshRun``) has its report in a local folder and its headline
+    in memory; a reused run (its id) is an earlier process's: its report is copied from the
+    store.
+    """
     try:
         started = time.perf_counter()
-        client, _ = connect(read_settings(cfg).tracking)  # the experiment the job logged to
-        run = RunLog(client, run_id)
-        # One job's run, this process's or an earlier one's (reused): its report as logged.
-        folder = copy_report(run, output_dir / REPORT_FOLDER)
-        publish_pages(run, folder)
-        headline = read_headline(folder)
-        publish_run(run, headline)
-        metrics = client.get_run(run_id).data.metrics
-        times = _job_times(run_id, metrics, time.perf_counter() - started)
+        folder = output_dir / REPORT_FOLDER
+        if isinstance(result, FreshRun):
+            run, headline = result.run, result.headline
+            try:
+                publish_run(run, headline)  # the pages into the local folder and the run
+            finally:
+                move_in(result.staging, folder, "hydra.run.dir")
+                shutil.rmtree(result.staging, ignore_errors=True)
+            metrics: Mapping[str, float] = run.logged
+        else:
+            client, _ = connect(read_settings(cfg).tracking)  # the experiment it logged to
+            run = RunLog(client, result)
+            folder = copy_report(run, folder)
+            publish_pages(run, folder)
+            headline = read_headline(folder)
+            publish_run(run, headline)
+            metrics = client.get_run(result).data.metrics
+        times = _job_times(run.run_id, metrics, time.perf_counter() - started)
         print(_render(run, {"": headline}, folder, times), flush=True)
     except RegbiasError:
         raise  # a report folder holding a user's files: one line, exit 2

@@ -64,7 +64,7 @@ from regbias.tracking.run_log import RunLog
 from regbias.tracking.runs import linked_runs
 
 #: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.
-LEFT_OUT = frozenset({paths.HYDRA_FOLDER, paths.MODELS_FOLDER, paths.ERROR_TXT})
+LEFT_OUT = paths.NOT_IN_REPORT
 
 
 def write_groups(run: RunLog, table: pd.DataFrame, dropped: Mapping[str, int]) -> None:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 
 from regbias.analysis.pair_table import read_pairwise_csv, recorded_verdicts
-from regbias.analysis.study import Analysis, StudyResults, analyse_table
+from regbias.analysis.study import StudyResults, analyse_table
 from regbias.errors import ConfigError
-from regbias.report.publish import log_analysis
+from regbias.report.publish import Published, log_analysis
 from regbias.study.settings import StudySettings
 from regbias.tracking.run_log import RunLog
 
 
-def run_analysis(study: StudySettings, run: RunLog) -> Analysis:
+def run_analysis(study: StudySettings, run: RunLog) -> Published:
     """Read ``analysis.analyze.input``, correlate the chosen columns, log the results to ``run``."""
     settings = study.analysis
     given = settings.analyze
@@ -33,5 +33,4 @@ def run_analysis(study: StudySettings, run: RunLog) -> Analysis:
     run.metrics({"time/analysis_s": time.perf_counter() - start})  # the one stage that ran
     recorded = recorded_verdicts(given.input, settings.reference_groups)
     results = StudyResults(table.groups, meta={"input": given.input}, recorded=recorded)
-    log_analysis(run, results, analysis, settings)
-    return analysis
+    return log_analysis(run, results, analysis, settings)

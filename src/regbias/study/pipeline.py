@@ -27,6 +27,7 @@ from regbias.embeddings.encoder import Encoder
 from regbias.performance.stage import run_performance_stage
 from regbias.performance.table import PerformanceTable
 from regbias.report.publish import (
+    Published,
     log_analysis,
     log_distances,
     write_distance_tables,
@@ -215,11 +216,11 @@ def log_distance_suite(run: RunLog, suite: DistanceSuiteResult, *, figures: bool
     run.metrics(metrics)
 
 
-def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) -> StudyResults:
+def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) -> Published | None:
     """The job: prepare and log the data, run the enabled stages, analyse and log it all.
 
     Each step's wall time is logged as ``time/<step>_s``; ``pooled`` (a sweep's job) skips the
-    job's own figures, analysis and report.
+    job's own figures, analysis and report. Returns the report it wrote (None when pooled).
     """
     from lightning import seed_everything
 
@@ -261,17 +262,18 @@ def run_pipeline(settings: StudySettings, run: RunLog, *, pooled: bool = False) 
             results.per_model, results.texts = performance.frame, performance.texts
             results.rewrites = performance.rewrites
             write_performance(run, results.per_model, results.texts, results.rewrites)
+    published = None
     if not pooled:
         tests = record_and_power(settings, timings, results, study=study, encoder=encoder)
         power = tests.into(results)
         with timed(timings, "analysis"):  # minutes with many groups: say when it is done
             log.info("analysing %d groups (correlations, robustness)", len(results.groups))
             analysis = analyse(results, settings.analysis)
-            log_analysis(run, results, analysis, settings.analysis, power=power)
+            published = log_analysis(run, results, analysis, settings.analysis, power=power)
     run.metrics({"cache/hits": cache.hits, "cache/misses": cache.misses})
     run.metrics({f"time/{stage}_s": seconds for stage, seconds in timings.items()})
     write_study(run, results)
-    return results
+    return published
 
 
 def _performance(

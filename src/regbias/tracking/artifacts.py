@@ -48,6 +48,8 @@ METHOD_HTML = "method.html"
 #: The findings as a typed object (:class:`regbias.report.findings_model.Findings`).
 FINDINGS_JSON = "findings.json"
 ERROR_TXT = "error.txt"
+#: What a run logs but its local report leaves out: the config, the weights, a traceback.
+NOT_IN_REPORT = frozenset({HYDRA_FOLDER, MODELS_FOLDER, ERROR_TXT})
 
 #: A job's measurements (groups, sizes, meta; a parent's also its jobs' runs).
 STUDY_JSON = "results/study.json"

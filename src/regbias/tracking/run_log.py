@@ -21,7 +21,7 @@ from mlflow.tracking import MlflowClient
 
 from regbias.redaction import redacted
 from regbias.tables import csv_text
-from regbias.tracking.artifacts import print_copy
+from regbias.tracking.artifacts import NOT_IN_REPORT, print_copy
 
 _BATCH = 100  # MLflow's limit of params per log_batch call.
 
@@ -47,9 +47,9 @@ def _layout_kept(figure: Any) -> Iterator[None]:
 class RunLog:
     """Writes results into one MLflow run, every artifact path and metric key under ``prefix``.
 
-    With ``local`` (a folder), every artifact is written there first, at its path in the run,
-    then logged from there: the folder holds the run's artifacts as this process wrote them,
-    so the end of a sweep renders and copies its report from it, never from the store. The
+    With ``local`` (a folder), every artifact but :data:`NOT_IN_REPORT` is written there first,
+    at its path in the run, then logged from there: the folder holds the run's report as this
+    process wrote it, so the end of a run or a sweep moves it in, never reading the store. The
     metrics logged through a run (and its :meth:`under` views) are kept in :attr:`logged`.
     """
 
@@ -115,7 +115,8 @@ class RunLog:
         full = self._at(path)
         folder, _, name = full.rpartition("/")
         with tempfile.TemporaryDirectory() as tmp:
-            target = Path(tmp) / name if self.local is None else self.local / full
+            local = self._local(full)
+            target = Path(tmp) / name if local is None else local
             target.parent.mkdir(parents=True, exist_ok=True)
             yield target
             self.client.log_artifact(self.run_id, str(target), folder or None)
@@ -168,9 +169,9 @@ class RunLog:
 
     def _mirror(self, source: Path, relative: Path) -> None:
         """``source`` (a file or a folder) copied to ``relative`` in the local folder, if any."""
-        if self.local is None:
+        target = self._local(relative.as_posix())
+        if target is None:
             return
-        target = self.local / relative
         if target.resolve() == source.resolve():
             return  # written there already
         if source.is_dir():
@@ -178,6 +179,12 @@ class RunLog:
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
+
+    def _local(self, full: str) -> Path | None:
+        """Where the local folder holds the artifact at ``full`` (None: it holds none there)."""
+        if self.local is None or full.split("/")[0] in NOT_IN_REPORT:
+            return None
+        return self.local / full
 
     def _folder(self, directory: str | None) -> str | None:
         folder = self._at(directory or "").rstrip("/")
