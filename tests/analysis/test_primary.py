@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from regbias.analysis.correlation.primary import expected_direction, primary_test, region_pairs
+from regbias.analysis.correlation.result import correlation_frame
 from regbias.analysis.correlation.table import correlations
 from regbias.analysis.study import AnalysisSettings, analyse
 from regbias.data.registry import packaged_dataset
@@ -133,9 +134,11 @@ def test_analyse_carries_the_primary_test_apart_from_the_adjusted_family() -> No
     assert list(primary.power.table.coupling) == pytest.approx(settings.power.primary.couplings)
     assert primary.power.dimensions == settings.power.primary.dimensions
     # The table's row of the same pair is on all 28 pairs and is a secondary test.
-    row = analysis.correlations.set_index(["distance", "performance"]).loc[
-        ("dist_sinkhorn_long", "gap_accuracy")
-    ]
+    row = (
+        correlation_frame(analysis.correlations)
+        .set_index(["distance", "performance"])
+        .loc[("dist_sinkhorn_long", "gap_accuracy")]
+    )
     assert row.n_pairs == 28 and row.maxt_method == "maxt"
     assert row.spearman_p_maxt >= row.spearman_p_perm
     frame = primary.to_frame()
@@ -176,9 +179,11 @@ def test_the_primary_carries_its_own_interval_over_the_regions_pairs() -> None:
     assert primary is not None and primary.confidence == settings.robustness.confidence
     assert primary.ci_low <= primary.rho <= primary.ci_high
     assert primary.rho > 0.6
-    row = analysis.correlations.set_index(["distance", "performance"]).loc[
-        ("dist_sinkhorn_long", "gap_accuracy")
-    ]
+    row = (
+        correlation_frame(analysis.correlations)
+        .set_index(["distance", "performance"])
+        .loc[("dist_sinkhorn_long", "gap_accuracy")]
+    )
     assert row.n_pairs == 28 and row.spearman_ci_high < primary.ci_low  # another statistic
     again = rho_replicates(
         analysis.pairwise,

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from regbias.analysis.correlation.result import correlation_frame
 from regbias.analysis.correlation.table import correlations
 from regbias.analysis.robustness.bootstrap import (
     bootstrap_intervals,
@@ -158,7 +159,7 @@ def test_bootstrap_replicates_resample_both_noise_sources() -> None:
     )
     one_model = results.per_model[results.per_model["seed"] == 0]
     assert bootstrap_replicates(table, {"sinkhorn_long": single}, one_model, 50, 0) == {}
-    intervals = bootstrap_intervals(table, analysis.correlations, {}, 0.95)
+    intervals = bootstrap_intervals(table, correlation_frame(analysis.correlations), {}, 0.95)
     assert intervals[["spearman_ci_low", "kendall_ci_high"]].isna().all().all()
 
 
@@ -334,7 +335,7 @@ def test_analyse_carries_robustness_and_headline_columns() -> None:
     groups = ["au", "ca", "nz", "uk", "us", "mixed", "baseline"]
     results = study_on_a_line(groups, 8)
     analysis = analyse(results, quick_settings(robustness={"resamples": 200}))
-    found, checks = analysis.correlations, analysis.robustness
+    found, checks = correlation_frame(analysis.correlations), analysis.robustness
     assert len(checks) == len(found) == 4  # 1 distance x (2 gaps + 2 dcor)
     for column in ("spearman_ci_low", "spearman_ci_high", "loo_rho_min", "loo_rho_max"):
         np.testing.assert_array_equal(found[column], checks[column])

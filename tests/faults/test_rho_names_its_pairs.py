@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from regbias.analysis.correlation.result import correlation_frame, correlation_rows
 from regbias.report.encoders import encoder_evidence, encoders_markdown
 from tests.report.test_encoders import PRIMARY, TWIN, variant
 
@@ -17,7 +18,8 @@ def test_the_primary_and_the_all_groups_row_are_named_apart():
     written = variant("minilm_l6", TWIN, null=0.0, rho=-0.007, p=0.5, primary_pairs=15)
     correlations = written.analysis.correlations
     assert correlations is not None
-    row = correlations.assign(spearman_rho=0.232, spearman_p_maxt=0.01, n_pairs=28)
+    frame = correlation_frame(correlations)
+    row = correlation_rows(frame.assign(spearman_rho=0.232, spearman_p_maxt=0.01, n_pairs=28))
     written = replace(written, analysis=replace(written.analysis, correlations=row))
     (evidence,) = encoder_evidence({"encoder=minilm_l6": ("a", written)}, PRIMARY)
     assert evidence.primary_name == "dist_sinkhorn_long ~ gap_accuracy (regions only, 15 pairs)"

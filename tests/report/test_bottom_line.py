@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from regbias.analysis.correlation.result import Correlation, correlation_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
 from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY
 from regbias.report.bottom_line import (
@@ -16,15 +17,17 @@ from tests.conftest import packaged
 from tests.report.test_findings import primary_result
 
 
-def _correlations(p_maxt: list[float]) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "distance": [f"dist_{i}" for i in range(len(p_maxt))],
-            "performance": "gap_accuracy",
-            "spearman_rho": 0.5,
-            "spearman_p_perm": 0.001,  # unadjusted: never a finding
-            "spearman_p_maxt": p_maxt,
-        }
+def _correlations(p_maxt: list[float]) -> list[Correlation]:
+    return correlation_rows(
+        pd.DataFrame(
+            {
+                "distance": [f"dist_{i}" for i in range(len(p_maxt))],
+                "performance": "gap_accuracy",
+                "spearman_rho": 0.5,
+                "spearman_p_perm": 0.001,  # unadjusted: never a finding
+                "spearman_p_maxt": p_maxt,
+            }
+        )
     )
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
+from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
 from regbias.analysis.study import Analysis, StudyResults
 from regbias.distances.matrix import DistanceMatrix
@@ -79,7 +80,8 @@ def variant(
     primary = None
     if primary_pairs is not None:
         primary = PrimaryTest(*PRIMARY, "greater", 0.05, n_pairs=primary_pairs)
-    analysis = Analysis(None, None, None, pd.DataFrame(), correlations, primary=primary)
+    rows = correlation_rows(correlations)
+    analysis = Analysis(None, None, None, pd.DataFrame(), rows, primary=primary)
     headline = Headline(metrics={f"headline/{k}": v for k, v in numbers.items()})
     return Published(results, analysis, headline)
 

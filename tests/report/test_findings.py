@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
+from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.power.primary import PrimaryPower
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.data.groups import BASELINE
@@ -26,12 +27,18 @@ from tests.conftest import packaged
 
 def finding_bullets(*args, extra_lines=(), **kwargs) -> list[str]:
     """``finding_lines(*args, **kwargs)`` and ``extra_lines``, each a whole finding (one line)."""
-    return [f"- {line}" for line in [*finding_lines(*args, **kwargs), *extra_lines]]
+    return [f"- {line}" for line in [*finding_lines(*_typed(args), **kwargs), *extra_lines]]
 
 
 def findings_markdown(*args, extra_lines=(), **kwargs) -> str:
     """The details section of ``finding_lines(*args, **kwargs)`` and ``extra_lines``."""
-    return details_markdown([*finding_lines(*args, **kwargs), *extra_lines])
+    return details_markdown([*finding_lines(*_typed(args), **kwargs), *extra_lines])
+
+
+def _typed(args: tuple) -> tuple:
+    """The correlation table of ``args`` (first) as the analysis hands it on: typed rows."""
+    found, *rest = args
+    return (correlation_rows(found) if isinstance(found, pd.DataFrame) else found, *rest)
 
 
 def findings_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -226,7 +233,7 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
         {"group_a": list("aaab"), "group_b": list("bcdc")}
         | {c: np.arange(4.0) for c in set(found["distance"]) | set(found["performance"])}
     )
-    analysis = Analysis(None, None, None, pairwise, found, robustness=checks)
+    analysis = Analysis(None, None, None, pairwise, correlation_rows(found), robustness=checks)
     results = StudyResults(["a", "b", "c", "d"], meta={"dataset": "toy"})
     run = FakeRun()
     settings = packaged(AnalysisSettings, "analysis", correlation={"adjust": "holm"})

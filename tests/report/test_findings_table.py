@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.report.answers import QUESTIONS
@@ -67,7 +68,13 @@ def _report() -> FakeRun:
         | {c: np.arange(4.0) for c in set(found["distance"]) | set(found["performance"])}
     )
     analysis = Analysis(
-        None, None, None, pairwise, found, robustness=checks, primary=primary_result(0.12)
+        None,
+        None,
+        None,
+        pairwise,
+        correlation_rows(found),
+        robustness=checks,
+        primary=primary_result(0.12),
     )
     meta = {"dataset": "toy", "encoder": "tiny", "encoder_identity": "random:tiny"}
     results = StudyResults(groups, meta=meta, record=_record())

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
 from regbias.analysis.pairs.performance import performance_pair_tests
 from regbias.analysis.pairs.pooled_scores import PerfTexts
@@ -126,8 +127,8 @@ def test_a_repeated_interval_note_is_said_once() -> None:
     checks = checks.assign(bootstrap_note=note)
     primary = replace(primary_result(0.2), ci_low=np.nan, ci_high=np.nan, ci_note=note)
     lines = finding_lines(
-        found, checks, primary=("dist_sinkhorn_long", "gap_accuracy"), adjust="maxt",
-        significance=0.05, confidence=0.95, primary_test=primary,
+        correlation_rows(found), checks, primary=("dist_sinkhorn_long", "gap_accuracy"),
+        adjust="maxt", significance=0.05, confidence=0.95, primary_test=primary,
     )  # fmt: skip
     assert len(lines) >= 3 and sum(note in line for line in lines) == 1
     assert note in lines[0] and all("no bootstrap interval (as above)" in x for x in lines[1:])
@@ -141,8 +142,9 @@ def test_a_note_the_answers_say_is_not_said_again_in_the_details() -> None:
     assert said_notes(primary) == [note]
     assert note in primary_answer(primary, ("dist_sinkhorn_long", "gap_accuracy")).answer
     lines = finding_lines(
-        found, checks, primary=("dist_sinkhorn_long", "gap_accuracy"), adjust="maxt",
-        significance=0.05, confidence=0.95, primary_test=primary, said_above=said_notes(primary),
+        correlation_rows(found), checks, primary=("dist_sinkhorn_long", "gap_accuracy"),
+        adjust="maxt", significance=0.05, confidence=0.95, primary_test=primary,
+        said_above=said_notes(primary),
     )  # fmt: skip
     assert not any(note in line for line in lines) and "as above" in lines[0]
     assert said_notes(primary_result(0.2)) == []  # an interval was made: nothing said above

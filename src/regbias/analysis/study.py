@@ -19,7 +19,7 @@ from regbias.analysis.correlation.primary import (
     PrimaryTest,
     primary_test,
 )
-from regbias.analysis.correlation.result import RHO_CI
+from regbias.analysis.correlation.result import RHO_CI, Correlation, correlation_rows
 from regbias.analysis.correlation.table import correlations
 from regbias.analysis.counterfactual.result import Counterfactual
 from regbias.analysis.counterfactual.settings import CounterfactualSettings
@@ -159,8 +159,9 @@ class AnalysisSettings:
 class Analysis:
     """The analysis of one job or one sweep.
 
-    ``correlations`` (the secondary tests) and ``robustness`` are None, with ``note`` saying
-    why, when the pairs allow no rank test; ``primary`` is None when none is declared too.
+    ``correlations`` (the secondary tests, one typed row each; ``correlation_frame`` makes
+    them a table) and ``robustness`` are None, with ``note`` saying why, when the pairs allow
+    no rank test; ``primary`` is None when none is declared too.
     ``by_seed``: a sweep's primary for each seed's job alone and without it (empty: one job).
     """
 
@@ -168,7 +169,7 @@ class Analysis:
     gaps: pd.DataFrame | None
     dcor: pd.DataFrame | None
     pairwise: pd.DataFrame
-    correlations: pd.DataFrame | None
+    correlations: list[Correlation] | None
     note: str = ""
     robustness: pd.DataFrame | None = None
     primary: PrimaryTest | None = None
@@ -320,7 +321,8 @@ def analyse_table(
     )
     found, checks = add_robustness(pairs.frame, found, settings, results, texts)
     primary = primary_of(pairs.frame, settings, results, texts, noise)
-    return Analysis(None, None, None, pairs.frame, found, robustness=checks, primary=primary)
+    rows = correlation_rows(found)
+    return Analysis(None, None, None, pairs.frame, rows, robustness=checks, primary=primary)
 
 
 def primary_on(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
-from regbias.analysis.correlation.result import correlation_rows, strongest_rows
+from regbias.analysis.correlation.result import Correlation, strongest_rows
 from regbias.analysis.pair_table import GAP_PREFIX, RECORDED_TESTS, RecordedVerdict
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY, PairwiseTests
@@ -162,7 +162,7 @@ def _recorded_answer(recorded: Sequence[RecordedVerdict]) -> str:
 def primary_answer(
     test: PrimaryTest | None,
     primary: tuple[str, str] | None,
-    correlations: pd.DataFrame | None = None,
+    correlations: Sequence[Correlation] | None = None,
     adjust: str = "none",
     level: float = 0.05,
 ) -> Answer:
@@ -197,13 +197,16 @@ def primary_answer(
 
 
 def _primary_row_answer(
-    primary: tuple[str, str] | None, correlations: pd.DataFrame | None, adjust: str, level: float
+    primary: tuple[str, str] | None,
+    correlations: Sequence[Correlation] | None,
+    adjust: str,
+    level: float,
 ) -> Answer:
     question = QUESTIONS[2]
     how = "Mantel test of the declared pair"
     if primary is None:
         return Answer(question, "None declared", how, _CORRELATIONS)
-    row = next((r for r in correlation_rows(correlations) if r.is_pair(primary)), None)
+    row = next((r for r in correlations or () if r.is_pair(primary)), None)
     if row is None or not row.has_rho:
         return Answer(question, "Not tested in this run", how, _CORRELATIONS)
     words = ADJUSTED_NAMES.get(adjust)
@@ -236,7 +239,9 @@ def _interval(test: PrimaryTest) -> str:
     return f"interval for the measured rho {test.ci_low:.2f} to {test.ci_high:.2f} ({level})"
 
 
-def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: float) -> Answer:
+def correlations_answer(
+    correlations: Sequence[Correlation] | None, adjust: str, level: float
+) -> Answer:
     """Which secondary correlations are below the level after adjustment."""
     question = QUESTIONS[3]
     if correlations is None or not len(correlations):
@@ -253,7 +258,7 @@ def correlations_answer(correlations: pd.DataFrame | None, adjust: str, level: f
         f"Spearman rho, Mantel permutation p, {ADJUSTED_NAMES[adjust]}-adjusted over the {total} "
         f"secondary rows, p < {level:g}"
     )
-    found = [r for r in correlation_rows(correlations) if r.p_value(adjust) < level]
+    found = [r for r in correlations if r.p_value(adjust) < level]
     if not found:
         return Answer(question, f"None of the {total}", how, _CORRELATIONS)
     named = [

@@ -6,13 +6,11 @@ Built from the tests the Findings list; an unadjusted p never makes a finding (d
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import pandas as pd
-
 from regbias.analysis.correlation.primary import PrimaryTest
-from regbias.analysis.correlation.result import correlation_rows
+from regbias.analysis.correlation.result import Correlation
 from regbias.analysis.explain.result import Explanations
 from regbias.analysis.pair_table import RecordedVerdict
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
@@ -73,7 +71,7 @@ class Evidence:
 
     Attributes:
         primary: the primary hypothesis's regions-only test, or None.
-        correlations: the correlation table (secondary tests), or None.
+        correlations: the correlations (secondary tests), or None.
         record: the test of record of every pair (None: not run).
         adjust: ``analysis.correlation.adjust`` (the secondary tests' adjustment).
         significance: the level.
@@ -85,7 +83,7 @@ class Evidence:
     """
 
     primary: PrimaryTest | None
-    correlations: pd.DataFrame | None
+    correlations: Sequence[Correlation] | None
     record: EmbeddingPairTests | None
     adjust: str
     significance: float
@@ -114,7 +112,7 @@ class Evidence:
         """Secondary correlations below the level after adjustment (None: not adjusted)."""
         if self.correlations is None or self.adjust not in ADJUSTED_NAMES:
             return None
-        rows = correlation_rows(self.correlations)
+        rows = self.correlations
         return sum(row.p_value(self.adjust) < self.significance for row in rows)
 
     @property

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
-from regbias.analysis.correlation.result import correlation_rows
+from regbias.analysis.correlation.result import Correlation
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import FAMILIES
 from regbias.numbers import number_text, p_text
@@ -271,9 +271,11 @@ def _names(names: list[str], twin: EncoderEvidence) -> str:
     return "; ".join(f"{n} (rho {twin.correlations[n][0]:.2f})" for n in names)
 
 
-def _correlation_cells(correlations: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
+def _correlation_cells(
+    correlations: Sequence[Correlation] | None,
+) -> dict[str, tuple[float, float]]:
     cells = {}
-    for row in correlation_rows(correlations):
+    for row in correlations or ():
         adjust = next((a for a in _ADJUSTED_P if a in row.p.get("spearman", {})), "none")
         p = row.p_value(adjust)
         pairs = f"all groups, {row.n_pairs} pairs" if row.n_pairs else "all groups"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
-from regbias.analysis.correlation.result import Correlation, correlation_rows, strongest_rows
+from regbias.analysis.correlation.result import Correlation, strongest_rows
 from regbias.analysis.pair_table import DISTANCE_PREFIX
 from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.analysis.power.primary import NO_SIGNAL, POWER_CONFIDENCE
@@ -90,7 +90,7 @@ def details_markdown(lines: Sequence[str]) -> str:
 
 
 def finding_lines(
-    found: pd.DataFrame | None,
+    found: Sequence[Correlation] | None,
     checks: pd.DataFrame | None,
     *,
     primary: tuple[str, str] | None,
@@ -105,7 +105,7 @@ def finding_lines(
     """The primary test's sentence, then one sentence per headline correlation (Markdown).
 
     Args:
-        found: the correlation table, or None.
+        found: the correlations, or None.
         checks: the robustness table, or None.
         primary: the declared ``(distance, performance)`` hypothesis.
         adjust: the adjustment whose p-values mark the secondary tests' significance.
@@ -124,16 +124,11 @@ def finding_lines(
     lines = [primary_sentence(primary_test)] if primary_test is not None else []
     if found is None or not len(found):
         return [*lines, note or "No correlations were computed."]
-    table = found
-    if checks is not None:
-        keys = ["distance", "performance"]
-        extra = [c for c in checks.columns if c not in found.columns]
-        table = found.merge(checks[[*keys, *extra]], on=keys, how="left")
     label = _PRIMARY_ROW
     if primary_test is not None:
         # With no group left out the row is the same pairs, tested two-sided.
         label = _PRIMARY_PAIR_ALL_GROUPS if primary_test.left_out else _PRIMARY_PAIR_TWO_SIDED
-    rows = correlation_rows(table)
+    rows = _with_checks(found, checks)
     stated = _selected(rows, primary, n_strongest, label)
     if primary_test is None and primary is not None and not any(r.is_pair(primary) for r in rows):
         named = f"{markdown_text(primary[0])} vs {markdown_text(primary[1])}"
@@ -325,6 +320,19 @@ def _power_interval(row: pd.Series) -> str:
         f"{row['power']:.2f} ({POWER_CONFIDENCE:.0%} interval "
         f"{row['power_low']:.2f}-{row['power_high']:.2f})"
     )
+
+
+def _with_checks(found: Sequence[Correlation], checks: pd.DataFrame | None) -> list[Correlation]:
+    """Each correlation with its robustness columns its row lacks (NaN: no check of it)."""
+    if checks is None:
+        return list(found)
+    by_pair = {(r["distance"], r["performance"]): r for r in checks.to_dict(orient="records")}
+    return [
+        row.with_checks(
+            {c: by_pair.get((row.distance, row.performance), {}).get(c, math.nan) for c in checks}
+        )
+        for row in found
+    ]
 
 
 def _selected(

@@ -9,7 +9,7 @@ the same thing.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,7 +74,7 @@ class Headline:
 def headline_of(
     findings: Findings | None,
     numbers: Mapping[str, float],
-    correlations: pd.DataFrame | None,
+    correlations: Sequence[Correlation] | None,
     matrices: Mapping[str, DistanceMatrix],
     pair_tests: pd.DataFrame | None,
     n_strongest: int = 3,
@@ -86,10 +86,7 @@ def headline_of(
     """
     lines = []
     if findings is None and correlations is not None:
-        lines = [
-            _correlation_line(row)
-            for row in strongest_rows(correlation_rows(correlations), n_strongest)
-        ]
+        lines = [_correlation_line(row) for row in strongest_rows(list(correlations), n_strongest)]
     metrics = {f"headline/{k}": float(v) for k, v in numbers.items() if math.isfinite(float(v))}
     metrics.update(correlation_metrics(correlations) if correlations is not None else {})
     for name, matrix in matrices.items():
@@ -104,17 +101,17 @@ def read_headline(folder: Path, n_strongest: int = 3) -> Headline:
     return headline_of(
         Findings.read(folder),
         paths.read_json(folder, paths.HEADLINE_JSON) or {},
-        paths.read_table_at(folder, paths.CORRELATIONS_CSV),
+        correlation_rows(paths.read_table_at(folder, paths.CORRELATIONS_CSV)),
         paths.read_distances(folder),
         paths.read_table_at(folder, paths.PAIR_TESTS_CSV),
         n_strongest,
     )
 
 
-def correlation_metrics(correlations: pd.DataFrame) -> dict[str, float]:
+def correlation_metrics(correlations: Sequence[Correlation]) -> dict[str, float]:
     """``corr/<distance>/<performance>/rho`` (and ``p_perm``, ``p_holm``...) per row."""
     metrics = {}
-    for row in correlation_rows(correlations):
+    for row in correlations:
         values = {"rho": row.rho}
         values |= {ADJUSTMENTS[a]: row.p_value(a) for a in METRIC_ADJUSTMENTS}
         for suffix, value in values.items():

@@ -13,7 +13,15 @@ from dataclasses import replace
 import pandas as pd
 
 from regbias.analysis.correlation.primary import PrimaryTest
-from regbias.analysis.correlation.result import RHO, RHO_CI, RHO_P, TAU, TAU_P, p_name
+from regbias.analysis.correlation.result import (
+    RHO,
+    RHO_CI,
+    RHO_P,
+    TAU,
+    TAU_P,
+    correlation_frame,
+    p_name,
+)
 from regbias.analysis.correlation.table import strongest
 from regbias.analysis.multiplicity import STATISTICS
 from regbias.analysis.pairs.performance import PerformancePairTests
@@ -292,9 +300,9 @@ def power_section(power: PowerResult) -> str:
 
 def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list[str]:
     """The primary hypothesis, then the strongest correlations, with their evidence."""
-    found = analysis.correlations
-    if found is None:
+    if analysis.correlations is None:
         return [analysis.note]
+    found = correlation_frame(analysis.correlations)
     top = strongest(found, k=8)
     if settings.correlation.primary is not None:
         distance, performance = settings.correlation.primary
@@ -393,9 +401,9 @@ def _markdown_table(frame: pd.DataFrame) -> str:
 
 def scatter_rows(analysis: Analysis, settings: AnalysisSettings) -> pd.DataFrame:
     """The :data:`MAX_SCATTERS` strongest correlations significant by Spearman or Kendall."""
-    found = analysis.correlations
-    if found is None:
+    if analysis.correlations is None:
         return pd.DataFrame()
+    found = correlation_frame(analysis.correlations)
     spearman_p, kendall_p = (p_name(s, settings.correlation.adjust) for s in STATISTICS)
     alpha = settings.significance
     significant = found[(found[spearman_p] < alpha) | (found[kendall_p] < alpha)]

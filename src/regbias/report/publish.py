@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from regbias.analysis.correlation.by_seed import SeedPrimary, seed_table
-from regbias.analysis.correlation.result import RHO, TAU, p_name
+from regbias.analysis.correlation.result import RHO, TAU, correlation_frame, p_name
 from regbias.analysis.multiplicity import STATISTICS
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import DIFFERS, GROUP_A, GROUP_B, PairwiseTests
@@ -191,7 +191,7 @@ def log_analysis(
     if analysis.performance_power is not None:
         run.table(analysis.performance_power.rates, paths.PERF_POWER_CSV)
     if analysis.correlations is not None:
-        run.table(analysis.correlations, paths.CORRELATIONS_CSV)
+        run.table(correlation_frame(analysis.correlations), paths.CORRELATIONS_CSV)
         _correlation_figures(run, analysis, settings)
     if analysis.robustness is not None:
         run.table(analysis.robustness, paths.ROBUSTNESS_CSV)
@@ -293,8 +293,8 @@ def _distribution_figures(run: RunLog, summary: pd.DataFrame, groups: list[str])
 
 
 def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSettings) -> None:
-    found = analysis.correlations
-    assert found is not None
+    assert analysis.correlations is not None
+    found = correlation_frame(analysis.correlations)
     # Significance is marked by the p-values adjusted as `analysis.correlation.adjust` says.
     spearman_p, kendall_p = (p_name(s, settings.correlation.adjust) for s in STATISTICS)
     for statistic, marking in ((RHO, spearman_p), (TAU, kendall_p)):

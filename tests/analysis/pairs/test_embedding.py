@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import signal
 
 import dcor
@@ -367,3 +368,17 @@ def test_size_classes_round_down_and_take_the_larger_family():
     }
     plans = pair_settings().plans(groups, ("mixed",))
     assert size_classes(plans) == [(180, 190, 2), (180, 200, 1), (190, 200, 2)]
+
+
+def test_an_older_files_settings_are_read_under_their_names_now():
+    groups = {g: [f"{g}{i}" for i in range(8)] for g in ("a", "b", "c")}
+    tests = embedding_pair_tests(groups, _vectors, pair_settings(relabellings=99))
+    older = json.loads(json.dumps(tests.to_dict(), default=str))
+    settings = older["settings"]
+    settings["effect_resamples"] = settings.pop("resamples")  # its name before
+    for key in ("quadratic_cap", "pairs_at_once"):  # settings it did not have
+        settings.pop(key)
+    back = EmbeddingPairTests.from_dict(older)
+    assert back.settings.resamples == tests.settings.resamples
+    assert back.settings.quadratic_cap is None and back.settings.pairs_at_once is None
+    assert back.table.equals(tests.table)

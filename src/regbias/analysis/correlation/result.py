@@ -1,15 +1,16 @@
-"""One correlation of the table as a typed value: what the report and the headline read.
+"""One correlation of the table as a typed value: what the analysis returns and readers read.
 
 The correlation table (:func:`regbias.analysis.correlation.table.correlations`, with the
-robustness checks merged in) is written as a DataFrame, one row per distance and performance
-column. Every reader takes its rows as :class:`Correlation` values instead of looking columns
-up by name; the column names live here and in the table's writer only.
+robustness checks merged in) is computed as a DataFrame, one row per distance and performance
+column; the analysis hands it on as :class:`Correlation` values (``Analysis.correlations``),
+and only a writer turns them back into a table (:func:`correlation_frame`: the CSV, the
+heatmap, the page's table). The column names live here and in the table's computation only.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,8 @@ class Correlation:
         bootstrap_note: why there is no interval ("" where there is one or none was asked).
         bootstrap_sources: what the interval resampled (``models+texts``).
         checks: the robustness checks' columns (leave one group out, partial rho, ...).
+        row: every cell of its table row, in the table's column order (what a writer writes;
+            empty for a correlation built by hand).
     """
 
     distance: str
@@ -68,6 +71,7 @@ class Correlation:
     bootstrap_note: str = ""
     bootstrap_sources: str = ""
     checks: Mapping[str, Any] = field(default_factory=dict)
+    row: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Correlation:
@@ -94,6 +98,13 @@ class Correlation:
             bootstrap_note=note if isinstance(note, str) else "",
             bootstrap_sources=str(row.get("bootstrap_sources") or ""),
             checks={k: v for k, v in row.items() if k not in _READ},
+            row=dict(row),
+        )
+
+    def with_checks(self, checks: Mapping[str, Any]) -> Correlation:
+        """The correlation with robustness ``checks`` its row lacks added (after its cells)."""
+        return Correlation.of(
+            {**self.row, **{k: v for k, v in checks.items() if k not in self.row}}
         )
 
     def p_value(self, adjust: str, statistic: str = "spearman") -> float:
@@ -141,6 +152,11 @@ def correlation_rows(table: pd.DataFrame | None) -> list[Correlation]:
 def _rows(table: pd.DataFrame) -> Iterator[Correlation]:
     for record in table.to_dict(orient="records"):
         yield Correlation.of(record)
+
+
+def correlation_frame(rows: Sequence[Correlation]) -> pd.DataFrame:
+    """The correlations as the table they came from (a writer's form: the CSV, a heatmap)."""
+    return pd.DataFrame([dict(row.row) for row in rows])
 
 
 def strongest_rows(rows: list[Correlation], k: int) -> list[Correlation]:

@@ -14,6 +14,7 @@ from regbias.analysis.explain.settings import ExplainSettings
 from regbias.analysis.explain.typical import TYPICAL_COLUMNS
 from regbias.analysis.explain.words import WORD_COLUMNS
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
+from regbias.serial import structure, unstructure
 
 
 @dataclass(frozen=True)
@@ -95,20 +96,12 @@ class PairExplanation:
         """The typical texts of side ``a`` or ``b``."""
         return self.typical[self.typical["side"] == side]
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form (:meth:`from_dict` reads it back)."""
-        out = dataclasses.asdict(self)
-        out["words"] = self.words.to_dict(orient="records")
-        out["typical"] = self.typical.to_dict(orient="records")
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PairExplanation:
-        """The explanation written by :meth:`to_dict`."""
-        values = dict(data)
-        values["words"] = pd.DataFrame(data["words"], columns=list(WORD_COLUMNS))
-        values["typical"] = pd.DataFrame(data["typical"], columns=list(TYPICAL_COLUMNS))
-        return cls(**values)
+    def __post_init__(self) -> None:
+        """An empty table keeps its columns (one read back from a file has none)."""
+        for name, columns in (("words", WORD_COLUMNS), ("typical", TYPICAL_COLUMNS)):
+            if getattr(self, name).empty:
+                frame = getattr(self, name).reindex(columns=list(columns))
+                object.__setattr__(self, name, frame)
 
 
 @dataclass(frozen=True)
@@ -146,27 +139,15 @@ class Explanations:
         return [p for p in self.pairs if p.only_places]
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form (:meth:`from_dict` reads it back)."""
-        return {
-            "settings": dataclasses.asdict(self.settings),
-            "pairs": [p.to_dict() for p in self.pairs],
-            "masked": None if self.masked is None else self.masked.to_dict(),
-            "gazetteer": self.gazetteer,
-            "note": self.note,
-            "skipped": self.skipped,
-            "place_shares": dict(self.place_shares),
-        }
+        """A JSON-ready form (:meth:`from_dict` reads it back; tables as lists of records)."""
+        return dict(unstructure(self))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Explanations:
-        """The explanations written by :meth:`to_dict`."""
-        masked = data.get("masked")
-        return cls(
-            ExplainSettings(**data["settings"]),
-            [PairExplanation.from_dict(p) for p in data.get("pairs", [])],
-            None if masked is None else EmbeddingPairTests.from_dict(masked),
-            str(data.get("gazetteer", "")),
-            str(data.get("note", "")),
-            str(data.get("skipped", "")),
-            {str(g): float(v) for g, v in data.get("place_shares", {}).items()},
-        )
+        """The explanations written by :meth:`to_dict` (what an older file lacks: defaults)."""
+        values = dict(data)
+        masked = values.pop("masked", None)
+        found = structure(values, cls)
+        if masked is None:
+            return found
+        return dataclasses.replace(found, masked=EmbeddingPairTests.from_dict(masked))

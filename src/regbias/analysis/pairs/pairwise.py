@@ -10,12 +10,11 @@ such test alike (:mod:`regbias.report.record`). The pairs are planned here for b
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, Self, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Protocol, Self
 
 import numpy as np
 import pandas as pd
@@ -25,6 +24,7 @@ from regbias.analysis.pairs.columns import HEAD, TAIL, PairColumn, declared, ren
 from regbias.analysis.pairs.sequential import clear_point
 from regbias.data.sampling import rng_for
 from regbias.numbers import monte_carlo_text
+from regbias.serial import structure, unstructure
 
 #: The declared families: pairs of two regions, and pairs with a reference group.
 PRIMARY_FAMILY = "regions"
@@ -237,26 +237,21 @@ class PairwiseTests(ABC):
         return {}
 
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready form (:meth:`from_dict` reads it back)."""
-        out: dict[str, object] = {}
-        for field in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, field.name)
-            if isinstance(value, pd.DataFrame):
-                value = value.to_dict(orient="records")
-            elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-                value = dataclasses.asdict(value)
-            out[field.name] = value
-        return out
+        """A JSON-ready form (:meth:`from_dict` reads it back; tables as lists of records)."""
+        return dict(unstructure(self))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The tests written by :meth:`to_dict` (a field an older file lacks takes its default)."""
-        hints = get_type_hints(cls)
-        values = {}
-        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if field.name in data:
-                values[field.name] = _read(hints[field.name], data[field.name], cls)
-        return cls(**values)
+        """The tests written by :meth:`to_dict` (a field an older file lacks takes its default).
+
+        An older file's settings are read under their names now, the ones it lacks at their
+        values then (:attr:`renamed_settings`, :attr:`settings_defaults`).
+        """
+        values = dict(data)
+        if isinstance(values.get("settings"), Mapping):
+            given = {cls.renamed_settings.get(k, k): v for k, v in values["settings"].items()}
+            values["settings"] = {**cls.settings_defaults, **given}
+        return structure(values, cls)
 
 
 def size_class(n: int) -> int:
@@ -378,16 +373,3 @@ def plan_pairs(
                 side_b = [t for t in side_b if t not in shared]
             plans.append(PlannedPair(a, b, pair_family(a, b, references), side_a, side_b, removed))
     return plans
-
-
-def _read(hint: Any, value: Any, tests: type[PairwiseTests]) -> object:
-    """A field's value read back from its JSON form, as its annotation says."""
-    if hint is pd.DataFrame:
-        return pd.DataFrame(value)
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        renamed = {tests.renamed_settings.get(k, k): v for k, v in value.items()}
-        return hint(**{**tests.settings_defaults, **renamed})
-    if get_origin(hint) is dict:
-        key, item = get_args(hint)
-        return {key(k): item(v) for k, v in value.items()}
-    return hint(value) if hint in (int, float, str) else value
