@@ -4,6 +4,8 @@ is beyond noise".
 On a table whose test of record found differing pairs, ``task=analyze`` dropped the table's
 ``pair_test_*`` columns and its bottom line said nothing was found; with one relabelling (no
 verdict possible) the bottom line opened the same way as a test that ran and found nothing.
+Checked on the findings a page, ``findings.json`` and the terminal show (issue 57: these tests
+once read a bottom line no page printed any more, and the verdictless opening had come back).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 from regbias.analysis.pair_table import recorded_verdicts
 from regbias.analysis.study import StudyResults
 from regbias.app.settings import read_settings
+from regbias.report.answers import study_findings
 from regbias.report.bottom_line import Evidence
 from tests.faults.conftest import composed
 from tests.faults.test_untestable_pairs import record_of
@@ -47,11 +50,13 @@ def table(tmp_path: Path, differing: set[tuple[str, str]]) -> Path:
     return path
 
 
-def sentence(recorded=(), record=None) -> str:
+def findings(recorded=(), record=None) -> str:
+    """The findings' summary: the bottom line and the questions' table, as a page shows them."""
     settings = read_settings(composed()).analysis
     results = StudyResults([], record=record, recorded=list(recorded))
     analysis = SimpleNamespace(primary=None, correlations=None)
-    return Evidence.of(results, analysis, settings).sentence()  # type: ignore[arg-type]
+    evidence = Evidence.of(results, analysis, settings)  # type: ignore[arg-type]
+    return study_findings(evidence, None).summary()
 
 
 def test_the_tables_own_verdicts_reach_the_bottom_line(tmp_path):
@@ -61,12 +66,12 @@ def test_the_tables_own_verdicts_reach_the_bottom_line(tmp_path):
         ("regions", 6, ("au-ca", "nz-uk")),
         ("reference", 4, ("au-baseline",)),
     ]
-    line = sentence(verdicts)
-    assert "No test rejected" not in line
-    assert line.startswith(
-        "**Bottom line.** The table's test of record (as recorded in it, not re-run): 2 of 6 "
-        "region pairs differ (au-ca, nz-uk), 1 of 4 pairs with a reference group differ "
-        "(au-baseline)."
+    text = findings(verdicts)
+    assert "No test rejected" not in text
+    assert text.startswith("**Bottom line.** Some tests rejected at their level")
+    assert (
+        "| As recorded, not re-run: 2 of 6 region pairs (au-ca, nz-uk); 1 of 4 pairs with a "
+        "reference group (au-baseline) |" in text
     )
 
 
@@ -78,18 +83,21 @@ def test_a_table_without_those_columns_carries_no_verdict(tmp_path):
 
 
 def test_a_table_whose_test_found_nothing_is_still_said(tmp_path):
-    line = sentence(recorded_verdicts(table(tmp_path, set()), ["baseline"]))
-    assert line.startswith("**Bottom line.** No test rejected")
-    assert "0 of 6 region pairs differ" in line
+    text = findings(recorded_verdicts(table(tmp_path, set()), ["baseline"]))
+    assert text.startswith("**Bottom line.** No test rejected")
+    assert "As recorded, not re-run: 0 of 6 region pairs; 0 of 4 pairs with a reference" in text
 
 
 def test_a_test_that_cannot_reject_does_not_read_as_nothing_found():
-    line = sentence(record=record_of(relabellings=1))
-    assert line.startswith("**Bottom line.** Nothing was shown; some pairs could get no verdict")
-    assert "No test rejected" not in line
-    assert "no verdict on the 2 region pairs (too few relabellings)" in line
+    text = findings(record=record_of(relabellings=1))
+    assert text.startswith(
+        "**Bottom line.** Nothing was shown, and some pairs could get no verdict (too few "
+        "relabellings)"
+    )
+    assert "No test rejected" not in text
+    assert "| No verdict on the 2 region pairs (too few relabellings; 1 untestable) |" in text
 
 
 def test_a_test_that_can_reject_and_finds_nothing_keeps_its_opening():
     same = record_of(relabellings=199)
-    assert not sentence(record=same).startswith("**Bottom line.** Nothing was shown")
+    assert not findings(record=same).startswith("**Bottom line.** Nothing was shown")

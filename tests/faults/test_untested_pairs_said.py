@@ -10,22 +10,26 @@ from types import SimpleNamespace
 
 from regbias.analysis.study import StudyResults
 from regbias.app.settings import read_settings
+from regbias.report.answers import study_findings
 from regbias.report.bottom_line import Evidence
 from tests.faults.conftest import composed
 
 
-def sentence(*overrides: str) -> str:
+def findings(*overrides: str) -> str:
+    """The findings' summary (bottom line, questions' table), as a page shows them."""
     settings = read_settings(composed(*overrides)).analysis
     results = StudyResults([])
     analysis = SimpleNamespace(primary=None, correlations=None)
-    return Evidence.of(results, analysis, settings).sentence()  # type: ignore[arg-type]
+    evidence = Evidence.of(results, analysis, settings)  # type: ignore[arg-type]
+    return study_findings(evidence, None).summary()
 
 
 def test_the_bottom_line_says_the_pairs_were_not_tested():
-    line = sentence("analysis.tests.embedding.enabled=false")
-    assert "No test rejected" in line
-    assert "which pairs differ was not tested (analysis.tests.embedding.enabled=false)" in line
+    text = findings("analysis.tests.embedding.enabled=false")
+    assert "No test rejected" in text
+    assert "\n\nWhich pairs differ was not tested.\n\n" in text
+    assert "| Not tested (analysis.tests.embedding.enabled=false) |" in text
 
 
 def test_an_enabled_test_adds_no_such_clause():
-    assert "not tested" not in sentence()
+    assert "was not tested" not in findings()

@@ -7,8 +7,10 @@ import pandas as pd
 from regbias.analysis.correlation.result import Correlation, correlation_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
 from regbias.analysis.pairs.pairwise import PRIMARY_FAMILY, SECONDARY_FAMILY
+from regbias.report.answers import study_findings
 from regbias.report.bottom_line import (
     NOTHING_SHOWN,
+    NOTHING_VERDICTLESS,
     Evidence,
     precision_caveat,
     random_encoder_warning,
@@ -58,45 +60,62 @@ def _record(
     )
 
 
+def _findings(evidence: Evidence) -> str:
+    """The findings' summary as a page shows it: the bottom line, then the questions' table."""
+    return study_findings(evidence, ("dist_sinkhorn_long", "gap_accuracy")).summary()
+
+
 def test_nothing_shown_either_way_is_said_first_and_names_no_pair() -> None:
-    line = Evidence(
-        primary_result(0.14),
-        _correlations([0.3, 0.9]),
-        _record([False] * 15, reference=13),
-        "maxt",
-        0.05,
-    ).sentence()
-    assert line.startswith(f"**Bottom line.** {NOTHING_SHOWN}: the primary")
-    assert "not supported (rho = 0.31, exact Mantel p = 0.14" in line
-    assert "none of the 2 secondary correlations is significant (maxT-adjusted)" in line
-    assert "0 of 15 region pairs differ" in line
-    assert "0 of 13 pairs with a reference group differ" in line
-    assert "test of record: squared mean difference" in line
-    assert "Holm per family p <= 0.05" in line
-    assert "au-" not in line
+    text = _findings(
+        Evidence(
+            primary_result(0.14),
+            _correlations([0.3, 0.9]),
+            _record([False] * 15, reference=13),
+            "maxt",
+            0.05,
+        )
+    )
+    bottom = text.split("\n\n| question")[0]
+    assert bottom.startswith(f"**Bottom line.** {NOTHING_SHOWN}; the table below says what")
+    assert "is not supported (rho = 0.31, exact Mantel p = 0.14" in bottom
+    assert "0 of 15 region pairs differ in the encoder's space" in bottom
+    assert "0 of 2 secondary correlations survive adjustment" in bottom
+    assert "au-" not in bottom
+    assert (
+        "| None of the 15 region pairs differ; none of the 13 pairs with a reference group" in text
+    )
+    assert "squared mean difference of sentence vectors; Holm within each family, p <= 0.05" in text
+    assert "| None of the 2 | Spearman rho, Mantel permutation p, maxT-adjusted" in text
 
 
 def test_findings_are_counted_by_their_adjusted_tests() -> None:
-    line = Evidence(
-        primary_result(0.01),
-        _correlations([0.01, 0.9]),
-        _record([True, True, False]),
-        "maxt",
-        0.05,
-    ).sentence()
-    assert line.startswith("**Bottom line.** The primary hypothesis is supported")
-    assert "1 of 2 secondary correlations are significant" in line
-    assert "2 of 3 region pairs differ (au-g0, au-g1)" in line
+    text = _findings(
+        Evidence(
+            primary_result(0.01),
+            _correlations([0.01, 0.9]),
+            _record([True, True, False]),
+            "maxt",
+            0.05,
+        )
+    )
+    assert text.startswith("**Bottom line.** Some tests rejected at their level")
+    assert "\n\nThe primary hypothesis is supported (rho = 0.31" in text
+    assert "2 of 3 region pairs differ in the encoder's space" in text
+    assert "1 of 2 secondary correlations survive adjustment" in text
+    assert "| 2 of 3 region pairs differ: au-g0, au-g1 |" in text
 
 
 def test_a_test_that_cannot_reach_the_level_gives_no_verdict() -> None:
-    line = Evidence(None, None, _record([False] * 15, relabellings=99), "maxt", 0.05).sentence()
-    assert "no verdict on the 15 region pairs (too few relabellings)" in line
+    text = _findings(Evidence(None, None, _record([False] * 15, relabellings=99), "maxt", 0.05))
+    assert text.startswith(f"**Bottom line.** {NOTHING_VERDICTLESS}")
+    assert "| No verdict on the 15 region pairs (too few relabellings) |" in text
 
 
 def test_unadjusted_correlations_are_never_a_finding() -> None:
-    line = Evidence(None, _correlations([0.01]), None, "none", 0.05).sentence()
-    assert "No test rejected" in line and "none is a finding" in line
+    text = _findings(Evidence(None, _correlations([0.01]), None, "none", 0.05))
+    assert "No test rejected" in text
+    assert "The 1 secondary correlation is unadjusted: none is a finding." in text
+    assert "| None is a finding: the p-values are unadjusted |" in text
 
 
 def test_headline_numbers_and_the_random_encoder_warning() -> None:

@@ -146,8 +146,8 @@ def test_task_analyze_has_a_title_and_answers_with_the_verdicts_its_table_record
     )
     evidence = Evidence(primary_result(0.5), None, None, "maxt", 0.05, recorded=recorded)
     answers = study_findings(evidence, ("dist_sinkhorn_long", "gap_accuracy")).answers
-    assert answers[0].answer == "As recorded, not re-run: 1 of 15 regions pairs (au-nz)"
-    assert answers[1].answer == "As recorded, not re-run: 0 of 15 regions pairs"
+    assert answers[0].answer == "As recorded, not re-run: 1 of 15 region pairs (au-nz)"
+    assert answers[1].answer == "As recorded, not re-run: 0 of 15 region pairs"
     assert "not re-run here" in answers[0].how
 
 

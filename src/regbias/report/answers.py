@@ -22,6 +22,7 @@ from regbias.numbers import models_words
 from regbias.report.bottom_line import (
     ADJUSTED_NAMES,
     NOTHING_SHOWN,
+    NOTHING_VERDICTLESS,
     Evidence,
     checks_clause,
     mantel_kind,
@@ -30,7 +31,7 @@ from regbias.report.bottom_line import (
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings import COVERAGE, SIDES, interval_reading
 from regbias.report.findings_model import Answer, Findings
-from regbias.report.record import pair_name
+from regbias.report.record import FAMILY_PAIRS, pair_name
 
 #: The study's questions, in the order every reader shows them.
 QUESTIONS = (
@@ -70,7 +71,8 @@ class _Family:
         if not self.tested:
             return f"no {words} testable{untestable}"
         if not self.decidable:
-            return f"no verdict on the {self.tested} {words} (too few relabellings){untestable}"
+            also = f"; {self.untestable} untestable" if self.untestable else ""
+            return f"no verdict on the {self.tested} {words} (too few relabellings{also})"
         if not len(self.differing):
             return f"none of the {self.tested} {words} {verb}{untestable}"
         names = _listed([pair_name(r) for _, r in self.differing.iterrows()])
@@ -155,7 +157,8 @@ def _recorded_answer(recorded: Sequence[RecordedVerdict]) -> str:
         named = ", ".join(markdown_text(p) for p in verdict.differing[:_NAMED])
         more = len(verdict.differing) - _NAMED
         listed = f" ({named}{f', {more} more' if more > 0 else ''})" if verdict.differing else ""
-        parts.append(f"{len(verdict.differing)} of {verdict.tested} {verdict.family} pairs{listed}")
+        pairs = FAMILY_PAIRS[verdict.family]
+        parts.append(f"{len(verdict.differing)} of {verdict.tested} {pairs}{listed}")
     return f"As recorded, not re-run: {'; '.join(parts)}"
 
 
@@ -279,6 +282,8 @@ def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
     """
     if evidence.found:
         first = "Some tests rejected at their level: the table below says which."
+    elif evidence.verdictless:  # not "nothing found": some pairs could get no verdict at all
+        first = f"{NOTHING_VERDICTLESS}; the table below says which."
     else:
         first = f"{NOTHING_SHOWN}; the table below says what was tested."
     lines = [f"**Bottom line.** {first}"]
@@ -338,7 +343,8 @@ def _correlation_count(evidence: Evidence) -> str:
         return ""
     total = len(evidence.correlations)
     if found is None:
-        return f"the {total} secondary correlations are unadjusted: none is a finding"
+        kind = "correlation is" if total == 1 else "correlations are"
+        return f"the {total} secondary {kind} unadjusted: none is a finding"
     return f"{found} of {total} secondary correlations survive adjustment"
 
 

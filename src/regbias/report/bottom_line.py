@@ -19,11 +19,15 @@ from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.numbers import p_text
 from regbias.report.escape import markdown_text
-from regbias.report.record import pairs_found, pairs_numbers, pairs_part, recorded_part
+from regbias.report.record import pairs_found, pairs_numbers
 
 #: What a study in which no test rejected shows: nothing, in either direction (a
 #: non-rejection is not evidence that the groups are alike).
 NOTHING_SHOWN = "No test rejected, so no difference is shown and none is shown to be absent"
+#: The same where a test could not reach its level (too few relabellings): no verdict at all.
+NOTHING_VERDICTLESS = (
+    "Nothing was shown, and some pairs could get no verdict (too few relabellings)"
+)
 
 RANDOM_ENCODER_WARNING = (
     "**Warning: random encoder.** `{name}` is a randomly initialised encoder (for tests and "
@@ -132,25 +136,6 @@ class Evidence:
         tests = [t for t in (self.record, self.performance) if t is not None]
         return any(len(t.family(f)) and not t.can_reject(f) for t in tests for f in FAMILIES)
 
-    def sentence(self) -> str:
-        """One sentence: the primary test, the secondary correlations, the pairs that differ.
-
-        Returns:
-            Markdown starting with ``**Bottom line.**``.
-        """
-        pairs = pairs_part(self.record)
-        if self.record is None and not self.record_enabled:
-            pairs = "which pairs differ was not tested (analysis.tests.embedding.enabled=false)"
-        parts = [primary_clause(self.primary), self._secondary_part(), pairs]
-        parts.append(control_clause(self.explained))
-        parts += [pairs_part(self.performance), recorded_part(self.recorded)]
-        text = "; ".join(p for p in parts if p) or "no test ran"
-        if not self.found and self.verdictless:
-            return f"**Bottom line.** Nothing was shown; some pairs could get no verdict: {text}."
-        if not self.found:
-            return f"**Bottom line.** {NOTHING_SHOWN}: {text}."
-        return f"**Bottom line.** {text[0].upper()}{text[1:]}."
-
     def numbers(self) -> dict[str, float]:
         """The bottom line's numbers, for a run's short headline metric set (``headline/...``).
 
@@ -181,21 +166,6 @@ class Evidence:
         numbers.update(pairs_numbers(self.record))
         numbers.update(pairs_numbers(self.performance))
         return numbers
-
-    def _secondary_part(self) -> str:
-        if self.correlations is None or not len(self.correlations):
-            return ""
-        total = len(self.correlations)
-        found = self.significant_correlations
-        if found is None:
-            return (
-                f"the {total} secondary correlations are unadjusted "
-                f"(analysis.correlation.adjust={self.adjust}): none is a finding"
-            )
-        word = ADJUSTED_NAMES[self.adjust]
-        if not found:
-            return f"none of the {total} secondary correlations is significant ({word}-adjusted)"
-        return f"{found} of {total} secondary correlations are significant ({word}-adjusted)"
 
 
 def primary_clause(test: PrimaryTest | None) -> str:
@@ -269,19 +239,3 @@ def _listed(names: list[str]) -> str:
 def mantel_kind(test: PrimaryTest) -> str:
     """``exact Mantel p`` or ``Mantel p``: how the primary test's p was found."""
     return "exact Mantel p" if test.exact else "Mantel p"
-
-
-def control_clause(explained: Explanations | None) -> str:
-    """The place-name control in one clause (empty where it did not run or nothing differs)."""
-    if explained is None or not explained.controlled or not explained.pairs:
-        return ""
-    only = explained.only_places()
-    n = len(explained.pairs)
-    if not only:
-        return f"all {n} differing pairs still differ with place names masked"
-    names = ", ".join(f"{markdown_text(p.group_a)}-{markdown_text(p.group_b)}" for p in only)
-    verb = "is" if len(only) == 1 else "are"
-    return (
-        f"{len(only)} of {n} differing pairs ({names}) {verb} not shown to differ with place "
-        "names masked"
-    )

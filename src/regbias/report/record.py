@@ -9,13 +9,11 @@ columns, and each test's own section (the performance test's with its figure).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from regbias.analysis.pair_table import RecordedVerdict
 from regbias.analysis.pairs.columns import PairColumn, reversed_value
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import (
@@ -37,60 +35,13 @@ from regbias.report.canvas import new_figure
 from regbias.report.escape import CELL_DIGITS, cell_text, markdown_text
 from regbias.tracking.artifacts import PAIR_TEST_FIGURE, PERF_FIGURE
 
-_FAMILIES = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
+#: What a family's pairs are called on a page.
+FAMILY_PAIRS = {PRIMARY_FAMILY: "region pairs", SECONDARY_FAMILY: "pairs with a reference group"}
 
 
 def pair_name(row: pd.Series) -> str:
     """The pair as Markdown text (a group's name comes from the data: escaped)."""
     return f"{markdown_text(row[GROUP_A])}-{markdown_text(row[GROUP_B])}"
-
-
-def recorded_part(verdicts: Sequence[RecordedVerdict]) -> str:
-    """The bottom line's clause on the verdicts a read table carries (empty: none)."""
-    by_test: dict[str, list[str]] = {}
-    for v in verdicts:
-        listed = f" ({', '.join(markdown_text(p) for p in v.differing)})" if v.differing else ""
-        counted = f"{len(v.differing)} of {v.tested} {_FAMILIES[v.family]} differ{listed}"
-        by_test.setdefault(v.test, []).append(counted)
-    return "; ".join(
-        f"the table's {test} (as recorded in it, not re-run): {', '.join(counts)}"
-        for test, counts in by_test.items()
-    )
-
-
-def pairs_part(tests: PairwiseTests | None) -> str:
-    """The bottom line's clause on a test's pairs (empty without the test)."""
-    if tests is None:
-        return ""
-    parts = []
-    for family, pairs in _FAMILIES.items():
-        rows = tests.family(family)
-        untested = _untested_count(tests, family)
-        if not len(rows):
-            if untested:
-                parts.append(f"no {pairs} testable{untested}")
-            continue
-        if not tests.can_reject(family):
-            verdictless = tests.words.verdictless
-            parts.append(
-                f"{verdictless} on the {len(rows)} {pairs} (too few relabellings){untested}"
-            )
-            continue
-        found = tests.differing(family)
-        listed = ", ".join(pair_name(r) for _, r in found.iterrows())
-        parts.append(
-            tests.words.claim.format(found=len(found), n=len(rows), pairs=pairs)
-            + (f" ({listed})" if listed else "")
-            + untested
-        )
-    if not parts:
-        return ""
-    return "; ".join(parts) + f" ({tests.words.title.lower()}: {tests.method()})"
-
-
-def _untested_count(tests: PairwiseTests, family: str) -> str:
-    n = len(tests.untestable(family))
-    return f", {n} untestable" if n else ""
 
 
 def _untested_names(tests: PairwiseTests, family: str) -> str:
@@ -118,7 +69,7 @@ def pairs_lines(tests: PairwiseTests | None) -> list[str]:
         return []
     words = tests.words
     lines = []
-    for family, pairs in _FAMILIES.items():
+    for family, pairs in FAMILY_PAIRS.items():
         rows = tests.family(family)
         untested = _untested_names(tests, family)
         if not len(rows):

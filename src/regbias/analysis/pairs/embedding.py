@@ -148,8 +148,6 @@ class EmbeddingPairTests(PairwiseTests):
     words: ClassVar[PairwiseWords] = PairwiseWords(
         title="Test of record",
         differ="differ",
-        claim="{found} of {n} {pairs} differ",
-        verdictless="no verdict",
         setting="analysis.tests.embedding.relabellings",
         not_measured=_NOT_MEASURED,
         metric="pair_test",

@@ -66,8 +66,6 @@ class PairwiseWords:
     Attributes:
         title: the test's name at the head of a finding (``Test of record``).
         differ: a family's count of differing pairs, ``3 <differ>`` (``differ``).
-        claim: the bottom line's clause, with ``{found}``, ``{n}`` and ``{pairs}``.
-        verdictless: the bottom line's words where no verdict is possible (``no verdict``).
         setting: the setting that raises the relabellings.
         not_measured: the finding said where the test's power is not measured (a test may fill
             in its metric: :meth:`PairwiseTests.not_measured`).
@@ -77,8 +75,6 @@ class PairwiseWords:
 
     title: str
     differ: str
-    claim: str
-    verdictless: str
     setting: str
     not_measured: str
     metric: str

@@ -124,8 +124,6 @@ class PerformancePairTests(PairwiseTests):
     words: ClassVar[PairwiseWords] = PairwiseWords(
         title="Performance test of record",
         differ="treated differently",
-        claim="the classifiers are shown to treat {found} of {n} {pairs} differently",
-        verdictless="no performance verdict",
         setting="analysis.tests.performance.relabellings",
         not_measured=_NOT_MEASURED,
         metric="perf_test",
