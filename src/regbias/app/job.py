@@ -36,7 +36,8 @@ from regbias.data.data_dir import data_dir_for
 from regbias.errors import ConfigError, RegbiasError
 from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c
 from regbias.redaction import redacted
-from regbias.report.report_folder import REPORT_FOLDER, open_staging
+from regbias.report.publish import Published
+from regbias.report.report_folder import REPORT_FOLDER, RUN_DIR_KEY, open_staging
 from regbias.study.checks import check_counterfactual, check_primary
 from regbias.study.settings import StudySettings
 from regbias.study.timing import note_job_set_up
@@ -59,8 +60,6 @@ log = logging.getLogger(__name__)
 
 # A full disk, a read-only folder, a quota: one line, not a traceback.
 DISK_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT}
-#: The setting that moves a single run's outputs (named when its report folder is refused).
-RUN_DIR_KEY = "hydra.run.dir"
 # Settings that do not change results: a rerun with other values of these is the same job.
 NEUTRAL = {
     "tracking": None,
@@ -224,7 +223,9 @@ def _tracked(
             shutil.rmtree(staging, ignore_errors=True)
         raise
     context.write_record(status="FINISHED", run_id=run.run_id, variant=variant)
-    return run.run_id if staging is None else FreshRun(run, staging, written)
+    if staging is None:
+        return run.run_id
+    return FreshRun(run, staging, written if isinstance(written, Published) else None)
 
 
 def fingerprints(resolved: dict[str, Any], inputs: dict[str, str] | None = None) -> tuple[str, str]:

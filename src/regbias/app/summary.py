@@ -28,7 +28,7 @@ from regbias.redaction import redacted
 from regbias.report import comparison
 from regbias.report.headline import Headline, read_headline
 from regbias.report.publish import Published, copy_report
-from regbias.report.report_folder import REPORT_FOLDER, move_in
+from regbias.report.report_folder import REPORT_FOLDER, RUN_DIR_KEY, SWEEP_DIR_KEY, move_in
 from regbias.study.aggregate import SweepResult, log_inputs
 from regbias.study.encoder_compare import sweep_headlines
 from regbias.study.timing import SweepTimes, job_set_up_at, process_started
@@ -72,7 +72,7 @@ def finish_sweep(
             headlines = _headlines(config, parent, records, found, sweep_dir)
             publish_pages(parent, staging)
         finally:
-            move_in(staging, folder, "hydra.sweep.dir")
+            move_in(staging, folder, SWEEP_DIR_KEY)
         log_inputs(parent, found, config.paths.get("data_dir"))
         first = next(iter(headlines.values()))
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
@@ -97,17 +97,17 @@ class FreshRun:
     Attributes:
         run: the run, writing into ``staging`` (:attr:`RunLog.local`).
         staging: the folder its report was written into as it was logged.
-        written: what the task returned (its :class:`Published` report, if it wrote one).
+        written: the report the task wrote (None: it wrote none).
     """
 
     run: RunLog
     staging: Path
-    written: object = None
+    written: Published | None = None
 
     @property
     def headline(self) -> Headline:
         """The headline of the report it wrote (an empty one if it wrote none)."""
-        return self.written.headline if isinstance(self.written, Published) else Headline()
+        return self.written.headline if self.written is not None else Headline()
 
 
 def finish_job(cfg: DictConfig, result: str | FreshRun, output_dir: Path) -> None:
@@ -125,7 +125,7 @@ def finish_job(cfg: DictConfig, result: str | FreshRun, output_dir: Path) -> Non
             try:
                 publish_run(run, headline)  # the pages into the local folder and the run
             finally:
-                move_in(result.staging, folder, "hydra.run.dir")
+                move_in(result.staging, folder, RUN_DIR_KEY)
                 shutil.rmtree(result.staging, ignore_errors=True)
             metrics: Mapping[str, float] = run.logged
         else:

@@ -33,7 +33,7 @@ from regbias.interrupt import (
 )
 from regbias.redaction import redacted
 from regbias.report.publish import write_jobs, write_versions
-from regbias.report.report_folder import REPORT_FOLDER, open_staging
+from regbias.report.report_folder import REPORT_FOLDER, RUN_DIR_KEY, SWEEP_DIR_KEY, open_staging
 from regbias.study.record import ParentTests, record_and_power
 from regbias.study.settings import StudySettings
 from regbias.tracking.ledger import (
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
     from regbias.study.aggregate import StudyResults, SweepResult
 
 log = logging.getLogger(__name__)
-#: The setting that moves a sweep's outputs (named where its report folder is refused).
-SWEEP_DIR_KEY = "hydra.sweep.dir"
 
 
 class SweepCallback(Callback):
@@ -68,11 +66,11 @@ class SweepCallback(Callback):
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Before a single run: Hydra can write its output folder (or one line, exit 2)."""
-        check_output_folder(config, "hydra.run.dir")
+        check_output_folder(config, RUN_DIR_KEY)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Before any job: output folder, data and cluster paths checked, parent run opened."""
-        check_output_folder(config, "hydra.sweep.dir")
+        check_output_folder(config, SWEEP_DIR_KEY)
         start_sweep(config)
         presubmit(config)  # cluster launchers only: absolute paths for the jobs, or exit 2
         # Hydra turns a callback's exception into a warning and runs the jobs anyway: a sweep

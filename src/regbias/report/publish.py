@@ -57,7 +57,7 @@ from regbias.report.record import (
     perf_figure,
     record_matrix,
 )
-from regbias.report.report_folder import replace_report
+from regbias.report.report_folder import RUN_DIR_KEY, replace_report
 from regbias.tracking import artifacts as paths
 from regbias.tracking.ledger import JobRecord
 from regbias.tracking.run_log import RunLog
@@ -368,7 +368,7 @@ def copy_folder(target: RunLog, folder: Path) -> None:
     target.directory(folder)
 
 
-def copy_report(run: RunLog, destination: Path, key: str = "hydra.run.dir") -> Path:
+def copy_report(run: RunLog, destination: Path, key: str = RUN_DIR_KEY) -> Path:
     """Copy every artifact of ``run`` but :data:`LEFT_OUT` into ``destination``.
 
     A reader opens ``multirun/<date>/<time>/report/report.md`` (or ``outputs/.../report/``)

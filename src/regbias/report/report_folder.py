@@ -20,6 +20,9 @@ from regbias.errors import ConfigError
 
 #: The folder of a local copy, inside a run's or a sweep's Hydra output directory.
 REPORT_FOLDER = "report"
+#: The settings that move a single run's and a sweep's outputs (named when a folder is refused).
+RUN_DIR_KEY = "hydra.run.dir"
+SWEEP_DIR_KEY = "hydra.sweep.dir"
 #: The file in a report folder that lists, one relative path a line, the files regbias wrote.
 MANIFEST = ".regbias-report"
 #: How many of a user's files an error names (then "and N more").
