@@ -9,10 +9,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.correlation.result import correlation_rows
 from regbias.analysis.pairs.embedding import EmbeddingPairTests, EmbeddingTestSettings
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.report.answers import QUESTIONS
+from regbias.report.findings import COVERAGE, interval_reading
 from regbias.report.findings_model import (
     DOCS_PAGE_LINK,
     FINDINGS_JSON,
@@ -58,7 +60,7 @@ def _record() -> EmbeddingPairTests:
     )
 
 
-def _report() -> FakeRun:
+def _report(primary: PrimaryTest | None = None) -> FakeRun:
     found, checks = findings_tables()
     found["spearman_p_maxt"] = [0.07, 0.001, 0.03, 0.7]
     found["kendall_p_maxt"] = [0.07, 0.001, 0.03, 0.7]
@@ -74,7 +76,7 @@ def _report() -> FakeRun:
         pairwise,
         correlation_rows(found),
         robustness=checks,
-        primary=primary_result(0.12),
+        primary=primary or primary_result(0.12),
     )
     meta = {"dataset": "toy", "encoder": "tiny", "encoder_identity": "random:tiny"}
     results = StudyResults(groups, meta=meta, record=_record())
@@ -220,3 +222,14 @@ def test_the_effect_intervals_ends_print_to_the_digit_their_monte_carlo_sd_suppo
     older = replace(record, table=table)  # a table from before the sd was kept: as before
     assert older.estimate(older.table.iloc[0]) == "effect 0.0099 [0.00912, 0.0113]"
     assert "| 0.00912 | 0.01134 |" in "\n".join(pair_table(older))
+
+
+def test_the_primary_s_interval_notes_are_said_once_on_the_page() -> None:
+    """Its coverage and what the interval answers: in the details, not the table again."""
+    primary = replace(primary_result(0.01), ci_low=0.05, ci_high=0.62, confidence=0.95)
+    report = _report(primary).texts["report.md"]
+    reading = interval_reading(primary)
+    assert reading and report.count(COVERAGE) == 1 and report.lower().count(reading.lower()) == 1
+    (row,) = [line for line in report.splitlines() if line.startswith(f"| {QUESTIONS[2]}")]
+    assert "| Yes: rho = 0.31, interval for the measured rho 0.05 to 0.62 (nominal 95%), " in row
+    assert COVERAGE not in row and "whether there is an association" not in row

@@ -24,12 +24,11 @@ from regbias.report.bottom_line import (
     NOTHING_SHOWN,
     NOTHING_VERDICTLESS,
     Evidence,
-    checks_clause,
     mantel_kind,
     primary_clause,
 )
 from regbias.report.escape import markdown_code, markdown_text
-from regbias.report.findings import COVERAGE, SIDES, interval_reading
+from regbias.report.findings import SIDES
 from regbias.report.findings_model import Answer, Findings
 from regbias.report.record import FAMILY_PAIRS, pair_name
 
@@ -190,12 +189,10 @@ def primary_answer(
     verdict = "Yes" if test.significant else "No"
     if test.fragile:
         verdict = "Yes, but fragile"
+    # Short, as every answer: its checks are the bottom line's, its interval's coverage and
+    # reading the details' (each said once on a page).
     answer = f"{verdict}: rho = {test.rho:.2f}, {_interval(test)}, {mantel_kind(test)}"
     answer += f" = {test.p_value:.2g}"
-    if checks := checks_clause(test):
-        answer += f"; {checks}"
-    if reading := interval_reading(test):
-        answer += f" ({reading})"
     return Answer(question, answer, how, _CORRELATIONS)
 
 
@@ -238,8 +235,8 @@ def said_notes(test: PrimaryTest | None) -> list[str]:
 def _interval(test: PrimaryTest) -> str:
     if not (math.isfinite(test.ci_low) and math.isfinite(test.ci_high)):
         return f"no interval ({test.ci_note})" if test.ci_note else "no interval computed"
-    level = f"nominal {test.confidence:.0%}; {COVERAGE}"
-    return f"interval for the measured rho {test.ci_low:.2f} to {test.ci_high:.2f} ({level})"
+    ends = f"{test.ci_low:.2f} to {test.ci_high:.2f}"
+    return f"interval for the measured rho {ends} (nominal {test.confidence:.0%})"
 
 
 def correlations_answer(
