@@ -13,12 +13,19 @@ import pandas as pd
 from matplotlib.figure import Figure
 from mlflow.tracking import MlflowClient
 
+from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.distances.matrix import DistanceMatrix
-from regbias.report.markdown import FLOOR_DIAGONAL, floors_on_diagonal
+from regbias.report.markdown import (
+    FLOOR_DIAGONAL,
+    FLOOR_DIAGONAL_AGAIN,
+    floors_on_diagonal,
+    report_markdown,
+)
 from regbias.report.paper_table import paper_latex, paper_section, paper_table
 from regbias.report.provenance import command_line, provenance_section
 from regbias.tracking.artifacts import PAPER_CSV, print_copy
 from regbias.tracking.runs import start_run
+from tests.conftest import packaged
 
 
 def _pairwise() -> pd.DataFrame:
@@ -137,3 +144,22 @@ def test_a_print_copy_is_the_same_bytes_whenever_it_is_written(tmp_path) -> None
         time.sleep(1.1)  # a PDF's creation date has whole seconds
     first, second = (Path(w).read_bytes() for w in written)
     assert first == second
+
+
+def test_the_floors_note_is_said_once_on_a_page_of_several_distances() -> None:
+    values = np.array([[[0.0, 24.0], [24.0, 0.0]]] * 2)
+    floored = {
+        name: DistanceMatrix(
+            **{
+                **DistanceMatrix.from_repetitions(name, ["au", "za"], values).__dict__,
+                "floor": np.array([23.2, 23.9]),
+            }
+        )
+        for name in ("sinkhorn_long", "sinkhorn_short", "energy_long")
+    }
+    results = StudyResults(["au", "za"], floored)
+    page = report_markdown(
+        results, Analysis(None, None, None, None, None), packaged(AnalysisSettings, "analysis")
+    )
+    assert page.count(FLOOR_DIAGONAL) == 1 and page.count(FLOOR_DIAGONAL_AGAIN) == 2
+    assert page.index(FLOOR_DIAGONAL) < page.index(FLOOR_DIAGONAL_AGAIN)

@@ -115,6 +115,7 @@ def report_markdown(
     lines += [f"| {markdown_text(g)} | {results.group_sizes.get(g, '')} |" for g in results.groups]
     if BASELINE in results.groups:
         lines += ["", baseline_sizes(results, analysis.performance_record)]
+    floors = FLOOR_DIAGONAL  # said in full once, at the first table with floors
     for name, matrix in results.distances.items():
         shown = markdown_text(name)
         lines += ["", f"## Distance: {shown} (mean over {matrix.n_repetitions} repetitions)", ""]
@@ -124,9 +125,13 @@ def report_markdown(
             f"![{shown}]({paths.distance_figure(name)})",
         ]
         if matrix.floor is not None:
-            lines += ["", FLOOR_DIAGONAL]
-        if matrix.floor is not None:
-            lines += ["", f"![{shown} against its noise floor]({paths.floor_figure(name)})"]
+            lines += [
+                "",
+                floors,
+                "",
+                f"![{shown} against its noise floor]({paths.floor_figure(name)})",
+            ]
+            floors = FLOOR_DIAGONAL_AGAIN
         epsilon = matrix.config.get("epsilon")
         if epsilon is not None:
             lines += ["", f"Epsilon {epsilon:.4g} (OTT units, cost |x-y|^2) for every pair."]
@@ -157,6 +162,8 @@ FLOOR_DIAGONAL = (
     "of the same size), not 0: read a pair's distance against its two groups' floors "
     f"(`excess_dist_*` in `{paths.PAIRWISE_CSV}`)."
 )
+#: The same at every later table.
+FLOOR_DIAGONAL_AGAIN = "The diagonal holds each group's noise floor, as above."
 
 
 def floors_on_diagonal(matrix: DistanceMatrix) -> pd.DataFrame:
