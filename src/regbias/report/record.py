@@ -69,6 +69,7 @@ def pairs_lines(tests: PairwiseTests | None) -> list[str]:
         return []
     words = tests.words
     lines = []
+    method = tests.method()  # said in full at its first family, then "as above"
     for family, pairs in FAMILY_PAIRS.items():
         rows = tests.family(family)
         untested = _untested_names(tests, family)
@@ -91,7 +92,8 @@ def pairs_lines(tests: PairwiseTests | None) -> list[str]:
             for _, r in found.iterrows()
         )
         within = rows[~rows[DIFFERS].astype(bool)]
-        text = f"{head}: {len(found)} {words.differ} ({tests.method()})"
+        text = f"{head}: {len(found)} {words.differ} ({method})"
+        method = "the same test, as above"
         text += f": {listed}" if listed else " (none)"
         if len(within):
             text += "; not shown to differ: " + ", ".join(
