@@ -21,6 +21,7 @@ from regbias.report.markdown import (
     floors_on_diagonal,
     report_markdown,
 )
+from regbias.report.noise import noise_section
 from regbias.report.paper_table import paper_latex, paper_section, paper_table
 from regbias.report.provenance import command_line, provenance_section
 from regbias.tracking.artifacts import PAPER_CSV, print_copy
@@ -163,3 +164,20 @@ def test_the_floors_note_is_said_once_on_a_page_of_several_distances() -> None:
     )
     assert page.count(FLOOR_DIAGONAL) == 1 and page.count(FLOOR_DIAGONAL_AGAIN) == 2
     assert page.index(FLOOR_DIAGONAL) < page.index(FLOOR_DIAGONAL_AGAIN)
+
+
+def test_that_every_solve_converged_is_said_once() -> None:
+    values = np.array([[[0.0, 24.0], [24.0, 0.0]]] * 2)
+
+    def matrix(name: str, excluded: int) -> DistanceMatrix:
+        made = DistanceMatrix.from_repetitions(name, ["au", "za"], values)
+        left = np.array([[0, excluded], [excluded, 0]])
+        return DistanceMatrix(**{**made.__dict__, "floor": np.array([1.0, 2.0]), "excluded": left})
+
+    converged = {n: matrix(n, 0) for n in ("sinkhorn_long", "sinkhorn_short", "lda")}
+    section = noise_section(converged)
+    assert section.count("converged") == 1
+    assert "Every solve of every distance converged: no repetition was left out." in section
+    some = noise_section({**converged, "energy_long": matrix("energy_long", 1)})
+    assert "Every solve of sinkhorn_long, sinkhorn_short, lda converged" in some
+    assert "Repetitions left out (a solve did not converge): au-za 1." in some

@@ -72,11 +72,13 @@ def verdict_lines(matrices: dict[str, DistanceMatrix]) -> list[str]:
 
 
 def noise_section(matrices: dict[str, DistanceMatrix]) -> str:
-    """Markdown: each distance's floor per group and the repetitions left out per pair."""
-    parts = []
-    for name, matrix in matrices.items():
-        if matrix.floor is None and matrix.excluded is None:
-            continue
+    """Markdown: each distance's floor per group and the repetitions left out per pair.
+
+    That every solve converged is said once, for the distances where it holds.
+    """
+    shown = {n: m for n, m in matrices.items() if m.floor is not None or m.excluded is not None}
+    parts, converged = [], []
+    for name, matrix in shown.items():
         parts.append(f"### {markdown_text(name)}")
         if matrix.floor is not None:
             cells = [
@@ -95,7 +97,10 @@ def noise_section(matrices: dict[str, DistanceMatrix]) -> str:
                 "Repetitions left out (a solve did not converge): " + ", ".join(left) + "."
             )
         else:
-            parts.append("Every solve converged: no repetition was left out.")
+            converged.append(markdown_text(name))
     if not parts:
         return ""
+    if converged:
+        which = "every distance" if len(converged) == len(shown) else ", ".join(converged)
+        parts.insert(0, f"Every solve of {which} converged: no repetition was left out.")
     return "## Noise floors\n\n" + "\n\n".join(parts) + "\n"
