@@ -105,7 +105,7 @@ def test_the_pools_dates_and_html_entities_are_flagged_where_the_words_show_them
     pair = PairExplanation("za", "baseline", words, pd.DataFrame(), 0.1, 0.01)
     settings = packaged(ExplainSettings, "analysis.explain")
     notes = reading_notes(Explanations(settings, [pair]), POOL_DATES)
-    assert notes[0].startswith("`baseline`'s words are its training pool's: the first and the last")
+    assert notes[0] == "`baseline`'s words are its training pool's (how it was drawn: Groups)."
     assert '`quot` (")' in notes[1] and "HTML entities" in notes[1]
     plain = PairExplanation(
         "za", "uk", words.assign(word=["tea", "mate"]), pd.DataFrame(), 0.1, 0.01
@@ -135,10 +135,16 @@ def test_each_groups_share_of_texts_naming_a_place_is_said_control_or_not() -> N
 
 def test_the_groups_sentence_says_how_the_pool_behind_baseline_was_drawn() -> None:
     from regbias.data.sentiment140 import POOL_DATES
-    from regbias.report.markdown import baseline_sizes
+    from regbias.report.escape import markdown_text
+    from regbias.report.markdown import baseline_sizes, report_markdown
 
     results = StudyResults(["au", "baseline"], group_sizes={"baseline": 3000})
     assert "training pool" not in baseline_sizes(results, None)
     results.meta["training_pool"] = POOL_DATES
     said = baseline_sizes(results, None)
     assert "The training pool is the first and the last 50,000 rows" in said and "by date" in said
+    # The page says it there once: not again in "Settings that ran".
+    page = report_markdown(
+        results, Analysis(None, None, None, None, None), packaged(AnalysisSettings, "analysis")
+    )
+    assert page.count(markdown_text(POOL_DATES)) == 1

@@ -173,7 +173,8 @@ def reading_notes(explained: Explanations, pool: str = "") -> list[str]:
     """What the word lists show that is not the regions: the pool's dates, HTML entities."""
     notes = []
     if pool and any(BASELINE in (p.group_a, p.group_b) for p in explained.pairs):
-        notes.append(f"`baseline`'s words are its training pool's: {markdown_text(pool)}.")
+        # How the pool was drawn is said once a page, in its Groups section.
+        notes.append("`baseline`'s words are its training pool's (how it was drawn: Groups).")
     shown = {
         str(word)
         for pair in explained.pairs

@@ -110,7 +110,10 @@ def report_markdown(
     lines = [report_title(meta), ""]
     lines += [findings.markdown(), details_markdown(findings.details)]
     lines += ["## Settings that ran", ""]
-    lines += [f"- {markdown_text(k)}: {markdown_text(v)}" for k, v in meta.items()]
+    said_below = {"training_pool"} if BASELINE in results.groups else set()  # with baseline's size
+    lines += [
+        f"- {markdown_text(k)}: {markdown_text(v)}" for k, v in meta.items() if k not in said_below
+    ]
     lines += ["", "## Groups", "", "| group | texts |", "|---|---|"]
     lines += [f"| {markdown_text(g)} | {results.group_sizes.get(g, '')} |" for g in results.groups]
     if BASELINE in results.groups:
