@@ -94,7 +94,7 @@ def pairs_lines(tests: PairwiseTests | None) -> list[str]:
         within = rows[~rows[DIFFERS].astype(bool)]
         text = f"{head}: {len(found)} {words.differ} ({method})"
         method = "the same test, as above"
-        text += f": {listed}" if listed else " (none)"
+        text += f": {listed}" if listed else ": none"
         if len(within):
             text += "; not shown to differ: " + ", ".join(
                 _within(tests, r) for _, r in within.iterrows()
