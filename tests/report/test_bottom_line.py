@@ -33,9 +33,10 @@ def _correlations(p_maxt: list[float]) -> list[Correlation]:
     )
 
 
-def _record(
+def record_of(
     differs: list[bool], relabellings: int = 9999, reference: int = 0
 ) -> EmbeddingPairTests:
+    """A test of record whose region pairs differ as ``differs`` says, ``reference`` others."""
     n = len(differs) + reference
     table = pd.DataFrame(
         {
@@ -70,7 +71,7 @@ def test_nothing_shown_either_way_is_said_first_and_names_no_pair() -> None:
         Evidence(
             primary_result(0.14),
             _correlations([0.3, 0.9]),
-            _record([False] * 15, reference=13),
+            record_of([False] * 15, reference=13),
             "maxt",
             0.05,
         )
@@ -93,7 +94,7 @@ def test_findings_are_counted_by_their_adjusted_tests() -> None:
         Evidence(
             primary_result(0.01),
             _correlations([0.01, 0.9]),
-            _record([True, True, False]),
+            record_of([True, True, False]),
             "maxt",
             0.05,
         )
@@ -106,7 +107,7 @@ def test_findings_are_counted_by_their_adjusted_tests() -> None:
 
 
 def test_a_test_that_cannot_reach_the_level_gives_no_verdict() -> None:
-    text = _findings(Evidence(None, None, _record([False] * 15, relabellings=99), "maxt", 0.05))
+    text = _findings(Evidence(None, None, record_of([False] * 15, relabellings=99), "maxt", 0.05))
     assert text.startswith(f"**Bottom line.** {NOTHING_VERDICTLESS}")
     assert "| No verdict on the 15 region pairs (too few relabellings) |" in text
 
@@ -122,7 +123,7 @@ def test_headline_numbers_and_the_random_encoder_warning() -> None:
     numbers = Evidence(
         primary_result(0.14),
         _correlations([0.01, 0.9]),
-        _record([True, False], reference=1),
+        record_of([True, False], reference=1),
         "maxt",
         0.05,
     ).numbers()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from regbias.report.record import pairs_lines
-from tests.report.test_bottom_line import _record
+from tests.report.test_bottom_line import record_of
 
 
 def test_the_method_is_said_once_for_both_families() -> None:
-    tests = _record([True, False, False], reference=2)
+    tests = record_of([True, False, False], reference=2)
     regions, reference, *_ = pairs_lines(tests)
     method = tests.method()
     assert regions.startswith("Test of record, 3 region pairs: 1 differ")
