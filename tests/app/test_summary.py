@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from regbias.report.publish import LEFT_OUT
+from regbias.tracking.artifacts import NOT_IN_REPORT
 from tests.app.test_analyze_task import write_table
 from tests.cli import run_job, runs
 
@@ -14,7 +14,7 @@ from tests.cli import run_job, runs
 def _store_files(client: MlflowClient, run_id: str, path: str | None = None) -> set[str]:
     found: set[str] = set()
     for item in client.list_artifacts(run_id, path):
-        if item.path.split("/")[0] in LEFT_OUT:
+        if item.path.split("/")[0] in NOT_IN_REPORT:
             continue
         found |= _store_files(client, run_id, item.path) if item.is_dir else {item.path}
     return found

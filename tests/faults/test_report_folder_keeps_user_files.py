@@ -10,8 +10,16 @@ import pytest
 
 from regbias.app import job
 from regbias.app.job import JobContext
+from regbias.app.summary import FreshRun
 from regbias.errors import ConfigError
-from regbias.report.report_folder import MANIFEST, check_report_folder, replace_report
+from regbias.report.report_folder import (
+    MANIFEST,
+    RUN_DIR_KEY,
+    check_report_folder,
+    open_staging,
+    replace_report,
+)
+from regbias.tracking.run_log import RunLog
 from tests.faults.conftest import finished_job_run, regbias_lines
 from tests.faults.test_unwritable_folder import regbias_in_child
 
@@ -94,3 +102,25 @@ def test_the_end_of_a_job_keeps_the_users_files(tmp_path, monkeypatch, capsys, s
     (line,) = regbias_lines(capsys.readouterr().err)
     assert "holds files regbias did not write (thesis.tex)" in line
     assert (tmp_path / "out" / "report" / "thesis.tex").read_text() == "chapter 1"
+
+
+def test_the_end_of_a_fresh_run_keeps_the_users_files_and_no_staging(
+    tmp_path, monkeypatch, capsys, store_dir
+):
+    """A run this process wrote: its staging folder is refused at the move, then removed."""
+    cfg, run = finished_job_run(tmp_path, store_dir, "# report\n")
+    out = tmp_path / "out"
+    staging = open_staging(out / "report", RUN_DIR_KEY)  # as the run's start opens it
+    fresh = FreshRun(RunLog(run.client, run.run_id, local=staging), staging)
+    fresh.run.text("# report\n", "report.md")
+    (out / "report").mkdir()
+    (out / "report" / "thesis.tex").write_text("chapter 1")  # appears while the job runs
+    monkeypatch.setattr(job, "_dispatch", lambda cfg, context: fresh)
+    monkeypatch.setattr(job, "job_context", lambda: JobContext(out, None, None, []))
+    with pytest.raises(SystemExit) as exit_:
+        job.main(cfg)
+    assert exit_.value.code == 2
+    (line,) = regbias_lines(capsys.readouterr().err)
+    assert "holds files regbias did not write (thesis.tex)" in line
+    assert (out / "report" / "thesis.tex").read_text() == "chapter 1"
+    assert not staging.exists() and not list(out.glob(".report-*"))

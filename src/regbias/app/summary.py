@@ -123,9 +123,11 @@ def finish_job(cfg: DictConfig, result: str | FreshRun, output_dir: Path) -> Non
         if isinstance(result, FreshRun):
             run, headline = result.run, result.headline
             try:
-                publish_run(run, headline)  # the pages into the local folder and the run
-            finally:
-                move_in(result.staging, folder, RUN_DIR_KEY)
+                try:
+                    publish_run(run, headline)  # the pages into the local folder and the run
+                finally:
+                    move_in(result.staging, folder, RUN_DIR_KEY)
+            finally:  # moved in, or refused (a user's files there): none is left behind
                 shutil.rmtree(result.staging, ignore_errors=True)
             metrics: Mapping[str, float] = run.logged
         else:

@@ -63,9 +63,6 @@ from regbias.tracking.ledger import JobRecord
 from regbias.tracking.run_log import RunLog
 from regbias.tracking.runs import linked_runs
 
-#: Artifacts not copied: the composed config (already in .hydra/), model weights, tracebacks.
-LEFT_OUT = paths.NOT_IN_REPORT
-
 
 def write_groups(run: RunLog, table: pd.DataFrame, dropped: Mapping[str, int]) -> None:
     """The group table (sizes, training pool and sample) and the texts dropped per reason."""
@@ -369,7 +366,7 @@ def copy_folder(target: RunLog, folder: Path) -> None:
 
 
 def copy_report(run: RunLog, destination: Path, key: str = RUN_DIR_KEY) -> Path:
-    """Copy every artifact of ``run`` but :data:`LEFT_OUT` into ``destination``.
+    """Copy every artifact of ``run`` but ``NOT_IN_REPORT`` (config, weights) into ``destination``.
 
     A reader opens ``multirun/<date>/<time>/report/report.md`` (or ``outputs/.../report/``)
     with any Markdown viewer, without MLflow; its figure links are relative, so they work there.
@@ -379,7 +376,7 @@ def copy_report(run: RunLog, destination: Path, key: str = RUN_DIR_KEY) -> Path:
 
     def download(staging: Path) -> None:
         for artifact in run.client.list_artifacts(run.run_id):
-            if artifact.path not in LEFT_OUT:
+            if artifact.path not in paths.NOT_IN_REPORT:
                 run.client.download_artifacts(run.run_id, artifact.path, str(staging))
 
     return replace_report(destination, download, key)
