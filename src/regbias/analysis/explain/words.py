@@ -28,30 +28,12 @@ def has_words(texts: Sequence[str]) -> bool:
     return any(_TOKEN_PATTERN.search(t) for t in texts)
 
 
-def word_counts(*sides: Sequence[str]) -> tuple[list[str], list[np.ndarray]]:
-    """The words (sorted) the ``sides`` (texts each) use, and each side's counts of them."""
-    texts = [t for side in sides for t in side]
-    if not any(t.strip() for t in texts):
-        return [], [np.zeros(0) for _ in sides]
-    vectorizer = CountVectorizer(lowercase=True, token_pattern=_TOKEN)
-    try:
-        matrix = vectorizer.fit_transform(texts)
-    except ValueError:  # no token at all ("empty vocabulary")
-        return [], [np.zeros(0) for _ in sides]
-    words = list(vectorizer.get_feature_names_out())
-    counts, start = [], 0
-    for side in sides:
-        counts.append(np.asarray(matrix[start : start + len(side)].sum(axis=0)).ravel())
-        start += len(side)
-    return words, counts
-
-
 @dataclass(frozen=True)
 class CountedTexts:
     """Every distinct text's word counts, counted once: a side's counts are a sum of rows.
 
-    The same words and counts as :func:`word_counts` of the sides (one vectorizer, the same
-    tokens), without counting a group's texts again for every pair it is in.
+    A side's words and counts are those of its texts counted alone (:func:`word_counts`),
+    without counting a group's texts again for every pair it is in.
 
     Attributes:
         words: the words of every text, sorted.
@@ -90,6 +72,11 @@ class CountedTexts:
         """Every word's token count over all the texts (:func:`corpus_counts` of them)."""
         totals = np.asarray(self.matrix.sum(axis=0)).ravel().astype(int).tolist()
         return dict(zip(self.words.tolist(), totals, strict=True))
+
+
+def word_counts(*sides: Sequence[str]) -> tuple[list[str], list[np.ndarray]]:
+    """The words (sorted) the ``sides`` (texts each) use, and each side's counts of them."""
+    return CountedTexts.of([t for side in sides for t in side]).counts(*sides)
 
 
 def corpus_counts(texts: Sequence[str]) -> dict[str, int]:
