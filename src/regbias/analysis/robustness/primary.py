@@ -7,7 +7,7 @@ docs/method.md, "Is the primary more than group size?".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pandas as pd
 
@@ -39,29 +39,24 @@ def check_primary(
     """
     if test.note or not math.isfinite(test.rho):
         return test
-    permutation = _Relabelling(relabellings, seed, exact_limit)
     beyond_noise = noise_only_check(region_pairs(table, test.left_out), test, noise)
     if test.n_groups - 1 < MIN_GROUPS:
         note = f"{test.n_groups - 1} regions left, fewer than {MIN_GROUPS}"
         each = tuple(PrimaryCheck(g, note=note) for g in test.groups)
     else:
-        each = tuple(_without(table, test, g, permutation) for g in test.groups)
+        each = tuple(_without(table, test, g, relabellings, seed, exact_limit) for g in test.groups)
     return replace(test, checks=PrimaryChecks(beyond_noise, each))
 
 
-@dataclass(frozen=True)
-class _Relabelling:
-    """The primary's relabellings, handed to its checks."""
-
-    relabellings: int
-    seed: int
-    exact_limit: int
-
-
 def _without(
-    table: pd.DataFrame, test: PrimaryTest, region: str, permutation: _Relabelling
+    table: pd.DataFrame,
+    test: PrimaryTest,
+    region: str,
+    relabellings: int,
+    seed: int,
+    exact_limit: int,
 ) -> PrimaryCheck:
-    """The primary's test on the pairs of ``table`` without ``region``."""
+    """The primary's test on the pairs of ``table`` without ``region`` (its relabellings)."""
     found = primary_test(
         table,
         test.distance,
@@ -69,8 +64,8 @@ def _without(
         reference_groups=[*test.left_out, region],
         direction=test.direction,
         significance=test.significance,
-        relabellings=permutation.relabellings,
-        seed=permutation.seed,
-        exact_limit=permutation.exact_limit,
+        relabellings=relabellings,
+        seed=seed,
+        exact_limit=exact_limit,
     )
     return PrimaryCheck(region, found.rho, found.p_value, found.significant, found.note)
