@@ -31,14 +31,12 @@ PRIMARY_FAMILY = "regions"
 SECONDARY_FAMILY = "reference"
 FAMILIES = (PRIMARY_FAMILY, SECONDARY_FAMILY)
 
-#: The columns every pairwise test's table has: the pair, its family, the sizes of its sides,
-#: the texts left out as held by both, the p-value, Holm's within the family, the verdict.
+#: Columns every pairwise test's table has (all: :data:`~regbias.analysis.pairs.columns.HEAD`,
+#: ``TAIL``): the pair, its family, the p-value, Holm's within the family, the verdict, and
+#: why a pair is untestable.
 GROUP_A = "group_a"
 GROUP_B = "group_b"
 FAMILY = "family"
-N_A = "n_a"
-N_B = "n_b"
-SHARED = "shared"
 P = "p"
 P_ADJUSTED = "p_adjusted"
 DIFFERS = "differs"
@@ -271,11 +269,6 @@ def size_classes(plans: Sequence[PlannedPair]) -> list[tuple[int, int, int]]:
     return [(a, b, m) for (a, b), m in sorted(classes.items())]
 
 
-def pair_family(a: str, b: str, references: Sequence[str]) -> str:
-    """``regions`` for a pair of two regions, ``reference`` where either is a reference group."""
-    return SECONDARY_FAMILY if a in references or b in references else PRIMARY_FAMILY
-
-
 def cap_groups(
     groups: Mapping[str, Sequence[str]], cap: int | None, seed: int
 ) -> dict[str, list[str]]:
@@ -367,5 +360,6 @@ def plan_pairs(
                 removed = len(shared & frozenset([*side_a, *side_b]))
                 side_a = [t for t in side_a if t not in shared]
                 side_b = [t for t in side_b if t not in shared]
-            plans.append(PlannedPair(a, b, pair_family(a, b, references), side_a, side_b, removed))
+            family = SECONDARY_FAMILY if a in references or b in references else PRIMARY_FAMILY
+            plans.append(PlannedPair(a, b, family, side_a, side_b, removed))
     return plans
