@@ -88,18 +88,9 @@ def seed_table(found: Sequence[SeedPrimary]) -> pd.DataFrame:
 
     rows = []
     for item in found:
-        rho, p, significant = values(item.alone)
-        rho_without, p_without, significant_without = values(item.without)
-        rows.append(
-            {
-                "seed": item.seed,
-                "run_id": item.run_id,
-                "rho_alone": rho,
-                "p_alone": p,
-                "supported_alone": significant,
-                "rho_without": rho_without,
-                "p_without": p_without,
-                "supported_without": significant_without,
-            }
-        )
+        row: dict[str, object] = {"seed": item.seed, "run_id": item.run_id}
+        for name, test in (("alone", item.alone), ("without", item.without)):
+            rho, p, significant = values(test)
+            row |= {f"rho_{name}": rho, f"p_{name}": p, f"supported_{name}": significant}
+        rows.append(row)
     return pd.DataFrame(rows)

@@ -10,7 +10,7 @@ heatmap, the page's table). The column names live here and in the table's comput
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,12 +146,7 @@ _READ = {
 
 def correlation_rows(table: pd.DataFrame | None) -> list[Correlation]:
     """Every row of a correlation table, in order (none for None)."""
-    return [] if table is None else list(_rows(table))
-
-
-def _rows(table: pd.DataFrame) -> Iterator[Correlation]:
-    for record in table.to_dict(orient="records"):
-        yield Correlation.of(record)
+    return [] if table is None else [Correlation.of(r) for r in table.to_dict(orient="records")]
 
 
 def correlation_frame(rows: Sequence[Correlation]) -> pd.DataFrame:
