@@ -167,16 +167,7 @@ def _flip_row(
             draws = _replicates(v, seen, weights, texts)
             intervals[key] = Interval(intervals[key].value, *percentile_interval(draws, confidence))
     return ClassifierFlip(
-        source,
-        target,
-        n,
-        len(models),
-        intervals["flips"],
-        intervals["control_flips"],
-        intervals["change"],
-        intervals["control_change"],
-        Verdict(change, beyond),
-        note=note,
+        source, target, n, len(models), **intervals, verdict=Verdict(change, beyond), note=note
     )
 
 
