@@ -53,7 +53,7 @@ def gazetteer() -> Gazetteer:
 
 @pytest.mark.parametrize("text", ORDINARY)
 def test_ordinary_words_are_not_masked(gazetteer: Gazetteer, text: str) -> None:
-    assert gazetteer.mask(text) == text
+    assert gazetteer.mask_found(text)[0] == text
     assert gazetteer.mask_found(text)[1] == []
 
 
@@ -66,7 +66,7 @@ def test_places_are_still_masked(gazetteer: Gazetteer, text: str, names: list[st
 
 def test_capitalised_phrases_of_no_place_are_kept(gazetteer: Gazetteer) -> None:
     for text in ("French fries and French toast", "English class at nine", "Turkey burger"):
-        assert gazetteer.mask(text) == text
+        assert gazetteer.mask_found(text)[0] == text
 
 
 def _vectors(texts: list[str]) -> np.ndarray:

@@ -143,12 +143,8 @@ class Gazetteer:
                 i += 1
         return spans
 
-    def mask(self, text: str) -> str:
-        """``text`` with every name replaced by :data:`MASK` (the longest match first)."""
-        return self.mask_found(text)[0]
-
     def mask_found(self, text: str) -> tuple[str, list[str]]:
-        """``text`` with every name masked, and the names masked (lower case, in order)."""
+        """``text`` with every name (:meth:`found`) replaced by :data:`MASK`, and the names."""
         spans = self.found(text)
         for start, end, _ in reversed(spans):
             text = text[:start] + MASK + text[end:]
