@@ -173,12 +173,7 @@ class PowerResult:
         """
         out: dict[tuple[int, int], float] = {}
         for (n_a, n_b), part in self.rates().groupby(["n_a", "n_b"], sort=True):
-            part = part[part["share"] > 0].sort_values("share", ascending=False)
-            found = math.nan
-            for share, low in zip(part["share"], part["power_low"], strict=True):
-                if low < TARGET_POWER:
-                    break
-                found = float(share)
+            found = smallest_detected(part, "share")
             out[(int(n_a), int(n_b))] = found if self.resolvable else math.nan
         return out
 
@@ -208,6 +203,18 @@ class PowerResult:
             f"would detect no planted mixture of {self.donor}-like texts up to {top:.0%} "
             f"with {TARGET_POWER:.0%} power"
         )
+
+
+def smallest_detected(rates: pd.DataFrame, planted: str) -> float:
+    """The smallest ``planted`` effect (> 0) of a size class detected, every larger one too.
+
+    Detected: its power bound (``power_low`` of ``rates``) reaches :data:`TARGET_POWER`; NaN
+    where the largest planted effect is not.
+    """
+    part = rates[rates[planted] > 0].sort_values(planted)
+    failing = np.flatnonzero(~(part["power_low"] >= TARGET_POWER).to_numpy())
+    first = int(failing[-1]) + 1 if len(failing) else 0
+    return float(part[planted].iloc[first]) if first < len(part) else math.nan
 
 
 def fewest_plants() -> int:

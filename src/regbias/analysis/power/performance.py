@@ -19,7 +19,7 @@ from regbias.analysis.pairs.pairwise import size_class
 from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.pairs.performance_null import StratifiedPair, relabel
 from regbias.analysis.pairs.pooled_scores import PerfTexts
-from regbias.analysis.power.embedding import TARGET_POWER, PowerSettings
+from regbias.analysis.power.embedding import PowerSettings, smallest_detected
 from regbias.data.sampling import rng_for
 from regbias.errors import SampleSizeError
 
@@ -48,16 +48,10 @@ class PerfPower:
 
     def detectable(self) -> dict[tuple[int, int], float]:
         """Per size class, the smallest gap from which on every bound reaches the target (NaN)."""
-        out: dict[tuple[int, int], float] = {}
-        for (n_a, n_b), part in self.rates.groupby(["n_a", "n_b"], sort=True):
-            part = part[part["gap"] > 0].sort_values("gap")
-            passing = (part["power_low"] >= TARGET_POWER).to_numpy()
-            # The smallest gap from which every larger one passes too.
-            tail = np.flatnonzero(~passing)
-            first = 0 if not len(tail) else int(tail[-1]) + 1
-            found = float(part["gap"].iloc[first]) if first < len(part) else math.nan
-            out[(int(n_a), int(n_b))] = found
-        return out
+        return {
+            (int(n_a), int(n_b)): smallest_detected(part, "gap")
+            for (n_a, n_b), part in self.rates.groupby(["n_a", "n_b"], sort=True)
+        }
 
     def detectable_for(self, n_a: int, n_b: int) -> float:
         """The detectable gap of the size class of a pair of ``n_a`` and ``n_b`` texts."""
