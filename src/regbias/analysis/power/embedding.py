@@ -171,11 +171,10 @@ class PowerResult:
         Detected: the power's lower bound reaches :data:`TARGET_POWER`. NaN where the largest
         planted share does not (or the plants could not resolve the level).
         """
-        out: dict[tuple[int, int], float] = {}
-        for (n_a, n_b), part in self.rates().groupby(["n_a", "n_b"], sort=True):
-            found = smallest_detected(part, "share")
-            out[(int(n_a), int(n_b))] = found if self.resolvable else math.nan
-        return out
+        return {
+            (int(n_a), int(n_b)): smallest_detected(part, "share") if self.resolvable else math.nan
+            for (n_a, n_b), part in self.rates().groupby(["n_a", "n_b"], sort=True)
+        }
 
     def sentence(self, n_a: int, n_b: int) -> str:
         """What the test detects at one size class, in words for a verdict."""
