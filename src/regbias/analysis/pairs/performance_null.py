@@ -130,8 +130,11 @@ def relabel(
     ``scores``: ``(N, d)`` every text's components (:meth:`PerfTexts.scores`).
     """
     strata = _Strata.of(scores, pair, metric)
-    blocks = [strata.relabelled(counts) for counts in strata.draws(relabellings, rng)]
-    return _joined([strata.relabelled(strata.observed), *blocks])
+    parts = [strata.relabelled(strata.observed)]
+    parts += [strata.relabelled(counts) for counts in strata.draws(relabellings, rng)]
+    return Relabelled(
+        np.concatenate([r.gaps for r in parts]), np.concatenate([r.errors for r in parts])
+    )
 
 
 def sequential_relabel(
@@ -206,9 +209,3 @@ class _Strata:
         value_a, variance_a = _side_statistic(self.metric, self.colours, counts_a, self.weights)
         value_b, variance_b = _side_statistic(self.metric, self.colours, counts_b, self.weights)
         return Relabelled(value_a - value_b, np.sqrt(variance_a + variance_b))
-
-
-def _joined(parts: Sequence[Relabelled]) -> Relabelled:
-    return Relabelled(
-        np.concatenate([r.gaps for r in parts]), np.concatenate([r.errors for r in parts])
-    )
