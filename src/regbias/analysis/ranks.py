@@ -6,13 +6,15 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 
-def unit_ranks(ranks: np.ndarray) -> np.ndarray:
-    """``(m,)`` or ``(m, P)`` ranks centred and scaled to unit length per column (NaN: constant).
+def unit_ranks(values: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``values`` ranked along ``axis``, centred and scaled to unit length (NaN: constant).
 
-    The dot product of two such columns is Spearman's rho of the values ranked.
+    ``(m,)`` or ``(m, P)`` values ranked per column (``axis=1``: ``(B, m)`` per row); the dot
+    product of two such columns (rows) is Spearman's rho of the values.
     """
-    centred = ranks - ranks.mean(axis=0)
-    return centred / np.sqrt((centred**2).sum(axis=0))
+    ranks = scipy_stats.rankdata(values, axis=axis)
+    centred = ranks - ranks.mean(axis=axis, keepdims=True)
+    return centred / np.sqrt((centred**2).sum(axis=axis, keepdims=True))
 
 
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:

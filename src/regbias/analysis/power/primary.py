@@ -31,6 +31,7 @@ from regbias.analysis.permutations import (
     relabelled_pairs,
 )
 from regbias.analysis.power.embedding import TARGET_POWER
+from regbias.analysis.ranks import unit_ranks
 from regbias.interrupt import check_stop
 
 #: Couplings c of the power table (1 is always simulated: it gives the reachable rho).
@@ -234,7 +235,7 @@ def _group_study(
     if measured:
         scores = scores + np.asarray(measured)[None, :] * rng.normal(size=(n, k))
     gap = np.abs(scores[:, a] - scores[:, b])
-    return _unit_rows(distance), _unit_rows(gap)
+    return unit_ranks(distance, axis=1), unit_ranks(gap, axis=1)
 
 
 def _relabelling_indicator(moved: np.ndarray) -> np.ndarray:
@@ -244,13 +245,6 @@ def _relabelling_indicator(moved: np.ndarray) -> np.ndarray:
     rows = moved * m + np.arange(m)[None, :]
     indicator[rows.ravel(), np.repeat(np.arange(n_perm), m)] = 1.0
     return indicator
-
-
-def _unit_rows(values: np.ndarray) -> np.ndarray:
-    """Centred ranks of each row scaled to unit length: row dot products are Spearman's rho."""
-    centred = scipy_stats.rankdata(values, axis=1)
-    centred -= centred.mean(axis=1, keepdims=True)
-    return centred / np.sqrt((centred**2).sum(axis=1, keepdims=True))
 
 
 def _null(

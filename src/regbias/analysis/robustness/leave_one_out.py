@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from regbias.analysis.correlation.result import RHO, RHO_P
 from regbias.analysis.correlation.table import CORRELATION_KEYS, correlations
@@ -69,8 +68,8 @@ def _spearman_mantel(
         # The distance relabelled, as correlations() does: the same null, value for value.
         moved = relabelled_pairs(tuple(a), tuple(b), **permutation, inverse=False)
         with np.errstate(invalid="ignore", divide="ignore"):
-            rx = unit_ranks(scipy_stats.rankdata(data[distance].to_numpy(dtype=np.float64)))
-            ry = unit_ranks(scipy_stats.rankdata(data[columns].to_numpy(dtype=np.float64), axis=0))
+            rx = unit_ranks(data[distance].to_numpy(dtype=np.float64))
+            ry = unit_ranks(data[columns].to_numpy(dtype=np.float64))
             null = rx[moved] @ ry
         found = pd.DataFrame(
             {

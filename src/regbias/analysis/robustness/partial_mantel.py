@@ -120,8 +120,7 @@ def _partial_complete(
     permutation and multiplied with every performance column at once.
     """
     with np.errstate(invalid="ignore", divide="ignore"):
-        rx, rz = (unit_ranks(scipy_stats.rankdata(v)) for v in (x, z))
-        ry = unit_ranks(scipy_stats.rankdata(ys, axis=0))
+        rx, ry, rz = unit_ranks(x), unit_ranks(ys), unit_ranks(z)
         r_xy, r_yz, r_xz = rx[inverse] @ ry, rz[inverse] @ ry, float(rx @ rz)
         return _partial(r_xy, r_xz, r_yz)
 
