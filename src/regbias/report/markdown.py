@@ -32,7 +32,7 @@ from regbias.data.sentiment140 import REGIONS
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.answers import said_notes, study_findings
 from regbias.report.bottom_line import Evidence, precision_caveat, random_encoder_warning
-from regbias.report.escape import cell_text, markdown_code, markdown_text, path_text
+from regbias.report.escape import cell_text, markdown_code, markdown_text
 from regbias.report.findings import details_markdown, finding_lines
 from regbias.report.findings_model import Findings
 from regbias.report.noise import noise_section, unusable_lines, unusable_warnings
@@ -449,15 +449,6 @@ def primary_row(test: PrimaryTest | None) -> pd.DataFrame:
 def scatter_path(distance: str, performance: str) -> str:
     """The artifact path of one correlation's scatter plot (one per distance and column)."""
     return paths.scatter_figure(paths.pair_name(str(distance), str(performance), "__"))
-
-
-def artifact_name(name: object) -> str:
-    """A user's column name made safe as one artifact path component.
-
-    Only letters, digits, ``_``, ``-`` and ``.`` are kept (others become ``_``) and leading dots
-    go, so ``../x`` or ``a/b`` can never leave or nest the run's artifact folder.
-    """
-    return path_text(str(name)).lstrip(".") or "_"
 
 
 def representation_names(results: StudyResults) -> list[str]:
