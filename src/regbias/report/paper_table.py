@@ -98,9 +98,7 @@ def _estimate(value: object, low: object, high: object, mc_sd: object = math.nan
     (docs/method.md).
     """
     v, lo, hi, mc = (float(x) for x in (value, low, high, mc_sd))  # type: ignore[arg-type]
-    if not math.isfinite(v):
-        return number_text(v)
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+    if not (math.isfinite(v) and math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return number_text(v)
     if math.isfinite(mc) and mc > 0:
         step = monte_carlo_step(mc)  # the unit the report prints the ends to
