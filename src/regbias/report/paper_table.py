@@ -68,12 +68,8 @@ def _verdict(differs: object, p_adjusted: object) -> str:
 def paper_latex(table: pd.DataFrame, confidence: float) -> str:
     """``table`` as a booktabs LaTeX table: each estimate with its interval, then its verdict."""
     shown = pd.DataFrame({"Pair": table["pair"]})
-    for name, label in (
-        ("encoder_effect", "Encoder effect"),
-        ("performance_gap", "Performance gap"),
-    ):
-        if name not in table:
-            continue
+    for name in (n for n in _TESTS if n in table):
+        label = name.replace("_", " ").capitalize()  # Encoder effect, Performance gap
         sd = table[f"{name}_ci_mc"] if f"{name}_ci_mc" in table else [math.nan] * len(table)
         shown[f"{label} [{confidence:.0%} CI]"] = [
             _estimate(v, lo, hi, mc)
