@@ -11,7 +11,6 @@ import torch
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import DataError
 from regbias.performance import trainer
-from regbias.report.markdown import artifact_name
 from regbias.tracking.run_log import RunLog
 
 
@@ -25,15 +24,6 @@ def test_best_checkpoint_is_loaded_weights_only(tmp_path):
     checkpoint = SimpleNamespace(best_model_path=str(path), monitor="val/loss")
     with pytest.raises(pickle.UnpicklingError):
         trainer._restore_best(torch.nn.Module(), checkpoint)
-
-
-@pytest.mark.parametrize(
-    ("column", "safe"),
-    [("../../etc/x", "_.._etc_x"), ("dist/a", "dist_a"), ("..", "_"), ("gap_acc", "gap_acc")],
-)
-def test_user_column_names_are_safe_artifact_names(column, safe):
-    assert artifact_name(column) == safe
-    assert "/" not in artifact_name(column) and not artifact_name(column).startswith(".")
 
 
 @pytest.mark.parametrize("path", ["../outside.csv", "figures/../../x.png", "/abs.png"])

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from regbias.analysis.correlation.primary import PrimaryTest
 from regbias.analysis.correlation.result import Correlation
-from regbias.analysis.explain.result import Explanations
 from regbias.analysis.pair_table import RecordedVerdict
 from regbias.analysis.pairs.embedding import EmbeddingPairTests
 from regbias.analysis.pairs.pairwise import FAMILIES
@@ -83,7 +82,6 @@ class Evidence:
             were not tested, rather than keep silent about them).
         performance: the test of record for performance (None: not run).
         recorded: ``task=analyze``: the verdicts its table carries (read, not re-run).
-        explained: what carries each difference, with the place-name control (None: not run).
     """
 
     primary: PrimaryTest | None
@@ -94,7 +92,6 @@ class Evidence:
     record_enabled: bool = True
     performance: PerformancePairTests | None = None
     recorded: tuple[RecordedVerdict, ...] = ()
-    explained: Explanations | None = None
 
     @classmethod
     def of(cls, results: StudyResults, analysis: Analysis, settings: AnalysisSettings) -> Evidence:
@@ -108,7 +105,6 @@ class Evidence:
             settings.tests.embedding.enabled,
             getattr(analysis, "performance_record", None),
             recorded=tuple(results.recorded),
-            explained=results.explained,
         )
 
     @property

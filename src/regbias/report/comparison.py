@@ -71,11 +71,6 @@ def _distinct_overrides(records: Sequence[JobRecord]) -> dict[str, frozenset[str
     return {v: frozenset(w - everywhere) for v, w in common.items()}
 
 
-def metric_label(label: str) -> str:
-    """A variant label as a metric-key segment (``encoder=tiny`` -> ``encoder_tiny``)."""
-    return path_text(label.replace(" ", "__"))
-
-
 def comparison_table(headlines: Mapping[str, Headline]) -> pd.DataFrame:
     """Per variant: each distance's rho and p_perm against the headline gap, and its mean."""
     rows = []
@@ -100,9 +95,9 @@ def _headline_performance(metrics: Mapping[str, float]) -> str | None:
 
 
 def comparison_metrics(headlines: Mapping[str, Headline]) -> dict[str, float]:
-    """Every variant's headline metrics as ``variant/<label>/<metric>``."""
+    """Every variant's headline metrics as ``variant/<label>/<metric>`` (``encoder_tiny``)."""
     return {
-        f"variant/{metric_label(label)}/{key}": value
+        f"variant/{path_text(label.replace(' ', '__'))}/{key}": value
         for label, headline in headlines.items()
         for key, value in headline.metrics.items()
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -14,7 +15,7 @@ from regbias.analysis.counterfactual.result import Counterfactual
 from regbias.analysis.counterfactual.settings import MIN_CHANGED
 from regbias.analysis.counterfactual.sign_flip import Verdict
 from regbias.data.variety_rewrite import VARIETIES
-from regbias.numbers import p_text, points, points_interval
+from regbias.numbers import p_text, points
 from regbias.report.canvas import new_figure
 from regbias.report.escape import markdown_text
 from regbias.tracking import artifacts as paths
@@ -126,15 +127,15 @@ def _flip_of(flips: list[ClassifierFlip], shift: EncoderShift) -> ClassifierFlip
 
 def _row(r: EncoderShift, flip: ClassifierFlip | None) -> str:
     changed = f"{r.changed:,} of {r.examined:,} ({r.share_changed:.1%})"
-    share = f"{_share(r.share)} {_share_interval(r.share_low, r.share_high)}"
-    control = f"{_share(r.control)} {_share_interval(r.control_low, r.control_high)}"
+    share = _share(r.share, r.share_low, r.share_high)
+    control = _share(r.control, r.control_low, r.control_high)
     toward = f"moves toward {markdown_text(r.other)}"
     encoder = _verdict(r.verdict, r.note, toward)
     cells = ["n/a", "n/a", "not measured"]
     if flip is not None:
         cells = [
-            f"{_rate(flip.flips)} ({flip.control_flips.value:.1%})",
-            f"{_points(flip.change)} (control {points(flip.control_change.value)})",
+            f"{_interval(flip.flips, '{:.1%}'.format)} ({flip.control_flips.value:.1%})",
+            f"{_interval(flip.change, points)} (control {points(flip.control_change.value)})",
             _verdict(flip.verdict, flip.note, "changes accuracy"),
         ]
     direction = f"{markdown_text(r.source)}→{markdown_text(r.other)}"
@@ -169,24 +170,16 @@ def _infinitive(claim: str) -> str:
     return f"{verb.removesuffix('s')} {rest}".strip()
 
 
-def _share(value: float) -> str:
-    return f"{value:+.2%}" if math.isfinite(value) else "n/a"
-
-
-def _share_interval(low: float, high: float) -> str:
+def _share(value: float, low: float, high: float) -> str:
+    """``+12.00% [+3.00%, +20.00%]``: ``n/a`` without a share, ``(no interval)`` without ends."""
+    shown = f"{value:+.2%}" if math.isfinite(value) else "n/a"
     if not (math.isfinite(low) and math.isfinite(high)):
-        return "(no interval)"
-    return f"[{low:+.2%}, {high:+.2%}]"
+        return f"{shown} (no interval)"
+    return f"{shown} [{low:+.2%}, {high:+.2%}]"
 
 
-def _rate(value: Interval) -> str:
+def _interval(value: Interval, text: Callable[[float], str]) -> str:
+    """``value`` and its ends (``-1.2 [-2.0, -0.4]``) as ``text`` writes each; alone without."""
     if not (math.isfinite(value.low) and math.isfinite(value.high)):
-        return f"{value.value:.1%}"
-    return f"{value.value:.1%} [{value.low:.1%}, {value.high:.1%}]"
-
-
-def _points(value: Interval) -> str:
-    """``-1.2 [-2.0, -0.4]`` points, or the value alone where there is no interval."""
-    if not (math.isfinite(value.low) and math.isfinite(value.high)):
-        return points(value.value)
-    return f"{points(value.value)} {points_interval(value.low, value.high)}"
+        return text(value.value)
+    return f"{text(value.value)} [{text(value.low)}, {text(value.high)}]"

@@ -166,14 +166,10 @@ def _controls(
         twin = trained.get(control.twin_identity)
         if twin is None:
             continue
-        kept_pairs = sorted(twin.differing_pairs() - control.differing_pairs())
-        shared_pairs = sorted(twin.differing_pairs() & control.differing_pairs())
-        kept = sorted(
-            twin.significant_correlations(alpha) - control.significant_correlations(alpha)
-        )
-        both = sorted(
-            twin.significant_correlations(alpha) & control.significant_correlations(alpha)
-        )
+        pairs, control_pairs = twin.differing_pairs(), control.differing_pairs()
+        found, control_found = (e.significant_correlations(alpha) for e in (twin, control))
+        kept_pairs, shared_pairs = sorted(pairs - control_pairs), sorted(pairs & control_pairs)
+        kept, both = sorted(found - control_found), sorted(found & control_found)
         lines += [
             f"### {twin.encoder} against its random-weights control {control.encoder}",
             "",
@@ -218,29 +214,27 @@ def _backed(
     twin: EncoderEvidence, control: EncoderEvidence, primary: pd.DataFrame | None
 ) -> list[str]:
     """The test behind the twin-against-control sentence: its rhos' difference and interval."""
-    if primary is None or not len(primary):
+    rows = () if primary is None else (r for _, r in primary.iterrows())
+    row = next((r for r in rows if {r["first"], r["second"]} == {twin.label, control.label}), None)
+    if row is None:
         return ["- the difference of the two rhos: not tested (no joint bootstrap)"]
-    for _, row in primary.iterrows():
-        if {row["first"], row["second"]} == {twin.label, control.label}:
-            sign = 1.0 if row["first"] == twin.label else -1.0
-            low, high = sorted((sign * row["ci_low"], sign * row["ci_high"]))
-            if not (math.isfinite(low) and math.isfinite(high)):
-                note = str(row.get("note", "") or "").strip()
-                why = f": {note}" if note and note != "nan" else ""
-                return [f"- the difference of the two rhos: no interval{why}"]
-            shown = low > 0 or high < 0
-            verdict = (
-                "shown: the verdicts' contrast stands"
-                if shown
-                else "not shown: the interval covers 0, so the two verdicts' contrast is no "
-                "evidence of a difference between them"
-            )
-            return [
-                f"- the difference of the two rhos ({twin.encoder} minus {control.encoder}): "
-                f"{number_text(sign * row['difference'])}, interval {number_text(low)} to "
-                f"{number_text(high)} (joint bootstrap): {verdict}"
-            ]
-    return ["- the difference of the two rhos: not tested (no joint bootstrap)"]
+    sign = 1.0 if row["first"] == twin.label else -1.0
+    low, high = sorted((sign * row["ci_low"], sign * row["ci_high"]))
+    if not (math.isfinite(low) and math.isfinite(high)):
+        note = str(row.get("note", "") or "").strip()
+        why = f": {note}" if note and note != "nan" else ""
+        return [f"- the difference of the two rhos: no interval{why}"]
+    verdict = (
+        "shown: the verdicts' contrast stands"
+        if low > 0 or high < 0
+        else "not shown: the interval covers 0, so the two verdicts' contrast is no "
+        "evidence of a difference between them"
+    )
+    return [
+        f"- the difference of the two rhos ({twin.encoder} minus {control.encoder}): "
+        f"{number_text(sign * row['difference'])}, interval {number_text(low)} to "
+        f"{number_text(high)} (joint bootstrap): {verdict}"
+    ]
 
 
 def _heatmaps(evidence: list[EncoderEvidence]) -> list[str]:

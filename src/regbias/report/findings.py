@@ -18,6 +18,7 @@ from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.analysis.power.primary import NO_SIGNAL, POWER_CONFIDENCE
 from regbias.distances import distance_label
 from regbias.numbers import p_text
+from regbias.report.bottom_line import ADJUSTED_NAMES
 from regbias.report.bullets import bullet_lines
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
@@ -56,12 +57,7 @@ GLOSSARY = [
     "correlation of the whole table reaches this one (Westfall-Young); below the level, the "
     "chance that any secondary finding is false is at most the level.",
 ]
-_ADJUSTED = {
-    "maxt": "maxT-adjusted",
-    "holm": "Holm-adjusted",
-    "bh": "Benjamini-Hochberg-adjusted",
-    "none": "unadjusted",
-}
+_ADJUSTED = {k: f"{v}-adjusted" for k, v in ADJUSTED_NAMES.items()} | {"none": "unadjusted"}
 #: The primary test's direction (``PrimaryTest.direction``) in words.
 SIDES = {"greater": "one-sided rho > 0", "less": "one-sided rho < 0", "two-sided": "two-sided"}
 _DETECTS = {"greater": "rho >= {:.2f}", "less": "rho <= {:.2f}", "two-sided": "|rho| >= {:.2f}"}

@@ -62,7 +62,7 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
         if opening.type == "heading_open":
             opening.attrSet("id", heading_anchor(inline.content))
     body = parser.renderer.render(tokens, parser.options, {})
-    body = _PAGE_LINK.sub(lambda m: f'href="{html_name(m.group(1))}{m.group(2) or ""}"', body)
+    body = _PAGE_LINK.sub(lambda m: f'href="{m[1].removesuffix(".md")}.html{m[2] or ""}"', body)
     head = f'<meta charset="utf-8"><title>{html_text(title)}</title><style>{_STYLE}</style>'
     page = f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{body}</body></html>\n'
     left = [PAGE_LIMIT - len(page.encode("utf-8"))]
@@ -81,11 +81,6 @@ def report_html(markdown: str, folder: Path, title: str = "regbias report") -> s
         return f'<img src="{uri}" alt="{alt}">'
 
     return _IMAGE.sub(embed, page)
-
-
-def html_name(markdown_path: str) -> str:
-    """A Markdown page's HTML name: ``report.md`` is ``report.html``."""
-    return markdown_path.removesuffix(".md") + ".html"
 
 
 def write_html_report(folder: Path) -> Path | None:

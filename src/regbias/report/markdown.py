@@ -32,7 +32,7 @@ from regbias.data.sentiment140 import REGIONS
 from regbias.distances.matrix import DistanceMatrix
 from regbias.report.answers import said_notes, study_findings
 from regbias.report.bottom_line import Evidence, precision_caveat, random_encoder_warning
-from regbias.report.escape import cell_text, markdown_code, markdown_text, path_text
+from regbias.report.escape import cell_text, markdown_code, markdown_text
 from regbias.report.findings import details_markdown, finding_lines
 from regbias.report.findings_model import Findings
 from regbias.report.noise import noise_section, unusable_lines, unusable_warnings
@@ -312,13 +312,13 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     """The primary hypothesis, then the strongest correlations, with their evidence."""
     if analysis.correlations is None:
         return [analysis.note]
-    found = correlation_frame(analysis.correlations)
+    found, row = correlation_frame(analysis.correlations), primary_row(analysis.primary)
     top = strongest(found, k=8)
     if settings.correlation.primary is not None:
         distance, performance = settings.correlation.primary
         is_primary = (found["distance"] == distance) & (found["performance"] == performance)
         others = (top["distance"] != distance) | (top["performance"] != performance)
-        first = [primary_row(analysis.primary), found[is_primary]]
+        first = [row, found[is_primary]]
         top = pd.concat([f for f in first if len(f)] + [top[others]], ignore_index=True)
     spearman_p, kendall_p = (p_name(s, settings.correlation.adjust) for s in STATISTICS)
     wanted = [
@@ -336,18 +336,15 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         kendall_p,
     ]
     columns = [c for c in dict.fromkeys(wanted) if c in top.columns]
-    primary = (
-        ""
-        if settings.correlation.primary is None
-        else " The declared primary hypothesis comes first."
-    )
-    test = analysis.primary
-    if settings.correlation.primary is not None and len(primary_row(test)):
+    primary = ""
+    if settings.correlation.primary is not None and len(row):
         primary = (
             " The declared primary hypothesis comes first: its regions-only test (its "
             "spearman_p_perm is its Mantel p, held alone to the level), then its pair on all "
             "groups, a secondary row."
         )
+    elif settings.correlation.primary is not None:
+        primary = " The declared primary hypothesis comes first."
     scatters = scatter_rows(analysis, settings)
     if len(scatters):
         drawn = (
@@ -361,7 +358,7 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
         f"({scatter_path(row.distance, row.performance)})"
         for row in scatters.itertuples()
     ]
-    if test is not None and len(primary_row(test)):
+    if (test := analysis.primary) is not None and len(row):
         shown = f"{markdown_text(test.distance)} vs {markdown_text(test.performance)}"
         images.insert(
             0, f"![primary hypothesis: {shown}, regions only]({primary_scatter_path(test)})"
@@ -449,15 +446,6 @@ def primary_row(test: PrimaryTest | None) -> pd.DataFrame:
 def scatter_path(distance: str, performance: str) -> str:
     """The artifact path of one correlation's scatter plot (one per distance and column)."""
     return paths.scatter_figure(paths.pair_name(str(distance), str(performance), "__"))
-
-
-def artifact_name(name: object) -> str:
-    """A user's column name made safe as one artifact path component.
-
-    Only letters, digits, ``_``, ``-`` and ``.`` are kept (others become ``_``) and leading dots
-    go, so ``../x`` or ``a/b`` can never leave or nest the run's artifact folder.
-    """
-    return path_text(str(name)).lstrip(".") or "_"
 
 
 def representation_names(results: StudyResults) -> list[str]:

@@ -68,12 +68,8 @@ def _verdict(differs: object, p_adjusted: object) -> str:
 def paper_latex(table: pd.DataFrame, confidence: float) -> str:
     """``table`` as a booktabs LaTeX table: each estimate with its interval, then its verdict."""
     shown = pd.DataFrame({"Pair": table["pair"]})
-    for name, label in (
-        ("encoder_effect", "Encoder effect"),
-        ("performance_gap", "Performance gap"),
-    ):
-        if name not in table:
-            continue
+    for name in (n for n in _TESTS if n in table):
+        label = name.replace("_", " ").capitalize()  # Encoder effect, Performance gap
         sd = table[f"{name}_ci_mc"] if f"{name}_ci_mc" in table else [math.nan] * len(table)
         shown[f"{label} [{confidence:.0%} CI]"] = [
             _estimate(v, lo, hi, mc)
@@ -98,9 +94,7 @@ def _estimate(value: object, low: object, high: object, mc_sd: object = math.nan
     (docs/method.md).
     """
     v, lo, hi, mc = (float(x) for x in (value, low, high, mc_sd))  # type: ignore[arg-type]
-    if not math.isfinite(v):
-        return number_text(v)
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+    if not (math.isfinite(v) and math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return number_text(v)
     if math.isfinite(mc) and mc > 0:
         step = monte_carlo_step(mc)  # the unit the report prints the ends to

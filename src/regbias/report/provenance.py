@@ -37,7 +37,8 @@ def provenance_section(
     ``jobs``: a study's job runs, linked to the UI's side-by-side comparison. ``run`` without
     an MLflow client (a test's stand-in) gets the parts that need none.
     """
-    tags = _run_tags(run)
+    found = _mlflow_run(run)
+    tags = dict(found.data.tags) if found is not None else {}
     state = tags if "git.commit" in tags else git_state()
     commit, dirty = state.get("git.commit", "unknown"), state.get("git.dirty", "unknown")
     versions = {
@@ -54,24 +55,21 @@ def provenance_section(
         f"- written: {now}",
         "- packages:",
         *(f"  - {markdown_text(name)} {markdown_text(v)}" for name, v in sorted(versions.items())),
-        *_mlflow_lines(run, list(jobs)),
+        *_mlflow_lines(run, found, list(jobs)),
     ]
     return "\n".join(lines) + "\n"
 
 
-def _run_tags(run: Any) -> dict[str, str]:
+def _mlflow_run(run: Any) -> Any:
     client, run_id = getattr(run, "client", None), getattr(run, "run_id", None)
-    if client is None or run_id is None:
-        return {}
-    return dict(client.get_run(run_id).data.tags)
+    return None if client is None or run_id is None else client.get_run(run_id)
 
 
-def _mlflow_lines(run: Any, jobs: list[str]) -> list[str]:
-    client, run_id = getattr(run, "client", None), getattr(run, "run_id", None)
-    if client is None or run_id is None:
+def _mlflow_lines(run: Any, found: Any, jobs: list[str]) -> list[str]:
+    if found is None:
         return []
-    uri = redacted(str(client.tracking_uri))
-    experiment = client.get_run(run_id).info.experiment_id
+    run_id, uri = run.run_id, redacted(str(run.client.tracking_uri))
+    experiment = found.info.experiment_id
     served = uri.startswith(("http://", "https://"))
     base = uri if served else DEFAULT_UI
     line = f"- MLflow run: [{run_id}]({run_url(base, experiment, run_id)})"

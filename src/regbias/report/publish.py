@@ -166,7 +166,8 @@ def log_analysis(
     """
     # First, so the run's page lists the headline before the hundreds of other metrics.
     evidence = Evidence.of(results, analysis, settings)
-    run.metrics({f"headline/{k}": v for k, v in evidence.numbers().items() if math.isfinite(v)})
+    numbers = evidence.numbers()
+    run.metrics({f"headline/{k}": v for k, v in numbers.items() if math.isfinite(v)})
     if analysis.summary is not None:
         run.table(analysis.summary, paths.SUMMARY_CSV)
         if analysis.gaps is not None:
@@ -204,7 +205,7 @@ def log_analysis(
         *pairs_lines(analysis.performance_record),
         *verdict_lines(results.distances),
     ]
-    run.json(evidence.numbers(), paths.HEADLINE_JSON)
+    run.json(numbers, paths.HEADLINE_JSON)
     findings = report_findings(results, analysis, settings, extra_findings=lines)
     run.json(findings.to_dict(), paths.FINDINGS_JSON)
     report = report_markdown(results, analysis, settings, findings=findings)
@@ -222,7 +223,6 @@ def log_analysis(
     run.text(report, paths.REPORT_MD)
     run.text(method_markdown(), paths.METHOD_MD)
     record = results.record.table if results.record is not None else None
-    numbers = evidence.numbers()
     headline = headline_of(findings, numbers, analysis.correlations, results.distances, record)
     return Published(results, analysis, headline)
 

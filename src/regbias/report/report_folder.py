@@ -109,8 +109,7 @@ def record_written(path: Path) -> Path:
         manifest = folder / MANIFEST
         if manifest.is_file():
             relative = path.relative_to(folder).as_posix()
-            listed = manifest.read_text(encoding="utf-8").splitlines()
-            if relative not in listed:
+            if relative not in _listed(folder):
                 with manifest.open("a", encoding="utf-8") as lines:
                     lines.write(f"{relative}\n")
             break
