@@ -46,7 +46,6 @@ _INDEX_SUFFIX = ".index.npz"
 _DATA_SUFFIX = ".data.npy"
 _STALE_TEMP_SECONDS = 6 * 3600
 _QUARANTINE = "quarantine"
-_CHUNK = 1 << 22
 
 log = logging.getLogger(__name__)
 
@@ -297,11 +296,8 @@ def _open_shard(
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.blake2b(digest_size=16)
     with path.open("rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(stream, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
 
 
 def _quarantine(folder: Path, name: str, error: BaseException) -> None:
