@@ -164,7 +164,7 @@ def distance_draws(
         if sizes.sentences:
             _measure(draws, "sentence", r, groups, source, sizes, unit, seed, policy, budget)
         if lda_size:
-            lda_groups = {g: _merged(h) for g, h in source.items()} if source else groups
+            lda_groups = {g: TextSet.joined(h) for g, h in source.items()} if source else groups
             drawn = _draw(
                 lda_groups, "lda", lda_size, sizes, unit, seed, f"lda/{r}", policy, budget
             )
@@ -238,11 +238,6 @@ def _pools(
         half = size // 2
         pools[name] = (texts.subset(chosen[:half]), texts.subset(chosen[half : 2 * half]))
     return pools
-
-
-def _merged(halves: tuple[TextSet, TextSet]) -> TextSet:
-    main, twin = halves
-    return TextSet(main.texts + twin.texts, np.concatenate([main.labels, twin.labels]))
 
 
 def _measure(
