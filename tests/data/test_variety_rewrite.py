@@ -5,12 +5,7 @@ from __future__ import annotations
 import pytest
 
 from regbias.app.settings import read_settings
-from regbias.data.variety_rewrite import (
-    AMBIGUOUS,
-    LEXIS,
-    VarietyRewrite,
-    rewrite_texts,
-)
+from regbias.data.variety_rewrite import AMBIGUOUS, LEXIS, VarietyRewrite
 from regbias.errors import ConfigError
 from regbias.study.pipeline import read_study
 from tests.conftest import compose_config
@@ -41,7 +36,7 @@ def test_a_word_whose_form_depends_on_its_sense_is_never_rewritten():
 
 
 def test_a_text_with_nothing_to_rewrite_comes_back_unchanged():
-    (found,) = rewrite_texts(["just a plain tweet :)"], TO_BRITISH)
+    found = TO_BRITISH("just a plain tweet :)")
     assert found.text == "just a plain tweet :)" and found.fired == () and not found.changed
 
 
@@ -73,7 +68,8 @@ def test_on_real_tweets_a_small_share_of_each_region_changes(shared_data_dir):
     shares = {}
     for group, other in (("us", "uk"), ("uk", "us"), ("au", "us")):
         texts = list(groups[group].texts)
-        found = rewrite_texts(texts, VarietyRewrite.between(group, other))
+        rewrite = VarietyRewrite.between(group, other)
+        found = [rewrite(text) for text in texts]
         shares[group] = sum(f.changed for f in found) / len(texts)
         changed = [f for f, t in zip(found, texts, strict=True) if f.changed]
         assert all(f.text != t for f, t in zip(found, texts, strict=True) if f.changed)

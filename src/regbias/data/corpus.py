@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,6 +45,15 @@ class TextSet:
             texts=[self.texts[i] for i in index],
             labels=self.labels[index],
             ids=[self.ids[i] for i in index] if self.ids else [],
+        )
+
+    @staticmethod
+    def joined(parts: Sequence[TextSet]) -> TextSet:
+        """The items of ``parts``, one part after another."""
+        return TextSet(
+            texts=[text for part in parts for text in part.texts],
+            labels=np.concatenate([part.labels for part in parts]),
+            ids=[i for part in parts for i in part.ids],
         )
 
 

@@ -137,14 +137,10 @@ def read_csv_corpus(
     train_index, by_group = _split_groups(
         rows.groups, keep, train_group, path, group_column, emptied
     )
-
-    def text_set(index: list[int]) -> TextSet:
-        labels = np.asarray([rows.labels[i] == positive for i in index], dtype=np.int64)
-        ids = [str(rows.lines[i]) for i in index]
-        return TextSet(texts=[texts[i] for i in index], labels=labels, ids=ids)
-
-    groups = {name: text_set(index) for name, index in by_group.items()}
-    train = text_set(train_index)
+    labels = np.asarray([label == positive for label in rows.labels], dtype=np.int64)
+    every_row = TextSet(texts, labels, ids=[str(line) for line in rows.lines])
+    groups = {name: every_row.subset(index) for name, index in by_group.items()}
+    train = every_row.subset(train_index)
     return Corpus(
         name="csv",
         task="binary",

@@ -64,14 +64,9 @@ def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
     """
     if not enabled:
         return
-    named = {
-        sizes.key("repetitions"): sizes.repetitions,
-        sizes.key("short_texts"): sizes.short_texts,
-        sizes.key("long_passages"): sizes.long_passages,
-        sizes.key("texts_per_passage"): sizes.texts_per_passage,
-        sizes.key("lda_passages"): sizes.lda_passages,
-        sizes.key("sentence_texts"): sizes.sentence_texts if sizes.sentences else None,
-    }
+    fields = ("repetitions", "short_texts", "long_passages", "texts_per_passage", "lda_passages")
+    named = {sizes.key(name): getattr(sizes, name) for name in fields}
+    named[sizes.key("sentence_texts")] = sizes.sentence_texts if sizes.sentences else None
     for key, value in named.items():
         if value is None:
             continue  # that measurement is disabled
@@ -80,12 +75,8 @@ def validate_draw_sizes(sizes: DrawSizes, *, enabled: bool = True) -> None:
                 f"{key} must be an integer >= 1, not {value!r} ({sizes.key('enabled')}=false "
                 "skips the distance stages)"
             )
-    if (
-        sizes.short_texts is None
-        and sizes.long_passages is None
-        and sizes.lda_passages is None
-        and not sizes.sentences
-    ):
+    drawn = (sizes.short_texts, sizes.long_passages, sizes.lda_passages)
+    if not sizes.sentences and all(size is None for size in drawn):
         switch = sizes.key("enabled")
         raise ConfigError(
             f"{switch}=true but short, long and lda are all disabled: enable one, or "
@@ -173,7 +164,7 @@ def distance_draws(
         if sizes.sentences:
             _measure(draws, "sentence", r, groups, source, sizes, unit, seed, policy, budget)
         if lda_size:
-            lda_groups = {g: _merged(h) for g, h in source.items()} if source else groups
+            lda_groups = {g: TextSet.joined(h) for g, h in source.items()} if source else groups
             drawn = _draw(
                 lda_groups, "lda", lda_size, sizes, unit, seed, f"lda/{r}", policy, budget
             )
@@ -249,11 +240,6 @@ def _pools(
     return pools
 
 
-def _merged(halves: tuple[TextSet, TextSet]) -> TextSet:
-    main, twin = halves
-    return TextSet(main.texts + twin.texts, np.concatenate([main.labels, twin.labels]))
-
-
 def _measure(
     draws: DistanceDraws,
     kind: str,
@@ -267,10 +253,8 @@ def _measure(
     budget: TokenBudget | None,
 ) -> None:
     """The main draws of one kind and repetition and, with floors on, the twin draws."""
-    n = {"short": sizes.short_texts, "long": sizes.long_passages}.get(kind)
-    if kind == "sentence":
-        n = sizes.sentence_texts or _half(groups, pools)
-    assert n is not None
+    # Short and long are drawn only where sized; an unsized sentence draw takes half the pool.
+    n: int = getattr(sizes, _SIZE[kind]) or _half(groups, pools)
     main_groups = {g: h[0] for g, h in pools.items()} if pools else groups
     main = _draw(main_groups, kind, n, sizes, unit, seed, f"{kind}/{r}", policy, budget)
     _add(draws, kind, r, main)

@@ -17,16 +17,12 @@ from typing import Any
 from regbias.files import file_mode
 
 MEMO_FILE = "file_hashes.json"
-_CHUNK = 1 << 22
 
 
 def file_sha256(path: Path) -> str:
     """The SHA-256 of a file's bytes, in hex."""
-    digest = hashlib.sha256()
     with path.open("rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def memo_sha256(path: Path) -> str:

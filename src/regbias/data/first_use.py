@@ -44,10 +44,9 @@ def missing_files(dataset: Mapping[str, Any] | str, data_dir: Path) -> list[Mani
 
 def _downloads(dataset: Mapping[str, Any] | str) -> tuple[ManifestEntry, ...]:
     """The files a run of ``dataset`` reads; none for a name that is not a packaged dataset."""
-    values = dataset if isinstance(dataset, str) else dict(dataset)
-    if isinstance(values, dict) and TARGET in values:
-        return dataset_class(values).downloads
-    name = values if isinstance(values, str) else str(values.get("name"))
+    if not isinstance(dataset, str) and TARGET in dataset:
+        return dataset_class(dict(dataset)).downloads
+    name = dataset if isinstance(dataset, str) else str(dataset.get("name"))
     return dataset_class(name).downloads if name in dataset_names() else ()
 
 

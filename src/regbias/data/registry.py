@@ -34,8 +34,7 @@ def dataset_class(config: str | dict[str, Any]) -> type[Dataset]:
     if isinstance(config, str) or TARGET not in config:
         name = config if isinstance(config, str) else str(config.get("name"))
         config = _packaged_values(name)
-    values = config
-    return target_class(values.get(TARGET), Dataset, f"{GROUP}.{TARGET}")
+    return target_class(config.get(TARGET), Dataset, f"{GROUP}.{TARGET}")
 
 
 def packaged_dataset(name: str, **overrides: Any) -> Dataset:

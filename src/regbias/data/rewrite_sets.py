@@ -164,23 +164,16 @@ def _rewrite_set(
     seed: int,
     draw: int,
 ) -> RewriteSet:
-    originals, rewritten, controls, fired = [], [], [], []
-    for text in dict.fromkeys(texts):
-        done = rewrite(text)
-        if not done.changed:
-            continue
-        originals.append(text)
-        rewritten.append(done.text)
-        controls.append(control.control(text, done.fired, seed, draw))
-        fired.append(done.fired)
+    distinct = list(dict.fromkeys(texts))
+    changed = [(text, done) for text in distinct if (done := rewrite(text)).changed]
     return RewriteSet(
         group,
         rewrite.target,
-        tuple(originals),
-        tuple(rewritten),
-        tuple(controls),
-        tuple(fired),
-        len(dict.fromkeys(texts)),
+        tuple(text for text, _ in changed),
+        tuple(done.text for _, done in changed),
+        tuple(control.control(text, done.fired, seed, draw) for text, done in changed),
+        tuple(done.fired for _, done in changed),
+        len(distinct),
     )
 
 

@@ -128,7 +128,7 @@ def read_sentiment140(data_dir: Path, *, clean_regional: bool = False) -> Corpus
         groups[region], empty = read_regional_tweets(path, region, clean=clean_regional)
         dropped[f"empty_after_cleaning/{region}"] = empty
         dropped["empty_after_cleaning"] += empty
-    groups[MIXED] = _concatenate([groups[region] for region in REGIONS])
+    groups[MIXED] = TextSet.joined([groups[region] for region in REGIONS])
     train, pool_dropped = read_training_pool(data_dir, exclude=set(groups[MIXED].texts))
     full = (data_dir / FULL_TRAINING_FILE).is_file()
     return Corpus(
@@ -253,12 +253,7 @@ def _filter_pool(
         else:
             seen.add(text)
             keep.append(i)
-    pool = TextSet(
-        texts=[texts[i] for i in keep],
-        labels=np.asarray(labels, dtype=np.int64)[keep],
-        ids=[ids[i] for i in keep],
-    )
-    return pool, dropped
+    return TextSet(texts, np.asarray(labels, dtype=np.int64), ids).subset(keep), dropped
 
 
 def _binary_label(value: str, path: Path, line: int) -> int:
@@ -273,14 +268,6 @@ def _binary_label(value: str, path: Path, line: int) -> int:
             f"{path}, line {line}: label {polarity} is neither 0 (negative) nor 4 (positive)"
         )
     return _POLARITY[polarity]
-
-
-def _concatenate(parts: list[TextSet]) -> TextSet:
-    return TextSet(
-        texts=[text for part in parts for text in part.texts],
-        labels=np.concatenate([part.labels for part in parts]),
-        ids=[i for part in parts for i in part.ids],
-    )
 
 
 def _require_file(path: Path) -> None:

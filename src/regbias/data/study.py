@@ -76,15 +76,6 @@ def check_not_empty(corpus: Corpus, names: list[str]) -> None:
         )
 
 
-def require_training(study: StudyData) -> None:
-    """Fine-tuning needs training texts.
-
-    Raises:
-        DataError: the training pool is empty.
-    """
-    require_training_rows(study.corpus, len(study.training))
-
-
 def require_training_rows(corpus: Corpus, rows: int) -> None:
     """Fine-tuning needs training texts: ``rows`` of ``corpus``'s training pool.
 

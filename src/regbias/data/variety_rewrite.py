@@ -25,7 +25,7 @@ stay as they were (docs/method.md, "Same texts, another variety").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
@@ -184,11 +184,6 @@ class VarietyRewrite:
             start = kept.end()
         pieces.append(pattern.sub(swap, text[start:]))
         return Rewritten("".join(pieces), tuple(fired))
-
-
-def rewrite_texts(texts: Sequence[str], rewrite: VarietyRewrite) -> list[Rewritten]:
-    """Every text of ``texts`` rewritten (texts with nothing to rewrite come back as they are)."""
-    return [rewrite(text) for text in texts]
 
 
 def _words(target: str, lexis: Mapping[str, tuple[str, str]]) -> dict[str, str]:

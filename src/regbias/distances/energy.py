@@ -67,34 +67,30 @@ def _stacked(texts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([np.asarray(t, dtype=np.float64) for t in texts]), starts
 
 
-def energy_from_blocks(blocks: np.ndarray, counts: np.ndarray, sides: np.ndarray) -> np.ndarray:
-    """Energy distances of the splits ``sides`` of the texts behind ``blocks``.
+def energy_from_blocks(blocks: np.ndarray, counts: np.ndarray, first: int) -> float:
+    """Energy distance between the first ``first`` texts behind ``blocks`` and the others.
 
     Args:
         blocks: ``(m, m)`` block sums of the pooled texts (:func:`block_sums`).
         counts: ``(m,)`` points per text.
-        sides: ``(N, m)`` booleans, True for the texts of the first cloud.
-
-    Returns:
-        ``(N,)`` energy distances, one per split.
+        first: how many of the texts, in order, make the first cloud.
     """
-    s = sides.astype(np.float64)
+    s = np.zeros((1, len(counts)))
+    s[0, :first] = 1.0
     n_a = s @ counts
     n_b = counts.sum() - n_a
     row = s @ blocks
     within_a = np.einsum("km,km->k", row, s)
     cross = row.sum(axis=1) - within_a
     within_b = blocks.sum() - 2.0 * cross - within_a
-    return 2.0 * cross / (n_a * n_b) - within_a / n_a**2 - within_b / n_b**2
+    return float((2.0 * cross / (n_a * n_b) - within_a / n_a**2 - within_b / n_b**2)[0])
 
 
 def energy_distance(x: Sequence[np.ndarray], y: Sequence[np.ndarray]) -> float:
     """The energy distance of two clouds given as lists of texts' token vectors."""
     pooled = [*x, *y]
     counts = np.array([len(t) for t in pooled], dtype=np.float64)
-    sides = np.zeros((1, len(pooled)), dtype=bool)
-    sides[0, : len(x)] = True
-    return float(energy_from_blocks(block_sums(pooled), counts, sides)[0])
+    return energy_from_blocks(block_sums(pooled), counts, len(x))
 
 
 def _pair_positions(sizes: list[int], a: int, b: int) -> np.ndarray:
@@ -115,10 +111,8 @@ def _repetition(texts: dict[str, list[np.ndarray]]) -> np.ndarray:
     for a in range(len(groups)):
         for b in range(a + 1, len(groups)):
             where = _pair_positions(sizes, a, b)
-            sub, sub_counts = blocks[np.ix_(where, where)], counts[where]
-            observed = np.zeros((1, len(where)), dtype=bool)
-            observed[0, : sizes[a]] = True
-            values[a, b] = values[b, a] = energy_from_blocks(sub, sub_counts, observed)[0]
+            energy = energy_from_blocks(blocks[np.ix_(where, where)], counts[where], sizes[a])
+            values[a, b] = values[b, a] = energy
     return values
 
 

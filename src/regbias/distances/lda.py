@@ -223,10 +223,6 @@ def _distance(scalings: np.ndarray, mean_a: np.ndarray, mean_b: np.ndarray) -> f
     return float(np.linalg.norm((mean_a - mean_b) @ scalings))
 
 
-def _centroid_distances(centroids: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(centroids[:, None, :] - centroids[None, :, :], axis=-1)
-
-
 @dataclass
 class _Repetition:
     """One repetition's passages in the layout of the chosen design.
@@ -297,7 +293,8 @@ def _measure(
     fit = _Fit(repetition.fit, settings)
     scalings = fit.scalings()
     projected = [x @ scalings for x in repetition.measure]
-    observed = _centroid_distances(np.stack([p.mean(axis=0) for p in projected]))
+    centroids = np.stack([p.mean(axis=0) for p in projected])
+    observed = np.linalg.norm(centroids[:, None, :] - centroids[None, :, :], axis=-1)
     floor = None
     if settings.cross_fit:
         floor = _held_out_floor(repetition, scalings, rng)

@@ -46,7 +46,6 @@ _INDEX_SUFFIX = ".index.npz"
 _DATA_SUFFIX = ".data.npy"
 _STALE_TEMP_SECONDS = 6 * 3600
 _QUARANTINE = "quarantine"
-_CHUNK = 1 << 22
 
 log = logging.getLogger(__name__)
 
@@ -135,10 +134,7 @@ class EmbeddingCache:
         """
         index = self._index(kind, encoder_identity)
         keys = [text_key(text) for text in texts]
-        missing = _distinct_missing(keys, texts, index.entries)
-        if missing:
-            self._scan(index)
-            missing = {key: text for key, text in missing.items() if key not in index.entries}
+        missing = self._missing(index, keys, texts)
         self.hits += len(dict.fromkeys(keys)) - len(missing)
         self.misses += len(missing)
         if not keys and index.ragged is None:
@@ -152,11 +148,14 @@ class EmbeddingCache:
     def missing(self, kind: str, encoder_identity: str, texts: Sequence[str]) -> list[str]:
         """The distinct texts of ``texts`` not cached yet (under ``kind``), in first-seen order."""
         index = self._index(kind, encoder_identity)
-        keys = [text_key(text) for text in texts]
-        missing = _distinct_missing(keys, texts, index.entries)
+        return list(self._missing(index, [text_key(text) for text in texts], texts).values())
+
+    def _missing(self, index: _KeyIndex, keys: list[str], texts: Sequence[str]) -> dict[str, str]:
+        """Hash -> text of the uncached texts, each once, first seen first (new shards scanned)."""
+        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in index.entries}
         if missing:
             self._scan(index)
-        return [text for key, text in missing.items() if key not in index.entries]
+        return {key: text for key, text in missing.items() if key not in index.entries}
 
     def put(
         self, kind: str, encoder_identity: str, texts: Sequence[str], embeddings: Embeddings
@@ -297,11 +296,8 @@ def _open_shard(
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.blake2b(digest_size=16)
     with path.open("rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(stream, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
 
 
 def _quarantine(folder: Path, name: str, error: BaseException) -> None:
@@ -331,13 +327,6 @@ class _Hashing:
     def write(self, data: bytes) -> int:
         self._digest.update(data)  # type: ignore[attr-defined]
         return self._file.write(data)  # type: ignore[attr-defined]
-
-
-def _distinct_missing(
-    keys: list[str], texts: Sequence[str], entries: dict[str, tuple[str, int, int]]
-) -> dict[str, str]:
-    """Hash -> text of the texts not in ``entries``, each once, in first-seen order."""
-    return {key: text for key, text in zip(keys, texts, strict=True) if key not in entries}
 
 
 def _as_float32(embeddings: Embeddings) -> Embeddings:

@@ -155,9 +155,8 @@ class Encoder:
                 vectors[index] = pooled_batch.float().cpu().numpy()
             if tokens:
                 n = len(index)  # the rows past it fill the pass (_batches)
-                mask = {"attention_mask": batch["attention_mask"][:n]}
-                hidden = output.last_hidden_state[:n]
-                _keep_tokens(hidden, mask, padding, chosen, index, results)
+                real = batch["attention_mask"][:n]
+                _keep_tokens(output.last_hidden_state[:n], real, padding, chosen, index, results)
         return results, vectors
 
     def _precision(self) -> contextlib.AbstractContextManager[object]:
@@ -227,16 +226,14 @@ class Encoder:
 
 def _keep_tokens(
     hidden: torch.Tensor,
-    batch: dict[str, torch.Tensor],
+    real: torch.Tensor,
     padding: Padding,
     texts: list[str],
     index: list[int],
     results: list[np.ndarray],
 ) -> None:
-    """Put each text's token vectors of one batch (its real tokens, or all) into ``results``."""
-    mask = (
-        batch["attention_mask"] if padding == "real" else torch.ones_like(batch["attention_mask"])
-    )
+    """Put each text's token vectors of one batch (its ``real`` tokens, or all) into ``results``."""
+    mask = real if padding == "real" else torch.ones_like(real)
     _check_finite(hidden, mask, texts)
     values = hidden.float().cpu().numpy()
     lengths = mask.sum(dim=1).cpu().numpy()

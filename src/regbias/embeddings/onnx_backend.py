@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from regbias.data.fingerprint import file_sha256
 from regbias.embeddings.spec import EncoderSpec
 from regbias.errors import ConfigError
 
@@ -102,14 +103,6 @@ class OnnxModel:
         )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _export(model: torch.nn.Module, inputs: tuple[str, ...], pooler: bool, target: Path) -> None:
     """Trace ``model`` into ``target`` (written beside it first, then renamed).
 
@@ -172,7 +165,7 @@ def onnx_model(
     inputs = tuple(name for name in _INPUTS if name in input_names)
     if target.is_file() and meta.is_file():
         recorded = json.loads(meta.read_text()).get("sha256")
-        if recorded != _sha256(target):
+        if recorded != file_sha256(target):
             log.warning("the ONNX export %s fails its checksum: exported again", target)
             target.replace(target.with_suffix(".onnx.corrupt"))
     if not (target.is_file() and meta.is_file()):
@@ -180,7 +173,7 @@ def onnx_model(
         log.info("exporting %s to ONNX (once, into %s)", spec.name, folder)
         _export(model, inputs, has_pooler, target)
         record = {"identity": spec.identity, "opset": _OPSET, "inputs": list(inputs)}
-        record.update(sha256=_sha256(target), torch=torch.__version__)
+        record.update(sha256=file_sha256(target), torch=torch.__version__)
         meta.write_text(json.dumps(record, indent=1))
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL

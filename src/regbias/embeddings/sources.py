@@ -94,10 +94,21 @@ class LocatedEncoder(EncoderSpec):
         return "" if seed is None else f"+random_weights_seed={seed}"
 
     def _loaded(self, loaded: LoadedModel) -> LoadedModel:
-        """``loaded`` as it is, or (a control) with weights drawn from the seed instead."""
+        """``loaded`` as it is, or (a control) with weights drawn from the seed instead.
+
+        A control's model is built anew from its config (transformers' own initialisation),
+        under a forked RNG state, so the same seed gives the same weights and the global RNG is
+        left alone.
+        """
         if self.random_weights_seed is None:
             return loaded
-        return random_twin(loaded, self.random_weights_seed)
+        from transformers import AutoModel
+
+        tokenizer, model, has_pooler = loaded
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.random_weights_seed)
+            twin = AutoModel.from_config(model.config)
+        return tokenizer, twin.eval(), has_pooler
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -236,21 +247,6 @@ class SplitPackageEncoder(LocatedEncoder):
             weights_sha256=self.weights_sha256,
         )
         return self._loaded(_from_folder(folder, self.name))
-
-
-def random_twin(loaded: LoadedModel, seed: int) -> LoadedModel:
-    """The same tokenizer and architecture, with weights drawn from torch seed ``seed``.
-
-    The model is built anew from its config (transformers' own initialisation), under a forked
-    RNG state, so the same seed gives the same weights and the global RNG is left alone.
-    """
-    from transformers import AutoModel
-
-    tokenizer, model, has_pooler = loaded
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        twin = AutoModel.from_config(model.config)
-    return tokenizer, twin.eval(), has_pooler
 
 
 @dataclass(frozen=True, kw_only=True)

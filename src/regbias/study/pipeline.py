@@ -13,7 +13,7 @@ from regbias.data.draws import DistanceDraws, distance_draws
 from regbias.data.groups import BASELINE, TRAIN_POOL, TRAIN_SAMPLE
 from regbias.data.rewrite_sets import RewriteSet
 from regbias.data.sampling import TokenBudget
-from regbias.data.study import StudyData, group_table, require_training
+from regbias.data.study import StudyData, group_table, require_training_rows
 from regbias.data.window_fit import WindowFit
 from regbias.distances.plugin import TOKEN_KINDS
 from regbias.distances.suite import (
@@ -67,7 +67,7 @@ def read_study(settings: StudySettings) -> StudyData:
     preflight_job(settings)
     study = record_study(settings, settings.seed)
     if settings.finetune.enabled:
-        require_training(study)
+        require_training_rows(study.corpus, len(study.training))
     preflight_study(settings.distance, len(study.groups), study.corpus.emptied_note())
     return study
 

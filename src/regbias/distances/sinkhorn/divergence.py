@@ -223,7 +223,7 @@ def sinkhorn_matrix(
     groups = _check_draws(draws)
     clouds = [np.asarray(c) for draw in draws for c in draw.values()]
     settings = resolve_settings(settings, clouds)
-    size = padded_size(clouds, settings)
+    size = padded_points(max(len(c) for c in clouds), settings)  # one compiled solve
     k = len(groups)
     rows = []
     with tqdm(total=len(draws) * (k + k * (k - 1) // 2), desc=name, disable=not progress) as bar:
@@ -236,11 +236,6 @@ def sinkhorn_matrix(
     if excluded.any():
         matrix = replace(matrix, excluded=excluded)
     return matrix, table
-
-
-def padded_size(clouds: list[np.ndarray], settings: SinkhornSettings) -> int:
-    """The one size every cloud of a run is padded to (one compiled solve)."""
-    return padded_points(max(len(c) for c in clouds), settings)
 
 
 def usable(table: pd.DataFrame, exclude_unconverged: bool) -> np.ndarray:

@@ -21,11 +21,12 @@ from regbias.distances.sinkhorn.settings import unresolved
 
 # The ``epsilon`` of the exact-OT rows.
 EXACT = "exact"
+_COLUMNS = ["epsilon", "group_a", "group_b", "value", "converged", "note"]
 
 
 def _sinkhorn_rows(
     clouds: dict[str, np.ndarray], settings: SinkhornSettings, epsilon: float
-) -> list[dict[str, Any]]:
+) -> list[tuple[Any, ...]]:
     # anneal_init None: resolve_settings derives the annealing start for this epsilon; the
     # exact limit has its own row, so every epsilon is solved by Sinkhorn.
     at_epsilon = replace(
@@ -34,19 +35,12 @@ def _sinkhorn_rows(
     _, table = sinkhorn_matrix([clouds], at_epsilon, progress=False)
     converged = table["xy_converged"] & table["xx_converged"] & table["yy_converged"]
     return [
-        {
-            "epsilon": float(epsilon),
-            "group_a": row.group_a,
-            "group_b": row.group_b,
-            "value": float(row.divergence),
-            "converged": bool(ok),
-            "note": "",
-        }
+        (float(epsilon), row.group_a, row.group_b, float(row.divergence), bool(ok), "")
         for row, ok in zip(table.itertuples(), converged, strict=True)
     ]
 
 
-def _exact_rows(clouds: dict[str, np.ndarray], max_points: int) -> list[dict[str, Any]]:
+def _exact_rows(clouds: dict[str, np.ndarray], max_points: int) -> list[tuple[Any, ...]]:
     """Exact OT per pair; the debiasing terms vanish (``W(a, a) = 0``)."""
     groups = list(clouds)
     largest = max(len(c) for c in clouds.values())
@@ -56,16 +50,7 @@ def _exact_rows(clouds: dict[str, np.ndarray], max_points: int) -> list[dict[str
     for i, a in enumerate(groups):
         for b in groups[i + 1 :]:
             value, converged = (np.nan, False) if skip else exact_ot(clouds[a], clouds[b])
-            rows.append(
-                {
-                    "epsilon": EXACT,
-                    "group_a": a,
-                    "group_b": b,
-                    "value": value,
-                    "converged": converged,
-                    "note": note,
-                }
-            )
+            rows.append((EXACT, a, b, value, converged, note))
     return rows
 
 
@@ -94,9 +79,7 @@ def epsilon_sensitivity(
     for epsilon in sorted(epsilons, reverse=True):
         rows += _sinkhorn_rows(clouds, settings, epsilon)
     rows += _exact_rows(clouds, exact_max_points)
-    return pd.DataFrame(
-        rows, columns=["epsilon", "group_a", "group_b", "value", "converged", "note"]
-    )
+    return pd.DataFrame(rows, columns=_COLUMNS)
 
 
 def ranking_stability(table: pd.DataFrame) -> pd.DataFrame:
@@ -122,15 +105,6 @@ def ranking_stability(table: pd.DataFrame) -> pd.DataFrame:
         for epsilon in (e for e in epsilons if e != reference):
             both = pd.concat([values[epsilon], values[reference]], axis=1, join="inner")
             tau, p_value = kendalltau(both.iloc[:, 0], both.iloc[:, 1])
-            rows.append(
-                {
-                    "epsilon": epsilon,
-                    "reference": name,
-                    "reference_epsilon": reference,
-                    "kendall_tau": float(tau),
-                    "p_value": float(p_value),
-                    "n_pairs": len(both),
-                }
-            )
+            rows.append((epsilon, name, reference, float(tau), float(p_value), len(both)))
     columns = ["epsilon", "reference", "reference_epsilon", "kendall_tau", "p_value", "n_pairs"]
     return pd.DataFrame(rows, columns=columns)
