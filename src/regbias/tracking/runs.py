@@ -17,7 +17,6 @@ import logging
 import os
 import shutil
 import tempfile
-import time
 import traceback
 import urllib.parse
 import urllib.request
@@ -27,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
@@ -303,13 +301,8 @@ def link_reused_run(
     )
     tags |= {REUSED_TAG: reused, "mlflow.note.content": note}
     link = start_run(client, experiment_id, name, tags, parent_run_id)
-    now = int(time.time() * 1000)
-    params = [Param(k, v) for k, v in original.data.params.items()]
-    metrics = [Metric(k, v, now, 0) for k, v in original.data.metrics.items()]
-    for start in range(0, len(params), 100):
-        client.log_batch(link.run_id, params=params[start : start + 100])
-    for start in range(0, len(metrics), 1000):
-        client.log_batch(link.run_id, metrics=metrics[start : start + 1000])
+    link.params(original.data.params)  # logged through a RunLog once: the same values again
+    link.metrics(original.data.metrics)
     client.set_terminated(link.run_id, "FINISHED")
     return link.run_id
 
