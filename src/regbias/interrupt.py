@@ -50,11 +50,6 @@ def request_stop(signum: int = signal.SIGTERM, frame: Any = None) -> None:
     _requested.set()
 
 
-def stop_requested() -> bool:
-    """Whether a stop is pending."""
-    return _requested.is_set()
-
-
 def clear_stop() -> None:
     """Forget a pending stop (tests; a process that handled it)."""
     _requested.clear()
