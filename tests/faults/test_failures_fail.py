@@ -25,7 +25,7 @@ from regbias.interrupt import (
     StopRequested,
     check_stop,
     request_stop,
-    stop_on_sigterm,
+    stop_flag,
 )
 from regbias.performance import trainer
 from regbias.study import aggregate
@@ -178,7 +178,7 @@ def sigterm_inside_a_c_callback():
 
 
 def test_sigterm_in_a_c_callback_is_not_lost(capsys):
-    with stop_on_sigterm():
+    with stop_flag():
         sigterm_inside_a_c_callback()
         with pytest.raises(StopRequested) as stop:
             check_stop()  # the next safe point

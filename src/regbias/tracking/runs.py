@@ -29,7 +29,7 @@ from typing import Any
 from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
-from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c, stop_on_sigterm
+from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c, stop_flag
 from regbias.redaction import redacted
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
@@ -337,7 +337,7 @@ def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
     """
     status = "FAILED"
     try:
-        with stop_on_sigterm():
+        with stop_flag():
             yield run
             check_stop()  # a stop asked for after the block's last safe point: not FINISHED
         status = "FINISHED"
