@@ -40,7 +40,6 @@ from regbias.tracking.ui import (
     DEFAULT_UI,
     compare_url,
     describe_run,
-    rename_run,
     run_url,
     shared_and_swept,
     ui_command,
@@ -78,7 +77,8 @@ def finish_sweep(
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
         parent.metrics(metrics)
         describe_run(parent, _description(headlines) + _compared(parent, children))
-        rename_run(parent, sweep_name(config, [r.overrides for r in records]))
+        name = sweep_name(config, [r.overrides for r in records])  # the runs table's
+        parent.client.update_run(parent.run_id, name=name)
         summary = time.perf_counter() - started
         parent.metrics({"time/aggregate/summary_s": summary})
         times = _sweep_times(children, records, parent)
