@@ -31,7 +31,7 @@ KEYS = ["model", "seed", "fold", "group", "metric"]
 
 
 class EvaluatedModel(Protocol):
-    """What evaluation reads from a trained model (``regbias.performance.FoldModel`` fits)."""
+    """What evaluation reads from a trained model (``regbias.performance.folds.FoldModel`` fits)."""
 
     seed: int
     fold: int
@@ -195,7 +195,7 @@ def evaluate_groups(
 
     Args:
         models: trained models with ``name``, ``seed``, ``fold`` and per-group ``predictions``
-            and ``labels`` (e.g. :class:`regbias.performance.FoldModel`).
+            and ``labels`` (e.g. :class:`regbias.performance.folds.FoldModel`).
         draw_size: texts per draw; ``None`` evaluates every group whole.
         repetitions: number of draws per group.
         seed: seed of the draws.
