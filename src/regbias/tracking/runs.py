@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import traceback
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -238,9 +239,6 @@ def _probe(uri: str) -> None:
     """Fail in seconds, not after MLflow's minutes of retries, when a server is not there."""
     if not uri.startswith(("http://", "https://")):
         return
-    import urllib.error
-    import urllib.request
-
     try:
         urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=10).close()
     except urllib.error.HTTPError:
