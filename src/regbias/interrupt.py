@@ -50,11 +50,6 @@ def request_stop(signum: int = signal.SIGTERM, frame: Any = None) -> None:
     _requested.set()
 
 
-def stop_requested() -> bool:
-    """Whether a stop is pending."""
-    return _requested.is_set()
-
-
 def clear_stop() -> None:
     """Forget a pending stop (tests; a process that handled it)."""
     _requested.clear()
@@ -130,26 +125,14 @@ def ignore_ctrl_c() -> None:
 
 
 @contextmanager
-def stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM sets the stop flag inside the block; the previous handler is restored after."""
-    with _flagged(signal.SIGTERM):
-        yield
+def stop_flag(signum: int = signal.SIGTERM) -> Iterator[None]:
+    """Signal ``signum`` inside the block sets the stop flag; the previous handler after it.
 
-
-@contextmanager
-def ctrl_c_at_safe_points() -> Iterator[None]:
-    """Ctrl-C (SIGINT) inside the block sets the stop flag too, as SIGTERM does.
-
-    For work inside libraries that lose or garble a ``KeyboardInterrupt`` raised in them
-    (SQLAlchemy prints "Exception ignored" and goes on): the next :func:`check_stop` raises
-    :class:`StopRequested` with exit status 130; a second Ctrl-C raises at once.
+    SIGTERM by default. SIGINT (Ctrl-C) too, as SIGTERM does, for work inside libraries that
+    lose or garble a ``KeyboardInterrupt`` raised in them (SQLAlchemy prints "Exception
+    ignored" and goes on): the next :func:`check_stop` raises :class:`StopRequested` with exit
+    status 130; a second Ctrl-C raises at once. Off the main thread: signals are left alone.
     """
-    with _flagged(signal.SIGINT):
-        yield
-
-
-@contextmanager
-def _flagged(signum: int) -> Iterator[None]:
     try:
         previous = signal.signal(signum, request_stop)
     except ValueError:  # not the main thread: leave signals alone

@@ -94,11 +94,6 @@ def read_table(
     frame = pd.read_csv(
         path, dtype={c: str for c in text}, keep_default_na=False, na_values=na_values, **options
     )
-    return restored_frame(frame)
-
-
-def restored_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` read from :func:`csv_text`'s CSV with every cell and label :func:`restored`."""
     frame.columns = frame.columns.map(restored)
     frame.index = frame.index.map(restored)
     _map_text(frame, restored)

@@ -40,7 +40,6 @@ from regbias.tracking.ui import (
     DEFAULT_UI,
     compare_url,
     describe_run,
-    rename_run,
     run_url,
     shared_and_swept,
     ui_command,
@@ -78,7 +77,8 @@ def finish_sweep(
         metrics = first.metrics if len(headlines) == 1 else comparison.comparison_metrics(headlines)
         parent.metrics(metrics)
         describe_run(parent, _description(headlines) + _compared(parent, children))
-        rename_run(parent, sweep_name(config, [r.overrides for r in records]))
+        name = sweep_name(config, [r.overrides for r in records])  # the runs table's
+        parent.client.update_run(parent.run_id, name=name)
         summary = time.perf_counter() - started
         parent.metrics({"time/aggregate/summary_s": summary})
         times = _sweep_times(children, records, parent)
@@ -208,12 +208,12 @@ def _description(headlines: Mapping[str, Headline]) -> str:
     return "\n\n".join(f"**{label}**\n\n{h.markdown()}" for label, h in headlines.items())
 
 
-def _step_times(metrics: Mapping[str, float]) -> dict[str, float]:
-    """``time/<step>_s`` metrics of a job as ``{step: seconds}``."""
+def _step_times(metrics: Mapping[str, float], prefix: str = "time/") -> dict[str, float]:
+    """``<prefix><step>_s`` metrics (a job's ``time/<step>_s``) as ``{step: seconds}``."""
     return {
-        k[5:-2]: v
+        k.removeprefix(prefix)[:-2]: v
         for k, v in metrics.items()
-        if k.startswith("time/") and k.endswith("_s") and "/" not in k[5:]
+        if k.startswith(prefix) and k.endswith("_s") and "/" not in k.removeprefix(prefix)
     }
 
 
@@ -240,13 +240,8 @@ def _sweep_times(children: list[Any], records: list[JobRecord], parent: RunLog) 
     ran = [c for c in children if c.info.run_id in finished]
     frame = pd.DataFrame([_step_times(c.data.metrics) for c in ran])
     steps = {k: float(frame[k].sum()) for k in frame.columns} if len(frame) else {}
-    metrics = parent.logged  # this end's own steps, never an earlier one's
-    prefix = "time/aggregate/"
-    aggregation = {
-        k.removeprefix(prefix).removesuffix("_s"): v
-        for k, v in metrics.items()
-        if k.startswith(prefix)
-    }
+    # This end's own steps (logged through the parent now), never an earlier one's.
+    aggregation = _step_times(parent.logged, "time/aggregate/")
     times = SweepTimes(steps=steps, jobs=len(frame), aggregation=aggregation)
     began = process_started() or sweep_started()
     if began is not None:

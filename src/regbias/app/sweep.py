@@ -28,8 +28,8 @@ from regbias.errors import RegbiasError
 from regbias.interrupt import (
     StopRequested,
     check_stop,
-    ctrl_c_at_safe_points,
     install_sigterm_flag,
+    stop_flag,
 )
 from regbias.redaction import redacted
 from regbias.report.publish import write_jobs, write_versions
@@ -126,7 +126,7 @@ class SweepCallback(Callback):
             )
         if (sweep_dir / PARENT_FILE).exists():
             try:
-                with ctrl_c_at_safe_points():  # never inside SQLAlchemy, where it gets lost
+                with stop_flag(signal.SIGINT):  # never inside SQLAlchemy, where it gets lost
                     parent = mine or read_parent(sweep_dir)
                     assert parent is not None
                     self._close_parent(config, parent, records, failed)

@@ -68,40 +68,21 @@ def validation_split(
     return fit_index, val_index
 
 
-def _float_labels(labels: np.ndarray) -> torch.Tensor:
-    # BCE-with-logits wants float targets of the logits' shape: (n,) binary, (n, C) multilabel.
-    return torch.as_tensor(np.asarray(labels), dtype=torch.float32)
+class InputDataset(Dataset):
+    """Model inputs under ``key`` (``text`` or ``features``) with optional float labels."""
 
-
-class TextDataset(Dataset):
-    """Texts with float labels; tokenised per batch by :class:`TextCollator`."""
-
-    def __init__(self, texts: list[str], labels: np.ndarray | None = None) -> None:
-        self.texts = list(texts)
-        self.labels = None if labels is None else _float_labels(labels)
+    def __init__(
+        self, key: str, inputs: list[str] | torch.Tensor, labels: np.ndarray | None = None
+    ) -> None:
+        self.key, self.inputs = key, inputs
+        # BCE-with-logits wants float targets of the logits' shape: (n,) binary, (n, C) multilabel.
+        self.labels = None if labels is None else _floats(labels)
 
     def __len__(self) -> int:
-        return len(self.texts)
+        return len(self.inputs)
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        item: dict[str, Any] = {"text": self.texts[index]}
-        if self.labels is not None:
-            item["labels"] = self.labels[index]
-        return item
-
-
-class FeatureDataset(Dataset):
-    """Cached pooled vectors with float labels, for ``head`` mode."""
-
-    def __init__(self, features: np.ndarray, labels: np.ndarray | None = None) -> None:
-        self.features = torch.as_tensor(np.asarray(features), dtype=torch.float32)
-        self.labels = None if labels is None else _float_labels(labels)
-
-    def __len__(self) -> int:
-        return len(self.features)
-
-    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
-        item = {"features": self.features[index]}
+        item = {self.key: self.inputs[index]}
         if self.labels is not None:
             item["labels"] = self.labels[index]
         return item
@@ -158,9 +139,13 @@ def check_inputs(inputs: ModelInputs, mode: str, tokenizer: Any) -> None:
 
 def make_dataset(inputs: ModelInputs, labels: np.ndarray | None, mode: str) -> Dataset:
     """Texts (``full`` mode) or cached pooled vectors (``head`` mode) with optional labels."""
-    if mode == "head":
-        return FeatureDataset(np.asarray(inputs), labels)  # an array already (check_inputs)
-    return TextDataset(list(inputs), labels)
+    if mode == "head":  # an array already (check_inputs)
+        return InputDataset("features", _floats(inputs), labels)
+    return InputDataset("text", list(inputs), labels)
+
+
+def _floats(values: Any) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(values), dtype=torch.float32)
 
 
 def make_loader(
@@ -204,7 +189,7 @@ def make_loader(
 
 
 class FoldDataModule(L.LightningDataModule):
-    """One fold's fit and validation sets (and optional prediction set) as Lightning loaders.
+    """One fold's fit and validation sets as Lightning loaders.
 
     In ``full`` mode the inputs are texts, tokenised per batch with the encoder's tokenizer and
     padded to the batch's longest text; in ``head`` mode they are cached pooled vectors. The fit
@@ -224,8 +209,6 @@ class FoldDataModule(L.LightningDataModule):
         seed: seed of the fit loader's shuffle.
         num_workers: loader worker processes; 0 (the default) loads in the main process, which
             is safe when JAX shares it; more use spawned, persistent workers.
-        predict_inputs: inputs for :meth:`predict_dataloader` (e.g. the held-out fold).
-        predict_batch_size: prediction batch size.
     """
 
     def __init__(
@@ -241,21 +224,14 @@ class FoldDataModule(L.LightningDataModule):
         batch_size: int = 32,
         seed: int = 0,
         num_workers: int = 0,
-        predict_inputs: ModelInputs | None = None,
-        predict_batch_size: int = PREDICT_BATCH_SIZE,
     ) -> None:
         super().__init__()
-        for inputs in (fit_inputs, val_inputs, predict_inputs):
-            if inputs is not None:
-                check_inputs(inputs, mode, tokenizer)
-        self.inputs: dict[str, ModelInputs | None] = {
-            "fit": fit_inputs,
-            "val": val_inputs,
-            "predict": predict_inputs,
-        }
+        for inputs in (fit_inputs, val_inputs):
+            check_inputs(inputs, mode, tokenizer)
+        self.inputs = {"fit": fit_inputs, "val": val_inputs}
         self.labels = {"fit": np.asarray(fit_labels), "val": np.asarray(val_labels)}
         self.mode, self.tokenizer, self.max_length = mode, tokenizer, max_length
-        self.batch_size, self.predict_batch_size = batch_size, predict_batch_size
+        self.batch_size = batch_size
         self.seed, self.num_workers = seed, num_workers
 
     @classmethod
@@ -272,17 +248,13 @@ class FoldDataModule(L.LightningDataModule):
         max_length: int = 128,
         seed: int = 0,
         num_workers: int = 0,
-        predict_index: np.ndarray | None = None,
-        predict_batch_size: int = PREDICT_BATCH_SIZE,
     ) -> FoldDataModule:
         """The DataModule of one fold of a training sample (binary or multilabel corpus).
 
         The indices are positions in ``sample_inputs`` (``val_index`` inside the train fold);
-        ``seed`` seeds the fit loader's shuffle; ``predict_index`` (e.g. the test fold) feeds
-        :meth:`predict_dataloader`.
+        ``seed`` seeds the fit loader's shuffle.
         """
         labels = np.asarray(labels)
-        predict = None if predict_index is None else take_inputs(sample_inputs, predict_index)
         return cls(
             take_inputs(sample_inputs, fit_index),
             labels[fit_index],
@@ -294,8 +266,6 @@ class FoldDataModule(L.LightningDataModule):
             batch_size=batch_size,
             seed=seed,
             num_workers=num_workers,
-            predict_inputs=predict,
-            predict_batch_size=predict_batch_size,
         )
 
     @property
@@ -307,42 +277,27 @@ class FoldDataModule(L.LightningDataModule):
     @property
     def feature_dim(self) -> int | None:
         """Size of the cached vectors (``head`` mode), else ``None``."""
-        fit = self._split("fit")
+        fit = self.inputs["fit"]
         return fit.shape[1] if self.mode == "head" and isinstance(fit, np.ndarray) else None
 
     @property
     def n_fit_batches(self) -> int:
         """Batches per training epoch."""
-        return math.ceil(len(self._split("fit")) / self.batch_size)
+        return math.ceil(len(self.inputs["fit"]) / self.batch_size)
 
     def train_dataloader(self) -> DataLoader:
         """Fit batches, reshuffled every epoch (seeded)."""
-        return self._loader("fit", self.batch_size, shuffle=True)
+        return self._loader("fit", shuffle=True)
 
     def val_dataloader(self) -> DataLoader:
         """Validation batches, in order."""
-        return self._loader("val", self.batch_size)
+        return self._loader("val")
 
-    def predict_dataloader(self) -> DataLoader:
-        """Unlabelled prediction batches, in order.
-
-        Raises:
-            ConfigError: when the DataModule was built without prediction inputs.
-        """
-        return self._loader("predict", self.predict_batch_size)
-
-    def _split(self, name: str) -> ModelInputs:
-        """The inputs of split ``name`` (``fit``, ``val`` or ``predict``)."""
-        inputs = self.inputs[name]
-        if inputs is None:
-            raise ConfigError("this FoldDataModule has no prediction inputs: pass predict_inputs")
-        return inputs
-
-    def _loader(self, name: str, batch_size: int, shuffle: bool = False) -> DataLoader:
+    def _loader(self, name: str, shuffle: bool = False) -> DataLoader:
         return make_loader(
-            self._split(name),
-            self.labels.get(name),
-            batch_size,
+            self.inputs[name],
+            self.labels[name],
+            self.batch_size,
             mode=self.mode,
             tokenizer=self.tokenizer,
             max_length=self.max_length,

@@ -15,6 +15,7 @@ from regbias.console import progress_bar as tqdm
 from regbias.data.draws import evaluation_draws
 from regbias.data.sampling import SizePolicy
 from regbias.errors import ConfigError, DataError
+from regbias.performance.table import COLUMNS
 
 BINARY_METRICS = (
     "accuracy",
@@ -30,7 +31,7 @@ KEYS = ["model", "seed", "fold", "group", "metric"]
 
 
 class EvaluatedModel(Protocol):
-    """What evaluation reads from a trained model (``regbias.performance.FoldModel`` fits)."""
+    """What evaluation reads from a trained model (``regbias.performance.folds.FoldModel`` fits)."""
 
     seed: int
     fold: int
@@ -135,19 +136,20 @@ def multilabel_metrics(
     }
 
 
-def _group_rows(
-    model: EvaluatedModel, group: str, draws: list[np.ndarray], threshold: float
+def metric_rows(
+    model: EvaluatedModel,
+    group: str,
+    repetition: int,
+    labels: np.ndarray,
+    probs: np.ndarray,
+    threshold: float,
 ) -> list[tuple]:
-    labels, probs = np.asarray(model.labels[group]), np.asarray(model.predictions[group])
+    """A :data:`COLUMNS` row per metric of ``model`` on ``group``'s ``labels`` ((n,) or (n, C))."""
     metric_fn = multilabel_metrics if labels.ndim == 2 else binary_metrics
-    rows = []
-    for repetition, index in enumerate(draws):
-        values = metric_fn(labels[index], probs[index], threshold)
-        for metric, value in values.items():
-            rows.append(
-                (model.name, model.seed, model.fold, group, repetition, metric, value, len(index))
-            )
-    return rows
+    return [
+        (model.name, model.seed, model.fold, group, repetition, metric, value, len(labels))
+        for metric, value in metric_fn(labels, probs, threshold).items()
+    ]
 
 
 @dataclass
@@ -193,7 +195,7 @@ def evaluate_groups(
 
     Args:
         models: trained models with ``name``, ``seed``, ``fold`` and per-group ``predictions``
-            and ``labels`` (e.g. :class:`regbias.performance.FoldModel`).
+            and ``labels`` (e.g. :class:`regbias.performance.folds.FoldModel`).
         draw_size: texts per draw; ``None`` evaluates every group whole.
         repetitions: number of draws per group.
         seed: seed of the draws.
@@ -226,11 +228,13 @@ def evaluate_groups(
             for group in groups:
                 if group not in model.predictions or group not in model.labels:
                     raise ConfigError(f"model {model.name} has no predictions for group {group!r}")
-                draws_of_group = book.draws(group, np.asarray(model.labels[group]))
-                rows.extend(_group_rows(model, group, draws_of_group, threshold))
+                labels = np.asarray(model.labels[group])
+                probs = np.asarray(model.predictions[group])
+                for repetition, index in enumerate(book.draws(group, labels)):
+                    drawn = labels[index], probs[index]
+                    rows.extend(metric_rows(model, group, repetition, *drawn, threshold))
                 bar.update()
-    columns = ["model", "seed", "fold", "group", "repetition", "metric", "value", "n_texts"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def summarise(per_model: pd.DataFrame) -> pd.DataFrame:

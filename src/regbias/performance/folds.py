@@ -25,7 +25,7 @@ from regbias.performance.datamodule import (
     validation_split,
 )
 from regbias.performance.modules import EncoderClassifier
-from regbias.performance.predict import FeatureFn, model_inputs, predict_groups
+from regbias.performance.predict import FeatureFn, model_inputs, predict_proba
 from regbias.performance.settings import FinetuneSettings, TrainerSettings
 from regbias.performance.trainer import EncoderParts, check_monitor, text_parts, train_fold
 
@@ -212,13 +212,14 @@ def _fit_plan(
     if baseline is not None:
         group_inputs = {BASELINE: take_inputs(sample_inputs, plan.test_index), **group_inputs}
         group_labels = {BASELINE: np.asarray(baseline.labels), **group_labels}
+    device = "cuda" if run.trainer.device_kind() == "gpu" else "cpu"
     model = FoldModel(
         seed=run.seed,
         fold=plan.fold,
         train_index=fit_index,
         val_index=val_index,
         test_index=plan.test_index,
-        predictions=predict_groups(module, group_inputs, run.trainer),
+        predictions={g: predict_proba(module, x, device=device) for g, x in group_inputs.items()},
         labels=group_labels,
         baseline=baseline,
         best_score=module.best_score,

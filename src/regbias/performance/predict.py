@@ -10,7 +10,7 @@ import torch
 from regbias.errors import ConfigError
 from regbias.performance.datamodule import PREDICT_BATCH_SIZE, ModelInputs, make_loader
 from regbias.performance.modules import EncoderClassifier
-from regbias.performance.settings import FinetuneSettings, TrainerSettings
+from regbias.performance.settings import FinetuneSettings
 
 #: ``features(texts) -> (n, hidden)`` cached pooled vectors (``head`` mode).
 FeatureFn = Callable[[list[str]], np.ndarray]
@@ -72,14 +72,3 @@ def model_inputs(
             f"got shape {vectors.shape}"
         )
     return vectors
-
-
-def predict_groups(
-    module: EncoderClassifier, group_inputs: dict[str, ModelInputs], trainer: TrainerSettings
-) -> dict[str, np.ndarray]:
-    """Predicted probabilities of every group's inputs, on the trainer's device."""
-    device = "cuda" if trainer.device_kind() == "gpu" else "cpu"
-    return {
-        name: predict_proba(module, inputs, batch_size=PREDICT_BATCH_SIZE, device=device)
-        for name, inputs in group_inputs.items()
-    }

@@ -32,8 +32,9 @@ import pandas as pd
 from regbias.data.corpus import TaskKind, TextSet
 from regbias.data.groups import BASELINE
 from regbias.data.rewrite_sets import RewriteSet
-from regbias.performance.evaluation import binary_metrics, multilabel_metrics
+from regbias.performance.evaluation import metric_rows
 from regbias.performance.folds import FoldModel
+from regbias.performance.table import COLUMNS
 
 #: A text is predicted positive (a topic predicted) when its probability exceeds this.
 THRESHOLD = 0.5
@@ -173,15 +174,9 @@ def per_model_rows(
             if group in subsets:
                 keep = np.array([t not in seen for t in subsets[group].texts], dtype=bool)
                 labels, probs = labels[keep], probs[keep]
-            if not len(labels):
-                continue
-            metric_fn = multilabel_metrics if labels.ndim == 2 else binary_metrics
-            for metric, value in metric_fn(labels, probs, THRESHOLD).items():
-                rows.append(
-                    (model.name, model.seed, model.fold, group, 0, metric, value, len(labels))
-                )
-    columns = ["model", "seed", "fold", "group", "repetition", "metric", "value", "n_texts"]
-    return pd.DataFrame(rows, columns=columns)
+            if len(labels):
+                rows.extend(metric_rows(model, group, 0, labels, probs, THRESHOLD))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def rewrite_subsets(

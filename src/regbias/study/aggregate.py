@@ -99,11 +99,6 @@ def pool_results(jobs: list[StudyResults]) -> StudyResults:
     return pooled
 
 
-def reused_jobs(records: list[JobRecord]) -> list[tuple[str, str]]:
-    """``(job number, run id)`` of each job that reused a finished run instead of running."""
-    return [(str(r.job_num), r.run_id) for r in records if r.status == "REUSED" and r.run_id]
-
-
 def unique_runs(records: list[JobRecord]) -> list[JobRecord]:
     """The records with one per MLflow run: a job that reused another's run is not pooled twice."""
     first: dict[str, JobRecord] = {}
@@ -210,7 +205,9 @@ def _aggregate_variant(
     if not jobs:
         return None, times
     pooled = pool_results(jobs)
-    pooled.reused = reused_jobs(records)
+    pooled.reused = [
+        (str(r.job_num), r.run_id) for r in records if r.status == "REUSED" and r.run_id
+    ]
     if tests_of is not None:
         tests = tests_of(records, pooled)
     else:  # no corpus to embed: the performance test only

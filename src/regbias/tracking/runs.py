@@ -17,8 +17,8 @@ import logging
 import os
 import shutil
 import tempfile
-import time
 import traceback
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -27,11 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from regbias.errors import ConfigError, TrackingError
-from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c, stop_on_sigterm
+from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c, stop_flag
 from regbias.redaction import redacted
 from regbias.tracking.artifacts import ERROR_TXT, HYDRA_FOLDER
 from regbias.tracking.provenance import flatten
@@ -240,9 +239,6 @@ def _probe(uri: str) -> None:
     """Fail in seconds, not after MLflow's minutes of retries, when a server is not there."""
     if not uri.startswith(("http://", "https://")):
         return
-    import urllib.error
-    import urllib.request
-
     try:
         urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=10).close()
     except urllib.error.HTTPError:
@@ -303,13 +299,8 @@ def link_reused_run(
     )
     tags |= {REUSED_TAG: reused, "mlflow.note.content": note}
     link = start_run(client, experiment_id, name, tags, parent_run_id)
-    now = int(time.time() * 1000)
-    params = [Param(k, v) for k, v in original.data.params.items()]
-    metrics = [Metric(k, v, now, 0) for k, v in original.data.metrics.items()]
-    for start in range(0, len(params), 100):
-        client.log_batch(link.run_id, params=params[start : start + 100])
-    for start in range(0, len(metrics), 1000):
-        client.log_batch(link.run_id, metrics=metrics[start : start + 1000])
+    link.params(original.data.params)  # logged through a RunLog once: the same values again
+    link.metrics(original.data.metrics)
     client.set_terminated(link.run_id, "FINISHED")
     return link.run_id
 
@@ -344,7 +335,7 @@ def tracked_run(run: RunLog, on_abort: Any = None) -> Iterator[RunLog]:
     """
     status = "FAILED"
     try:
-        with stop_on_sigterm():
+        with stop_flag():
             yield run
             check_stop()  # a stop asked for after the block's last safe point: not FINISHED
         status = "FINISHED"

@@ -74,11 +74,6 @@ def fitted_description(markdown: str, report_link: str, limit: int = NOTE_LIMIT)
     return kept + note.format(kept=len(kept), total=len(markdown))
 
 
-def rename_run(run: RunLog, name: str) -> None:
-    """Give the run the name the runs table shows."""
-    run.client.update_run(run.run_id, name=name)
-
-
 def without_derived(resolved: Mapping[str, Any]) -> dict[str, Any]:
     """The config without the :data:`DERIVED_KEYS` that are null (logged once derived)."""
     kept = copy.deepcopy(dict(resolved))
