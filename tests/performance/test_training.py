@@ -171,6 +171,8 @@ def _fold_datamodule(tokenizer, seed: int = 3) -> tuple[FoldDataModule, np.ndarr
         tokenizer=tokenizer,
         max_length=16,
         seed=seed,
+        predict_index=test_index,
+        predict_batch_size=5,
     )
     return datamodule, data.labels, (fit_index, val_index, test_index)
 
@@ -180,7 +182,7 @@ def test_fold_datamodule_pads_each_batch_and_keeps_fit_and_val_apart(tokenizer) 
     assert not set(fit_index) & set(val_index)
     assert not (set(fit_index) | set(val_index)) & set(test_index)
     assert len(fit_index) == 16 and len(val_index) == 4
-    assert [len(datamodule.inputs[n]) for n in ("fit", "val")] == [16, 4] and len(test_index) == 10
+    assert [len(datamodule.inputs[n]) for n in ("fit", "val", "predict")] == [16, 4, 10]
     assert datamodule.n_fit_batches == 4 and datamodule.n_labels == 1
     assert datamodule.feature_dim is None
     fit_batches = list(datamodule.train_dataloader())
@@ -195,6 +197,9 @@ def test_fold_datamodule_pads_each_batch_and_keeps_fit_and_val_apart(tokenizer) 
     assert sorted(fit_labels.tolist()) == sorted(labels[fit_index].tolist())
     val = list(datamodule.val_dataloader())
     assert torch.cat([b["labels"] for b in val]).numpy().tolist() == labels[val_index].tolist()
+    predict = list(datamodule.predict_dataloader())
+    assert [len(b["input_ids"]) for b in predict] == [5, 5]
+    assert all("labels" not in b for b in predict)
 
 
 def test_fold_datamodule_shuffle_is_seeded(tokenizer) -> None:
@@ -220,6 +225,8 @@ def test_fold_datamodule_in_head_mode_gives_vectors_and_multilabel_targets(
     assert batch["features"].shape == (8, len(VOCAB)) and batch["labels"].shape == (8, 3)
     val = next(iter(datamodule.val_dataloader()))
     np.testing.assert_array_equal(val["features"].numpy(), features[val_index])
+    with pytest.raises(ConfigError, match="prediction"):
+        datamodule.predict_dataloader()
     with pytest.raises(ConfigError, match="vectors"):
         FoldDataModule.for_fold(data.texts, data.labels, fit_index, val_index, **head)
     with pytest.raises(ConfigError, match="tokenizer"):

@@ -189,7 +189,7 @@ def make_loader(
 
 
 class FoldDataModule(L.LightningDataModule):
-    """One fold's fit and validation sets as Lightning loaders.
+    """One fold's fit and validation sets (and optional prediction set) as Lightning loaders.
 
     In ``full`` mode the inputs are texts, tokenised per batch with the encoder's tokenizer and
     padded to the batch's longest text; in ``head`` mode they are cached pooled vectors. The fit
@@ -209,6 +209,8 @@ class FoldDataModule(L.LightningDataModule):
         seed: seed of the fit loader's shuffle.
         num_workers: loader worker processes; 0 (the default) loads in the main process, which
             is safe when JAX shares it; more use spawned, persistent workers.
+        predict_inputs: inputs for :meth:`predict_dataloader` (e.g. the held-out fold).
+        predict_batch_size: prediction batch size.
     """
 
     def __init__(
@@ -224,14 +226,21 @@ class FoldDataModule(L.LightningDataModule):
         batch_size: int = 32,
         seed: int = 0,
         num_workers: int = 0,
+        predict_inputs: ModelInputs | None = None,
+        predict_batch_size: int = PREDICT_BATCH_SIZE,
     ) -> None:
         super().__init__()
-        for inputs in (fit_inputs, val_inputs):
-            check_inputs(inputs, mode, tokenizer)
-        self.inputs = {"fit": fit_inputs, "val": val_inputs}
+        for inputs in (fit_inputs, val_inputs, predict_inputs):
+            if inputs is not None:
+                check_inputs(inputs, mode, tokenizer)
+        self.inputs: dict[str, ModelInputs | None] = {
+            "fit": fit_inputs,
+            "val": val_inputs,
+            "predict": predict_inputs,
+        }
         self.labels = {"fit": np.asarray(fit_labels), "val": np.asarray(val_labels)}
         self.mode, self.tokenizer, self.max_length = mode, tokenizer, max_length
-        self.batch_size = batch_size
+        self.batch_size, self.predict_batch_size = batch_size, predict_batch_size
         self.seed, self.num_workers = seed, num_workers
 
     @classmethod
@@ -248,13 +257,17 @@ class FoldDataModule(L.LightningDataModule):
         max_length: int = 128,
         seed: int = 0,
         num_workers: int = 0,
+        predict_index: np.ndarray | None = None,
+        predict_batch_size: int = PREDICT_BATCH_SIZE,
     ) -> FoldDataModule:
         """The DataModule of one fold of a training sample (binary or multilabel corpus).
 
         The indices are positions in ``sample_inputs`` (``val_index`` inside the train fold);
-        ``seed`` seeds the fit loader's shuffle.
+        ``seed`` seeds the fit loader's shuffle; ``predict_index`` (e.g. the test fold) feeds
+        :meth:`predict_dataloader`.
         """
         labels = np.asarray(labels)
+        predict = None if predict_index is None else take_inputs(sample_inputs, predict_index)
         return cls(
             take_inputs(sample_inputs, fit_index),
             labels[fit_index],
@@ -266,6 +279,8 @@ class FoldDataModule(L.LightningDataModule):
             batch_size=batch_size,
             seed=seed,
             num_workers=num_workers,
+            predict_inputs=predict,
+            predict_batch_size=predict_batch_size,
         )
 
     @property
@@ -277,27 +292,42 @@ class FoldDataModule(L.LightningDataModule):
     @property
     def feature_dim(self) -> int | None:
         """Size of the cached vectors (``head`` mode), else ``None``."""
-        fit = self.inputs["fit"]
+        fit = self._split("fit")
         return fit.shape[1] if self.mode == "head" and isinstance(fit, np.ndarray) else None
 
     @property
     def n_fit_batches(self) -> int:
         """Batches per training epoch."""
-        return math.ceil(len(self.inputs["fit"]) / self.batch_size)
+        return math.ceil(len(self._split("fit")) / self.batch_size)
 
     def train_dataloader(self) -> DataLoader:
         """Fit batches, reshuffled every epoch (seeded)."""
-        return self._loader("fit", shuffle=True)
+        return self._loader("fit", self.batch_size, shuffle=True)
 
     def val_dataloader(self) -> DataLoader:
         """Validation batches, in order."""
-        return self._loader("val")
+        return self._loader("val", self.batch_size)
 
-    def _loader(self, name: str, shuffle: bool = False) -> DataLoader:
+    def predict_dataloader(self) -> DataLoader:
+        """Unlabelled prediction batches, in order.
+
+        Raises:
+            ConfigError: when the DataModule was built without prediction inputs.
+        """
+        return self._loader("predict", self.predict_batch_size)
+
+    def _split(self, name: str) -> ModelInputs:
+        """The inputs of split ``name`` (``fit``, ``val`` or ``predict``)."""
+        inputs = self.inputs[name]
+        if inputs is None:
+            raise ConfigError("this FoldDataModule has no prediction inputs: pass predict_inputs")
+        return inputs
+
+    def _loader(self, name: str, batch_size: int, shuffle: bool = False) -> DataLoader:
         return make_loader(
-            self.inputs[name],
-            self.labels[name],
-            self.batch_size,
+            self._split(name),
+            self.labels.get(name),
+            batch_size,
             mode=self.mode,
             tokenizer=self.tokenizer,
             max_length=self.max_length,

@@ -147,6 +147,10 @@ class EncoderClassifier(L.LightningModule):
     def _log_val_metric(self, probs: torch.Tensor, targets: torch.Tensor) -> None:
         """The task's validation metric: accuracy or micro-F1 in the subclasses, none here."""
 
+    def predict_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        """Probabilities (sigmoid of the logits) of a batch."""
+        return torch.sigmoid(self(batch).float())
+
     def configure_optimizers(self) -> Any:
         """The optimiser (no decay on biases and LayerNorm), with warm-up and linear decay.
 
