@@ -251,7 +251,7 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
     # The bottom line comes first; the scatter plots drawn are linked, no other is claimed.
     first = report.split("## Findings\n\n", 1)[1].splitlines()[0]
     assert first.startswith("**Bottom line.** Some tests rejected at their level")
-    assert "2 of 4 secondary correlations survive adjustment" in report
+    assert "| Which correlations survive adjustment? | 2 of 4: " in report
     assert report.count("**Bottom line") == 1  # said once: no "in full" repeat below
     assert "findings.json" in run.texts
     assert "![dist_lda vs gap_f1](figures/scatter/dist_lda__gap_f1.png)" in report
@@ -261,7 +261,7 @@ def test_report_leads_with_findings_and_marks_significance_by_the_adjusted_p() -
         results, analysis, packaged(AnalysisSettings, "analysis", correlation={"adjust": "none"})
     )
     assert "unadjusted p = 0.03" in none
-    assert "none is a finding" in none
+    assert "None is a finding: the p-values are unadjusted" in none
 
 
 def test_the_distances_have_no_pair_verdict_of_their_own():

@@ -15,7 +15,7 @@ from regbias.analysis.correlation.primary_checks import NoiseCheck, PrimaryCheck
 from regbias.analysis.pair_table import RecordedVerdict
 from regbias.analysis.pairs.performance import PerformancePairTests, PerformanceTestSettings
 from regbias.report.answers import WITHIN_NOISE, bottom_lines, study_findings
-from regbias.report.bottom_line import Evidence, primary_clause
+from regbias.report.bottom_line import Evidence
 from regbias.report.findings_model import Findings
 from regbias.report.markdown import report_title
 from regbias.report.primary_checks import (
@@ -36,25 +36,33 @@ def _checked(p_value: float = 0.007, noise_p: float = 0.004) -> object:
     return replace(primary_result(p_value), checks=PrimaryChecks(noise, EACH))
 
 
+def _checks_line(test: object) -> str:
+    """The bottom line's line on the primary (its verdict and numbers are the table's)."""
+    lines = bottom_lines(Evidence(test, None, None, "maxt", 0.05))  # type: ignore[arg-type]
+    assert len(lines) == 2
+    return lines[1]
+
+
 def test_a_supported_primary_that_loses_a_region_is_called_fragile_with_its_reason() -> None:
-    test = _checked()
-    clause = primary_clause(test)  # type: ignore[arg-type]
+    clause = _checks_line(_checked())
     assert clause == (
-        "the primary hypothesis is supported but fragile (rho = 0.31, exact Mantel p = 0.007, "
-        "level 0.05): beyond the groups' noise, p = 0.004 (noise alone gives rho 0.38); each "
-        "region left out, p = 0.01 to 0.2, not shown without e or f"
+        "The primary is fragile: beyond the groups' noise, p = 0.004 (noise alone gives rho "
+        "0.38); each region left out, p = 0.01 to 0.2, not shown without e or f."
     )
-    # Each result once: the p of a lost region is in the table, not repeated here.
+    # Each result once: the p of a lost region is in the table, not repeated here; the rho and
+    # the Mantel p are the Findings table's answer.
     assert clause.count("0.004") == 1 and "(p = 0.06)" not in clause
+    assert "0.31" not in clause and "0.007" not in clause
 
 
 def test_a_primary_lost_to_the_noise_check_is_fragile_and_an_unsupported_one_is_not() -> None:
     noise_lost = _checked(noise_p=0.3)
     assert "not shown beyond the groups' noise (p = 0.3)" in noise_lost.fragile  # type: ignore[attr-defined]
-    clause = primary_clause(noise_lost)  # type: ignore[arg-type]
+    clause = _checks_line(noise_lost)
+    assert clause.startswith("The primary is fragile: beyond the groups' noise, p = 0.3, not ")
     assert "beyond the groups' noise, p = 0.3, not shown (noise alone gives rho 0.38);" in clause
-    unsupported = primary_clause(_checked(p_value=0.2))  # type: ignore[arg-type]
-    assert unsupported.startswith("the primary hypothesis is not supported (")
+    unsupported = _checks_line(_checked(p_value=0.2))
+    assert unsupported.startswith("The primary's checks: beyond the groups' noise")
     assert "fragile" not in unsupported and "not shown" not in unsupported
     assert "beyond the groups' noise, p = 0.004 (noise alone gives rho 0.38); each" in unsupported
 
@@ -90,7 +98,7 @@ def _performance(differs: list[bool]) -> PerformancePairTests:
 def test_supported_beside_no_differing_gap_says_what_that_means_once() -> None:
     within = Evidence(_checked(), None, None, "maxt", 0.05, performance=_performance([False] * 3))
     lines = bottom_lines(within)  # type: ignore[arg-type]
-    assert len(lines) <= 3 and lines[1].endswith(f"not shown without e or f. {WITHIN_NOISE}")
+    assert len(lines) == 2 and lines[1].endswith(f"not shown without e or f. {WITHIN_NOISE}")
     shown = Evidence(_checked(), None, None, "maxt", 0.05, performance=_performance([True, False]))
     assert not any(WITHIN_NOISE in line for line in bottom_lines(shown))  # type: ignore[arg-type]
     unsupported = Evidence(
@@ -161,9 +169,9 @@ def test_a_warning_comes_before_the_bottom_line_everywhere() -> None:
 
 def test_nan_checks_are_not_printed_as_numbers() -> None:
     untested = PrimaryChecks(NoiseCheck(note="no texts"), (PrimaryCheck("a", note="x"),))
-    clause = primary_clause(replace(primary_result(0.01), checks=untested))
+    clause = _checks_line(replace(primary_result(0.01), checks=untested))
     assert "no test beyond the groups' noise (no texts)" in clause and "nan" not in clause
     assert math.isnan(untested.noise.null_rho)
     named = PrimaryChecks(NoiseCheck(note="no noise draws of za<b>"), untested.without_each)
-    clause = primary_clause(replace(primary_result(0.01), checks=named))
+    clause = _checks_line(replace(primary_result(0.01), checks=named))
     assert "no noise draws of za\\<b\\>" in clause and "<b>" not in clause

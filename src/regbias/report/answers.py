@@ -1,7 +1,8 @@
 """The study's questions answered from its tests: the bottom line and the Findings table.
 
-Built from the same tests as the full bottom line (:class:`~regbias.report.bottom_line.Evidence`);
-each answer is short (counts and names), every number behind it is in the report's details.
+Built from the study's tests (:class:`~regbias.report.bottom_line.Evidence`); each answer is
+short (counts and names), every number behind it is in the report's details. Each verdict is
+said once: in its answer, not again in the bottom line.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from regbias.report.bottom_line import (
     NOTHING_SHOWN,
     NOTHING_VERDICTLESS,
     Evidence,
+    checks_clause,
     mantel_kind,
-    primary_clause,
 )
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings import SIDES
@@ -42,15 +43,6 @@ QUESTIONS = (
 _RECORD = "Which pairs differ: the test of record"
 _PERFORMANCE = "Performance gaps: the test of record for performance"
 _CORRELATIONS = "Correlations, with a clear family"
-# The bottom line's count of each test of record: no verdict; found of tested.
-_RECORD_COUNT = (
-    "no verdict on which region pairs differ in the encoder's space",
-    "{} of {} region pairs differ in the encoder's space",
-)
-_PERFORMANCE_COUNT = (
-    "no performance verdict on the region pairs",
-    "the classifiers treat {} of {} differently",
-)
 #: At most this many pairs or correlations are named in an answer (the rest are counted).
 _NAMED = 6
 
@@ -269,7 +261,12 @@ def correlations_answer(
 
 
 def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
-    """The bottom line in at most three short lines: the verdict, the primary, the counts.
+    """The bottom line in at most two lines: the verdict, then the primary's checks.
+
+    Each question's verdict and numbers are its answer's, in the table below it in every
+    reader (the page, the MLflow description, the terminal): the bottom line does not say them
+    again, only what no answer says (the primary's checks, and what a supported primary means
+    where no single pair is shown to differ).
 
     Args:
         evidence: the tests the bottom line is made of.
@@ -284,20 +281,10 @@ def bottom_lines(evidence: Evidence) -> tuple[str, ...]:
     else:
         first = f"{NOTHING_SHOWN}; the table below says what was tested."
     lines = [f"**Bottom line.** {first}"]
-    if evidence.primary is not None:
-        reconciled = _within_noise(evidence)
-        said = _sentence(primary_clause(evidence.primary))
-        lines.append(f"{said} {reconciled}" if reconciled else said)
-    untested = evidence.record is None and not evidence.record_enabled
-    counts = [
-        "which pairs differ was not tested" if untested else "",
-        _count(evidence.record, *_RECORD_COUNT),
-        _count(evidence.performance, *_PERFORMANCE_COUNT),
-        _correlation_count(evidence),
-    ]
-    said = "; ".join(c for c in counts if c)
+    parts = (_checks_line(evidence.primary), _within_noise(evidence))
+    said = " ".join(part for part in parts if part)
     if said:
-        lines.append(_sentence(said))
+        lines.append(said)
     return tuple(lines)
 
 
@@ -320,29 +307,15 @@ def _within_noise(evidence: Evidence) -> str:
     return WITHIN_NOISE if none_differ else ""
 
 
-def _sentence(clause: str) -> str:
-    return f"{clause[0].upper()}{clause[1:]}."
-
-
-def _count(tests: PairwiseTests | None, no_verdict: str, found: str) -> str:
-    """The region pairs a test of record finds differing, as ``found`` words them."""
-    if tests is None:
+def _checks_line(test: PrimaryTest | None) -> str:
+    """The primary's checks (its verdict and numbers are the table's): why it is fragile."""
+    if test is None or test.note or not math.isfinite(test.rho):
         return ""
-    family = _family(tests, PRIMARY_FAMILY)
-    if not family.tested or not family.decidable:
-        return no_verdict
-    return found.format(len(family.differing), family.tested)
-
-
-def _correlation_count(evidence: Evidence) -> str:
-    found = evidence.significant_correlations
-    if evidence.correlations is None or not len(evidence.correlations):
+    checks = checks_clause(test)
+    if not checks:
         return ""
-    total = len(evidence.correlations)
-    if found is None:
-        kind = "correlation is" if total == 1 else "correlations are"
-        return f"the {total} secondary {kind} unadjusted: none is a finding"
-    return f"{found} of {total} secondary correlations survive adjustment"
+    opening = "The primary is fragile" if test.fragile else "The primary's checks"
+    return f"{opening}: {checks}."
 
 
 def study_findings(
@@ -357,7 +330,7 @@ def study_findings(
         evidence: the tests (primary, correlations, test of record, performance test).
         primary: the declared ``(distance, performance)`` hypothesis, or None.
         caveats: short warnings for every answer (a random encoder, unusable distances).
-        details: the long lines (the full bottom line, each test's sentence).
+        details: the long lines (each test's numbers, intervals and caveats).
 
     Returns:
         The typed findings the report, ``findings.json`` and the summaries share.

@@ -164,23 +164,6 @@ class Evidence:
         return numbers
 
 
-def primary_clause(test: PrimaryTest | None) -> str:
-    """The primary test in one clause (lower case, no full stop; empty without a test)."""
-    if test is None:
-        return ""
-    if test.note or not math.isfinite(test.rho):
-        return "the primary hypothesis could not be tested"
-    verdict = "supported" if test.significant else "not supported"
-    if test.fragile:
-        verdict = "supported but fragile"
-    clause = (
-        f"the primary hypothesis is {verdict} (rho = {test.rho:.2f}, {mantel_kind(test)} = "
-        f"{test.p_value:.2g}, level {test.significance:g})"
-    )
-    checks = checks_clause(test)
-    return f"{clause}: {checks}" if checks else clause
-
-
 def _checks_numbers(test: PrimaryTest) -> dict[str, float]:
     """The primary's checks as headline metrics: noise alone's rho and p, worst left-out p."""
     checks = test.checks

@@ -93,7 +93,7 @@ class Findings:
     """What a report found, in the order every reader shows it.
 
     Attributes:
-        bottom_line: at most three short lines, the first starting ``**Bottom line.**``.
+        bottom_line: at most two lines, the first starting ``**Bottom line.**``.
         warnings: what makes every finding moot or approximate (a random encoder, a precision
             below float32): shown before the bottom line.
         answers: one :class:`Answer` per question of the study.
