@@ -65,6 +65,10 @@ def test_pair_names_are_one_per_pair_and_ordinary_ones_unchanged() -> None:
     awkward = ["a", "b", "a-b", "b-c", "c", "a b", "a_b", "-", "--", ".a", "a.", "ü", "u"]
     every = [paths.pair_name(a, b) for a, b in itertools.permutations(awkward, 2)]
     assert len(set(every)) == len(every)
+    # A user's column names can never leave or nest the run's artifact folder.
+    for a, b in [("../../etc/x", "y"), ("..", ".."), (".a", "/b")]:
+        for name in (paths.pair_name(a, b), paths.pair_name(a, b, "__")):
+            assert "/" not in name and not name.startswith(".")
 
 
 def test_scatter_plots_are_one_per_distance_and_column() -> None:
