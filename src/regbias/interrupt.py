@@ -6,11 +6,14 @@ flag; the stages call :func:`check_stop` between units of work (embedding batche
 solves, training epochs, jobs) and that raises :class:`StopRequested`. A second SIGTERM while a
 stop is pending raises at once, for work that reaches no safe point.
 
-Ctrl-C (SIGINT) raises ``KeyboardInterrupt`` as usual, but the command's handler
-(:func:`interrupt`, installed by :func:`interrupted_exits` before anything heavy is imported)
-sets the same flag first: a ``KeyboardInterrupt`` that JAX or Python swallows (raised inside a
-gc callback or a weakref finalizer, printed as "Exception ignored") still stops the job at its
-next safe point, with exit status 130.
+Ctrl-C (SIGINT) in a job's work raises ``KeyboardInterrupt`` as usual, but the job's handler
+(:func:`interrupt`, installed by :func:`ctrl_c_raises`) sets the same flag first: a
+``KeyboardInterrupt`` that JAX or Python swallows (raised inside a gc callback or a weakref
+finalizer, printed as "Exception ignored") still stops the job at its next safe point, with exit
+status 130. Outside a job's work (Hydra composing a config, a sweep between its jobs) Ctrl-C only
+sets the flag (:func:`defer_ctrl_c`, installed by :func:`interrupted_exits`): a
+``KeyboardInterrupt`` inside OmegaConf leaves a config half-changed, and Hydra then reports
+OmegaConf's own ``AttributeError`` and exit status 1 instead of the Ctrl-C.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -85,33 +88,61 @@ def interrupt(signum: int = signal.SIGINT, frame: Any = None) -> None:
     raise KeyboardInterrupt
 
 
+def defer_ctrl_c(signum: int = signal.SIGINT, frame: Any = None) -> None:
+    """Ctrl-C outside a job's work: set the stop flag; a second Ctrl-C raises at once.
+
+    Raises:
+        KeyboardInterrupt: on a Ctrl-C while a stop is pending (the user insists).
+    """
+    global _signal_number
+    if _requested.is_set():
+        raise KeyboardInterrupt
+    _signal_number = signal.SIGINT
+    _requested.set()
+
+
 @contextmanager
 def interrupted_exits() -> Iterator[None]:
     """The command's whole life: Ctrl-C prints ``regbias: interrupted`` and exits 130.
 
     Entered on the first line of ``run.py`` and of the ``regbias`` command, before Hydra and
     the study are imported, so a Ctrl-C while they load or while Hydra composes the config is
-    one line too, never a traceback (whose first lines were an ``AttributeError`` of an import
-    it cut short). Ctrl-C raises as before and sets the stop flag (:func:`interrupt`); the
-    previous handler is back after the block unless a stop under way ignores Ctrl-C.
-    Off the main thread: the handler stays as it is.
+    one line too, never a traceback. Until a job's work starts (:func:`ctrl_c_raises`), Ctrl-C
+    only sets the stop flag (:func:`defer_ctrl_c`): the job raises it where that is safe, and
+    one still pending when the block ends (it came after the last safe point) is said and
+    exits 130 too. The previous handler is back after the block unless a stop under way
+    ignores Ctrl-C. Off the main thread: the handler stays as it is.
 
     Raises:
-        SystemExit: 130 on a ``KeyboardInterrupt`` that reaches the block.
+        SystemExit: 130 on a ``KeyboardInterrupt`` that reaches the block or a Ctrl-C still
+            pending at its end.
     """
-    try:
-        previous = signal.signal(signal.SIGINT, interrupt)
-    except ValueError:  # not the main thread: leave signals alone
-        previous = None
-    try:
+    with _handler(signal.SIGINT, defer_ctrl_c):
+        try:
+            yield
+            if _requested.is_set() and _signal_number == signal.SIGINT:
+                raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            ignore_ctrl_c()  # a second Ctrl-C would land in JAX's exit handler: a traceback
+            print("regbias: interrupted", file=sys.stderr)
+            raise SystemExit(130) from None
+
+
+@contextmanager
+def ctrl_c_raises() -> Iterator[None]:
+    """A job's work: inside the block Ctrl-C raises ``KeyboardInterrupt`` (:func:`interrupt`).
+
+    A Ctrl-C that came while it was deferred (:func:`defer_ctrl_c`: Hydra composing the
+    config, the sweep between jobs) is raised on entry, before the study is imported. After
+    the block the previous handler is back, unless a stop under way ignores Ctrl-C.
+
+    Raises:
+        KeyboardInterrupt: on entry, if a Ctrl-C is pending.
+    """
+    with _handler(signal.SIGINT, interrupt):
+        if _requested.is_set() and _signal_number == signal.SIGINT:
+            raise KeyboardInterrupt
         yield
-    except KeyboardInterrupt:
-        ignore_ctrl_c()  # a second Ctrl-C would land in JAX's exit handler: a traceback
-        print("regbias: interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
-    finally:
-        if previous is not None and signal.getsignal(signal.SIGINT) is interrupt:
-            signal.signal(signal.SIGINT, previous)
 
 
 def ignore_ctrl_c() -> None:
@@ -133,13 +164,23 @@ def stop_flag(signum: int = signal.SIGTERM) -> Iterator[None]:
     ignored" and goes on): the next :func:`check_stop` raises :class:`StopRequested` with exit
     status 130; a second Ctrl-C raises at once. Off the main thread: signals are left alone.
     """
-    try:
-        previous = signal.signal(signum, request_stop)
-    except ValueError:  # not the main thread: leave signals alone
+    with _handler(signum, request_stop):
         yield
-        return
+
+
+@contextmanager
+def _handler(signum: int, handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """``handler`` for ``signum`` inside the block, the previous one after it.
+
+    Not restored if the handler was replaced since (a stop under way ignores Ctrl-C). Off the
+    main thread: signals are left alone.
+    """
+    try:
+        previous = signal.signal(signum, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
     try:
         yield
     finally:
-        if signal.getsignal(signum) is request_stop:  # not ignored since (a stop under way)
+        if previous is not None and signal.getsignal(signum) is handler:
             signal.signal(signum, previous)

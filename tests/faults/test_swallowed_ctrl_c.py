@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from regbias.interrupt import StopRequested, check_stop, interrupted_exits
+from regbias.interrupt import StopRequested, check_stop, ctrl_c_raises, interrupted_exits
 from tests.cli import ROOT
 
 # The job's work: a Ctrl-C raised inside a gc callback (dropped by Python), then the safe
@@ -73,7 +73,7 @@ def test_a_ctrl_c_swallowed_in_a_gc_callback_stops_the_job_at_the_next_safe_poin
 def test_the_handler_sets_the_stop_flag_before_it_raises():
     """In this process: the ``KeyboardInterrupt`` caught and dropped, the flag stays set."""
     before = signal.getsignal(signal.SIGINT)
-    with interrupted_exits():
+    with ctrl_c_raises():  # a job's work
         try:
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1)
@@ -83,3 +83,36 @@ def test_the_handler_sets_the_stop_flag_before_it_raises():
             check_stop()  # the next safe point
     assert stop.value.code == 130 and str(stop.value) == "interrupted"
     assert signal.getsignal(signal.SIGINT) is before  # pytest's handler, back
+
+
+def test_a_ctrl_c_before_the_jobs_work_is_raised_when_it_starts(capsys):
+    """While Hydra composes (no job's work yet) Ctrl-C only sets the flag; the work's start
+    raises it, before the study is imported: one line, 130."""
+    with pytest.raises(SystemExit) as exit_, interrupted_exits():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # nothing raised here, where OmegaConf would be left half-changed
+        with ctrl_c_raises():
+            pytest.fail("the job's work started after a Ctrl-C")
+    assert exit_.value.code == 130
+    assert capsys.readouterr().err.strip() == "regbias: interrupted"
+
+
+def test_a_ctrl_c_after_the_last_safe_point_still_exits_130(capsys):
+    with pytest.raises(SystemExit) as exit_, interrupted_exits():
+        with ctrl_c_raises():
+            pass
+        os.kill(os.getpid(), signal.SIGINT)  # the sweep's last writes, Hydra's teardown
+        time.sleep(0.2)
+    assert exit_.value.code == 130
+    assert capsys.readouterr().err.strip() == "regbias: interrupted"
+
+
+def test_a_second_ctrl_c_outside_a_jobs_work_raises_at_once(capsys):
+    with pytest.raises(SystemExit) as exit_, interrupted_exits():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+        pytest.fail("a second Ctrl-C did not raise")
+    assert exit_.value.code == 130
+    assert capsys.readouterr().err.strip() == "regbias: interrupted"

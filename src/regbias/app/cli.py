@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from regbias.interrupt import interrupted_exits
+from regbias.interrupt import ctrl_c_raises, interrupted_exits
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -45,11 +45,13 @@ def _main(config_dir: Path | None, job_name: str) -> None:
         exit_with(f"error: {removed}", 2)
 
     def task(cfg: DictConfig) -> object:
-        # Models, tracking and the analysis load once a config is composed: an override Hydra
-        # refuses, or a removed key, is answered in about a second.
-        from regbias.app.job import main as run_job
+        # The job's work: Ctrl-C raises from here on (while Hydra composed it, Ctrl-C only set
+        # the stop flag, raised here). Models, tracking and the analysis load once a config is
+        # composed: an override Hydra refuses, or a removed key, is answered in about a second.
+        with ctrl_c_raises():
+            from regbias.app.job import main as run_job
 
-        return run_job(cfg)
+            return run_job(cfg)
 
     # Hydra names the job after the module of its task function (a file's name for a script).
     task.__module__ = job_name
