@@ -8,7 +8,7 @@ import pytest
 
 from regbias.app import job
 from regbias.app.job import JobContext
-from regbias.app.preflight import preflight_sweep
+from regbias.app.preflight import preflight
 from regbias.app.settings import read_settings
 from regbias.data.csv_corpus import read_csv_corpus
 from regbias.errors import ConfigError, DataError
@@ -146,9 +146,7 @@ def test_a_typo_in_the_primary_fails_before_the_data_is_read(tmp_path, monkeypat
         in message
     )
     with pytest.raises(ConfigError, match=r"performance column 'gap_acuracy'.* gap_accuracy, "):
-        preflight_sweep(
-            read_settings(composed("analysis.correlation.primary=[dist_lda,gap_acuracy]"))
-        )
+        preflight(read_settings(composed("analysis.correlation.primary=[dist_lda,gap_acuracy]")))
 
 
 @pytest.mark.parametrize(

@@ -21,12 +21,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from regbias.app.preflight import (
-    check_cache_dir,
-    check_encoder,
-    preflight_groups,
-    resume_inputs,
-)
+from regbias.app.preflight import preflight, resume_inputs
 from regbias.app.settings import plain_config, read_settings
 from regbias.app.start import ALWAYS_QUIET_LOGGERS, data_for_job, quiet_libraries
 from regbias.app.summary import FreshRun, finish_job
@@ -38,7 +33,6 @@ from regbias.interrupt import StopRequested, check_stop, ignore_ctrl_c
 from regbias.redaction import redacted
 from regbias.report.publish import Published
 from regbias.report.report_folder import REPORT_FOLDER, RUN_DIR_KEY, open_staging
-from regbias.study.checks import check_counterfactual, check_primary
 from regbias.study.settings import StudySettings
 from regbias.study.timing import note_job_set_up
 from regbias.tracking.artifacts import STUDY_JSON
@@ -173,11 +167,7 @@ def _tracked(
     Returns the run's id, or for a standalone run that prints its summary the run with the
     local folder its report was written into (:class:`FreshRun`).
     """
-    preflight_groups(settings)  # before any run exists: names that would break keys or paths
-    check_primary(settings)  # and a primary the run would not measure
-    check_counterfactual(settings)  # and rewrites that cannot be made
-    check_encoder(settings)  # and a model whose packages are missing
-    check_cache_dir(settings)  # and a cache that cannot be written
+    preflight(settings)  # before any run exists
     started, began = time.perf_counter(), time.time()
     parent = read_parent(context.sweep_dir)
     client, experiment_id = connect(settings.tracking)

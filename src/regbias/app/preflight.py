@@ -27,13 +27,15 @@ log = logging.getLogger(__name__)
 MAX_PAIR_KEY = 210
 
 
-def preflight_sweep(settings: StudySettings) -> None:
-    """What a sweep checks once, before its jobs (said once, not once per job).
+def preflight(settings: StudySettings) -> None:
+    """What a job checks before any run exists; a sweep, once before its jobs (said once).
 
     Raises:
         ConfigError: a primary column the jobs do not produce, a counterfactual pair or word
-            list that cannot work, a model package missing.
-        DataError: the data directory is missing.
+            list that cannot work, a model package missing, a cache that cannot be written,
+            a group the file does not have.
+        DataError: the data directory is missing, a group name that would break keys or
+            paths (:func:`preflight_groups`).
     """
     check_primary(settings)
     check_counterfactual(settings)

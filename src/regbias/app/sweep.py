@@ -18,7 +18,7 @@ from omegaconf import DictConfig
 
 from regbias.app.cluster_checks import presubmit
 from regbias.app.parent import open_parent, refuse_live_parent
-from regbias.app.preflight import preflight_sweep, refuse_repeated_values
+from regbias.app.preflight import preflight, refuse_repeated_values
 from regbias.app.settings import read_settings, variant_settings
 from regbias.app.start import check_output_folder, start_sweep
 from regbias.app.summary import finish_sweep
@@ -80,7 +80,7 @@ class SweepCallback(Callback):
         try:
             refuse_repeated_values([str(o) for o in config.hydra.overrides.task])
             settings = read_settings(config)
-            preflight_sweep(settings)
+            preflight(settings)
             self._open_parent(config, settings)
         except RegbiasError as error:
             exit_with(f"error: {error}", 2)
