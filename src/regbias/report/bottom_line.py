@@ -18,7 +18,7 @@ from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.numbers import p_text
 from regbias.report.escape import markdown_text
-from regbias.report.record import pairs_found, pairs_numbers
+from regbias.report.record import pairs_numbers
 
 #: What a study in which no test rejected shows: nothing, in either direction (a
 #: non-rejection is not evidence that the groups are alike).
@@ -124,7 +124,7 @@ class Evidence:
             return True
         if any(v.differing for v in self.recorded):
             return True
-        return pairs_found(self.record) or pairs_found(self.performance)
+        return any(t is not None and t.differs for t in (self.record, self.performance))
 
     @property
     def verdictless(self) -> bool:
