@@ -18,7 +18,7 @@ from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.study import Analysis, AnalysisSettings, StudyResults
 from regbias.numbers import p_text
 from regbias.report.escape import markdown_text
-from regbias.report.record import pairs_found, pairs_numbers
+from regbias.report.record import pairs_numbers
 
 #: What a study in which no test rejected shows: nothing, in either direction (a
 #: non-rejection is not evidence that the groups are alike).
@@ -124,7 +124,7 @@ class Evidence:
             return True
         if any(v.differing for v in self.recorded):
             return True
-        return pairs_found(self.record) or pairs_found(self.performance)
+        return any(t is not None and t.differs for t in (self.record, self.performance))
 
     @property
     def verdictless(self) -> bool:
@@ -203,16 +203,17 @@ def checks_clause(test: PrimaryTest) -> str:
         note = checks.without_each[0].note if checks.without_each else "no regions"
         return f"{noise_part}; no region left out ({note})"
     each = f"each region left out, p = {p_text(min(tested))} to {p_text(max(tested))}"
-    lost_regions = [c.left_out for c in checks.lost_without()]
+    lost_regions = [markdown_text(c.left_out) for c in checks.lost_without()]  # data: escaped
     if supported and lost_regions:
-        each += f", not shown without {_listed(lost_regions)}"
+        each += f", not shown without {word_list(lost_regions, 'or')}"
     return f"{noise_part}; {each}"
 
 
-def _listed(names: list[str]) -> str:
-    """``a``, ``a or b``, ``a, b or c`` (names from the data, escaped)."""
-    shown = [markdown_text(n) for n in names]
-    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+def word_list(items: Sequence[str], conjunction: str) -> str:
+    """``a``, ``a or b``, ``a, b or c`` (``conjunction`` ``or``); empty for no items."""
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
 
 
 def mantel_kind(test: PrimaryTest) -> str:

@@ -211,6 +211,7 @@ def write_comparison(
         parent.table(frame, comparison_csv(name))
     parent.table(table, comparison_csv("variants"), index=True)
     parent.text(page, REPORT_MD)
-    parent.figure(comparison_figure(table), COMPARISON_FIGURE)
+    figure = comparison_figure(table)
+    parent.figure(figure, COMPARISON_FIGURE)
     if parent.local is not None:
-        save_figure(comparison_figure(table), parent.local / parent.prefix / COMPARISON_FIGURE)
+        save_figure(figure, parent.local / parent.prefix / COMPARISON_FIGURE)

@@ -75,7 +75,7 @@ def words_figure(pair: PairExplanation, top: int = 15) -> Figure:
 
 def masked_verdict(pair: PairExplanation) -> str:
     """``uk-us: differs, effect 0.077 → 0.071 with place names masked in 8% of texts``."""
-    name = f"{markdown_text(pair.group_a)}-{markdown_text(pair.group_b)}"
+    name = markdown_text(pair.pair)
     if pair.masked_differs is None:
         return f"{name}: differs, effect {pair.effect:.3g} (Holm p {p_text(pair.p_adjusted)})"
     where = f"with place names masked in {pair.masked_share:.0%} of texts"
@@ -193,7 +193,7 @@ def reading_notes(explained: Explanations, pool: str = "") -> list[str]:
 
 
 def _pair_lines(pair: PairExplanation) -> list[str]:
-    name = f"{markdown_text(pair.group_a)}-{markdown_text(pair.group_b)}"
+    name = markdown_text(pair.pair)
     lines = [f"### {name}", "", f"- **{masked_verdict(pair)}**"]
     if pair.masked_differs is not None:
         lines.append(f"- {masked_names_line(pair)}")

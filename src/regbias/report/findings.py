@@ -18,7 +18,7 @@ from regbias.analysis.power.embedding import TARGET_POWER
 from regbias.analysis.power.primary import NO_SIGNAL, POWER_CONFIDENCE
 from regbias.distances import distance_label
 from regbias.numbers import p_text
-from regbias.report.bottom_line import ADJUSTED_NAMES
+from regbias.report.bottom_line import ADJUSTED_NAMES, word_list
 from regbias.report.bullets import bullet_lines
 from regbias.report.escape import markdown_code, markdown_text
 from regbias.report.findings_model import DETAILS_HEADING, TERMS_HEADING
@@ -366,7 +366,8 @@ def _sentence(row: Correlation, adjust: str, significance: float, confidence: fl
     )
     if row.has_interval:
         low, high = row.interval
-        sources = _words(row.bootstrap_sources.split("+")) or "the inputs"
+        resampled = [s for s in row.bootstrap_sources.split("+") if s]
+        sources = word_list(resampled, "and") or "the inputs"
         text += (
             f", interval for the measured rho {low:.2f} to {high:.2f} (nominal "
             f"{confidence:.0%}, the primary's kind; resampling {sources})"
@@ -420,9 +421,3 @@ def _size_clause(row: Correlation) -> str:
 
 def _finite(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
-
-
-def _words(items: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c`` (empty items dropped)."""
-    items = [i for i in items if i]
-    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)

@@ -38,7 +38,6 @@ from regbias.report.headline import Headline, headline_of
 from regbias.report.markdown import (
     DISTRIBUTION_METRICS,
     power_section,
-    primary_row,
     primary_scatter_path,
     region_shares,
     report_findings,
@@ -309,7 +308,7 @@ def _correlation_figures(run: RunLog, analysis: Analysis, settings: AnalysisSett
 def _primary_figure(run: RunLog, analysis: Analysis) -> None:
     """The primary hypothesis's own scatter plot: its regions' pairs, its test in the title."""
     test = analysis.primary
-    if test is None or not len(primary_row(test)):
+    if test is None or not math.isfinite(test.rho):  # no rank correlation: no plot
         return
     pairs = analysis.pairwise
     regions = pairs[pairs["group_a"].isin(test.groups) & pairs["group_b"].isin(test.groups)]

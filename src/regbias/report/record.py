@@ -53,11 +53,6 @@ def _untested_names(tests: PairwiseTests, family: str) -> str:
     return f"; untestable, kept out of the count: {listed}"
 
 
-def pairs_found(tests: PairwiseTests | None) -> bool:
-    """Whether the test finds any pair that differs (in either family)."""
-    return tests is not None and tests.differs
-
-
 def _within(tests: PairwiseTests, row: pd.Series) -> str:
     detectable = tests.detectable(row, markdown_text)
     return f"{pair_name(row)} ({detectable})" if detectable else pair_name(row)
