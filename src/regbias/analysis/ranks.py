@@ -25,7 +25,12 @@ def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     rx = _centred(scipy_stats.rankdata(x, axis=1))
     ry = _centred(scipy_stats.rankdata(y, axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+        return centred_correlation(rx, ry)
+
+
+def centred_correlation(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``(B,)`` the correlation of each row of centred ``u`` with that of centred ``v``."""
+    return (u * v).sum(axis=1) / np.sqrt((u**2).sum(axis=1) * (v**2).sum(axis=1))
 
 
 def _centred(ranks: np.ndarray) -> np.ndarray:

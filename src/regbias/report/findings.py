@@ -391,7 +391,7 @@ def _adjusted(row: Correlation, adjust: str) -> tuple[str, str]:
 
 def _logo_clause(row: Correlation, significant: bool, significance: float) -> str:
     low, high = row.check("loo_rho_min"), row.check("loo_rho_max")
-    if "survives_loo" not in row.checks or not _finite(low):
+    if "survives_loo" not in row.row or not _finite(low):
         return ""
     span = f"rho {low:.2f} to {high:.2f} with one group left out"
     if not significant:

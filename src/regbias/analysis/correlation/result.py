@@ -55,9 +55,9 @@ class Correlation:
         interval: the bootstrap interval of the measured rho (NaN ends: none).
         bootstrap_note: why there is no interval ("" where there is one or none was asked).
         bootstrap_sources: what the interval resampled (``models+texts``).
-        checks: the robustness checks' columns (leave one group out, partial rho, ...).
         row: every cell of its table row, in the table's column order (what a writer writes;
-            empty for a correlation built by hand).
+            empty for a correlation built by hand); the cells not read into the fields above
+            are the robustness checks' columns (leave one group out, partial rho, ...).
     """
 
     distance: str
@@ -70,7 +70,6 @@ class Correlation:
     interval: tuple[float, float] = (math.nan, math.nan)
     bootstrap_note: str = ""
     bootstrap_sources: str = ""
-    checks: Mapping[str, Any] = field(default_factory=dict)
     row: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -97,7 +96,6 @@ class Correlation:
             interval=(_number(row.get(RHO_CI[0])), _number(row.get(RHO_CI[1]))),
             bootstrap_note=note if isinstance(note, str) else "",
             bootstrap_sources=str(row.get("bootstrap_sources") or ""),
-            checks={k: v for k, v in row.items() if k not in _READ},
             row=dict(row),
         )
 
@@ -127,7 +125,7 @@ class Correlation:
 
     def check(self, name: str, default: Any = math.nan) -> Any:
         """A robustness check's value (``loo_rho_min``, ``partial_rho``...), else ``default``."""
-        return self.checks.get(name, default)
+        return default if name in _READ else self.row.get(name, default)
 
 
 _READ = {

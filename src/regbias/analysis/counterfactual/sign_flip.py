@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from regbias.analysis.multiplicity import holm
+from regbias.analysis.multiplicity import adjust_p
 
 #: A frozen dataclass row with a ``verdict`` (:class:`Verdict`).
 Row = TypeVar("Row", bound=Any)
@@ -86,12 +86,10 @@ def sign_flip_p(
 
 def holm_rows(rows: Sequence[Row], alpha: float) -> list[Row]:
     """``rows`` with their verdicts Holm-adjusted over the rows (untested rows kept)."""
-    tested = [i for i, r in enumerate(rows) if math.isfinite(r.verdict.p)]
-    out = list(rows)
-    if not tested:
-        return out
-    adjusted = holm(np.array([rows[i].verdict.p for i in tested]))
-    for i, value in zip(tested, adjusted, strict=True):
-        verdict = replace(rows[i].verdict, adjusted=float(value), differs=bool(value <= alpha))
-        out[i] = replace(rows[i], verdict=verdict)
-    return out
+    adjusted = adjust_p(np.array([r.verdict.p for r in rows], dtype=np.float64), "holm")
+    return [
+        replace(r, verdict=replace(r.verdict, adjusted=float(p), differs=bool(p <= alpha)))
+        if math.isfinite(p)
+        else r
+        for r, p in zip(rows, adjusted, strict=True)
+    ]

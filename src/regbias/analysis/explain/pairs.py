@@ -80,7 +80,7 @@ def explain_pairs(
     differing = tests.table[tests.table[DIFFERS].astype(bool)]
     for _, row in differing.iterrows():
         plan = plans[(row[GROUP_A], row[GROUP_B])]
-        explained.append(_explain(plan, row, vectors, settings, (counted, corpus), changed, masked))
+        explained.append(_explain(plan, row, vectors, settings, counted, corpus, changed, masked))
         if progress is not None:
             progress(f"{plan.group_a}-{plan.group_b}")
     return Explanations(
@@ -93,12 +93,12 @@ def _explain(
     row: pd.Series,
     vectors: Callable[[list[str]], np.ndarray],
     settings: ExplainSettings,
-    words_of: tuple[CountedTexts, dict[str, int] | None],
+    counted: CountedTexts,
+    corpus: dict[str, int] | None,
     changed: Mapping[str, list[str]],
     masked: EmbeddingPairTests | None,
 ) -> PairExplanation:
     a, b = plan.side_a, plan.side_b
-    counted, corpus = words_of
     words = distinguishing_words(a, b, settings.top_words, corpus, counted)
     typical = typical_texts(a, b, vectors(a), vectors(b), settings.typical_texts)
     effect, p_adjusted = float(row["effect"]), float(row[P_ADJUSTED])
@@ -114,7 +114,7 @@ def _explain(
     )
     if masked is None:
         return explanation
-    texts = [*plan.side_a, *plan.side_b]
+    texts = [*a, *b]
     share = sum(t in changed for t in texts) / len(texts) if texts else math.nan
     table = masked.table
     after = table[(table[GROUP_A] == plan.group_a) & (table[GROUP_B] == plan.group_b)].iloc[0]

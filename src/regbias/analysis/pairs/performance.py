@@ -235,11 +235,7 @@ def performance_pair_tests(
 
 def _sides(scores: np.ndarray, pair: StratifiedPair) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
     """Each side's per-text scores (its strata's rows in order), gathered when called."""
-
-    def rows(side: Side) -> np.ndarray:
-        return np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
-
-    return lambda: (scores[rows(pair.a)], scores[rows(pair.b)])
+    return lambda: (scores[pair.a.positions], scores[pair.b.positions])
 
 
 def too_few_units(texts: PerfTexts) -> str:

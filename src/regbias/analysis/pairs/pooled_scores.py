@@ -74,6 +74,11 @@ class Side:
         """Texts on the side."""
         return int(sum(len(r) for r in self.rows))
 
+    @property
+    def positions(self) -> np.ndarray:
+        """Every text's position, its strata's in order (none: an empty array)."""
+        return np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int64)
+
 
 @dataclass(frozen=True)
 class PerfTexts:
@@ -297,7 +302,7 @@ def group_metrics(texts: PerfTexts, groups: Sequence[str]) -> Mapping[str, np.nd
 
 def side_metric(metric: str, scores: np.ndarray, side: Side) -> float:
     """``metric`` of all a side's texts, from every text's ``(N, d)`` ``scores``."""
-    rows = np.concatenate(side.rows) if side.rows else np.zeros(0, dtype=np.int64)
+    rows = side.positions
     return float(metric_of(metric, scores[rows].sum(axis=0), len(rows)))
 
 

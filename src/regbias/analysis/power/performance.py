@@ -87,8 +87,7 @@ def perf_plant_power(
         SampleSizeError: the source has too few texts for a class.
     """
     gaps, plants, relabellings = settings.performance_gaps, settings.plants, settings.relabellings
-    side = texts.group_side(source)
-    rows = np.concatenate(side.rows)
+    rows = texts.group_side(source).positions
     scores = texts.scores()[:, :1]
     accuracy = float(scores[rows, 0].mean())
     leverage = 2 * accuracy - 1

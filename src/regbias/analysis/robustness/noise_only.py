@@ -14,7 +14,6 @@ assumes only that the replicates carry the groups' noise, shared model effects i
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,7 +25,7 @@ from regbias.analysis.correlation.primary_checks import NoiseCheck
 from regbias.analysis.pair_table import GAP_PREFIX
 from regbias.analysis.pairs.performance import group_replicates, too_few_units
 from regbias.analysis.pairs.pooled_scores import MIN_RESAMPLED, PerfTexts, group_metrics
-from regbias.analysis.permutations import PAIR_COLUMNS, TIE_TOLERANCE, Alternative
+from regbias.analysis.permutations import PAIR_COLUMNS, Alternative, permutation_p
 from regbias.analysis.ranks import spearman_rows
 
 #: The check's note where the study has no per-text scores to draw the noise from.
@@ -114,13 +113,11 @@ def noise_only_check(
 def noise_p(rho: float, null: np.ndarray, alternative: Alternative) -> float:
     """``(1 + hits) / (1 + B)``: the draws at least as extreme as ``rho`` in ``alternative``.
 
-    The null is not centred on 0 (noise alone gives small groups large gaps), so a two-sided p
-    is twice the smaller one-sided p, at most 1. A draw with no rho (a constant row) counts as
-    extreme.
+    One-sided, the :func:`~regbias.analysis.permutations.permutation_p` of ``rho`` before its
+    draws. The null is not centred on 0 (noise alone gives small groups large gaps), so a
+    two-sided p is twice the smaller one-sided p, at most 1. A draw with no rho (a constant
+    row) counts as extreme.
     """
     if alternative == "two-sided":
         return min(1.0, 2 * min(noise_p(rho, null, "greater"), noise_p(rho, null, "less")))
-    sign = 1.0 if alternative == "greater" else -1.0
-    extreme = np.where(np.isnan(null), np.inf, sign * null)
-    hits = int((extreme >= sign * rho - TIE_TOLERANCE).sum())
-    return (1 + hits) / (1 + len(null)) if math.isfinite(rho) else math.nan
+    return permutation_p(np.concatenate([[rho], null]), alternative)

@@ -25,7 +25,7 @@ from regbias.analysis.permutations import (
     permutation_p,
     relabelled_pairs,
 )
-from regbias.analysis.ranks import spearman_rows, unit_ranks
+from regbias.analysis.ranks import centred_correlation, spearman_rows, unit_ranks
 
 _CHUNK = 4096
 _DEGENERATE = 1e-9
@@ -141,13 +141,9 @@ def _partial_rows(x: np.ndarray, z: np.ndarray, y: np.ndarray) -> np.ndarray:
     ranks = [_centred_nan(scipy_stats.rankdata(v, axis=1, nan_policy="omit")) for v in (xs, y, zs)]
     rx, ry, rz = ranks
     with np.errstate(invalid="ignore", divide="ignore"):
-        r_xy, r_xz, r_yz = (_nan_corr(u, v) for u, v in ((rx, ry), (rx, rz), (ry, rz)))
+        r_xy, r_xz, r_yz = (centred_correlation(u, v) for u, v in ((rx, ry), (rx, rz), (ry, rz)))
         return _partial(r_xy, r_xz, r_yz)
 
 
 def _centred_nan(ranks: np.ndarray) -> np.ndarray:
     return np.nan_to_num(ranks - np.nanmean(ranks, axis=1, keepdims=True))
-
-
-def _nan_corr(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return (u * v).sum(axis=1) / np.sqrt((u**2).sum(axis=1) * (v**2).sum(axis=1))
