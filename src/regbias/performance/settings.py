@@ -13,7 +13,7 @@ from typing import Literal
 import torch
 
 from regbias.errors import ConfigError
-from regbias.performance.modules import Mode
+from regbias.performance.datamodule import Mode
 from regbias.performance.targets import CallbackSettings, OptimizerSettings
 from regbias.settings_reader import check_choices
 
