@@ -69,7 +69,7 @@ def fetch_files(
     entries: Sequence[ManifestEntry], data_dir: Path, *, opener: Opener | None = None
 ) -> list[Path]:
     """Download each of ``entries`` that is missing or damaged in ``data_dir`` (:func:`fetch`)."""
-    open_url = opener or _urlopen
+    open_url = opener or urlopen
     paths = []
     for entry in entries:
         target = data_dir / entry.path
@@ -79,8 +79,9 @@ def fetch_files(
     return paths
 
 
-def _urlopen(url: str) -> BinaryIO:
-    return urllib.request.urlopen(url, timeout=_TIMEOUT_S)
+def urlopen(url: str, timeout_s: float = _TIMEOUT_S) -> BinaryIO:
+    """``url`` opened for reading (:func:`urllib.request.urlopen`), given up after ``timeout_s``."""
+    return urllib.request.urlopen(url, timeout=timeout_s)
 
 
 def _download(entry: ManifestEntry, data_dir: Path, open_url: Opener) -> None:

@@ -16,15 +16,15 @@ import contextlib
 import logging
 import os
 import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from regbias.console import progress_bar
 from regbias.data.data_dir import DATA_DIR_ENV, data_dir_for
 from regbias.data.dataset import ManifestEntry
-from regbias.data.fetch import Opener, fetch_command, fetch_files
+from regbias.data.fetch import Opener, fetch_command, fetch_files, urlopen
 from regbias.data.registry import dataset_class, dataset_names
 from regbias.errors import DataError
 from regbias.settings_reader import TARGET
@@ -91,7 +91,7 @@ def ensure_data(
     log.info("%s: %d data files missing in %s, downloading them", name, len(missing), data_dir)
     created = _absent_folders(data_dir, missing)
     existed = data_dir.is_dir()
-    source = _Source(opener or _urlopen, downloads)
+    source = _Source(opener or partial(urlopen, timeout_s=_TIMEOUT_S), downloads)
     try:
         with progress_bar(total=None, desc=f"downloading {name}", unit="B", unit_scale=True) as bar:
             source.bar = bar
@@ -103,10 +103,6 @@ def ensure_data(
         _remove_empty(created)
     log.info("%s: %d files downloaded and verified in %s", name, len(missing), data_dir)
     return data_dir
-
-
-def _urlopen(url: str) -> BinaryIO:
-    return urllib.request.urlopen(url, timeout=_TIMEOUT_S)
 
 
 def _missing_line(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from regbias.data.corpus import TextSet
 from regbias.errors import ConfigError, SampleSizeError
 
 SizePolicy = Literal["error", "all"]
-POLICIES = ("error", "all")
+POLICIES = get_args(SizePolicy)
 
 
 def rng_for(seed: int, *purpose: str | int) -> np.random.Generator:

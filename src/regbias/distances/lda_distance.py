@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from regbias.distances.lda import LdaSettings, check_components, lda_distance_matrix, lda_projection
 from regbias.distances.plugin import Distance, DistanceInputs, DistanceSuiteResult, timed_step
 
@@ -40,10 +38,7 @@ class LdaDistance(LdaSettings, Distance):
         result = DistanceSuiteResult()
         if "lda" not in inputs.kinds():
             return result
-        reps = inputs.draws.texts["lda"]
-        pooled = [
-            {g: np.stack([inputs.pooled[t] for t in ts]) for g, ts in rep.items()} for rep in reps
-        ]
+        pooled = inputs.clouds("lda")
         with timed_step(result.timings, "lda"):
             result.matrices["lda"] = lda_distance_matrix(pooled, self, name="lda", seed=inputs.seed)
         result.lda_projection = lda_projection(pooled[0], self)

@@ -22,10 +22,11 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
@@ -41,10 +42,12 @@ if TYPE_CHECKING:
 Embeddings = list[np.ndarray] | np.ndarray
 """Token vectors (a list of ``(n_tokens, d)`` arrays) or pooled vectors (an ``(n, d)`` array)."""
 
-_TEMP_PREFIX = ".tmp-"
+#: The name start of a temporary file or folder of a writer (a shard; an assembled model).
+TEMP_PREFIX = ".tmp-"
 _INDEX_SUFFIX = ".index.npz"
 _DATA_SUFFIX = ".data.npy"
-_STALE_TEMP_SECONDS = 6 * 3600
+#: The age at which a temporary file or folder is a killed writer's (a live write is younger).
+STALE_TEMP_SECONDS = 6 * 3600
 _QUARANTINE = "quarantine"
 
 log = logging.getLogger(__name__)
@@ -201,21 +204,12 @@ class EmbeddingCache:
         )
         self._add_shard(index, name, verified=True)
 
-    def remove_stale_temp_files(self, older_than_s: float = _STALE_TEMP_SECONDS) -> int:
+    def remove_stale_temp_files(self, older_than_s: float = STALE_TEMP_SECONDS) -> int:
         """Delete temporary files left by killed writers; returns how many were removed.
 
         Only files older than ``older_than_s`` go, so a write in progress elsewhere survives.
         """
-        removed = 0
-        cutoff = time.time() - older_than_s
-        for path in self.root.glob(f"*/{_TEMP_PREFIX}*"):
-            try:
-                if path.stat().st_mtime < cutoff:
-                    path.unlink()
-                    removed += 1
-            except FileNotFoundError:
-                continue
-        return removed
+        return remove_stale(self.root.glob(f"*/{TEMP_PREFIX}*"), older_than_s)
 
     def _index(self, kind: str, encoder_identity: str) -> _KeyIndex:
         """The in-memory index of one key, read from disk on first use."""
@@ -269,6 +263,23 @@ class EmbeddingCache:
         if not arrays:
             return np.empty((0, 0), np.float32)
         return np.concatenate(arrays)
+
+
+def remove_stale(paths: Iterable[Path], older_than_s: float = STALE_TEMP_SECONDS) -> int:
+    """Delete the temporary ``paths`` (files, folders whole) older than ``older_than_s``; count."""
+    removed = 0
+    cutoff = time.time() - older_than_s
+    for path in paths:
+        try:
+            if path.stat().st_mtime < cutoff:
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed
 
 
 class _CorruptShard(ValueError):
@@ -356,7 +367,7 @@ def _atomic_write(path: Path, write: Callable[..., object]) -> None:
         CacheError: the disk is full or not writable; the message names the file.
     """
     try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX)
     except OSError as error:
         raise _cache_error(path, error) from error
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
@@ -24,7 +24,7 @@ from regbias.interrupt import check_stop
 
 Padding = Literal["real", "max_length"]
 
-_PADDINGS = ("real", "max_length")
+_PADDINGS = get_args(Padding)
 #: The most rows of one forward pass (texts of one length; :func:`batch_rows`).
 BATCH_ROWS = 32
 _PROGRESS_MIN_BATCHES = 8

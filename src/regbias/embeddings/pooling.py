@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import torch
 
 from regbias.errors import ConfigError
 
 Pooling = Literal["pooler", "cls", "mean"]
-POOLINGS: tuple[str, ...] = ("pooler", "cls", "mean")
+POOLINGS: tuple[str, ...] = get_args(Pooling)
 
 
 def check_pooling(pooling: str, has_pooler: bool | None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import lightning as L
 import numpy as np
@@ -121,13 +121,18 @@ def take_inputs(inputs: ModelInputs, index: np.ndarray) -> ModelInputs:
     return [inputs[i] for i in index]
 
 
+def check_mode(mode: str) -> None:
+    """Raise :class:`ConfigError` unless ``mode`` is a fine-tuning mode (:data:`Mode`)."""
+    if mode not in get_args(Mode):
+        raise ConfigError(f"unknown fine-tuning mode {mode!r}: choose 'full' or 'head'")
+
+
 def check_inputs(inputs: ModelInputs, mode: str, tokenizer: Any) -> None:
     """Raise :class:`ConfigError` when ``inputs`` cannot be read in fine-tuning ``mode``.
 
     ``full`` mode reads texts (``tokenizer`` required), ``head`` mode cached pooled vectors.
     """
-    if mode not in ("full", "head"):
-        raise ConfigError(f"unknown fine-tuning mode {mode!r}: choose 'full' or 'head'")
+    check_mode(mode)
     if mode == "head" and (not isinstance(inputs, np.ndarray) or inputs.ndim != 2):
         raise ConfigError(
             "a 'head' mode model reads cached pooled vectors (an (n, hidden) array), "

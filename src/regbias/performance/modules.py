@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import lightning as L
 import torch
@@ -12,10 +12,9 @@ from transformers import get_linear_schedule_with_warmup
 
 from regbias.embeddings.pooling import check_pooling, pool
 from regbias.errors import ConfigError
+from regbias.performance.datamodule import Mode, check_mode
 from regbias.performance.targets import OptimizerSettings
 
-MODES = ("full", "head")
-Mode = Literal["full", "head"]
 #: The authors' sentiment optimiser and DocBERT's, the classifiers' defaults.
 ADAGRAD = OptimizerSettings("torch.optim.Adagrad", torch.optim.Adagrad)
 ADAMW = OptimizerSettings("torch.optim.AdamW", torch.optim.AdamW)
@@ -80,8 +79,7 @@ class EncoderClassifier(L.LightningModule):
         metric_prefix: str = "",
     ) -> None:
         super().__init__()
-        if mode not in MODES:
-            raise ConfigError(f"unknown fine-tuning mode {mode!r}: choose 'full' or 'head'")
+        check_mode(mode)
         if has_pooler is None and encoder_model is not None:
             has_pooler = getattr(encoder_model, "pooler", None) is not None
         check_pooling(pooling, has_pooler)

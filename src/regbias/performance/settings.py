@@ -13,7 +13,7 @@ from typing import Literal
 import torch
 
 from regbias.errors import ConfigError
-from regbias.performance.modules import MODES
+from regbias.performance.datamodule import Mode
 from regbias.performance.targets import CallbackSettings, OptimizerSettings
 from regbias.settings_reader import check_choices
 
@@ -114,7 +114,7 @@ class FinetuneSettings:
             configs; the checkpoint, early stopping and stop check are always there).
     """
 
-    mode: Literal["full", "head"]
+    mode: Mode
     enabled: bool
     sample_size: int | None
     k_folds: int
@@ -135,7 +135,7 @@ class FinetuneSettings:
     callbacks: CallbackSettings
 
     def __post_init__(self) -> None:
-        _require(self.mode in MODES, f"finetune.mode must be 'full' or 'head', not {self.mode!r}")
+        check_choices(self, "finetune")
         _require(self.k_folds >= 1, f"finetune.k_folds must be >= 1, got {self.k_folds}")
         _require(
             self.sample_size is None or self.sample_size >= 1,
@@ -168,10 +168,6 @@ class FinetuneSettings:
         _require(
             self.monitor in MONITORS,
             f"finetune.monitor must be one of {', '.join(MONITORS)}, not {self.monitor!r}",
-        )
-        _require(
-            self.monitor_mode in ("min", "max"),
-            f"finetune.monitor_mode must be 'min' or 'max', not {self.monitor_mode!r}",
         )
         _require(
             self.patience is None or self.patience >= 1,
