@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from regbias.analysis.correlation.table import correlations, strongest
+from regbias.analysis.correlation.table import correlations
 from regbias.analysis.pair_table import PairTable, pairwise_table, read_pairwise_csv
 from regbias.distances.matrix import DistanceMatrix
 from regbias.errors import ConfigError, DataError, RegbiasError
@@ -241,20 +241,6 @@ def test_correlations_name_missing_columns() -> None:
         correlations(table, ["dist_0"], ["gap_auc"])
     with pytest.raises(ConfigError, match="relabellings"):
         correlations(table, relabellings=0)
-
-
-def test_strongest_orders_by_absolute_statistic() -> None:
-    frame = pd.DataFrame(
-        {
-            "distance": ["d"] * 4,
-            "performance": list("abcd"),
-            "spearman_rho": [0.1, -0.9, 0.5, np.nan],
-        }
-    )
-    top = strongest(frame, k=2)
-    assert list(top.performance) == ["b", "c"]
-    with pytest.raises(ConfigError, match="kendall_tau"):
-        strongest(frame, statistic="kendall_tau")
 
 
 # ----------------------------------------------------------------------- read_pairwise_csv

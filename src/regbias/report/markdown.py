@@ -21,8 +21,8 @@ from regbias.analysis.correlation.result import (
     TAU_P,
     correlation_frame,
     p_name,
+    strongest_rows,
 )
-from regbias.analysis.correlation.table import strongest
 from regbias.analysis.multiplicity import STATISTICS
 from regbias.analysis.pairs.performance import PerformancePairTests
 from regbias.analysis.power.embedding import PowerResult
@@ -313,7 +313,7 @@ def _correlation_section(analysis: Analysis, settings: AnalysisSettings) -> list
     if analysis.correlations is None:
         return [analysis.note]
     found, row = correlation_frame(analysis.correlations), primary_row(analysis.primary)
-    top = strongest(found, k=8)
+    top = correlation_frame(strongest_rows(analysis.correlations, 8))
     if settings.correlation.primary is not None:
         distance, performance = settings.correlation.primary
         is_primary = (found["distance"] == distance) & (found["performance"] == performance)

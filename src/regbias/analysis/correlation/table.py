@@ -178,13 +178,3 @@ def _asymptotic(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
         TAU: float(kendall.statistic),
         "kendall_p": float(kendall.pvalue),
     }
-
-
-def strongest(correlations_df: pd.DataFrame, k: int = 5, statistic: str = RHO) -> pd.DataFrame:
-    """The ``k`` rows of :func:`correlations` with the largest absolute ``statistic``, first."""
-    if statistic not in correlations_df.columns:
-        raise ConfigError(
-            f"no column {statistic!r} to rank by; choose one of {list(correlations_df.columns)}."
-        )
-    order = correlations_df[statistic].abs().sort_values(ascending=False, na_position="last")
-    return correlations_df.loc[order.index[:k]].reset_index(drop=True)
