@@ -236,3 +236,15 @@ def test_tiny_encoder_through_the_cache_is_exact(tmp_path: Path) -> None:
     np.testing.assert_allclose(
         embed_pooled(encoder, cache, texts), encoder.pooled(texts), atol=1e-5
     )
+
+
+def test_an_old_temporary_folder_in_the_cache_is_left_alone(tmp_path: Path) -> None:
+    """A ``.tmp-`` folder (a killed model assembly's, or the user's own where ``cache_dir`` is
+    a folder of theirs) neither stops the cache opening nor is deleted by the cache's sweep."""
+    folder = tmp_path / "models" / ".tmp-all-MiniLM-L6-v2-0123456789ab"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    old = time.time() - 7 * 3600
+    os.utime(folder, (old, old))
+    assert EmbeddingCache(tmp_path).remove_stale_temp_files() == 0
+    assert (folder / "config.json").exists()

@@ -208,8 +208,11 @@ class EmbeddingCache:
         """Delete temporary files left by killed writers; returns how many were removed.
 
         Only files older than ``older_than_s`` go, so a write in progress elsewhere survives.
+        Folders are left alone: ``paths.cache_dir`` may be a folder of the user's, and a killed
+        model assembly's folder is swept by :func:`regbias.embeddings.parts.assemble_model`.
         """
-        return remove_stale(self.root.glob(f"*/{TEMP_PREFIX}*"), older_than_s)
+        files = (p for p in self.root.glob(f"*/{TEMP_PREFIX}*") if not p.is_dir())
+        return remove_stale(files, older_than_s)
 
     def _index(self, kind: str, encoder_identity: str) -> _KeyIndex:
         """The in-memory index of one key, read from disk on first use."""
