@@ -359,6 +359,11 @@ def write_jobs(parent: RunLog, records: list[JobRecord]) -> None:
     parent.json([r.to_dict() for r in records], paths.JOBS_JSON)
 
 
+def copy_folder(target: RunLog, folder: Path) -> None:
+    """A local folder of artifacts (a variant's, as it wrote them) logged into ``target``."""
+    target.directory(folder)
+
+
 def copy_report(run: RunLog, destination: Path, key: str = RUN_DIR_KEY) -> Path:
     """Copy every artifact of ``run`` but ``NOT_IN_REPORT`` (config, weights) into ``destination``.
 

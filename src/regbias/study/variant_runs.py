@@ -16,7 +16,7 @@ from pathlib import Path
 from regbias.report.comparison import variant_labels
 from regbias.report.headline import Headline
 from regbias.report.html import publish_html
-from regbias.report.publish import Published
+from regbias.report.publish import Published, copy_folder
 from regbias.tracking.ledger import JobRecord
 from regbias.tracking.runs import RunLog, start_run, tracked_run
 from regbias.tracking.ui import describe_run
@@ -75,7 +75,7 @@ def run_variant(
         with tracked_run(own):
             written, times = analyse(own)
             copy = parent.under(f"{folder}/")  # its artifacts and metrics
-            copy.directory(root / folder)  # the variant's artifacts, as it wrote them
+            copy_folder(copy, root / folder)
             copy.metrics(own.logged)
             publish_run(own, written.headline if written is not None else Headline())
     for job in jobs:  # nested under the variant's run: the UI shows sweep > variant > jobs
