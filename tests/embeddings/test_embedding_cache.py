@@ -248,3 +248,15 @@ def test_an_old_temporary_folder_in_the_cache_is_left_alone(tmp_path: Path) -> N
     os.utime(folder, (old, old))
     assert EmbeddingCache(tmp_path).remove_stale_temp_files() == 0
     assert (folder / "config.json").exists()
+
+
+def test_a_users_old_temporary_file_beside_the_cache_is_kept(tmp_path: Path) -> None:
+    """``paths.cache_dir`` may be a folder of the user's: only the cache's key folders are
+    swept, so a ``.tmp-`` file of theirs in another subfolder stays, however old."""
+    theirs = tmp_path / "notes" / ".tmp-draft"
+    theirs.parent.mkdir()
+    theirs.write_text("a user's file")
+    old = time.time() - 7 * 3600
+    os.utime(theirs, (old, old))
+    assert EmbeddingCache(tmp_path).remove_stale_temp_files() == 0
+    assert theirs.read_text() == "a user's file"

@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -49,6 +50,8 @@ _DATA_SUFFIX = ".data.npy"
 #: The age at which a temporary file or folder is a killed writer's (a live write is younger).
 STALE_TEMP_SECONDS = 6 * 3600
 _QUARANTINE = "quarantine"
+#: A key's folder: the 32 hex digits of its BLAKE2b digest (:meth:`EmbeddingCache._index`).
+_KEY_FOLDER = re.compile(r"[0-9a-f]{32}")
 
 log = logging.getLogger(__name__)
 
@@ -207,11 +210,16 @@ class EmbeddingCache:
     def remove_stale_temp_files(self, older_than_s: float = STALE_TEMP_SECONDS) -> int:
         """Delete temporary files left by killed writers; returns how many were removed.
 
-        Only files older than ``older_than_s`` go, so a write in progress elsewhere survives.
-        Folders are left alone: ``paths.cache_dir`` may be a folder of the user's, and a killed
-        model assembly's folder is swept by :func:`regbias.embeddings.parts.assemble_model`.
+        Only files older than ``older_than_s`` go, so a write in progress elsewhere survives,
+        and only in the cache's key folders: ``paths.cache_dir`` may be a folder of the user's,
+        whose other files are theirs. A killed model assembly's folder is swept by
+        :func:`regbias.embeddings.parts.assemble_model`.
         """
-        files = (p for p in self.root.glob(f"*/{TEMP_PREFIX}*") if not p.is_dir())
+        files = (
+            p
+            for p in self.root.glob(f"*/{TEMP_PREFIX}*")
+            if _KEY_FOLDER.fullmatch(p.parent.name) and not p.is_dir()
+        )
         return remove_stale(files, older_than_s)
 
     def _index(self, kind: str, encoder_identity: str) -> _KeyIndex:
